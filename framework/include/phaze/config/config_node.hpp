@@ -1,0 +1,105 @@
+// The config layer: a read-only view of a YAML (or JSON) document that knows where each value came
+// from. Every read of user input goes through ConfigNode so that errors read
+//   FILE:LINE:COL: key.path: expected <what>, found <what>
+// and unknown keys are rejected with a did-you-mean. Never call YAML::Node::as<T>() elsewhere
+// (yaml-cpp 0.7 reports a missing key as a location-less "bad conversion").
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace YAML {
+class Node;
+}
+
+namespace phaze {
+
+class Json;
+
+class ConfigNode {
+ public:
+  // Parses a file; a syntax error or unreadable file throws ConfigError with the location.
+  static ConfigNode ParseFile(const std::string& path);
+  // Parses text; `source_name` stands in for the file name in messages.
+  static ConfigNode ParseString(const std::string& text, const std::string& source_name);
+  // An empty map at `path` (used for absent optional `params:` sections).
+  static ConfigNode EmptyMap(const std::string& source_name, const std::string& path);
+
+  ConfigNode(const ConfigNode&);
+  ConfigNode& operator=(const ConfigNode&);
+  ConfigNode(ConfigNode&&) noexcept;
+  ConfigNode& operator=(ConfigNode&&) noexcept;
+  ~ConfigNode();
+
+  // Dotted key path from the document root ("solver.backend", "models[2].file"); "" for the root.
+  const std::string& Path() const { return path_; }
+  const std::string& Source() const { return source_; }
+  // "FILE:LINE:COL" (1-based) of this value, or of its parent map when the key is absent.
+  std::string Location() const;
+  // "FILE:LINE:COL: key.path" — the prefix of every message about this value.
+  std::string Where() const;
+  // Throws ConfigError("FILE:LINE:COL: key.path: <message>").
+  [[noreturn]] void Fail(std::string_view message) const;
+
+  bool IsMap() const;
+  bool IsSequence() const;
+  bool IsScalar() const;
+  bool IsNull() const;
+  // "a map", "a sequence", "'text'" (scalars quoted), "null" — for "found ..." messages.
+  std::string Describe() const;
+
+  // Map access. Child() fails with "missing required key 'k'" at this node's location.
+  bool Has(std::string_view key) const;
+  ConfigNode Child(std::string_view key) const;
+  std::optional<ConfigNode> Optional(std::string_view key) const;
+  // Map entries in document order.
+  std::vector<std::pair<std::string, ConfigNode>> Entries() const;
+  // Sequence elements (a scalar is *not* promoted to a one-element list).
+  std::vector<ConfigNode> Elements() const;
+
+  // Rejects keys not in `allowed` ("unknown key 'x'; did you mean 'y'?  allowed keys: ...") and
+  // duplicate keys. Fails if this is not a map.
+  void ExpectKeys(std::initializer_list<std::string_view> allowed) const;
+  void ExpectKeys(const std::vector<std::string>& allowed) const;
+
+  // Typed scalar reads with located errors.
+  std::string AsString() const;
+  bool AsBool() const;
+  double AsDouble() const;           // any finite number
+  std::int64_t AsInt() const;        // an integer (1e9 accepted when exactly integral)
+  std::int64_t AsPositiveInt() const;   // ≥ 1
+  double AsPositiveDouble() const;      // > 0
+  double AsNonNegativeDouble() const;   // ≥ 0
+  template <class T>
+  std::vector<T> AsList(T (ConfigNode::*read)() const) const {
+    std::vector<T> out;
+    for (const auto& e : Elements()) out.push_back((e.*read)());
+    return out;
+  }
+  // One of `choices`, else "expected one of a, b, c; found 'x'".
+  std::string AsChoice(std::initializer_list<std::string_view> choices) const;
+
+  // The value as JSON (scalars typed by their text: int, double, bool, null or string).
+  Json ToJson() const;
+
+ private:
+  struct Impl;
+  ConfigNode(std::shared_ptr<const Impl> impl, std::string path, std::string source);
+  std::string ScalarText() const;
+  ConfigNode Make(std::string path, const YAML::Node& node, const YAML::Node* parent) const;
+
+  std::shared_ptr<const Impl> impl_;
+  std::string path_;
+  std::string source_;
+};
+
+// Levenshtein-closest of `candidates` to `word`, if close enough to be a plausible typo.
+std::optional<std::string> DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace phaze

@@ -1,0 +1,101 @@
+// The run configuration (`phaze search --config RUN.yaml`): which models, which architecture
+// space, which cluster and training parameters, which plugins (solver backend, estimator,
+// parallelism strategy — by registered name), search options and outputs. Parse → validate →
+// use: Parse() checks structure, types and ranges with located errors; CheckComponents() checks the
+// plugin names against a Registry; ToJson() echoes every effective value, defaults included, into
+// results. The schema with every key, unit and default is documented in share/config/README.md and
+// grows with the engines that consume it. All defaults live in this header.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phaze/config/config_node.hpp"
+#include "phaze/core/json.hpp"
+
+namespace phaze {
+
+class Registry;
+
+// A component chosen by name, with its `params:` map and where the name was written.
+struct ComponentChoice {
+  std::string name;
+  std::optional<ConfigNode> name_node;  // for located "no X named ..." errors
+  std::optional<ConfigNode> params;     // absent → empty map
+  ConfigNode Params() const;
+};
+
+struct ModelEntry {
+  std::string file;       // as written
+  std::string resolved;   // relative to the run config's directory
+  double weight = 1.0;    // for the weighted mean of the common config
+};
+
+struct RunConfig {
+  std::string source;  // the config file
+  std::vector<ModelEntry> models;
+
+  struct Arch {
+    std::string space;                 // search-space file ("" = built-in paper space)
+    std::vector<std::string> presets;  // extra configs evaluated as baselines
+  } arch;
+
+  struct Cluster {
+    std::int64_t num_accelerators = 1024;
+    double link_bandwidth_bytes_per_s = 4294967296.0;  // 4 GiB/s, the paper's PCIe-3 link
+    double link_latency_s = 0.0;
+  } cluster;
+
+  struct Training {
+    std::int64_t global_batch = 4096;
+    std::vector<std::int64_t> micro_batches = {1, 2, 4, 8};
+    std::vector<std::int64_t> tensor_parallel_widths = {1, 2, 4, 8};
+    std::vector<double> hbm_gib = {32, 64, 80};
+    std::vector<bool> recompute = {false, true};
+    std::string optimizer = "adam-mixed";  // adam-mixed | sgd
+  } training;
+
+  struct Solver {
+    ComponentChoice backend{"cbc", std::nullopt, std::nullopt};
+    double time_limit_s = 10.0;
+    double relative_gap = 1e-4;
+    double absolute_gap = 0.0;
+    std::int64_t threads = 1;
+    bool verbose = false;
+  } solver;
+
+  ComponentChoice estimator{"analytic", std::nullopt, std::nullopt};
+  ComponentChoice strategy{"megatron", std::nullopt, std::nullopt};
+
+  struct Search {
+    std::string mode = "hysteresis";  // hysteresis | exhaustive
+    std::int64_t hysteresis_level = 6;
+    double bucket_width_mm2 = 0.01;
+    std::int64_t max_configs = 0;  // 0 = no limit
+    double max_seconds = 0;        // 0 = no limit
+    std::string mean = "arithmetic";  // arithmetic | weighted | geometric
+    std::int64_t threads = 0;      // 0 = hardware concurrency
+  } search;
+
+  struct Output {
+    std::string directory = "phaze-results";
+    bool plots = true;
+  } output;
+
+  // Parses and validates a run-config document. `require_models`: models must be non-empty.
+  static RunConfig Parse(const ConfigNode& root, bool require_models = true);
+  static RunConfig ParseFile(const std::string& path, bool require_models = true);
+  // The defaults, as if from an empty document.
+  static RunConfig Defaults();
+
+  // Throws ConfigError "FILE:L:C: solver.backend: no solver backend named 'x'; registered: …" for
+  // each named component missing from the registry. `check_*` select which kinds are needed.
+  void CheckComponents(const Registry& registry, bool check_solver, bool check_estimator,
+                       bool check_strategy) const;
+
+  Json ToJson() const;
+};
+
+}  // namespace phaze

@@ -1,0 +1,77 @@
+// The interface every ILP solver backend plugin implements (CBC, lp_solve, …), with its options and
+// result. The call either returns a SolveResult — infeasible and unbounded are results, not
+// exceptions — or throws phaze::Error for misuse (a malformed model). Status names are part of the
+// JSON output; the enum is only ever appended to.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "phaze/ilp/ilp_model.hpp"
+
+namespace phaze {
+
+enum class SolveStatus {
+  kOptimal,             // proven optimal within the gap tolerances
+  kFeasible,            // a limit was hit with an incumbent: `objective` is valid, `best_bound` too
+  kInfeasible,          // proven infeasible
+  kUnbounded,           // proven unbounded (or infeasible-or-unbounded where the solver can't tell)
+  kNoSolutionAtLimit,   // a limit was hit before any feasible solution was found
+  kError,               // the solver failed; `detail` says how
+};
+
+// "optimal", "feasible", "infeasible", "unbounded", "no_solution_at_limit", "error".
+std::string_view SolveStatusName(SolveStatus status);
+
+struct SolveOptions {
+  double time_limit_s = kInfinity;  // wall-clock limit; infinity = none
+  double relative_gap = 1e-4;       // stop when |incumbent − bound| ≤ gap·|incumbent|
+  double absolute_gap = 0.0;        // … or ≤ this
+  int threads = 1;                  // where the backend supports it
+  bool verbose = false;             // false: nothing on stdout/stderr
+  // Optional complete starting solution (one value per variable); backends that accept MIP starts
+  // use it, others ignore it. Must have NumVariables() entries when non-empty.
+  std::vector<double> warm_start;
+  // Optional objective cutoff: solutions worse than this are not wanted (a known upper bound for
+  // minimisation, lower bound for maximisation).
+  std::optional<double> objective_cutoff;
+
+  // Empty string when valid, else what is wrong (Ceres-style IsValid).
+  std::string Validate(int num_variables) const;
+};
+
+struct SolveResult {
+  SolveStatus status = SolveStatus::kError;
+  double objective = 0.0;       // offset included; valid when HasSolution()
+  double best_bound = 0.0;      // proven bound on the optimum (= objective when optimal)
+  std::vector<double> values;   // one per variable when HasSolution()
+  double solve_time_s = 0.0;
+  std::int64_t nodes = 0;       // branch-and-bound nodes, where reported
+  std::string detail;           // the raw native status, e.g. "Cbc_status=1 secondaryStatus=4"
+
+  bool HasSolution() const {
+    return status == SolveStatus::kOptimal || status == SolveStatus::kFeasible;
+  }
+  // Relative gap between objective and bound (0 when optimal, infinity without a solution).
+  double Gap() const;
+};
+
+class SolverBackend {
+ public:
+  virtual ~SolverBackend() = default;
+  // The registry name, e.g. "cbc".
+  virtual std::string Name() const = 0;
+  // The native library and version, e.g. "CBC 2.10.8".
+  virtual std::string Version() const = 0;
+  // Thread-safe and deterministic for the same model and options (with threads = 1).
+  virtual SolveResult Solve(const IlpModel& model, const SolveOptions& options) const = 0;
+};
+
+// Solves models that need no solver: no variables (objective = offset; optimal, or infeasible if a
+// row's bounds exclude 0). Returns nullopt for any other model. Backends call this first.
+std::optional<SolveResult> SolveWithoutSolver(const IlpModel& model);
+
+}  // namespace phaze

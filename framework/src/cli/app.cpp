@@ -1,0 +1,216 @@
+#include "phaze/cli/app.hpp"
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#include "commands.hpp"
+#include "phaze/cli/command_context.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/plugin/plugin_abi.hpp"
+#include "phaze/version.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+namespace {
+
+struct CommandSpec {
+  std::string name;
+  std::string summary;
+  std::function<void(po::options_description&)> add_options;
+  std::function<int(CommandContext&)> run;
+  // Non-empty while the command's engine does not exist: the command reports this (exit 2)
+  // before parsing its options, which the issue that builds the engine defines.
+  std::string missing_engine;
+};
+
+std::vector<CommandSpec> Commands() {
+  return {
+      {"search", "architecture + placement search over a run config (--config RUN.yaml)",
+       AddSearchOptions, RunSearch, ""},
+      {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
+       NoOptions, nullptr, "the placement DP (issue 8)"},
+      {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",
+       NoOptions, nullptr, "the per-layer ILP scheduler (issue 7)"},
+      {"graph", "operator and layer graph of a workload (summary, JSON or DOT)",
+       NoOptions, nullptr, "the workload graph builder (issue 4)"},
+      {"arch", "enumerate an architecture space or show a preset, with areas",
+       NoOptions, nullptr, "the architecture space and area model (issue 5)"},
+      {"estimate", "per-operator latency and collective time on an architecture",
+       NoOptions, nullptr, "the estimator plugins (issue 5)"},
+      {"plugins", "list the plugins found and the components they register",
+       AddPluginsOptions, RunPlugins, ""},
+  };
+}
+
+po::options_description GlobalDescription() {
+  po::options_description g("Global options");
+  g.add_options()
+      ("help,h", "show help (for a command: phaze COMMAND --help)")
+      ("version", "print the version and exit")
+      ("config", po::value<std::string>(), "run configuration (YAML)")
+      ("plugin", po::value<std::vector<std::string>>()->composing(),
+       "load a plugin shared object (repeatable)")
+      ("plugin-dir", po::value<std::vector<std::string>>()->composing(),
+       "load every *.so in a directory (repeatable)")
+      ("no-default-plugins", "do not load <dir of phaze>/plugins")
+      ("output,o", po::value<std::string>(), "write the result as JSON to FILE")
+      ("verbose,v", "more output on stderr (repeat for more)")
+      ("quiet,q", "errors only; no progress")
+      ("progress", "draw progress even when stderr is not a terminal");
+  return g;
+}
+
+std::string Usage(const std::vector<CommandSpec>& cmds) {
+  std::ostringstream os;
+  os << "Usage: phaze [global options] COMMAND [command options]\n\n"
+     << "Co-search of a training accelerator's architecture and its distributed training plan\n"
+     << "(ICML 2024 \"Integrated Hardware Architecture and Device Placement Search\").\n\n"
+     << "Commands:\n";
+  for (const auto& c : cmds) {
+    os << "  " << c.name << std::string(10 - std::min<size_t>(9, c.name.size()), ' ')
+       << c.summary << "\n";
+  }
+  os << "\n" << GlobalDescription() << "\n"
+     << "Plugins are loaded from --plugin, --plugin-dir, PHAZE_PLUGIN_PATH (colon-separated) and\n"
+     << "<dir of phaze>/plugins. Exit codes: 0 success, 1 no feasible result, 2 usage/config/\n"
+     << "plugin error, 3 internal error.\n";
+  return os.str();
+}
+
+// Finds the command word: the first token that is neither an option nor an option's value.
+// `all` knows every option of every command, so `--model FILE search` is understood.
+int FindCommand(const std::vector<std::string>& args, const po::options_description& all) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") return -1;
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') != std::string::npos) continue;
+      const po::option_description* d = nullptr;
+      if (a[1] == '-') {
+        d = all.find_nothrow(a.substr(2), false);
+      } else if (a.size() == 2) {  // "-o FILE"; grouped or sticky short options take no next token
+        for (const auto& opt : all.options()) {
+          if (opt->canonical_display_name(po::command_line_style::allow_dash_for_short) == a) {
+            d = opt.get();
+          }
+        }
+      }
+      if (d && d->semantic()->max_tokens() > 0) ++i;
+      continue;
+    }
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int ExitFor(ExitCode c) { return static_cast<int>(c); }
+
+}  // namespace
+
+int RunApp(const std::vector<std::string>& args, const Environment& env, std::ostream& out,
+           std::ostream& err) {
+  const auto cmds = Commands();
+  try {
+    po::options_description all("all");
+    all.add(GlobalDescription());
+    std::map<std::string, po::options_description> cmd_desc;
+    for (const auto& c : cmds) {
+      po::options_description d(c.name + " options");
+      c.add_options(d);
+      for (const auto& opt : d.options()) {
+        if (!all.find_nothrow(opt->long_name(), false)) all.add(opt);
+      }
+      cmd_desc.emplace(c.name, std::move(d));
+    }
+
+    int at = FindCommand(args, all);
+    std::vector<std::string> rest = args;
+    const CommandSpec* cmd = nullptr;
+    if (at >= 0) {
+      std::string name = args[static_cast<size_t>(at)];
+      for (const auto& c : cmds) {
+        if (c.name == name) cmd = &c;
+      }
+      if (!cmd) {
+        std::vector<std::string> names;
+        for (const auto& c : cmds) names.push_back(c.name);
+        std::string msg = "unknown command '" + name + "'";
+        if (auto g = DidYouMean(name, names)) msg += "; did you mean '" + *g + "'?";
+        throw UsageError(msg + " (commands: search, place, schedule, graph, arch, estimate, plugins)");
+      }
+      rest.erase(rest.begin() + at);
+      if (!cmd->missing_engine.empty()) {
+        throw NotImplementedError("phaze " + cmd->name + ": not implemented yet: " +
+                                  cmd->missing_engine + " is not built in this version");
+      }
+    }
+
+    po::options_description parse_desc;
+    parse_desc.add(GlobalDescription());
+    if (cmd) parse_desc.add(cmd_desc.at(cmd->name));
+    po::variables_map vm;
+    po::parsed_options parsed = po::command_line_parser(rest).options(parse_desc).run();
+    po::store(parsed, vm);
+    po::notify(vm);
+
+    if (vm.count("version")) {
+      out << "phaze " << kVersion << " (plugin ABI " << plugin::kAbiVersion << ")\n";
+      return 0;
+    }
+    if (vm.count("help")) {
+      if (cmd) {
+        out << "Usage: phaze " << cmd->name << " [options]\n" << cmd->summary << "\n\n"
+            << cmd_desc.at(cmd->name) << "\n" << GlobalDescription();
+      } else {
+        out << Usage(cmds);
+      }
+      return 0;
+    }
+    if (!cmd) throw UsageError("no command given\n" + Usage(cmds));
+
+    GlobalOptions g;
+    if (vm.count("config")) g.config = vm["config"].as<std::string>();
+    if (vm.count("output")) g.output = vm["output"].as<std::string>();
+    if (vm.count("plugin")) g.plugins.files = vm["plugin"].as<std::vector<std::string>>();
+    if (vm.count("plugin-dir")) g.plugins.directories = vm["plugin-dir"].as<std::vector<std::string>>();
+    g.plugins.env_path = env.plugin_path;
+    g.plugins.use_default_directory = vm.count("no-default-plugins") == 0;
+    int verbose_count = 0;
+    for (const auto& o : parsed.options) {
+      if (o.string_key == "verbose") ++verbose_count;
+    }
+    if (vm.count("quiet") && verbose_count) throw UsageError("--quiet and --verbose exclude each other");
+    g.verbosity = vm.count("quiet") ? 0 : 1 + verbose_count;
+    g.progress = g.verbosity > 0 && (env.stderr_is_terminal || vm.count("progress"));
+
+    Logger log(err, static_cast<LogLevel>(std::min(g.verbosity, 3)));
+    NullProgress null_progress;
+    StderrProgress stderr_progress(err);
+    ProgressSink& progress = g.progress ? static_cast<ProgressSink&>(stderr_progress)
+                                        : static_cast<ProgressSink&>(null_progress);
+    Registry registry;
+    std::vector<std::filesystem::path> loaded;
+    loaded = PluginLoader::LoadAll(g.plugins, registry);
+    for (const auto& f : loaded) log.Verbose("loaded plugin " + f.string());
+    CommandContext ctx{g, vm, registry, loaded, out, err, log, progress};
+    return cmd->run(ctx);
+  } catch (const po::error& e) {
+    err << "error: " << e.what() << "\nTry 'phaze --help'.\n";
+    return ExitFor(ExitCode::kUsageError);
+  } catch (const InvalidArgumentError& e) {
+    err << "internal error: " << e.what() << "\n";
+    return ExitFor(ExitCode::kInternalError);
+  } catch (const Error& e) {
+    err << "error: " << e.what() << "\n";
+    return ExitFor(ExitCode::kUsageError);
+  } catch (const std::exception& e) {
+    err << "internal error: " << e.what() << "\n";
+    return ExitFor(ExitCode::kInternalError);
+  }
+}
+
+}  // namespace phaze::cli

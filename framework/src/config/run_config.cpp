@@ -1,0 +1,255 @@
+#include "phaze/config/run_config.hpp"
+
+#include <filesystem>
+
+#include "phaze/core/error.hpp"
+#include "phaze/plugin/registry.hpp"
+
+namespace phaze {
+
+namespace {
+
+ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
+                               ComponentChoice dflt) {
+  if (node.IsScalar()) {  // shorthand: `estimator: analytic`
+    return {node.AsString(), node, std::nullopt};
+  }
+  ComponentChoice c = std::move(dflt);
+  if (auto n = node.Optional(name_key)) {
+    c.name = n->AsString();
+    c.name_node = *n;
+  }
+  if (auto p = node.Optional("params")) {
+    if (!p->IsMap()) p->Fail("expected a map of plugin parameters, found " + p->Describe());
+    c.params = *p;
+  }
+  return c;
+}
+
+template <class T>
+void CheckDistinct(const ConfigNode& node, const std::vector<T>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (values[i] == values[j]) node.Elements()[i].Fail("duplicate value in the list");
+    }
+  }
+  if (values.empty()) node.Fail("expected a non-empty list");
+}
+
+}  // namespace
+
+ConfigNode ComponentChoice::Params() const {
+  if (params) return *params;
+  std::string source = name_node ? name_node->Source() : "<defaults>";
+  std::string path = name_node ? name_node->Path() : "params";
+  auto dot = path.rfind('.');
+  path = (dot == std::string::npos ? std::string() : path.substr(0, dot + 1)) + "params";
+  return ConfigNode::EmptyMap(source, path);
+}
+
+RunConfig RunConfig::Defaults() {
+  return Parse(ConfigNode::ParseString("{}", "<defaults>"), false);
+}
+
+RunConfig RunConfig::ParseFile(const std::string& path, bool require_models) {
+  return Parse(ConfigNode::ParseFile(path), require_models);
+}
+
+RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
+  RunConfig rc;
+  rc.source = root.Source();
+  root.ExpectKeys({"models", "arch", "cluster", "training", "solver", "estimator", "strategy",
+                   "search", "output"});
+  std::filesystem::path base = std::filesystem::path(rc.source).parent_path();
+
+  if (auto models = root.Optional("models")) {
+    for (const auto& m : models->Elements()) {
+      ModelEntry e;
+      if (m.IsScalar()) {
+        e.file = m.AsString();
+      } else {
+        m.ExpectKeys({"file", "weight"});
+        e.file = m.Child("file").AsString();
+        if (auto w = m.Optional("weight")) e.weight = w->AsPositiveDouble();
+      }
+      e.resolved = std::filesystem::path(e.file).is_absolute() ? e.file : (base / e.file).string();
+      rc.models.push_back(e);
+    }
+  }
+  if (require_models && rc.models.empty()) {
+    root.Fail("missing required key 'models' (a list of workload files, e.g. "
+              "models: [../../workloads/bert-large.yaml])");
+  }
+
+  if (auto arch = root.Optional("arch")) {
+    arch->ExpectKeys({"space", "presets"});
+    if (auto s = arch->Optional("space")) rc.arch.space = s->AsString();
+    if (auto p = arch->Optional("presets")) rc.arch.presets = p->AsList(&ConfigNode::AsString);
+  }
+
+  if (auto c = root.Optional("cluster")) {
+    c->ExpectKeys({"num_accelerators", "link_bandwidth_bytes_per_s", "link_latency_s"});
+    if (auto v = c->Optional("num_accelerators")) rc.cluster.num_accelerators = v->AsPositiveInt();
+    if (auto v = c->Optional("link_bandwidth_bytes_per_s")) {
+      rc.cluster.link_bandwidth_bytes_per_s = v->AsPositiveDouble();
+    }
+    if (auto v = c->Optional("link_latency_s")) rc.cluster.link_latency_s = v->AsNonNegativeDouble();
+  }
+
+  if (auto t = root.Optional("training")) {
+    t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
+                   "recompute", "optimizer"});
+    if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsPositiveInt();
+    if (auto v = t->Optional("micro_batches")) {
+      rc.training.micro_batches = v->AsList(&ConfigNode::AsPositiveInt);
+      CheckDistinct(*v, rc.training.micro_batches);
+      auto elems = v->Elements();
+      for (size_t i = 0; i < elems.size(); ++i) {
+        if (rc.training.micro_batches[i] > rc.training.global_batch) {
+          elems[i].Fail("micro-batch " + std::to_string(rc.training.micro_batches[i]) +
+                        " is larger than training.global_batch " +
+                        std::to_string(rc.training.global_batch));
+        }
+      }
+    }
+    if (auto v = t->Optional("tensor_parallel_widths")) {
+      rc.training.tensor_parallel_widths = v->AsList(&ConfigNode::AsPositiveInt);
+      CheckDistinct(*v, rc.training.tensor_parallel_widths);
+    }
+    if (auto v = t->Optional("hbm_gib")) {
+      rc.training.hbm_gib = v->AsList(&ConfigNode::AsPositiveDouble);
+      CheckDistinct(*v, rc.training.hbm_gib);
+    }
+    if (auto v = t->Optional("recompute")) {
+      if (v->IsScalar()) {
+        rc.training.recompute = {v->AsBool()};
+      } else {
+        rc.training.recompute = v->AsList(&ConfigNode::AsBool);
+        CheckDistinct(*v, rc.training.recompute);
+      }
+    }
+    if (auto v = t->Optional("optimizer")) rc.training.optimizer = v->AsChoice({"adam-mixed", "sgd"});
+  }
+
+  if (auto s = root.Optional("solver")) {
+    if (s->IsScalar()) {
+      rc.solver.backend = {s->AsString(), *s, std::nullopt};
+    } else {
+      s->ExpectKeys({"backend", "time_limit_s", "relative_gap", "absolute_gap", "threads",
+                     "verbose", "params"});
+      rc.solver.backend = ParseComponent(*s, "backend", rc.solver.backend);
+      if (auto v = s->Optional("time_limit_s")) rc.solver.time_limit_s = v->AsPositiveDouble();
+      if (auto v = s->Optional("relative_gap")) rc.solver.relative_gap = v->AsNonNegativeDouble();
+      if (auto v = s->Optional("absolute_gap")) rc.solver.absolute_gap = v->AsNonNegativeDouble();
+      if (auto v = s->Optional("threads")) rc.solver.threads = v->AsPositiveInt();
+      if (auto v = s->Optional("verbose")) rc.solver.verbose = v->AsBool();
+    }
+  }
+  if (auto e = root.Optional("estimator")) {
+    if (!e->IsScalar()) e->ExpectKeys({"name", "params"});
+    rc.estimator = ParseComponent(*e, "name", rc.estimator);
+  }
+  if (auto e = root.Optional("strategy")) {
+    if (!e->IsScalar()) e->ExpectKeys({"name", "params"});
+    rc.strategy = ParseComponent(*e, "name", rc.strategy);
+  }
+
+  if (auto s = root.Optional("search")) {
+    s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
+                   "mean", "threads"});
+    if (auto v = s->Optional("mode")) rc.search.mode = v->AsChoice({"hysteresis", "exhaustive"});
+    if (auto v = s->Optional("hysteresis_level")) rc.search.hysteresis_level = v->AsPositiveInt();
+    if (auto v = s->Optional("bucket_width_mm2")) rc.search.bucket_width_mm2 = v->AsPositiveDouble();
+    if (auto v = s->Optional("max_configs")) {
+      rc.search.max_configs = v->AsInt();
+      if (rc.search.max_configs < 0) v->Fail("expected 0 (no limit) or a positive integer");
+    }
+    if (auto v = s->Optional("max_seconds")) rc.search.max_seconds = v->AsNonNegativeDouble();
+    if (auto v = s->Optional("mean")) {
+      rc.search.mean = v->AsChoice({"arithmetic", "weighted", "geometric"});
+    }
+    if (auto v = s->Optional("threads")) {
+      rc.search.threads = v->AsInt();
+      if (rc.search.threads < 0) v->Fail("expected 0 (all cores) or a positive integer");
+    }
+  }
+
+  if (auto o = root.Optional("output")) {
+    o->ExpectKeys({"directory", "plots"});
+    if (auto v = o->Optional("directory")) rc.output.directory = v->AsString();
+    if (auto v = o->Optional("plots")) rc.output.plots = v->AsBool();
+  }
+  return rc;
+}
+
+void RunConfig::CheckComponents(const Registry& registry, bool check_solver, bool check_estimator,
+                                bool check_strategy) const {
+  auto check = [&](const ComponentChoice& c, ComponentKind kind, const char* default_path) {
+    if (registry.Has(kind, c.name)) return;
+    std::string msg = registry.UnknownNameMessage(kind, c.name);
+    if (c.name_node) c.name_node->Fail(msg);
+    throw ConfigError(source + ": " + default_path + " (default '" + c.name + "'): " + msg);
+  };
+  if (check_solver) check(solver.backend, ComponentKind::kSolverBackend, "solver.backend");
+  if (check_estimator) check(estimator, ComponentKind::kEstimator, "estimator.name");
+  if (check_strategy) check(strategy, ComponentKind::kParallelismStrategy, "strategy.name");
+}
+
+Json RunConfig::ToJson() const {
+  Json j = Json::MakeObject();
+  j["source"] = source;
+  Json models_json = Json::MakeArray();
+  for (const auto& m : models) {
+    Json e = Json::MakeObject();
+    e["file"] = m.file;
+    e["weight"] = m.weight;
+    models_json.Push(e);
+  }
+  j["models"] = models_json;
+  Json presets = Json::MakeArray();
+  for (const auto& p : arch.presets) presets.Push(p);
+  j["arch"]["space"] = arch.space;
+  j["arch"]["presets"] = presets;
+  j["cluster"]["num_accelerators"] = cluster.num_accelerators;
+  j["cluster"]["link_bandwidth_bytes_per_s"] = cluster.link_bandwidth_bytes_per_s;
+  j["cluster"]["link_latency_s"] = cluster.link_latency_s;
+  auto& t = j["training"];
+  t["global_batch"] = training.global_batch;
+  Json mb = Json::MakeArray(), tw = Json::MakeArray(), hbm = Json::MakeArray(),
+       rec = Json::MakeArray();
+  for (auto v : training.micro_batches) mb.Push(v);
+  for (auto v : training.tensor_parallel_widths) tw.Push(v);
+  for (auto v : training.hbm_gib) hbm.Push(v);
+  for (bool v : training.recompute) rec.Push(v);
+  t["micro_batches"] = mb;
+  t["tensor_parallel_widths"] = tw;
+  t["hbm_gib"] = hbm;
+  t["recompute"] = rec;
+  t["optimizer"] = training.optimizer;
+  auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };
+  auto& s = j["solver"];
+  s["backend"] = solver.backend.name;
+  s["time_limit_s"] = solver.time_limit_s;
+  s["relative_gap"] = solver.relative_gap;
+  s["absolute_gap"] = solver.absolute_gap;
+  s["threads"] = solver.threads;
+  s["verbose"] = solver.verbose;
+  s["params"] = params_json(solver.backend);
+  j["estimator"]["name"] = estimator.name;
+  j["estimator"]["params"] = params_json(estimator);
+  j["strategy"]["name"] = strategy.name;
+  j["strategy"]["params"] = params_json(strategy);
+  auto& se = j["search"];
+  se["mode"] = search.mode;
+  se["hysteresis_level"] = search.hysteresis_level;
+  se["bucket_width_mm2"] = search.bucket_width_mm2;
+  se["max_configs"] = search.max_configs;
+  se["max_seconds"] = search.max_seconds;
+  se["mean"] = search.mean;
+  se["threads"] = search.threads;
+  j["output"]["directory"] = output.directory;
+  j["output"]["plots"] = output.plots;
+  return j;
+}
+
+}  // namespace phaze

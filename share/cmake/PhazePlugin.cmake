@@ -1,0 +1,24 @@
+# phaze_add_plugin(<target> SOURCES <src>... [LIBRARIES <lib>...] [OUTPUT_DIRECTORY <dir>])
+#
+# Builds a Phaze plugin as a MODULE shared object named <target>.so (no "lib" prefix) into the
+# build tree's plugin directory (build/plugins/, where `build/phaze` looks by default), or into
+# OUTPUT_DIRECTORY. The plugin links libphaze_framework (shared: one copy of typeinfo, registry and
+# error types between host and plugins) and exports only its entry symbol (hidden visibility;
+# PHAZE_PLUGIN_ENTRY marks the entry for export). Undefined symbols are allowed at link time, as for
+# any module, and caught at load time by phaze (rtld_now) with the dlerror() text.
+function(phaze_add_plugin target)
+  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "phaze_add_plugin(${target}): SOURCES is required")
+  endif()
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY ${PHAZE_PLUGIN_OUTPUT_DIR})
+  endif()
+  add_library(${target} MODULE ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE phaze::framework ${ARG_LIBRARIES})
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY}
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+endfunction()
