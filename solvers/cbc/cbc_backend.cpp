@@ -131,7 +131,22 @@ class CbcBackend final : public SolverBackend {
     r.detail = "Cbc_status=" + std::to_string(status) +
                " secondaryStatus=" + std::to_string(secondary) + " objective=" + Fmt(raw_obj);
     r.nodes = Cbc_getNodeCount(cbc);
-    if (Cbc_isProvenInfeasible(cbc) && !has_solution) {
+    if (status == -1) {
+      // No branch-and-bound ran: a pure LP (or one settled by the initial solve). The isProven*
+      // predicates are unreliable here (an unbounded LP reads "proven infeasible"); the
+      // initial-solve flags are not.
+      if (Cbc_isInitialSolveProvenOptimal(cbc) && has_solution) {
+        r.status = SolveStatus::kOptimal;
+      } else if (Cbc_isInitialSolveProvenPrimalInfeasible(cbc)) {
+        r.status = SolveStatus::kInfeasible;
+      } else if (Cbc_isInitialSolveAbandoned(cbc)) {
+        r.status = SolveStatus::kError;
+        r.detail += " (initial LP solve abandoned)";
+      } else {
+        r.status = SolveStatus::kUnbounded;
+        r.detail += " (initial LP solve: dual infeasible)";
+      }
+    } else if (Cbc_isProvenInfeasible(cbc) && !has_solution) {
       r.status = SolveStatus::kInfeasible;
       if (options.objective_cutoff) r.detail += " (no solution better than the cutoff)";
     } else if ((Cbc_isContinuousUnbounded(cbc) || secondary == 7) && !Cbc_isProvenOptimal(cbc)) {

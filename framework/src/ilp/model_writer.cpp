@@ -24,8 +24,14 @@ std::string N(double v) { return FormatDouble(v); }
 
 std::string ToMps(const IlpModel& model) {
   std::ostringstream os;
+  // CBC ignores OBJSENSE in free MPS and the readers disagree on the sign of an objective RHS, so
+  // a maximisation is written as the minimisation of the negated objective, and the offset as a
+  // fixed column `_offset`.
+  const bool max = model.Sense() == ObjectiveSense::kMaximize;
+  const double sign = max ? -1.0 : 1.0;
+  const bool offset = model.ObjectiveOffset() != 0;
   os << "NAME " << Clean(model.Name()) << "\n";
-  if (model.Sense() == ObjectiveSense::kMaximize) os << "OBJSENSE\n    MAX\n";
+  if (max) os << "* maximisation: the objective below is negated (optimum = -(reported value))\n";
   os << "ROWS\n N obj\n";
   const int m = model.NumRows();
   std::vector<char> type(m);
@@ -57,12 +63,12 @@ std::string ToMps(const IlpModel& model) {
     }
     std::string name = Clean(v.name);
     // Every column appears at least once (on the objective row), so readers know it exists.
-    os << "    " << name << " obj " << N(v.objective) << "\n";
+    os << "    " << name << " obj " << N(sign * v.objective) << "\n";
     for (auto [r, a] : by_col[j]) os << "    " << name << " " << Clean(model.Row(r).name) << " " << N(a) << "\n";
   }
   if (in_int) os << "    M" << marker << " 'MARKER' 'INTEND'\n";
+  if (offset) os << "    _offset obj " << N(sign) << "\n";
   os << "RHS\n";
-  if (model.ObjectiveOffset() != 0) os << "    RHS obj " << N(-model.ObjectiveOffset()) << "\n";
   for (int r = 0; r < m; ++r) {
     auto row = model.Row(r);
     double rhs = type[r] == 'L' ? row.upper : type[r] == 'N' ? 1e30 : row.lower;
@@ -100,6 +106,7 @@ std::string ToMps(const IlpModel& model) {
       os << " UP BND " << name << " " << N(v.upper) << "\n";
     }
   }
+  if (offset) os << " FX BND _offset " << N(model.ObjectiveOffset()) << "\n";
   os << "ENDATA\n";
   return os.str();
 }

@@ -78,15 +78,22 @@ std::vector<fs::path> PluginLoader::Discover(const PluginSources& sources) {
 
 void PluginLoader::Load(const fs::path& file, Registry& registry) {
   const std::string where = "plugin '" + file.string() + "'";
+  // Open once with dlopen ourselves to get the real dlerror() text on failure (Boost.DLL 1.74 wraps
+  // every failure as "Bad file descriptor"); on success Boost's load below just takes a reference.
+  dlerror();
+  void* probe = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (probe == nullptr) {
+    const char* real = dlerror();
+    throw PluginError(where + ": cannot load: " + (real ? std::string(real) : "unknown dlopen error"));
+  }
   auto lib = std::make_shared<boost::dll::shared_library>();
-  dlerror();  // clear any stale error
   try {
     lib->load(boost::dll::fs::path(file.string()), boost::dll::load_mode::rtld_now);
   } catch (const std::exception& ex) {
-    // Boost.DLL 1.74 reports every failure as "Bad file descriptor"; dlerror() has the reason.
-    const char* real = dlerror();
-    throw PluginError(where + ": cannot load: " + (real ? std::string(real) : ex.what()));
+    dlclose(probe);
+    throw PluginError(where + ": cannot load: " + ex.what());
   }
+  dlclose(probe);
   if (!lib->has(plugin::kEntrySymbol)) {
     throw PluginError(where + ": not a Phaze plugin: it does not export the entry symbol '" +
                       std::string(plugin::kEntrySymbol) +

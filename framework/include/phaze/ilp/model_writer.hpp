@@ -1,7 +1,9 @@
 // Export of an IlpModel for debugging, readable by the `cbc` and `lp_solve` command-line tools:
 // free MPS (`cbc model.mps solve`, `lp_solve -fmps model.mps`) and CPLEX LP (`cbc model.lp solve`).
 // Every variable gets explicit bounds (MPS readers disagree on integer defaults); the objective
-// offset is the negated RHS of the objective row in MPS and a fixed variable `_offset` in LP.
+// offset is a fixed variable `_offset` (readers disagree on the sign of an objective-row RHS); in
+// MPS a maximisation is written as minimising the negated objective (CBC ignores OBJSENSE), so
+// the tools report −optimum for it. LP files keep "Maximize".
 #pragma once
 
 #include <string>

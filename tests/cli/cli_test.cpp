@@ -1,0 +1,152 @@
+// Runs the real `phaze` binary: help, version, plugin listing, fixture plugin failures, config
+// errors and exit codes (0 success, 1 no feasible result, 2 usage/config/plugin, 3 internal).
+#include <gtest/gtest.h>
+
+#include "test_util.hpp"
+
+namespace phaze {
+namespace {
+
+const std::string kPhaze = PHAZE_BINARY;
+const std::string kFixtures = PHAZE_FIXTURE_DIR;
+const std::string kPlugins = PHAZE_PLUGIN_DIR;
+
+testing::CommandResult Phaze(const std::string& args, const std::string& env = "") {
+  return testing::Run("env -u PHAZE_PLUGIN_PATH " + env + " " + kPhaze + " " + args);
+}
+
+TEST(Cli, HelpListsCommandsAndExitCodes) {
+  auto r = Phaze("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s : {"Usage: phaze", "search", "place", "schedule", "graph", "arch", "plugins",
+                        "--plugin-dir", "Exit codes"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  }
+  auto c = Phaze("plugins --help");
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_NE(c.out.find("Usage: phaze plugins"), std::string::npos);
+}
+
+TEST(Cli, Version) {
+  auto r = Phaze("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("phaze 0.", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("plugin ABI 1"), std::string::npos);
+}
+
+TEST(Cli, PluginsFindsTheDefaultDirectoryWithoutFlags) {
+  auto r = Phaze("plugins");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("KIND"), std::string::npos);
+  for (const char* name : {"cbc", "lpsolve"}) {
+    std::string row = std::string("solver  ") + name;
+    EXPECT_NE(r.out.find(row), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(kPlugins + "/phaze-solver-" + name + ".so"), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("1.0.0"), std::string::npos);
+}
+
+TEST(Cli, PluginsFromFlagsAndEnvironmentAsJson) {
+  testing::TempDir dir;
+  auto json = dir / "plugins.json";
+  auto r = Phaze("plugins --no-default-plugins --plugin " + kFixtures + "/good.so -o " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fixture-solver"), std::string::npos);
+  std::string text = testing::Slurp(json);
+  EXPECT_NE(text.find("\"name\": \"fixture-good\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": \"2.3.4\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"kind\": \"solver\""), std::string::npos) << text;
+
+  auto e = Phaze("plugins --no-default-plugins", "PHAZE_PLUGIN_PATH=" + kFixtures + "/good.so");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("fixture-solver"), std::string::npos);
+
+  auto none = Phaze("plugins --no-default-plugins");
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_NE(none.out.find("no plugins found"), std::string::npos);
+}
+
+struct FixtureCase {
+  const char* file;
+  const char* expected;  // substring of stderr
+};
+
+TEST(Cli, BrokenPluginsExitWithCode2AndTheReason) {
+  const FixtureCase cases[] = {
+      {"no_entry", "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_entry'"},
+      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 1"},
+      {"undefined_symbol", "': cannot load: "},
+      {"undefined_symbol", "undefined symbol: phaze_fixture_missing_function"},
+  };
+  for (const auto& c : cases) {
+    auto r = Phaze(std::string("plugins --plugin ") + kFixtures + "/" + c.file + ".so");
+    EXPECT_EQ(r.exit_code, 2) << c.file;
+    EXPECT_EQ(r.err.rfind("error: plugin '" + kFixtures + "/" + c.file + ".so", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+  }
+  auto dup = Phaze("plugins --plugin-dir " + kFixtures);  // dup_a and dup_b are both in there
+  EXPECT_EQ(dup.exit_code, 2);
+  EXPECT_EQ(dup.err, "error: duplicate solver backend 'fixture-dup': registered by " + kFixtures +
+                         "/dup_a.so and by " + kFixtures + "/dup_b.so\n");
+  auto missing = Phaze("plugins --plugin-dir /nonexistent/dir");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--plugin-dir: plugin directory '/nonexistent/dir' does not exist"),
+            std::string::npos);
+}
+
+TEST(Cli, UsageErrorsExitWithCode2) {
+  auto bad_flag = Phaze("plugins --frobnicate");
+  EXPECT_EQ(bad_flag.exit_code, 2);
+  EXPECT_NE(bad_flag.err.find("unrecognised option '--frobnicate'"), std::string::npos) << bad_flag.err;
+  auto typo = Phaze("serch");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("unknown command 'serch'; did you mean 'search'?"), std::string::npos);
+  auto none = Phaze("");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no command given"), std::string::npos);
+  auto missing_value = Phaze("plugins --plugin");
+  EXPECT_EQ(missing_value.exit_code, 2);
+  auto both = Phaze("plugins -q -v");
+  EXPECT_EQ(both.exit_code, 2);
+}
+
+TEST(Cli, CommandsWithoutEngineSayNotImplemented) {
+  for (const char* cmd : {"place", "schedule", "graph", "arch", "estimate"}) {
+    auto r = Phaze(std::string(cmd) + " --whatever x");
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"), std::string::npos)
+        << r.err;
+  }
+}
+
+TEST(Cli, SearchReportsConfigErrorsWithLocation) {
+  testing::TempDir dir;
+  auto run = dir / "run.yaml";
+  testing::WriteFile(run, "models: [m.yaml]\nsolver:\n  backend: gurobi\n");
+  auto r = Phaze("search --config " + run.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + run.string() +
+                       ":3:12: solver.backend: no solver backend named 'gurobi'; registered: cbc, "
+                       "lpsolve\n");
+
+  testing::WriteFile(run, "models: [m.yaml]\nsearch:\n  hysteresis_levle: 3\n");
+  auto typo = Phaze("search --config " + run.string());
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find(run.string() + ":3:3: search.hysteresis_levle: unknown key "
+                                         "'hysteresis_levle'; did you mean 'hysteresis_level'?"),
+            std::string::npos)
+      << typo.err;
+
+  auto no_config = Phaze("search");
+  EXPECT_EQ(no_config.exit_code, 2);
+  EXPECT_NE(no_config.err.find("--config RUN.yaml is required"), std::string::npos);
+
+  testing::WriteFile(run, "models: [m.yaml]\nsolver: lpsolve\n");
+  auto valid = Phaze("search --config " + run.string());
+  EXPECT_EQ(valid.exit_code, 2);
+  EXPECT_NE(valid.err.find("is valid, but the search driver (issue 9) is not built"), std::string::npos)
+      << valid.err;
+}
+
+}  // namespace
+}  // namespace phaze

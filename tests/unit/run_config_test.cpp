@@ -1,0 +1,91 @@
+// The run-config schema: defaults, echo of effective values, and located errors.
+#include "phaze/config/run_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include "phaze/core/error.hpp"
+#include "phaze/plugin/registry.hpp"
+
+namespace phaze {
+namespace {
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+RunConfig Parse(const std::string& text) {
+  return RunConfig::Parse(ConfigNode::ParseString(text, "run.yaml"));
+}
+
+TEST(RunConfig, DefaultsAreEchoedWithUnits) {
+  RunConfig rc = Parse("models: [a.yaml]\n");
+  EXPECT_EQ(rc.solver.backend.name, "cbc");
+  EXPECT_DOUBLE_EQ(rc.solver.relative_gap, 1e-4);
+  EXPECT_EQ(rc.training.micro_batches, (std::vector<std::int64_t>{1, 2, 4, 8}));
+  Json j = rc.ToJson();
+  EXPECT_EQ(j.Find("solver")->Find("backend")->AsString(), "cbc");
+  EXPECT_DOUBLE_EQ(j.Find("cluster")->Find("link_bandwidth_bytes_per_s")->AsDouble(), 4294967296.0);
+  EXPECT_EQ(j.Find("search")->Find("hysteresis_level")->Dump(), "6");
+  EXPECT_EQ(j.Find("models")->AsArray().size(), 1u);
+}
+
+TEST(RunConfig, ValuesOverrideDefaultsAndPathsResolveAgainstTheConfig) {
+  RunConfig rc = RunConfig::Parse(ConfigNode::ParseString(
+      "models:\n  - file: ../w/bert.yaml\n    weight: 2\n"
+      "solver: {backend: lpsolve, time_limit_s: 3, threads: 2}\n"
+      "training: {micro_batches: [2, 4], recompute: true}\n",
+      "share/runs/x.yaml"));
+  EXPECT_EQ(rc.models[0].resolved, "share/runs/../w/bert.yaml");
+  EXPECT_DOUBLE_EQ(rc.models[0].weight, 2.0);
+  EXPECT_EQ(rc.solver.backend.name, "lpsolve");
+  EXPECT_EQ(rc.solver.threads, 2);
+  EXPECT_EQ(rc.training.recompute, std::vector<bool>{true});
+}
+
+TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolver:\n  backend: cbc\n  time_limt_s: 5\n"); }),
+            "run.yaml:4:3: solver.time_limt_s: unknown key 'time_limt_s'; did you mean "
+            "'time_limit_s'? (allowed keys: backend, time_limit_s, relative_gap, absolute_gap, "
+            "threads, verbose, params)");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ncluster:\n  num_accelerators: many\n"); }),
+            "run.yaml:3:21: cluster.num_accelerators: expected an integer, found 'many'");
+  EXPECT_EQ(ErrorOf([] { Parse("solver: cbc\n"); }).rfind("run.yaml:1:1: missing required key 'models'", 0), 0u);
+  EXPECT_EQ(ErrorOf([] { Parse("models:\n  - weight: 2\n"); }),
+            "run.yaml:2:5: models[0]: missing required key 'file'");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  micro_batches: [1, 0]\n"); }),
+            "run.yaml:3:22: training.micro_batches[1]: expected a positive integer (>= 1), found 0");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  global_batch: 4\n  micro_batches: [8]\n"); }),
+            "run.yaml:4:19: training.micro_batches[0]: micro-batch 8 is larger than "
+            "training.global_batch 4");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsearch: {mode: fastest}\n"); }),
+            "run.yaml:2:16: search.mode: expected one of hysteresis, exhaustive; found 'fastest'");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolvr: {}\n"); }).substr(0, 63),
+            "run.yaml:2:1: solvr: unknown key 'solvr'; did you mean 'solver'");
+}
+
+TEST(RunConfig, UnknownComponentNamesListTheRegisteredOnes) {
+  Registry registry;
+  RegisterBuiltin(registry, "test-solvers", "0", "two fake backends", [](Registry& r) {
+    r.AddSolverBackend("lpsolve", "", [](const ConfigNode&) { return nullptr; });
+    r.AddSolverBackend("cbc", "", [](const ConfigNode&) { return nullptr; });
+  });
+  RunConfig rc = Parse("models: [a]\nsolver:\n  backend: gurobi\n");
+  EXPECT_EQ(ErrorOf([&] { rc.CheckComponents(registry, true, false, false); }),
+            "run.yaml:3:12: solver.backend: no solver backend named 'gurobi'; registered: cbc, "
+            "lpsolve");
+  RunConfig ok = Parse("models: [a]\nsolver: lpsolve\n");
+  EXPECT_NO_THROW(ok.CheckComponents(registry, true, false, false));
+  // An estimator is needed but none is registered: the message says how to get one.
+  EXPECT_NE(ErrorOf([&] { ok.CheckComponents(registry, false, true, false); })
+                .find("estimator.name (default 'analytic'): no estimator named 'analytic'; none "
+                      "registered"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace phaze
