@@ -111,12 +111,47 @@ TEST(Cli, UsageErrorsExitWithCode2) {
 }
 
 TEST(Cli, CommandsWithoutEngineSayNotImplemented) {
-  for (const char* cmd : {"place", "schedule", "graph", "arch", "estimate"}) {
+  for (const char* cmd : {"schedule", "graph", "arch", "estimate"}) {
     auto r = Phaze(std::string(cmd) + " --whatever x");
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"), std::string::npos)
         << r.err;
   }
+}
+
+TEST(Cli, PlaceRunsTheDpOnALayerTable) {
+  testing::TempDir dir;
+  const std::string example = std::string(PHAZE_SOURCE_DIR) + "/share/placement/example-chain.yaml";
+  auto json = dir / "plan.json";
+  // Hand-computed in the example file: 2 stages of 2 layers, d = 1, (8 + 1)·6 s = 54 s.
+  auto r = Phaze("place --layers " + example + " -o " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("time per batch  54 s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("t=1 d=1 s=2"), std::string::npos) << r.out;
+  std::string text = testing::Slurp(json);
+  EXPECT_EQ(text.rfind("{\n  \"feasible\": true,\n  \"time_per_batch_s\": 54,\n  "
+                       "\"throughput_samples_per_s\": 0.14814814814814814,", 0), 0u) << text;
+  EXPECT_NE(text.find("\"layers\": [\n          \"l0\",\n          \"l1\"\n        ]"), std::string::npos) << text;
+
+  // Fixed strategy {1, 2, 1}: 4·12 + 4·(1/2)·4e9/1e9 = 56 s; {3, 2, 1} needs 6 > 2 devices: exit 1.
+  auto fixed = Phaze("place --layers " + example + " --fixed 1,2,1");
+  EXPECT_EQ(fixed.exit_code, 0);
+  EXPECT_NE(fixed.out.find("time per batch  56 s"), std::string::npos) << fixed.out;
+  auto infeasible = Phaze("place --layers " + example + " --fixed 3,2,1");
+  EXPECT_EQ(infeasible.exit_code, 1);
+  EXPECT_NE(infeasible.err.find("needs 6 accelerators, only 2 available"), std::string::npos);
+  EXPECT_EQ(Phaze("place --layers " + example + " --fixed 3,2").exit_code, 2);
+
+  auto bad = dir / "bad.json";
+  testing::WriteFile(bad, "{\"num_accelerators\": 4, \"global_batch\": 8, \"micro_batch\": 2,\n"
+                          " \"link_bandwidth_bytes_per_s\": 1e9, \"hbm_bytes\": 1e9,\n"
+                          " \"widths\": {\"1\": {\"layers\": [{\"name\": \"a\", \"forward_s\": 1,\n"
+                          " \"backward_s\": -2, \"weight_bytes\": 0, \"activation_bytes\": 0}]}}}\n");
+  auto located = Phaze("place --layers " + bad.string());
+  EXPECT_EQ(located.exit_code, 2);
+  EXPECT_EQ(located.err, "error: " + bad.string() +
+                             ":4:16: widths.1.layers[0].backward_s: expected a non-negative number "
+                             "(>= 0), found -2\n");
 }
 
 TEST(Cli, SearchReportsConfigErrorsWithLocation) {

@@ -32,7 +32,7 @@ std::vector<CommandSpec> Commands() {
       {"search", "architecture + placement search over a run config (--config RUN.yaml)",
        AddSearchOptions, RunSearch, ""},
       {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
-       NoOptions, nullptr, "the placement DP (issue 8)"},
+       AddPlaceOptions, RunPlace, ""},
       {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",
        NoOptions, nullptr, "the per-layer ILP scheduler (issue 7)"},
       {"graph", "operator and layer graph of a workload (summary, JSON or DOT)",

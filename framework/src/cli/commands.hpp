@@ -12,6 +12,9 @@ inline void NoOptions(boost::program_options::options_description&) {}
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);
 
+void AddPlaceOptions(boost::program_options::options_description& d);
+int RunPlace(CommandContext& ctx);
+
 void AddPluginsOptions(boost::program_options::options_description& d);
 int RunPlugins(CommandContext& ctx);
 

@@ -1,0 +1,113 @@
+#include "phaze/placement/layer_table_file.hpp"
+
+#include <map>
+
+namespace phaze {
+
+PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
+  root.ExpectKeys({"num_accelerators", "global_batch", "micro_batch", "link_bandwidth_bytes_per_s",
+                   "hbm_bytes", "recompute", "widths"});
+  PlacementProblem p;
+  p.num_accelerators = root.Child("num_accelerators").AsPositiveInt();
+  p.global_batch = root.Child("global_batch").AsPositiveInt();
+  auto micro = root.Child("micro_batch");
+  p.micro_batch = micro.AsPositiveInt();
+  if (p.global_batch % p.micro_batch != 0) {
+    micro.Fail("global_batch " + std::to_string(p.global_batch) + " is not a multiple of " +
+               std::to_string(p.micro_batch));
+  }
+  p.link_bandwidth_bytes_per_s = root.Child("link_bandwidth_bytes_per_s").AsPositiveDouble();
+  p.hbm_bytes = root.Child("hbm_bytes").AsPositiveDouble();
+  if (auto r = root.Optional("recompute")) p.recompute = r->AsBool();
+  auto widths = root.Child("widths");
+  for (const auto& [key, node] : widths.Entries()) {
+    int t = 0;
+    try {
+      size_t used = 0;
+      t = std::stoi(key, &used);
+      if (used != key.size() || t < 1) t = 0;
+    } catch (const std::exception&) {
+      t = 0;
+    }
+    if (t == 0) node.Fail("width keys must be positive integers (the tensor-parallel width), found '" + key + "'");
+    node.ExpectKeys({"layers", "edges"});
+    LayerTable table;
+    std::map<std::string, int> index;
+    for (const auto& ln : node.Child("layers").Elements()) {
+      ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s", "weight_bytes",
+                     "gradient_bytes", "optimizer_state_bytes", "activation_bytes",
+                     "tensor_parallel"});
+      PlacementLayer l;
+      auto name = ln.Child("name");
+      l.name = name.AsString();
+      if (index.count(l.name)) name.Fail("duplicate layer name '" + l.name + "'");
+      l.forward_s = ln.Child("forward_s").AsNonNegativeDouble();
+      l.backward_s = ln.Child("backward_s").AsNonNegativeDouble();
+      if (auto v = ln.Optional("recompute_forward_s")) l.recompute_forward_s = v->AsNonNegativeDouble();
+      l.weight_bytes = ln.Child("weight_bytes").AsNonNegativeDouble();
+      if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = v->AsNonNegativeDouble();
+      if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = v->AsNonNegativeDouble();
+      l.activation_bytes = ln.Child("activation_bytes").AsNonNegativeDouble();
+      if (auto v = ln.Optional("tensor_parallel")) l.tensor_parallel = v->AsBool();
+      index[l.name] = static_cast<int>(table.layers.size());
+      table.layers.push_back(l);
+    }
+    if (table.layers.empty()) node.Child("layers").Fail("expected at least one layer");
+    if (auto edges = node.Optional("edges")) {
+      for (const auto& en : edges->Elements()) {
+        en.ExpectKeys({"from", "to", "bytes"});
+        auto endpoint = [&](const char* key) {
+          auto n = en.Child(key);
+          auto it = index.find(n.AsString());
+          if (it == index.end()) n.Fail("no layer named '" + n.AsString() + "' in this width");
+          return it->second;
+        };
+        PlacementEdge e{endpoint("from"), endpoint("to"), en.Child("bytes").AsNonNegativeDouble()};
+        if (e.from >= e.to) {
+          en.Fail("edges must go forward in the layer list (list layers in a topological order)");
+        }
+        table.edges.push_back(e);
+      }
+    }
+    p.widths[t] = std::move(table);
+  }
+  if (p.widths.empty()) widths.Fail("expected at least one width");
+  return p;
+}
+
+Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& problem) {
+  Json j = Json::MakeObject();
+  j["feasible"] = plan.feasible;
+  if (!plan.feasible) {
+    j["reason"] = plan.reason;
+    return j;
+  }
+  j["time_per_batch_s"] = plan.time_per_batch_s;
+  j["throughput_samples_per_s"] = plan.throughput_samples_per_s;
+  Json& pl = j["plan"];
+  pl["tensor_parallel"] = plan.tensor_parallel;
+  pl["data_parallel"] = plan.data_parallel;
+  pl["pipeline_stages"] = plan.pipeline_stages;
+  pl["micro_batch"] = problem.micro_batch;
+  pl["micro_batches_per_batch"] = plan.micro_batches;
+  pl["recompute"] = problem.recompute;
+  pl["max_stage_load_s"] = plan.max_stage_load_s;
+  pl["bubble_share"] = plan.bubble_share;
+  pl["sync_share"] = plan.sync_share;
+  const auto& layers = problem.widths.at(plan.tensor_parallel).layers;
+  Json stages = Json::MakeArray();
+  for (const auto& s : plan.stages) {
+    Json sj = Json::MakeObject();
+    Json names = Json::MakeArray();
+    for (int l = s.first_layer; l <= s.last_layer; ++l) names.Push(layers[l].name);
+    sj["layers"] = names;
+    sj["devices"] = s.devices;
+    sj["load_s"] = s.load_s;
+    sj["peak_memory_bytes"] = s.peak_memory_bytes;
+    stages.Push(sj);
+  }
+  pl["stages"] = stages;
+  return j;
+}
+
+}  // namespace phaze
