@@ -140,7 +140,9 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
         for (const auto& c : cmds) names.push_back(c.name);
         std::string msg = "unknown command '" + name + "'";
         if (auto g = DidYouMean(name, names)) msg += "; did you mean '" + *g + "'?";
-        throw UsageError(msg + " (commands: search, place, schedule, graph, arch, estimate, plugins)");
+        std::string list;
+        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+        throw UsageError(msg + " (commands: " + list + ")");
       }
       rest.erase(rest.begin() + at);
       if (!cmd->missing_engine.empty()) {
@@ -193,10 +195,10 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     ProgressSink& progress = g.progress ? static_cast<ProgressSink&>(stderr_progress)
                                         : static_cast<ProgressSink&>(null_progress);
     Registry registry;
-    std::vector<std::filesystem::path> loaded;
-    loaded = PluginLoader::LoadAll(g.plugins, registry);
-    for (const auto& f : loaded) log.Verbose("loaded plugin " + f.string());
-    CommandContext ctx{g, vm, registry, loaded, out, err, log, progress};
+    for (const auto& f : PluginLoader::LoadAll(g.plugins, registry)) {
+      log.Verbose("loaded plugin " + f.string());
+    }
+    CommandContext ctx{g, vm, registry, out, err, log, progress};
     return cmd->run(ctx);
   } catch (const po::error& e) {
     err << "error: " << e.what() << "\nTry 'phaze --help'.\n";

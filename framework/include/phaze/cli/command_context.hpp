@@ -27,7 +27,6 @@ struct CommandContext {
   GlobalOptions global;
   const boost::program_options::variables_map& vm;  // command options
   Registry& registry;
-  std::vector<std::filesystem::path> plugin_files;  // what was loaded, in load order
   std::ostream& out;
   std::ostream& err;
   Logger& log;
