@@ -36,7 +36,7 @@ std::vector<CommandSpec> Commands() {
       {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",
        NoOptions, nullptr, "the per-layer ILP scheduler (issue 7)"},
       {"graph", "operator and layer graph of a workload (summary, JSON or DOT)",
-       NoOptions, nullptr, "the workload graph builder (issue 4)"},
+       AddGraphOptions, RunGraph, ""},
       {"arch", "enumerate an architecture space or show a preset, with areas",
        NoOptions, nullptr, "the architecture space and area model (issue 5)"},
       {"estimate", "per-operator latency and collective time on an architecture",

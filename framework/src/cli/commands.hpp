@@ -15,6 +15,9 @@ int RunSearch(CommandContext& ctx);
 void AddPlaceOptions(boost::program_options::options_description& d);
 int RunPlace(CommandContext& ctx);
 
+void AddGraphOptions(boost::program_options::options_description& d);
+int RunGraph(CommandContext& ctx);
+
 void AddPluginsOptions(boost::program_options::options_description& d);
 int RunPlugins(CommandContext& ctx);
 

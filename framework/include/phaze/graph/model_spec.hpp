@@ -1,0 +1,65 @@
+// A transformer workload as described by a model file (workloads/*.yaml; schema in
+// workloads/README.md): the family gives defaults for the block structure, every key can override
+// them. Parse → validate: ParseModelSpec checks types, ranges and consistency (heads divide
+// hidden, …) with located errors; the graph builder then trusts the spec.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phaze/config/config_node.hpp"
+
+namespace phaze {
+
+struct ModelSpec {
+  std::string source;       // the file it came from
+  std::string name;
+  std::string family;       // bert | gpt2 | opt | llama | megatron-gpt | megatron-bert | decoder | encoder
+  std::string description;
+  std::optional<std::int64_t> published_parameters;  // for the summary's comparison
+
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;        // grouped-query attention; default = heads
+  std::int64_t ffn_hidden = 0;      // default 4·hidden
+  std::int64_t vocab = 0;
+  std::int64_t max_positions = 0;   // rows of a learned position table
+  std::int64_t sequence_length = 0;
+  std::int64_t embedding_dim = 0;   // word-embedding width; ≠ hidden adds project_in/out (OPT-350M)
+  std::int64_t token_types = 0;     // BERT segment embeddings (0: none)
+
+  std::string norm;             // layernorm | rmsnorm
+  std::string norm_position;    // pre | post
+  bool final_norm = false;      // a norm after the last block
+  bool embedding_norm = false;  // a norm on the embedding output (BERT)
+  std::string activation;       // gelu | gelu_tanh | relu | swiglu
+  std::string positions;        // learned | rotary | none
+  bool bias = true;             // biases on every linear layer
+  bool tied_embeddings = true;  // LM head reuses the word-embedding table
+  bool fused_qkv = true;        // one QKV projection (GPT-2, Megatron) or three (BERT, OPT, Llama)
+  bool pooler = false;          // BERT pooler (first token → dense → tanh), forward only
+  bool lm_head_transform = false;  // dense + activation + norm before the LM head (BERT MLM)
+  bool lm_head_bias = false;
+  bool causal = true;
+
+  double dropout_embedding = 0;
+  double dropout_attention = 0;  // on the attention probabilities
+  double dropout_hidden = 0;     // after the attention output projection and the MLP
+
+  std::int64_t dtype_bytes = 2;  // weights and activations (fp16 / bf16)
+
+  std::int64_t HeadDim() const { return hidden / heads; }
+  std::int64_t EmbeddingDim() const { return embedding_dim > 0 ? embedding_dim : hidden; }
+};
+
+// The family names and their defaults, in documentation order.
+std::vector<std::string> ModelFamilies();
+
+// Parses a model description; throws ConfigError with "FILE:LINE:COL: key: ..." on bad input.
+ModelSpec ParseModelSpec(const ConfigNode& root);
+ModelSpec LoadModelSpec(const std::string& path);
+
+}  // namespace phaze

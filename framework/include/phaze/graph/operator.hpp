@@ -1,0 +1,110 @@
+// The unit of work of a layer: one operator (op) of an operator graph, and the tensors ops read and
+// write. An op is a GEMM (tensor core), a list of element-wise/reduction work items (vector core),
+// both (a fused op: a GEMM with the vector ops it absorbed as its epilogue), or neither (a view or
+// a collective, costed elsewhere). Quantities are exact integers: elements, bytes, FLOPs.
+//
+// GEMM convention: out[batch][m][n] = Σ_k A[batch][m][k] · B[batch][k][n]; FLOPs = 2·batch·m·n·k.
+// A linear layer y = x·Wᵀ on T tokens of width k_in into k_out is {batch 1, m T, n k_out, k k_in}.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phaze {
+
+// What an op computes, coarsely (the fusion rules and the estimators key on it).
+enum class OpKind {
+  kGemm,          // one operand is a weight (linear layer)
+  kBatchedGemm,   // both operands are activations (attention scores, context)
+  kElementwise,   // bias add, residual add, scale, mask, activation functions, their backward
+  kNorm,          // layernorm / rmsnorm (row reductions), forward or backward
+  kSoftmax,       // softmax over rows, forward or backward
+  kDropout,       // dropout (writes a 1-byte mask) or its backward
+  kReduction,     // column reductions: bias gradients, gradient accumulation sums
+  kEmbedding,     // gather from a table, or its scatter-add backward
+  kLoss,          // cross-entropy over the vocabulary, or its backward
+  kCollective,    // all-reduce / all-gather / reduce-scatter / all-to-all (network, not cores)
+  kView,          // split / concat / select: no data movement
+  kOptimizer,     // the optimizer step over a layer's parameters
+};
+
+// Which cores run the op (DESIGN §5): derived from the op's work, never stored separately.
+enum class CoreClass { kTensor, kVector, kFused, kNone };
+
+// How a tensor-parallel strategy splits the op (Megatron-LM): set by the graph builder, consumed
+// by the parallelism-strategy plugins.
+enum class TensorParallelRole {
+  kReplicated,  // every rank does all of it (norms, residual adds, dropout on the residual stream)
+  kColumn,      // GEMM with its n dimension (output features / vocabulary) split
+  kRow,         // GEMM with its k dimension split; outputs partial sums (all-reduce follows)
+  kSharded,     // work on already-split tensors: attention heads, FFN activations, vocab shards
+};
+
+std::string_view ToString(OpKind kind);
+std::string_view ToString(CoreClass core);
+std::string_view ToString(TensorParallelRole role);
+std::optional<OpKind> ParseOpKind(std::string_view text);
+std::optional<TensorParallelRole> ParseTensorParallelRole(std::string_view text);
+// All valid names, for "expected one of ..." messages.
+std::vector<std::string> OpKindNames();
+std::vector<std::string> TensorParallelRoleNames();
+
+struct GemmShape {
+  std::int64_t batch = 1;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t Flops() const { return 2 * batch * m * n * k; }
+  std::int64_t Macs() const { return batch * m * n * k; }
+  bool operator==(const GemmShape&) const = default;
+};
+
+// One vector-core work item: `function` applied to `elements` elements. Row reductions (softmax,
+// norms, cross-entropy) also give the row length. Estimators cost functions by name (e.g. "gelu",
+// "softmax_backward"); the names the built-in graphs use are listed in workloads/README.md.
+struct VectorWork {
+  std::string function;
+  std::int64_t elements = 0;
+  std::int64_t row_elements = 1;
+  bool operator==(const VectorWork&) const = default;
+};
+
+// A tensor of a layer: activations, gradients, masks. Weights are not tensors (see
+// Operator::weight_bytes). A tensor is written by at most one op; tensors no op writes are the
+// layer's inputs (or saved forward tensors read by backward ops).
+struct Tensor {
+  std::string name;
+  std::int64_t elements = 0;
+  std::int64_t dtype_bytes = 2;
+  // False for tensors no gradient flows into: token ids, dropout masks, saved probabilities.
+  bool requires_grad = true;
+  std::int64_t Bytes() const { return elements * dtype_bytes; }
+  bool operator==(const Tensor&) const = default;
+};
+
+struct Operator {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  std::optional<GemmShape> gemm;   // the tensor-core part
+  std::vector<VectorWork> vector;  // the vector-core part (for a fused op: the absorbed epilogue)
+  std::vector<int> inputs;         // tensor indices read (activations, gradients, saved tensors)
+  std::vector<int> outputs;        // tensor indices written
+  // Tensors (inputs, outputs or masks) this op keeps for the backward pass. Forward ops only; a
+  // backward graph lists the saved forward tensors it reads as its own (producer-less) inputs.
+  std::vector<int> saved;
+  std::int64_t weight_bytes = 0;   // parameters read (and, for an optimizer step, written)
+  TensorParallelRole tp_role = TensorParallelRole::kReplicated;
+  // For a collective: "all_reduce", "all_gather", "reduce_scatter", "all_to_all"; else empty.
+  std::string collective;
+  std::int64_t collective_bytes = 0;
+
+  CoreClass Core() const;
+  std::int64_t GemmFlops() const { return gemm ? gemm->Flops() : 0; }
+  std::int64_t VectorElements() const;
+  bool operator==(const Operator&) const = default;
+};
+
+}  // namespace phaze

@@ -1,0 +1,74 @@
+// `phaze graph --model FILE [--micro-batch B] [--sequence-length S] [--no-fusion]
+//  [--optimizer adam-mixed|sgd] [--format summary|json|dot]`: builds (or imports) a workload's layer
+// graph and prints its summary, JSON or DOT; --output FILE also writes the graph JSON.
+#include "commands.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/graph/graph_builder.hpp"
+#include "phaze/graph/graph_file.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+void AddGraphOptions(po::options_description& d) {
+  d.add_options()
+      ("model", po::value<std::string>(), "model description (YAML) or graph file (JSON)")
+      ("micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")
+      ("sequence-length", po::value<std::int64_t>()->default_value(0),
+       "sequence length (0: the model's own)")
+      ("no-fusion", "keep GEMMs and their element-wise epilogues as separate ops")
+      ("optimizer", po::value<std::string>()->default_value("adam-mixed"),
+       "optimizer for the memory figures: adam-mixed | sgd")
+      ("format", po::value<std::string>()->default_value("summary"), "summary | json | dot");
+}
+
+int RunGraph(CommandContext& ctx) {
+  if (!ctx.vm.count("model")) throw UsageError("phaze graph: --model FILE is required");
+  const std::string format = ctx.vm["format"].as<std::string>();
+  if (format != "summary" && format != "json" && format != "dot") {
+    throw UsageError("--format: expected summary, json or dot, found '" + format + "'");
+  }
+  const ConfigNode root = ConfigNode::ParseFile(ctx.vm["model"].as<std::string>());
+  LayerGraph graph;
+  if (IsLayerGraphDocument(root)) {
+    for (const char* option : {"micro-batch", "sequence-length", "no-fusion", "optimizer"}) {
+      if (ctx.vm.count(option) && !ctx.vm[option].defaulted()) {
+        throw UsageError(std::string("--") + option +
+                         " applies to model descriptions; a graph file is already built");
+      }
+    }
+    graph = ParseLayerGraphFile(root);
+  } else {
+    GraphOptions options;
+    options.micro_batch = ctx.vm["micro-batch"].as<std::int64_t>();
+    options.sequence_length = ctx.vm["sequence-length"].as<std::int64_t>();
+    if (options.micro_batch < 1) throw UsageError("--micro-batch: expected an integer ≥ 1");
+    if (options.sequence_length < 0) throw UsageError("--sequence-length: expected an integer ≥ 0");
+    options.fusion = !ctx.vm.count("no-fusion");
+    const std::string optimizer = ctx.vm["optimizer"].as<std::string>();
+    if (optimizer != "adam-mixed" && optimizer != "sgd") {
+      throw UsageError("--optimizer: expected adam-mixed or sgd, found '" + optimizer + "'");
+    }
+    options.optimizer = OptimizerSpec::Named(optimizer);
+    const ModelSpec model = ParseModelSpec(root);
+    try {
+      graph = BuildLayerGraph(model, options);
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string("phaze graph: ") + e.what());
+    }
+  }
+  if (!ctx.global.output.empty()) {
+    WriteTextFileAtomic(ctx.global.output, LayerGraphToJson(graph).Dump(1) + "\n");
+  }
+  if (format == "json") {
+    ctx.out << LayerGraphToJson(graph).Dump(1) << "\n";
+  } else if (format == "dot") {
+    ctx.out << LayerGraphToDot(graph);
+  } else {
+    ctx.out << LayerGraphSummary(graph);
+  }
+  return 0;
+}
+
+}  // namespace phaze::cli

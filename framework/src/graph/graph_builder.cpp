@@ -1,0 +1,364 @@
+#include "phaze/graph/graph_builder.hpp"
+
+#include <utility>
+
+#include "phaze/core/error.hpp"
+#include "phaze/graph/backward.hpp"
+#include "phaze/graph/fusion.hpp"
+
+namespace phaze {
+
+namespace {
+
+using Role = TensorParallelRole;
+
+constexpr std::int64_t kIndexBytes = 8;  // token / position ids (int64, as PyTorch feeds them)
+constexpr std::int64_t kMaskBytes = 1;   // dropout masks (bool)
+constexpr std::int64_t kLossBytes = 4;   // cross-entropy runs in fp32 (Megatron; autocast in HF)
+
+// Appends the ops of one layer to a forward operator graph. Every helper returns the tensor it
+// produces; the op and its main output tensor share a name. Parameters are counted as weights are
+// created (a tied weight is read, not owned).
+class LayerWriter {
+ public:
+  LayerWriter(const ModelSpec& m, std::int64_t micro_batch, std::int64_t seq)
+      : m_(m), b_(micro_batch), s_(seq), tokens_(micro_batch * seq), dt_(m.dtype_bytes) {}
+
+  OperatorGraph graph;
+  std::int64_t parameters = 0;
+  std::int64_t tied_parameters = 0;
+
+  std::int64_t Tokens() const { return tokens_; }
+  std::int64_t Batch() const { return b_; }
+  std::int64_t Seq() const { return s_; }
+
+  int Input(const std::string& name, std::int64_t elements, std::int64_t dtype, bool grad = true) {
+    return graph.AddTensor(name, elements, dtype, grad);
+  }
+
+  // y = x·Wᵀ (+ b) on every token: {1, T, out, in}; saves x for the weight gradient.
+  int Linear(const std::string& name, int x, std::int64_t in, std::int64_t out, bool bias, Role role,
+             bool tied_weight = false) {
+    const std::int64_t weights = in * out;
+    (tied_weight ? tied_parameters : parameters) += weights;
+    Operator op = Op(name, OpKind::kGemm, role);
+    op.gemm = GemmShape{1, tokens_, out, in};
+    op.inputs = {x};
+    op.saved = {x};
+    op.weight_bytes = weights * dt_;
+    int y = Emit(std::move(op), tokens_ * out);
+    if (!bias) return y;
+    parameters += out;
+    // A column-parallel layer's bias is split with its output; a row-parallel layer's bias is
+    // added once after the all-reduce.
+    Operator add = Op(name + ".bias", OpKind::kElementwise,
+                      role == Role::kColumn ? Role::kSharded : Role::kReplicated);
+    add.vector = {{"bias_add", tokens_ * out, 1}};
+    add.inputs = {y};
+    add.weight_bytes = out * dt_;
+    return Emit(std::move(add), tokens_ * out);
+  }
+
+  int BatchedGemm(const std::string& name, int a, int b, GemmShape shape) {
+    Operator op = Op(name, OpKind::kBatchedGemm, Role::kSharded);
+    op.gemm = shape;
+    op.inputs = {a, b};
+    op.saved = {a, b};
+    return Emit(std::move(op), shape.batch * shape.m * shape.n);
+  }
+
+  int Norm(const std::string& name, int x, std::int64_t width) {
+    const std::int64_t weights = m_.norm == "rmsnorm" ? width : 2 * width;
+    parameters += weights;
+    const std::int64_t n = graph.GetTensor(x).elements;
+    Operator op = Op(name, OpKind::kNorm, Role::kReplicated);
+    op.vector = {{m_.norm, n, width}};
+    op.inputs = {x};
+    op.saved = {x};
+    op.weight_bytes = weights * dt_;
+    return Emit(std::move(op), n);
+  }
+
+  enum class Save { kNothing, kInput, kOutput };
+  int Unary(const std::string& name, OpKind kind, const std::string& function, int x, Save save,
+            Role role, std::int64_t row = 1) {
+    const std::int64_t n = graph.GetTensor(x).elements;
+    Operator op = Op(name, kind, role);
+    op.vector = {{function, n, row}};
+    op.inputs = {x};
+    if (save == Save::kInput) op.saved = {x};
+    return Emit(std::move(op), n, save == Save::kOutput);
+  }
+
+  int Activation(const std::string& name, const std::string& function, int x, Role role) {
+    // ReLU and tanh differentiate from their output, GELU and SiLU from their input.
+    const Save save = (function == "relu" || function == "tanh") ? Save::kOutput : Save::kInput;
+    return Unary(name, OpKind::kElementwise, function, x, save, role);
+  }
+
+  int Dropout(const std::string& name, int x, double p, Role role) {
+    if (p <= 0) return x;
+    const std::int64_t n = graph.GetTensor(x).elements;
+    Operator op = Op(name, OpKind::kDropout, role);
+    op.vector = {{"dropout", n, 1}};
+    op.inputs = {x};
+    const int mask = Input(name + ".mask", n, kMaskBytes, /*grad=*/false);
+    op.outputs = {mask};
+    op.saved = {mask};
+    return Emit(std::move(op), n);
+  }
+
+  // Element-wise sum of same-sized tensors (residual adds, embedding sums).
+  int Add(const std::string& name, std::vector<int> xs, std::int64_t elements, Role role) {
+    Operator op = Op(name, OpKind::kElementwise, role);
+    op.vector = {{"add", elements * static_cast<std::int64_t>(xs.size() - 1), 1}};
+    op.inputs = std::move(xs);
+    return Emit(std::move(op), elements);
+  }
+
+  int Mul(const std::string& name, int a, int b, Role role) {
+    const std::int64_t n = graph.GetTensor(a).elements;
+    Operator op = Op(name, OpKind::kElementwise, role);
+    op.vector = {{"mul", n, 1}};
+    op.inputs = {a, b};
+    op.saved = {a, b};
+    return Emit(std::move(op), n);
+  }
+
+  // Rows of a `rows × dim` table gathered for `lookups` ids.
+  int Gather(const std::string& name, int ids, std::int64_t rows, std::int64_t dim, Role role) {
+    parameters += rows * dim;
+    const std::int64_t n = graph.GetTensor(ids).elements * dim;
+    Operator op = Op(name, OpKind::kEmbedding, role);
+    op.vector = {{"embedding", n, dim}};
+    op.inputs = {ids};
+    op.saved = {ids};
+    op.weight_bytes = rows * dim * dt_;
+    return Emit(std::move(op), n);
+  }
+
+  // A view producing several tensors (QKV split) or a smaller one (first-token select).
+  std::vector<int> View(const std::string& name, int x, const std::vector<std::pair<std::string, std::int64_t>>& parts,
+                        Role role) {
+    Operator op = Op(name, OpKind::kView, role);
+    op.inputs = {x};
+    std::vector<int> outs;
+    for (const auto& [suffix, elements] : parts) outs.push_back(Input(name + "." + suffix, elements, dt_));
+    op.outputs = outs;
+    graph.AddOp(std::move(op));
+    return outs;
+  }
+
+  // Cross-entropy over `classes` per token: one fp32 scalar; keeps the fp32 probabilities.
+  int Loss(const std::string& name, int logits, std::int64_t classes) {
+    const std::int64_t n = graph.GetTensor(logits).elements;
+    Operator op = Op(name, OpKind::kLoss, Role::kSharded);
+    op.vector = {{"cross_entropy", n, classes}};
+    op.inputs = {logits};
+    const int probs = Input(name + ".probabilities", n, kLossBytes, /*grad=*/false);
+    op.outputs = {probs};
+    op.saved = {probs};
+    const int loss = graph.AddTensor(name, 1, kLossBytes);
+    op.outputs.insert(op.outputs.begin(), loss);
+    graph.AddOp(std::move(op));
+    return loss;
+  }
+
+ private:
+  Operator Op(const std::string& name, OpKind kind, Role role) const {
+    Operator op;
+    op.name = name;
+    op.kind = kind;
+    op.tp_role = role;
+    return op;
+  }
+
+  // Adds the op with a new main output tensor (named after the op) in front of its outputs.
+  int Emit(Operator op, std::int64_t elements, bool save_output = false) {
+    const int y = graph.AddTensor(op.name, elements, dt_);
+    op.outputs.insert(op.outputs.begin(), y);
+    if (save_output) op.saved.push_back(y);
+    graph.AddOp(std::move(op));
+    return y;
+  }
+
+  const ModelSpec& m_;
+  std::int64_t b_, s_, tokens_, dt_;
+};
+
+int Attention(LayerWriter& w, const ModelSpec& m, int x) {
+  const std::int64_t h = m.hidden, a = m.heads, d = m.HeadDim(), kv = m.kv_heads * d;
+  const std::int64_t T = w.Tokens(), b = w.Batch(), s = w.Seq();
+  int q, k, v;
+  if (m.fused_qkv) {
+    int qkv = w.Linear("attn.qkv", x, h, h + 2 * kv, m.bias, Role::kColumn);
+    auto parts = w.View("attn.split", qkv, {{"q", T * h}, {"k", T * kv}, {"v", T * kv}}, Role::kSharded);
+    q = parts[0], k = parts[1], v = parts[2];
+  } else {
+    q = w.Linear("attn.q", x, h, h, m.bias, Role::kColumn);
+    k = w.Linear("attn.k", x, h, kv, m.bias, Role::kColumn);
+    v = w.Linear("attn.v", x, h, kv, m.bias, Role::kColumn);
+  }
+  if (m.positions == "rotary") {
+    using Save = LayerWriter::Save;
+    q = w.Unary("attn.rotary_q", OpKind::kElementwise, "rotary", q, Save::kNothing, Role::kSharded);
+    k = w.Unary("attn.rotary_k", OpKind::kElementwise, "rotary", k, Save::kNothing, Role::kSharded);
+  }
+  using Save = LayerWriter::Save;
+  int scores = w.BatchedGemm("attn.scores", q, k, {b * a, s, s, d});
+  int scaled = w.Unary("attn.scale", OpKind::kElementwise, "scale", scores, Save::kNothing, Role::kSharded);
+  int masked = w.Unary("attn.mask", OpKind::kElementwise, m.causal ? "causal_mask" : "mask", scaled,
+                       Save::kNothing, Role::kSharded);
+  int probs = w.Unary("attn.softmax", OpKind::kSoftmax, "softmax", masked, Save::kOutput,
+                      Role::kSharded, s);
+  probs = w.Dropout("attn.dropout", probs, m.dropout_attention, Role::kSharded);
+  int context = w.BatchedGemm("attn.context", probs, v, {b * a, s, d, s});
+  return w.Linear("attn.dense", context, h, h, m.bias, Role::kRow);
+}
+
+int Mlp(LayerWriter& w, const ModelSpec& m, int x) {
+  const std::int64_t h = m.hidden, f = m.ffn_hidden;
+  if (m.activation == "swiglu") {
+    int gate = w.Linear("mlp.gate", x, h, f, m.bias, Role::kColumn);
+    int up = w.Linear("mlp.up", x, h, f, m.bias, Role::kColumn);
+    int act = w.Activation("mlp.silu", "silu", gate, Role::kSharded);
+    int prod = w.Mul("mlp.mul", act, up, Role::kSharded);
+    return w.Linear("mlp.down", prod, f, h, m.bias, Role::kRow);
+  }
+  int fc1 = w.Linear("mlp.fc1", x, h, f, m.bias, Role::kColumn);
+  int act = w.Activation("mlp." + m.activation, m.activation, fc1, Role::kSharded);
+  return w.Linear("mlp.fc2", act, f, h, m.bias, Role::kRow);
+}
+
+UniqueLayer EmbeddingLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
+  LayerWriter w(m, b, s);
+  const std::int64_t T = b * s, h = m.hidden, e = m.EmbeddingDim();
+  int ids = w.Input("token_ids", T, kIndexBytes, false);
+  int x = w.Gather("embed.word", ids, m.vocab, e, Role::kRow);
+  if (e != h) x = w.Linear("embed.project_in", x, e, h, false, Role::kReplicated);
+  std::vector<int> parts = {x};
+  if (m.positions == "learned") {
+    int pos = w.Input("position_ids", s, kIndexBytes, false);
+    parts.push_back(w.Gather("embed.position", pos, m.max_positions, h, Role::kReplicated));
+  }
+  if (m.token_types > 0) {
+    int types = w.Input("token_type_ids", T, kIndexBytes, false);
+    parts.push_back(w.Gather("embed.token_type", types, m.token_types, h, Role::kReplicated));
+  }
+  if (parts.size() > 1) x = w.Add("embed.add", parts, T * h, Role::kReplicated);
+  if (m.embedding_norm) x = w.Norm("embed.norm", x, h);
+  x = w.Dropout("embed.dropout", x, m.dropout_embedding, Role::kReplicated);
+  w.graph.MarkOutput(x);
+  UniqueLayer layer;
+  layer.name = layer.kind = "embedding";
+  layer.forward = std::move(w.graph);
+  layer.parameters = w.parameters;
+  return layer;
+}
+
+UniqueLayer BlockLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
+  LayerWriter w(m, b, s);
+  const std::int64_t T = b * s, h = m.hidden;
+  const int x = w.Input("input", T * h, m.dtype_bytes);
+  int y;
+  if (m.norm_position == "pre") {
+    int att = Attention(w, m, w.Norm("ln1", x, h));
+    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
+    int r1 = w.Add("residual1", {x, att}, T * h, Role::kReplicated);
+    int mlp = Mlp(w, m, w.Norm("ln2", r1, h));
+    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Role::kReplicated);
+    y = w.Add("residual2", {r1, mlp}, T * h, Role::kReplicated);
+  } else {
+    int att = Attention(w, m, x);
+    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
+    int n1 = w.Norm("ln1", w.Add("residual1", {x, att}, T * h, Role::kReplicated), h);
+    int mlp = Mlp(w, m, n1);
+    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Role::kReplicated);
+    y = w.Norm("ln2", w.Add("residual2", {n1, mlp}, T * h, Role::kReplicated), h);
+  }
+  w.graph.MarkOutput(y);
+  UniqueLayer layer;
+  layer.name = layer.kind = "block";
+  layer.forward = std::move(w.graph);
+  layer.parameters = w.parameters;
+  layer.tensor_parallel = true;
+  return layer;
+}
+
+UniqueLayer HeadLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
+  LayerWriter w(m, b, s);
+  const std::int64_t T = b * s, h = m.hidden, e = m.EmbeddingDim();
+  int x = w.Input("input", T * h, m.dtype_bytes);
+  if (m.final_norm) x = w.Norm("head.norm", x, h);
+  if (m.pooler) {
+    // Forward only: its output would feed a next-sentence head, which the model has not.
+    int first = w.View("head.first_token", x, {{"out", b * h}}, Role::kReplicated)[0];
+    int pooled = w.Linear("head.pooler", first, h, h, true, Role::kReplicated);
+    w.Activation("head.pooler_tanh", "tanh", pooled, Role::kReplicated);
+  }
+  if (m.lm_head_transform) {
+    int t = w.Linear("head.transform", x, h, h, m.bias, Role::kReplicated);
+    t = w.Activation("head.transform_act", m.activation == "swiglu" ? "silu" : m.activation, t,
+                     Role::kReplicated);
+    x = w.Norm("head.transform_norm", t, h);
+  }
+  if (e != h) x = w.Linear("head.project_out", x, h, e, false, Role::kReplicated);
+  int logits = w.Linear("head.lm", x, e, m.vocab, m.lm_head_bias, Role::kColumn, m.tied_embeddings);
+  w.graph.MarkOutput(w.Loss("head.loss", logits, m.vocab));
+  UniqueLayer layer;
+  layer.name = layer.kind = "head";
+  layer.forward = std::move(w.graph);
+  layer.parameters = w.parameters;
+  layer.tied_parameters = w.tied_parameters;
+  layer.tensor_parallel = true;
+  return layer;
+}
+
+}  // namespace
+
+void CompleteUniqueLayer(UniqueLayer& layer, bool fusion, std::int64_t dtype_bytes,
+                         const OptimizerSpec& optimizer) {
+  layer.backward = DeriveBackward(layer.forward);
+  if (fusion) {
+    layer.forward = FuseOperators(layer.forward);
+    layer.backward = FuseOperators(layer.backward);
+  }
+  FinalizeLayerMemory(layer, dtype_bytes, optimizer);
+}
+
+LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) {
+  if (options.micro_batch < 1) {
+    throw InvalidArgumentError("micro-batch size must be ≥ 1, got " +
+                               std::to_string(options.micro_batch));
+  }
+  const std::int64_t s = options.sequence_length > 0 ? options.sequence_length : model.sequence_length;
+  if (model.positions == "learned" && s > model.max_positions) {
+    throw InvalidArgumentError("sequence length " + std::to_string(s) + " exceeds " + model.name +
+                               "'s max_positions " + std::to_string(model.max_positions));
+  }
+  const std::int64_t b = options.micro_batch;
+  LayerGraph g;
+  g.model = model.name;
+  g.family = model.family;
+  g.micro_batch = b;
+  g.sequence_length = s;
+  g.dtype_bytes = model.dtype_bytes;
+  g.fused = options.fusion;
+  g.optimizer = options.optimizer;
+  g.published_parameters = model.published_parameters;
+
+  g.unique_layers = {EmbeddingLayer(model, b, s), BlockLayer(model, b, s), HeadLayer(model, b, s)};
+  for (auto& layer : g.unique_layers) {
+    CompleteUniqueLayer(layer, options.fusion, model.dtype_bytes, options.optimizer);
+  }
+  const std::int64_t hidden_bytes = b * s * model.hidden * model.dtype_bytes;
+  g.layers.push_back({"embedding", 0});
+  for (std::int64_t i = 0; i < model.layers; ++i) g.layers.push_back({"block." + std::to_string(i), 1});
+  g.layers.push_back({"head", 2});
+  for (size_t i = 0; i + 1 < g.layers.size(); ++i) {
+    g.edges.push_back({static_cast<int>(i), static_cast<int>(i) + 1, hidden_bytes});
+  }
+  return g;
+}
+
+}  // namespace phaze
