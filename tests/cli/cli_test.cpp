@@ -111,7 +111,7 @@ TEST(Cli, UsageErrorsExitWithCode2) {
 }
 
 TEST(Cli, CommandsWithoutEngineSayNotImplemented) {
-  for (const char* cmd : {"schedule", "graph", "arch", "estimate"}) {
+  for (const char* cmd : {"schedule", "arch", "estimate"}) {
     auto r = Phaze(std::string(cmd) + " --whatever x");
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"), std::string::npos)
@@ -181,6 +181,46 @@ TEST(Cli, SearchReportsConfigErrorsWithLocation) {
   EXPECT_EQ(valid.exit_code, 2);
   EXPECT_NE(valid.err.find("is valid, but the search driver (issue 9) is not built"), std::string::npos)
       << valid.err;
+}
+
+TEST(Cli, GraphSummaryJsonDotAndImport) {
+  const std::string workloads = std::string(PHAZE_SOURCE_DIR) + "/workloads/";
+  auto summary = Phaze("graph --model " + workloads + "gpt2-xl.yaml");
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("parameters   1,557,611,200  (published 1,557,611,200: exact)"),
+            std::string::npos)
+      << summary.out;
+  EXPECT_NE(summary.out.find("50 (1 x embedding + 48 x block + 1 x head), 3 unique"),
+            std::string::npos)
+      << summary.out;
+
+  testing::TempDir dir;
+  auto file = dir / "tiny.json";
+  auto json = Phaze("graph --model " + workloads + "tiny-gpt.yaml --micro-batch 2 --format json -o " +
+                    file.string());
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"format\": \"phaze-layer-graph\""), std::string::npos);
+  EXPECT_EQ(testing::Slurp(file), json.out);
+  auto imported = Phaze("graph --model " + file.string());
+  EXPECT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("micro-batch 2 x sequence 32"), std::string::npos) << imported.out;
+  auto rebuilt = Phaze("graph --model " + file.string() + " --micro-batch 4");
+  EXPECT_EQ(rebuilt.exit_code, 2);
+  EXPECT_NE(rebuilt.err.find("--micro-batch applies to model descriptions"), std::string::npos);
+
+  auto dot = Phaze("graph --model " + workloads + "tiny-gpt.yaml --format dot --no-fusion");
+  EXPECT_EQ(dot.exit_code, 0);
+  EXPECT_EQ(dot.out.rfind("digraph \"tiny-gpt\" {", 0), 0u) << dot.out.substr(0, 200);
+  EXPECT_NE(dot.out.find("\"block/backward/mlp.fc1.grad_weight\""), std::string::npos);
+
+  auto bad = dir / "bad.yaml";
+  testing::WriteFile(bad, "name: x\nfamily: megatron-gpt\nlayers: 2\nhidden: 64\nheads: 6\n"
+                          "vocab: 10\nmax_positions: 8\nsequence_length: 8\n");
+  auto error = Phaze("graph --model " + bad.string());
+  EXPECT_EQ(error.exit_code, 2);
+  EXPECT_NE(error.err.find(bad.string() + ":5:8: heads: heads 6 does not divide hidden 64"),
+            std::string::npos)
+      << error.err;
 }
 
 }  // namespace

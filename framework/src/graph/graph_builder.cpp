@@ -36,27 +36,29 @@ class LayerWriter {
     return graph.AddTensor(name, elements, dtype, grad);
   }
 
-  // y = x·Wᵀ (+ b) on every token: {1, T, out, in}; saves x for the weight gradient.
+  // y = x·Wᵀ (+ b) on every row of x (its elements / in): {1, rows, out, in}; saves x for the
+  // weight gradient.
   int Linear(const std::string& name, int x, std::int64_t in, std::int64_t out, bool bias, Role role,
              bool tied_weight = false) {
     const std::int64_t weights = in * out;
+    const std::int64_t rows = graph.GetTensor(x).elements / in;
     (tied_weight ? tied_parameters : parameters) += weights;
     Operator op = Op(name, OpKind::kGemm, role);
-    op.gemm = GemmShape{1, tokens_, out, in};
+    op.gemm = GemmShape{1, rows, out, in};
     op.inputs = {x};
     op.saved = {x};
     op.weight_bytes = weights * dt_;
-    int y = Emit(std::move(op), tokens_ * out);
+    int y = Emit(std::move(op), rows * out);
     if (!bias) return y;
     parameters += out;
     // A column-parallel layer's bias is split with its output; a row-parallel layer's bias is
     // added once after the all-reduce.
     Operator add = Op(name + ".bias", OpKind::kElementwise,
                       role == Role::kColumn ? Role::kSharded : Role::kReplicated);
-    add.vector = {{"bias_add", tokens_ * out, 1}};
+    add.vector = {{"bias_add", rows * out, 1}};
     add.inputs = {y};
     add.weight_bytes = out * dt_;
-    return Emit(std::move(add), tokens_ * out);
+    return Emit(std::move(add), rows * out);
   }
 
   int BatchedGemm(const std::string& name, int a, int b, GemmShape shape) {

@@ -1,0 +1,292 @@
+// The workload graphs against independent expectations: published parameter counts, the FLOP
+// formula of Narayanan et al. (SC21), the saved-activation formula of Korthikanti et al. (2022),
+// GEMM shapes of the backward pass written out by hand, and the fusion rule applied by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "phaze/core/error.hpp"
+#include "phaze/graph/graph_builder.hpp"
+
+namespace phaze {
+namespace {
+
+std::string Workload(const std::string& name) {
+  return std::string(PHAZE_SOURCE_DIR) + "/workloads/" + name + ".yaml";
+}
+
+LayerGraph Build(const std::string& name, std::int64_t b, bool fusion = true,
+                 const std::string& optimizer = "adam-mixed") {
+  GraphOptions o;
+  o.micro_batch = b;
+  o.fusion = fusion;
+  o.optimizer = OptimizerSpec::Named(optimizer);
+  return BuildLayerGraph(LoadModelSpec(Workload(name)), o);
+}
+
+const UniqueLayer& Layer(const LayerGraph& g, const std::string& name) {
+  for (const auto& u : g.unique_layers) {
+    if (u.name == name) return u;
+  }
+  throw std::runtime_error("no unique layer " + name);
+}
+
+const Operator& Op(const OperatorGraph& g, const std::string& name) {
+  const int i = g.FindOp(name);
+  if (i < 0) throw std::runtime_error("no op " + name);
+  return g.GetOp(i);
+}
+
+// Is op `to` reachable from op `from` in the op DAG?
+bool Reaches(const OperatorGraph& g, const std::string& from, const std::string& to) {
+  const auto succ = g.Successors();
+  std::vector<int> stack = {g.FindOp(from)};
+  std::set<int> seen;
+  while (!stack.empty()) {
+    int i = stack.back();
+    stack.pop_back();
+    if (i == g.FindOp(to)) return true;
+    for (int j : succ[i]) {
+      if (seen.insert(j).second) stack.push_back(j);
+    }
+  }
+  return false;
+}
+
+TEST(Workloads, HuggingFaceParameterCountsAreExact) {
+  // Published counts (model cards / `sum(p.numel())` of the Hugging Face models).
+  const std::map<std::string, std::int64_t> published = {
+      {"bert-large", 335141888},   // BertModel incl. pooler
+      {"gpt2-xl", 1557611200},
+      {"opt-350m", 331196416},
+      {"llama2-7b", 6738415616},
+  };
+  for (const auto& [name, count] : published) {
+    EXPECT_EQ(Build(name, 1).Parameters(), count) << name;
+  }
+}
+
+TEST(Workloads, MegatronParameterCountsMatchTheClosedForm) {
+  // Narayanan et al. 2021, eq. (2): P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)), plus the final
+  // LayerNorm's 2h, which the formula leaves out. Within 1% of the names 2.5B, 8.3B, 175B.
+  struct Case {
+    std::string name;
+    std::int64_t l, h, V, s;
+    double published;
+  };
+  for (const Case& c : {Case{"megatron-2.5b", 54, 1920, 50304, 1024, 2.5e9},
+                        Case{"megatron-8.3b", 72, 3072, 50304, 1024, 8.3e9},
+                        Case{"megatron-gpt3-175b", 96, 12288, 50304, 2048, 175e9}}) {
+    const std::int64_t closed = 12 * c.l * c.h * c.h + 13 * c.l * c.h + (c.V + c.s) * c.h + 2 * c.h;
+    const std::int64_t counted = Build(c.name, 1).Parameters();
+    EXPECT_EQ(counted, closed) << c.name;
+    EXPECT_LT(std::abs(counted - c.published) / c.published, 0.01) << c.name;
+  }
+}
+
+TEST(Workloads, GptBlockForwardFlopsMatchNarayanan) {
+  // Forward GEMM FLOPs of one GPT block: 24·b·s·h²·(1 + s/(6h)) = 24·b·s·h² + 4·b·s²·h; the model
+  // adds the logits GEMM 2·b·s·h·V.
+  struct Case {
+    std::string name;
+    std::int64_t l, h, s, V;
+  };
+  for (const Case& c : {Case{"gpt2-xl", 48, 1600, 1024, 50257},
+                        Case{"megatron-8.3b", 72, 3072, 1024, 50304}}) {
+    for (std::int64_t b : {1, 2, 4, 8}) {
+      const LayerGraph g = Build(c.name, b);
+      const std::int64_t block = 24 * b * c.s * c.h * c.h + 4 * b * c.s * c.s * c.h;
+      EXPECT_EQ(Layer(g, "block").forward.GemmFlops(), block) << c.name << " b=" << b;
+      EXPECT_EQ(g.ForwardFlops(), c.l * block + 2 * b * c.s * c.h * c.V) << c.name << " b=" << b;
+    }
+  }
+}
+
+TEST(Workloads, GptBlockSavedActivationsMatchKorthikanti) {
+  // Korthikanti et al. 2022, §4.1 (fp16, dropout masks of one byte, no recomputation, no sequence
+  // parallelism): s·b·h·(34 + 5·a·s/h) bytes per block = 34·s·b·h + 5·a·s²·b.
+  struct Case {
+    std::string name;
+    std::int64_t h, a, s;
+  };
+  for (const Case& c : {Case{"gpt2-xl", 1600, 25, 1024}, Case{"megatron-8.3b", 3072, 32, 1024}}) {
+    for (std::int64_t b : {1, 2, 4, 8}) {
+      for (bool fusion : {true, false}) {
+        const LayerGraph g = Build(c.name, b, fusion);
+        EXPECT_EQ(Layer(g, "block").activation_bytes, 34 * c.s * b * c.h + 5 * c.a * c.s * c.s * b)
+            << c.name << " b=" << b << " fusion=" << fusion;
+      }
+    }
+  }
+}
+
+TEST(Workloads, BackwardGemmFlopsAreTwiceTheForward) {
+  for (const char* name : {"opt-350m", "bert-large", "gpt2-xl", "llama2-7b", "megatron-bert",
+                           "megatron-2.5b", "megatron-8.3b", "megatron-gpt3-175b"}) {
+    for (std::int64_t b : {1, 2}) {
+      const LayerGraph g = Build(name, b);
+      for (const auto& u : g.unique_layers) {
+        std::int64_t forward = u.forward.GemmFlops();
+        // The BERT pooler feeds no loss, so it gets no gradient: 2·b·h·h forward FLOPs only.
+        if (u.forward.FindOp("head.pooler") >= 0) forward -= 2 * b * 1024 * 1024;
+        EXPECT_EQ(u.backward.GemmFlops(), 2 * forward) << name << " " << u.name << " b=" << b;
+      }
+    }
+  }
+}
+
+TEST(Workloads, BackwardGemmShapesAndOrderOnTheTinyModel) {
+  // tiny-gpt: h 64, 4 heads (d 16), s 32, FFN 256, b 2 → T = 64 tokens.
+  const LayerGraph g = Build("tiny-gpt", 2, /*fusion=*/false);
+  const OperatorGraph& fw = Layer(g, "block").forward;
+  const OperatorGraph& bw = Layer(g, "block").backward;
+  EXPECT_EQ(*Op(fw, "attn.qkv").gemm, (GemmShape{1, 64, 192, 64}));
+  EXPECT_EQ(*Op(fw, "attn.scores").gemm, (GemmShape{8, 32, 32, 16}));
+  EXPECT_EQ(*Op(fw, "attn.context").gemm, (GemmShape{8, 32, 16, 32}));
+  EXPECT_EQ(*Op(fw, "mlp.fc1").gemm, (GemmShape{1, 64, 256, 64}));
+  // dX = dY·W: T × in, reducing over out; dW = Xᵀ·dY: in × out, reducing over T.
+  EXPECT_EQ(*Op(bw, "attn.qkv.grad_input").gemm, (GemmShape{1, 64, 64, 192}));
+  EXPECT_EQ(*Op(bw, "attn.qkv.grad_weight").gemm, (GemmShape{1, 64, 192, 64}));
+  EXPECT_EQ(*Op(bw, "mlp.fc2.grad_input").gemm, (GemmShape{1, 64, 256, 64}));
+  EXPECT_EQ(*Op(bw, "mlp.fc2.grad_weight").gemm, (GemmShape{1, 256, 64, 64}));
+  // scores = Q·Kᵀ: dQ = dS·K (s × d, reducing s); dK = Qᵀ·dS as (d × s, reducing s).
+  EXPECT_EQ(*Op(bw, "attn.scores.grad_a").gemm, (GemmShape{8, 32, 16, 32}));
+  EXPECT_EQ(*Op(bw, "attn.scores.grad_b").gemm, (GemmShape{8, 16, 32, 32}));
+  // context = P·V: dP = dC·Vᵀ (s × s, reducing d); dV = Pᵀ·dC (s × d, reducing s).
+  EXPECT_EQ(*Op(bw, "attn.context.grad_a").gemm, (GemmShape{8, 32, 32, 16}));
+  EXPECT_EQ(*Op(bw, "attn.context.grad_b").gemm, (GemmShape{8, 32, 16, 32}));
+  // The chain rule runs the forward data flow backwards.
+  EXPECT_TRUE(Reaches(bw, "mlp.fc2.grad_input", "mlp.fc1.grad_input"));
+  EXPECT_TRUE(Reaches(bw, "mlp.fc1.grad_input", "attn.dense.grad_input"));
+  EXPECT_TRUE(Reaches(bw, "attn.context.grad_a", "attn.softmax.backward"));
+  EXPECT_TRUE(Reaches(bw, "attn.softmax.backward", "attn.scores.grad_a"));
+  EXPECT_TRUE(Reaches(bw, "attn.scores.grad_a", "attn.qkv.grad_input"));
+  EXPECT_FALSE(Reaches(bw, "attn.qkv.grad_input", "mlp.fc2.grad_input"));
+  // Weight gradients are side branches: nothing waits for them.
+  EXPECT_TRUE(bw.Successors()[bw.FindOp("mlp.fc1.grad_weight")].empty());
+  // The backward graph takes the gradient of the block output and returns the input's gradient,
+  // the sum of the residual path and the ln1 path.
+  ASSERT_EQ(bw.Outputs().size(), 1u);
+  EXPECT_EQ(bw.GetTensor(bw.Outputs()[0]).elements, 64 * 64);
+  EXPECT_EQ(bw.Producer(bw.Outputs()[0]), bw.FindOp("input.grad_sum"));
+  ASSERT_EQ(bw.InputTensors().empty(), false);
+  EXPECT_GE(bw.FindTensor("grad:residual2"), 0);
+}
+
+TEST(Workloads, FusionFollowsTheRule) {
+  const LayerGraph fused = Build("tiny-gpt", 2, true);
+  const LayerGraph plain = Build("tiny-gpt", 2, false);
+  const OperatorGraph& f = Layer(fused, "block").forward;
+  // Worked out by hand from the rule in fusion.hpp for a pre-LN GPT block.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"ln1", {"layernorm"}},
+      {"attn.qkv", {"bias_add"}},
+      {"attn.scores", {"scale", "causal_mask"}},
+      {"attn.softmax", {"softmax"}},
+      {"attn.dropout", {"dropout"}},
+      {"attn.context", {}},
+      {"attn.dense", {"bias_add", "dropout", "add"}},
+      {"ln2", {"layernorm"}},
+      {"mlp.fc1", {"bias_add", "gelu"}},
+      {"mlp.fc2", {"bias_add", "dropout", "add"}},
+  };
+  ASSERT_EQ(f.Ops().size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Operator& op = f.GetOp(i);
+    EXPECT_EQ(op.name, expected[i].first);
+    std::vector<std::string> functions;
+    for (const auto& w : op.vector) functions.push_back(w.function);
+    EXPECT_EQ(functions, expected[i].second) << op.name;
+  }
+  EXPECT_EQ(Op(f, "mlp.fc1").Core(), CoreClass::kFused);
+  EXPECT_EQ(Op(f, "attn.context").Core(), CoreClass::kTensor);
+  EXPECT_EQ(Op(f, "ln2").Core(), CoreClass::kVector);
+  // Fusion moves no work and changes no memory figure; it saves memory traffic.
+  for (size_t u = 0; u < fused.unique_layers.size(); ++u) {
+    for (auto pass : {&UniqueLayer::forward, &UniqueLayer::backward}) {
+      const OperatorGraph& a = fused.unique_layers[u].*pass;
+      const OperatorGraph& b = plain.unique_layers[u].*pass;
+      EXPECT_EQ(a.GemmFlops(), b.GemmFlops());
+      std::int64_t va = 0, vb = 0, wa = 0, wb = 0;
+      for (const auto& op : a.Ops()) va += op.VectorElements(), wa += a.BytesWritten(op);
+      for (const auto& op : b.Ops()) vb += op.VectorElements(), wb += b.BytesWritten(op);
+      EXPECT_EQ(va, vb);
+      EXPECT_LE(wa, wb);
+    }
+    EXPECT_EQ(fused.unique_layers[u].activation_bytes, plain.unique_layers[u].activation_bytes);
+  }
+  // Fused fc1 writes the GELU input (saved for backward) and output, not the pre-bias product:
+  // 2 tensors of T·FFN = 64·256 two-byte values.
+  EXPECT_EQ(f.BytesWritten(Op(f, "mlp.fc1")), 2 * 64 * 256 * 2);
+}
+
+TEST(Workloads, FamilyStructure) {
+  // Llama: RMSNorm, SwiGLU, rotary, separate Q/K/V whose input gradients are summed, no dropout.
+  const LayerGraph llama = Build("llama2-7b", 1, false);
+  const OperatorGraph& fw = Layer(llama, "block").forward;
+  EXPECT_GE(fw.FindOp("mlp.silu"), 0);
+  EXPECT_GE(fw.FindOp("attn.rotary_q"), 0);
+  EXPECT_EQ(Op(fw, "ln1").vector[0].function, "rmsnorm");
+  for (const auto& op : fw.Ops()) EXPECT_NE(op.kind, OpKind::kDropout) << op.name;
+  const OperatorGraph& bw = Layer(llama, "block").backward;
+  EXPECT_EQ(Op(bw, "ln1.grad_sum").vector[0].elements, 2 * 4096 * 4096);  // 3 summands
+  // Untied head: owns its table; tied GPT-2 head holds a copy of the embedding's.
+  EXPECT_EQ(Layer(llama, "head").parameters, 32000 * 4096 + 4096);
+  const LayerGraph gpt2 = Build("gpt2-xl", 1);
+  EXPECT_EQ(Layer(gpt2, "head").parameters, 3200);
+  EXPECT_EQ(Layer(gpt2, "head").tied_parameters, 50257 * 1600);
+  // BERT: post-LN, pooler forward only (no gradient), segment embeddings, embedding norm.
+  const LayerGraph bert = Build("bert-large", 1);
+  // The pooler reads the first token of each sequence: b rows, not b·s.
+  EXPECT_EQ(*Op(Layer(bert, "head").forward, "head.pooler").gemm, (GemmShape{1, 1, 1024, 1024}));
+  for (const auto& op : Layer(bert, "head").backward.Ops()) {
+    EXPECT_EQ(op.name.find("pooler"), std::string::npos) << op.name;
+  }
+  EXPECT_GE(Layer(bert, "embedding").forward.FindOp("embed.token_type"), 0);
+  EXPECT_GE(Layer(bert, "embedding").forward.FindOp("embed.norm"), 0);
+  // OPT-350M: the 512-wide embeddings are projected in and out.
+  const LayerGraph opt = Build("opt-350m", 1);
+  EXPECT_EQ(Op(Layer(opt, "embedding").forward, "embed.project_in").gemm->k, 512);
+  EXPECT_EQ(Op(Layer(opt, "head").forward, "head.lm").gemm->k, 512);
+}
+
+TEST(Workloads, MemoryFiguresAndOptimizer) {
+  const LayerGraph adam = Build("megatron-8.3b", 1, true, "adam-mixed");
+  const LayerGraph sgd = Build("megatron-8.3b", 1, true, "sgd");
+  const std::int64_t p = 12 * 3072LL * 3072 + 13 * 3072;  // one block
+  const UniqueLayer& block = Layer(adam, "block");
+  EXPECT_EQ(block.parameters, p);
+  EXPECT_EQ(block.weight_bytes, 2 * p);
+  EXPECT_EQ(block.gradient_bytes, 2 * p);
+  EXPECT_EQ(block.optimizer_state_bytes, 12 * p);  // fp32 master + two fp32 moments
+  EXPECT_EQ(Layer(sgd, "block").optimizer_state_bytes, 0);
+  EXPECT_EQ(block.optimizer_step.vector.at(0).elements, p);
+  EXPECT_EQ(block.optimizer_step.vector.at(0).function, "adam");
+  // Edges carry the hidden state of one micro-batch: b·s·h·2 bytes.
+  ASSERT_EQ(adam.edges.size(), adam.layers.size() - 1);
+  EXPECT_EQ(adam.edges[0].bytes, 1024 * 3072 * 2);
+  EXPECT_EQ(Build("megatron-8.3b", 4).edges[5].bytes, 4 * 1024 * 3072 * 2);
+  // Every block instance shares one unique layer.
+  EXPECT_EQ(adam.InstanceCounts(), (std::vector<int>{1, 72, 1}));
+  EXPECT_EQ(adam.Validate(), "");
+}
+
+TEST(Workloads, SequenceLengthOverrideAndBadOptions) {
+  GraphOptions o;
+  o.sequence_length = 128;
+  const ModelSpec m = LoadModelSpec(Workload("gpt2-xl"));
+  const LayerGraph g = BuildLayerGraph(m, o);
+  EXPECT_EQ(g.sequence_length, 128);
+  EXPECT_EQ(Layer(g, "block").forward.GemmFlops(), 24 * 128 * 1600LL * 1600 + 4 * 128 * 128 * 1600);
+  o.sequence_length = 2048;  // GPT-2 has 1024 learned positions
+  EXPECT_THROW(BuildLayerGraph(m, o), InvalidArgumentError);
+  o.sequence_length = 0;
+  o.micro_batch = 0;
+  EXPECT_THROW(BuildLayerGraph(m, o), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace phaze
