@@ -38,7 +38,7 @@ std::vector<CommandSpec> Commands() {
       {"graph", "operator and layer graph of a workload (summary, JSON or DOT)",
        AddGraphOptions, RunGraph, ""},
       {"arch", "enumerate an architecture space or show a preset, with areas",
-       NoOptions, nullptr, "the architecture space and area model (issue 5)"},
+       AddArchOptions, RunArch, ""},
       {"estimate", "per-operator latency and collective time on an architecture",
        NoOptions, nullptr, "the estimator plugins (issue 5)"},
       {"plugins", "list the plugins found and the components they register",

@@ -18,6 +18,9 @@ int RunPlace(CommandContext& ctx);
 void AddGraphOptions(boost::program_options::options_description& d);
 int RunGraph(CommandContext& ctx);
 
+void AddArchOptions(boost::program_options::options_description& d);
+int RunArch(CommandContext& ctx);
+
 void AddPluginsOptions(boost::program_options::options_description& d);
 int RunPlugins(CommandContext& ctx);
 

@@ -1,0 +1,55 @@
+// One accelerator architecture of the template (DESIGN §4): num_tc tensor cores of pe_x × pe_y
+// MACs, num_vc vector cores of pe_vc lanes, a global buffer (GLB) shared by all cores, a per-core
+// L2 buffer, HBM; and the cluster the accelerators sit in. Presets live in share/arch/*.yaml
+// (schema in share/arch/README.md); `LoadArchConfig` accepts a preset name or a file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "phaze/config/config_node.hpp"
+#include "phaze/core/json.hpp"
+
+namespace phaze {
+
+struct ArchConfig {
+  std::string name;  // preset name, or a generated "tc8x128x128-vc2x128-glb128MiB"
+  std::int64_t num_tc = 1;
+  std::int64_t num_vc = 1;
+  std::int64_t pe_x = 1;  // tensor-core array rows (reduction dimension of a weight tile)
+  std::int64_t pe_y = 1;  // tensor-core array columns (output dimension of a weight tile)
+  std::int64_t pe_vc = 1;  // vector-core lanes
+  std::int64_t glb_bytes = 0;
+  double glb_bandwidth_words_per_cycle = 4096;  // shared by every core using it
+  std::int64_t l2_tc_bytes = 0;  // per tensor core
+  std::int64_t l2_vc_bytes = 0;  // per vector core
+  std::int64_t hbm_bytes = 0;
+  double hbm_bandwidth_bytes_per_s = 1.2e12;
+  double frequency_hz = 1.05e9;
+  std::int64_t word_bytes = 2;  // bf16 / fp16 operands
+
+  // 2 FLOPs per MAC per cycle on every tensor core.
+  double PeakTensorFlopsPerS() const {
+    return 2.0 * static_cast<double>(num_tc * pe_x * pe_y) * frequency_hz;
+  }
+  // The L2 rule of the paper's space: 16 bytes per PE (8 two-byte words), at least 1 KiB.
+  static std::int64_t DefaultL2Bytes(std::int64_t pes) { return pes * 16 < 1024 ? 1024 : pes * 16; }
+  // "tc8x128x128-vc2x128-glb128MiB"
+  std::string GeneratedName() const;
+  // Empty when valid, else what is wrong.
+  std::string Validate() const;
+  Json ToJson() const;
+};
+
+struct ClusterConfig {
+  std::int64_t num_accelerators = 1024;
+  double link_bandwidth_bytes_per_s = 4294967296.0;  // 4 GiB/s, the paper's PCIe-3 link
+  double link_latency_s = 0;
+};
+
+// Parses an architecture file (schema in share/arch/README.md) with located errors.
+ArchConfig ParseArchConfig(const ConfigNode& root);
+// A preset name ("tpuv4" → <share>/arch/tpuv4.yaml) or a path to a YAML file.
+ArchConfig LoadArchConfig(const std::string& name_or_path);
+
+}  // namespace phaze

@@ -1,0 +1,135 @@
+#include "phaze/arch/arch_config.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "phaze/core/error.hpp"
+#include "phaze/core/paths.hpp"
+
+namespace phaze {
+
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+constexpr std::int64_t kGiB = 1024 * kMiB;
+
+std::string SizeText(std::int64_t bytes) {
+  if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + "GiB";
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + "MiB";
+  if (bytes % 1024 == 0) return std::to_string(bytes / 1024) + "KiB";
+  return std::to_string(bytes) + "B";
+}
+
+// One of two alternative keys for a size (e.g. glb_mib or glb_bytes); `unit` scales the first.
+std::int64_t ReadSize(const ConfigNode& root, std::string_view scaled_key, std::int64_t unit,
+                      std::string_view bytes_key, std::int64_t fallback) {
+  auto scaled = root.Optional(scaled_key);
+  auto bytes = root.Optional(bytes_key);
+  if (scaled && bytes) {
+    bytes->Fail("give either " + std::string(scaled_key) + " or " + std::string(bytes_key) +
+                ", not both");
+  }
+  if (scaled) {
+    const double v = scaled->AsPositiveDouble() * static_cast<double>(unit);
+    return static_cast<std::int64_t>(v);
+  }
+  return bytes ? bytes->AsPositiveInt() : fallback;
+}
+
+}  // namespace
+
+std::string ArchConfig::GeneratedName() const {
+  return "tc" + std::to_string(num_tc) + "x" + std::to_string(pe_x) + "x" + std::to_string(pe_y) +
+         "-vc" + std::to_string(num_vc) + "x" + std::to_string(pe_vc) + "-glb" + SizeText(glb_bytes);
+}
+
+std::string ArchConfig::Validate() const {
+  if (num_tc < 1 || num_vc < 1 || pe_x < 1 || pe_y < 1 || pe_vc < 1) {
+    return "core counts and array sizes must be ≥ 1";
+  }
+  if (glb_bytes <= 0 || l2_tc_bytes <= 0 || l2_vc_bytes <= 0 || hbm_bytes <= 0) {
+    return "buffer and HBM sizes must be > 0";
+  }
+  if (!(glb_bandwidth_words_per_cycle > 0) || !(hbm_bandwidth_bytes_per_s > 0) ||
+      !(frequency_hz > 0) || word_bytes < 1) {
+    return "bandwidths and the frequency must be > 0, word_bytes ≥ 1";
+  }
+  return "";
+}
+
+Json ArchConfig::ToJson() const {
+  Json j = Json::MakeObject();
+  j["name"] = name;
+  j["num_tc"] = num_tc;
+  j["num_vc"] = num_vc;
+  j["pe_x"] = pe_x;
+  j["pe_y"] = pe_y;
+  j["pe_vc"] = pe_vc;
+  j["glb_bytes"] = glb_bytes;
+  j["glb_bandwidth_words_per_cycle"] = glb_bandwidth_words_per_cycle;
+  j["l2_tc_bytes"] = l2_tc_bytes;
+  j["l2_vc_bytes"] = l2_vc_bytes;
+  j["hbm_bytes"] = hbm_bytes;
+  j["hbm_bandwidth_bytes_per_s"] = hbm_bandwidth_bytes_per_s;
+  j["frequency_hz"] = frequency_hz;
+  j["word_bytes"] = word_bytes;
+  j["peak_tensor_flops_per_s"] = PeakTensorFlopsPerS();
+  return j;
+}
+
+ArchConfig ParseArchConfig(const ConfigNode& root) {
+  if (!root.IsMap()) root.Fail("expected an architecture (a map), found " + root.Describe());
+  root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
+                   "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
+                   "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
+                   "word_bytes"});
+  ArchConfig a;
+  a.num_tc = root.Child("num_tc").AsPositiveInt();
+  a.num_vc = root.Child("num_vc").AsPositiveInt();
+  a.pe_x = root.Child("pe_x").AsPositiveInt();
+  a.pe_y = root.Child("pe_y").AsPositiveInt();
+  a.pe_vc = root.Optional("pe_vc") ? root.Child("pe_vc").AsPositiveInt() : a.pe_x;
+  a.glb_bytes = ReadSize(root, "glb_mib", kMiB, "glb_bytes", -1);
+  if (a.glb_bytes < 0) root.Child("glb_mib").Fail("missing: give glb_mib or glb_bytes");
+  if (auto n = root.Optional("glb_bandwidth_words_per_cycle")) {
+    a.glb_bandwidth_words_per_cycle = n->AsPositiveDouble();
+  }
+  a.l2_tc_bytes = root.Optional("l2_tc_bytes") ? root.Child("l2_tc_bytes").AsPositiveInt()
+                                               : ArchConfig::DefaultL2Bytes(a.pe_x * a.pe_y);
+  a.l2_vc_bytes = root.Optional("l2_vc_bytes") ? root.Child("l2_vc_bytes").AsPositiveInt()
+                                               : ArchConfig::DefaultL2Bytes(a.pe_vc);
+  a.hbm_bytes = ReadSize(root, "hbm_gib", kGiB, "hbm_bytes", 32 * kGiB);
+  if (auto n = root.Optional("hbm_bandwidth_bytes_per_s")) a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
+  if (auto n = root.Optional("frequency_hz")) a.frequency_hz = n->AsPositiveDouble();
+  if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsPositiveInt();
+  a.name = root.Optional("name") ? root.Child("name").AsString() : a.GeneratedName();
+  return a;
+}
+
+ArchConfig LoadArchConfig(const std::string& name_or_path) {
+  if (std::filesystem::is_regular_file(name_or_path)) {
+    return ParseArchConfig(ConfigNode::ParseFile(name_or_path));
+  }
+  const std::filesystem::path dir = ShareDirectory() / "arch";
+  const std::filesystem::path preset = dir / (name_or_path + ".yaml");
+  if (name_or_path.find('/') == std::string::npos && std::filesystem::is_regular_file(preset)) {
+    return ParseArchConfig(ConfigNode::ParseFile(preset.string()));
+  }
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const auto& p = e.path();
+    if (p.extension() == ".yaml" && p.stem().string().find("space") == std::string::npos) {
+      names.push_back(p.stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  std::string hint;
+  if (auto guess = DidYouMean(name_or_path, names)) hint = "; did you mean '" + *guess + "'?";
+  throw ConfigError("no architecture file or preset named '" + name_or_path + "'" + hint +
+                    "  presets in " + dir.string() + ": " + list);
+}
+
+}  // namespace phaze

@@ -1,0 +1,116 @@
+// `phaze arch --space FILE|paper [--format table|json] [--limit N]` enumerates an architecture
+// space by decreasing area; `phaze arch --preset NAME|FILE` shows one architecture with its area
+// breakdown and peak FLOP/s. --output FILE writes the JSON as well.
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.hpp"
+#include "phaze/arch/arch_space.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/core/paths.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+namespace {
+
+std::string Num(double v, const char* format) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+Json PointJson(const ArchConfig& a, const AreaBreakdown& area) {
+  Json j = a.ToJson();
+  j["area_mm2"] = area.TotalMm2();
+  j["area_um2"] = area.TotalUm2();
+  if (area.extrapolated) j["area_extrapolated"] = true;
+  return j;
+}
+
+}  // namespace
+
+void AddArchOptions(po::options_description& d) {
+  d.add_options()
+      ("space", po::value<std::string>(), "search-space file, or 'paper' for share/arch/paper-space.yaml")
+      ("preset", po::value<std::string>(), "one architecture: a preset name (tpuv4, …) or a file")
+      ("area-model", po::value<std::string>(), "area tables (default share/area/22nm.yaml)")
+      ("format", po::value<std::string>()->default_value("table"), "table | json")
+      ("limit", po::value<std::int64_t>()->default_value(0), "print only the first N configs (0: all)");
+}
+
+int RunArch(CommandContext& ctx) {
+  const bool space = ctx.vm.count("space") > 0, preset = ctx.vm.count("preset") > 0;
+  if (space == preset) throw UsageError("phaze arch: give exactly one of --space FILE or --preset NAME");
+  const std::string format = ctx.vm["format"].as<std::string>();
+  if (format != "table" && format != "json") {
+    throw UsageError("--format: expected table or json, found '" + format + "'");
+  }
+  const AreaModel area = ctx.vm.count("area-model")
+                             ? AreaModel::LoadFile(ctx.vm["area-model"].as<std::string>())
+                             : AreaModel::Default();
+  Json json = Json::MakeObject();
+  std::string table;
+  if (preset) {
+    const ArchConfig a = LoadArchConfig(ctx.vm["preset"].as<std::string>());
+    const AreaBreakdown b = area.Area(a);
+    json = PointJson(a, b);
+    json["area_tensor_cores_um2"] = b.tensor_cores_um2;
+    json["area_vector_cores_um2"] = b.vector_cores_um2;
+    json["area_glb_um2"] = b.glb_um2;
+    table = "architecture     " + a.name + "\n" +
+            "tensor cores     " + std::to_string(a.num_tc) + " x " + std::to_string(a.pe_x) + "x" +
+            std::to_string(a.pe_y) + " PEs, L2 " + std::to_string(a.l2_tc_bytes) + " bytes each\n" +
+            "vector cores     " + std::to_string(a.num_vc) + " x " + std::to_string(a.pe_vc) +
+            " lanes, L2 " + std::to_string(a.l2_vc_bytes) + " bytes each\n" +
+            "global buffer    " + std::to_string(a.glb_bytes) + " bytes, " +
+            Num(a.glb_bandwidth_words_per_cycle, "%g") + " words/cycle\n" +
+            "HBM              " + std::to_string(a.hbm_bytes) + " bytes at " +
+            Num(a.hbm_bandwidth_bytes_per_s, "%g") + " bytes/s\n" +
+            "frequency        " + Num(a.frequency_hz, "%g") + " Hz\n" +
+            "peak tensor      " + Num(a.PeakTensorFlopsPerS() / 1e12, "%.2f") + " TFLOP/s\n" +
+            "area (" + area.Technology() + ")     " + Num(b.TotalMm2(), "%.6f") + " mm2 = " +
+            Num(b.TotalUm2(), "%.0f") + " um2 (tensor cores " + Num(b.tensor_cores_um2 * 1e-6, "%.3f") +
+            ", vector cores " + Num(b.vector_cores_um2 * 1e-6, "%.3f") + ", GLB " +
+            Num(b.glb_um2 * 1e-6, "%.3f") + " mm2)" +
+            (b.extrapolated ? " [extrapolated beyond the area tables]" : "") + "\n";
+  } else {
+    std::string file = ctx.vm["space"].as<std::string>();
+    if (file == "paper") file = (ShareDirectory() / "arch" / "paper-space.yaml").string();
+    const ArchSpace s = ArchSpace::LoadFile(file, area);
+    const auto points = s.Enumerate(area);
+    std::int64_t limit = ctx.vm["limit"].as<std::int64_t>();
+    if (limit <= 0 || limit > static_cast<std::int64_t>(points.size())) limit = points.size();
+    json["space"] = s.name;
+    json["candidates"] = s.CandidateCount();
+    json["feasible"] = static_cast<std::int64_t>(points.size());
+    json["area_budget_mm2"] = s.area_budget_um2 * 1e-6;
+    Json configs = Json::MakeArray();
+    table = "space " + s.name + ": " + std::to_string(points.size()) + " feasible of " +
+            std::to_string(s.CandidateCount()) + " candidates; area budget " +
+            Num(s.area_budget_um2 * 1e-6, "%.6f") + " mm2 (" + s.area_budget_source + ")\n" +
+            "    rank  num_tc  num_vc  pe_x  pe_y  pe_vc  glb_MiB  glb_bw  area_mm2\n";
+    for (std::int64_t i = 0; i < limit; ++i) {
+      const auto& p = points[i];
+      configs.Push(PointJson(p.arch, area.Area(p.arch)));
+      if (format == "table") {
+        char line[160];
+        std::snprintf(line, sizeof line, "%8lld %7lld %7lld %5lld %5lld %6lld %8lld %7g %9.6f\n",
+                      static_cast<long long>(i + 1), static_cast<long long>(p.arch.num_tc),
+                      static_cast<long long>(p.arch.num_vc), static_cast<long long>(p.arch.pe_x),
+                      static_cast<long long>(p.arch.pe_y), static_cast<long long>(p.arch.pe_vc),
+                      static_cast<long long>(p.arch.glb_bytes >> 20),
+                      p.arch.glb_bandwidth_words_per_cycle, p.area_um2 * 1e-6);
+        table += line;
+      }
+    }
+    json["configs"] = configs;
+  }
+  if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, json.Dump(1) + "\n");
+  ctx.out << (format == "json" ? json.Dump(1) + "\n" : table);
+  return 0;
+}
+
+}  // namespace phaze::cli
