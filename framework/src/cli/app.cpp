@@ -40,7 +40,7 @@ std::vector<CommandSpec> Commands() {
       {"arch", "enumerate an architecture space or show a preset, with areas",
        AddArchOptions, RunArch, ""},
       {"estimate", "per-operator latency and collective time on an architecture",
-       NoOptions, nullptr, "the estimator plugins (issue 5)"},
+       AddEstimateOptions, RunEstimate, ""},
       {"plugins", "list the plugins found and the components they register",
        AddPluginsOptions, RunPlugins, ""},
   };

@@ -21,6 +21,9 @@ int RunGraph(CommandContext& ctx);
 void AddArchOptions(boost::program_options::options_description& d);
 int RunArch(CommandContext& ctx);
 
+void AddEstimateOptions(boost::program_options::options_description& d);
+int RunEstimate(CommandContext& ctx);
+
 void AddPluginsOptions(boost::program_options::options_description& d);
 int RunPlugins(CommandContext& ctx);
 

@@ -1,0 +1,41 @@
+// A memoising decorator for any estimator: results keyed by (op signature, every architecture
+// field, pass), so the 48 identical blocks of a model — and every micro-batch, HBM size and
+// recompute setting that reuses a shape — cost one estimate. Thread-safe (one mutex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "phaze/estimate/estimator.hpp"
+
+namespace phaze {
+
+class CachedEstimator : public Estimator {
+ public:
+  explicit CachedEstimator(std::shared_ptr<const Estimator> inner) : inner_(std::move(inner)) {}
+
+  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
+  double CollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
+                         const ClusterConfig& cluster) const override {
+    return inner_->CollectiveTimeS(kind, bytes, group_size, cluster);
+  }
+  double AreaMm2(const ArchConfig& arch) const override { return inner_->AreaMm2(arch); }
+
+  std::int64_t Hits() const;
+  std::int64_t Misses() const;
+
+ private:
+  std::shared_ptr<const Estimator> inner_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<std::string, OpEstimate> cache_;
+  mutable std::int64_t hits_ = 0;
+  mutable std::int64_t misses_ = 0;
+};
+
+// Every field of an architecture, as a cache key.
+std::string ArchKey(const ArchConfig& arch);
+
+}  // namespace phaze

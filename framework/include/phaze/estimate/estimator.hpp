@@ -1,0 +1,77 @@
+// The estimator interface (plugins implement it; DESIGN §3, §8): for an op on an architecture, its
+// latency on one core (ℓ_i; for a fused op one tensor core paired with one vector core) and on all
+// cores of its class (ℓ̂_i); the time of a collective over the cluster's links; the area of an
+// architecture. Implementations are pure: const, deterministic, thread-safe. An op an estimator
+// cannot cost raises UnsupportedOpError saying which op and why — never a silent zero or infinity.
+//
+// An estimator sees an op as an OpWork: its GEMM, its vector work items and its memory traffic,
+// detached from the graph (so results can be cached by OpWork::Signature()). Backward ops are
+// explicit ops of the backward graph; `pass` says which graph the op came from, for estimators that
+// key on it (the built-in ones do not need it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/graph/operator_graph.hpp"
+
+namespace phaze {
+
+enum class Pass { kForward, kBackward, kRecompute };
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+
+std::string_view ToString(Pass pass);
+std::string_view ToString(CollectiveKind kind);
+std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text);  // "all_reduce", …
+
+struct OpWork {
+  std::string name;
+  OpKind kind = OpKind::kElementwise;
+  std::optional<GemmShape> gemm;
+  std::vector<VectorWork> vector;
+  std::int64_t bytes_read = 0;     // activations read
+  std::int64_t bytes_written = 0;  // activations written
+  std::int64_t weight_bytes = 0;
+
+  static OpWork Of(const Operator& op, const OperatorGraph& graph);
+  static OpWork Gemm(GemmShape shape, std::int64_t word_bytes, bool weight_operand = true);
+  static OpWork Vector(const std::string& function, std::int64_t elements, std::int64_t word_bytes,
+                       std::int64_t row_elements = 1);
+  CoreClass Core() const;
+  // A deterministic text key of everything that affects an estimate (not the name), e.g.
+  // "gemm|1x512x1024x1024|bias_add:524288/1|r1048576|w1048576|p2097152".
+  std::string Signature() const;
+};
+
+struct OpEstimate {
+  double single_core_s = 0;
+  double all_cores_s = 0;
+  std::optional<double> energy_j;
+};
+
+class UnsupportedOpError : public Error {
+ public:
+  using Error::Error;
+};
+
+class Estimator {
+ public:
+  virtual ~Estimator() = default;
+  virtual OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const = 0;
+  // Seconds for one collective of `bytes` per participant over `group_size` accelerators.
+  virtual double CollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
+                                 const ClusterConfig& cluster) const = 0;
+  virtual double AreaMm2(const ArchConfig& arch) const = 0;
+};
+
+// The ring model (DESIGN §8): all-reduce moves 2·(n−1)/n·bytes over the link, all-gather,
+// reduce-scatter and all-to-all (n−1)/n·bytes; plus one link latency per ring step
+// (2·(n−1) steps for all-reduce, n−1 otherwise). Zero for a group of one.
+double RingCollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
+                           const ClusterConfig& cluster);
+
+}  // namespace phaze

@@ -1,0 +1,182 @@
+// `phaze estimate --arch PRESET|FILE [--estimator NAME | --config RUN.yaml] --gemm B,M,N,K
+//  | --op FUNCTION,ELEMENTS[,ROW] | --collective KIND,BYTES,GROUP | --ops-file CSV`: per-op latency
+// on one core and on all cores (seconds and cycles), or a collective's time; --output writes JSON.
+// The ops file has one op per line: `gemm,B,M,N,K`, `batched_gemm,B,M,N,K`,
+// `vector,FUNCTION,ELEMENTS[,ROW]` or `collective,KIND,BYTES,GROUP` ('#' comments).
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "phaze/config/run_config.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/estimate/estimator.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+namespace {
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string cell; std::getline(ss, cell, ',');) out.push_back(cell);
+  return out;
+}
+
+std::int64_t PositiveInt(const std::string& text, const std::string& where) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used == text.size() && v >= 1) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(where + ": expected a positive integer, found '" + text + "'");
+}
+
+struct Request {
+  std::string text;  // as given
+  std::optional<OpWork> op;
+  std::optional<CollectiveKind> collective;
+  std::int64_t bytes = 0, group = 0;
+};
+
+Request ParseRequest(const std::vector<std::string>& cells, const std::string& where,
+                     std::int64_t word_bytes) {
+  Request r;
+  const std::string kind = cells.empty() ? "" : cells[0];
+  auto need = [&](size_t lo, size_t hi, const char* form) {
+    if (cells.size() < lo || cells.size() > hi) throw UsageError(where + ": expected " + form);
+  };
+  if (kind == "gemm" || kind == "batched_gemm") {
+    need(5, 5, "gemm,B,M,N,K");
+    GemmShape s{PositiveInt(cells[1], where), PositiveInt(cells[2], where),
+                PositiveInt(cells[3], where), PositiveInt(cells[4], where)};
+    r.op = OpWork::Gemm(s, word_bytes, kind == "gemm");
+  } else if (kind == "vector") {
+    need(3, 4, "vector,FUNCTION,ELEMENTS[,ROW]");
+    r.op = OpWork::Vector(cells[1], PositiveInt(cells[2], where), word_bytes,
+                          cells.size() == 4 ? PositiveInt(cells[3], where) : 1);
+  } else if (kind == "collective") {
+    need(4, 4, "collective,KIND,BYTES,GROUP");
+    r.collective = ParseCollectiveKind(cells[1]);
+    if (!r.collective) {
+      throw UsageError(where + ": unknown collective '" + cells[1] +
+                       "'; expected all_reduce, all_gather, reduce_scatter or all_to_all");
+    }
+    r.bytes = PositiveInt(cells[2], where);
+    r.group = PositiveInt(cells[3], where);
+  } else {
+    throw UsageError(where + ": unknown op kind '" + kind +
+                     "'; expected gemm, batched_gemm, vector or collective");
+  }
+  return r;
+}
+
+}  // namespace
+
+void AddEstimateOptions(po::options_description& d) {
+  d.add_options()
+      ("arch", po::value<std::string>(), "architecture: preset name (tpuv4, …) or YAML file")
+      ("estimator", po::value<std::string>(), "estimator name (default: the run config's, or analytic)")
+      ("gemm", po::value<std::vector<std::string>>()->composing(),
+       "B,M,N,K: out[B][M][N] = A[B][M][K]·W[K][N] (repeatable)")
+      ("op", po::value<std::vector<std::string>>()->composing(),
+       "FUNCTION,ELEMENTS[,ROW]: a vector op (gelu, softmax, …; repeatable)")
+      ("collective", po::value<std::vector<std::string>>()->composing(),
+       "KIND,BYTES,GROUP: all_reduce, all_gather, reduce_scatter, all_to_all (repeatable)")
+      ("ops-file", po::value<std::string>(), "CSV of ops, one per line (see phaze estimate --help)")
+      ("link-bandwidth", po::value<double>(), "bytes/s per link for collectives (default: run config or 4 GiB/s)")
+      ("link-latency", po::value<double>(), "seconds per ring step (default: run config or 0)");
+}
+
+int RunEstimate(CommandContext& ctx) {
+  if (!ctx.vm.count("arch")) throw UsageError("phaze estimate: --arch PRESET|FILE is required");
+  std::vector<std::pair<std::string, std::vector<std::string>>> requests;  // where, cells
+  for (const auto& [flag, kind] : {std::pair<std::string, std::string>{"gemm", "gemm"},
+                                   {"op", "vector"}, {"collective", "collective"}}) {
+    if (!ctx.vm.count(flag)) continue;
+    for (const auto& value : ctx.vm[flag].as<std::vector<std::string>>()) {
+      std::vector<std::string> cells = Split(value);
+      cells.insert(cells.begin(), kind);
+      requests.emplace_back("--" + flag, cells);
+    }
+  }
+  if (ctx.vm.count("ops-file")) {
+    const std::string file = ctx.vm["ops-file"].as<std::string>();
+    std::ifstream in(file);
+    if (!in) throw UsageError("--ops-file: cannot read '" + file + "'");
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.empty() || line[0] == '#') continue;
+      requests.emplace_back(file + ":" + std::to_string(n), Split(line));
+    }
+  }
+  if (requests.empty()) {
+    throw UsageError("phaze estimate: give --gemm, --op, --collective or --ops-file");
+  }
+
+  RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
+                                            : RunConfig::ParseFile(ctx.global.config, false);
+  ComponentChoice choice = run.estimator;
+  if (ctx.vm.count("estimator")) choice = {ctx.vm["estimator"].as<std::string>(), std::nullopt, std::nullopt};
+  run.estimator = choice;
+  run.CheckComponents(ctx.registry, false, true, false);
+  const auto estimator = ctx.registry.CreateEstimator(choice.name, choice.Params());
+  const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
+  ClusterConfig cluster;
+  cluster.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
+  cluster.link_latency_s = run.cluster.link_latency_s;
+  if (ctx.vm.count("link-bandwidth")) cluster.link_bandwidth_bytes_per_s = ctx.vm["link-bandwidth"].as<double>();
+  if (ctx.vm.count("link-latency")) cluster.link_latency_s = ctx.vm["link-latency"].as<double>();
+  if (!(cluster.link_bandwidth_bytes_per_s > 0) || !(cluster.link_latency_s >= 0)) {
+    throw UsageError("--link-bandwidth must be > 0 and --link-latency ≥ 0");
+  }
+
+  Json results = Json::MakeArray();
+  ctx.out << "estimator " << choice.name << " on " << arch.name << " (" << arch.frequency_hz
+          << " Hz)\n";
+  for (const auto& [where, cells] : requests) {
+    const Request r = ParseRequest(cells, where, arch.word_bytes);
+    Json j = Json::MakeObject();
+    std::string label;
+    for (const auto& c : cells) label += (label.empty() ? "" : ",") + c;
+    j["request"] = label;
+    char line[256];
+    if (r.collective) {
+      const double s = estimator->CollectiveTimeS(*r.collective, r.bytes, r.group, cluster);
+      j["time_s"] = s;
+      std::snprintf(line, sizeof line, "%-36s %.6g s\n", label.c_str(), s);
+    } else {
+      const OpEstimate e = estimator->Estimate(*r.op, arch, Pass::kForward);
+      j["signature"] = r.op->Signature();
+      j["core"] = ToString(r.op->Core());
+      j["single_core_s"] = e.single_core_s;
+      j["all_cores_s"] = e.all_cores_s;
+      j["single_core_cycles"] = e.single_core_s * arch.frequency_hz;
+      j["all_cores_cycles"] = e.all_cores_s * arch.frequency_hz;
+      if (r.op->gemm) {
+        j["all_cores_utilisation"] =
+            static_cast<double>(r.op->gemm->Flops()) / (e.all_cores_s * arch.PeakTensorFlopsPerS());
+      }
+      std::snprintf(line, sizeof line,
+                    "%-36s single core %.6g s (%.0f cycles)  all cores %.6g s (%.0f cycles)\n",
+                    label.c_str(), e.single_core_s, e.single_core_s * arch.frequency_hz,
+                    e.all_cores_s, e.all_cores_s * arch.frequency_hz);
+    }
+    ctx.out << line;
+    results.Push(j);
+  }
+  if (!ctx.global.output.empty()) {
+    Json doc = Json::MakeObject();
+    doc["estimator"] = choice.name;
+    doc["arch"] = arch.ToJson();
+    doc["results"] = results;
+    WriteTextFileAtomic(ctx.global.output, doc.Dump(1) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace phaze::cli

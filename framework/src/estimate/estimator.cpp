@@ -1,0 +1,99 @@
+#include "phaze/estimate/estimator.hpp"
+
+namespace phaze {
+
+std::string_view ToString(Pass pass) {
+  switch (pass) {
+    case Pass::kForward: return "forward";
+    case Pass::kBackward: return "backward";
+    case Pass::kRecompute: return "recompute";
+  }
+  return "?";
+}
+
+std::string_view ToString(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce: return "all_reduce";
+    case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kAllToAll: return "all_to_all";
+  }
+  return "?";
+}
+
+std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text) {
+  for (auto k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                 CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll}) {
+    if (ToString(k) == text) return k;
+  }
+  return std::nullopt;
+}
+
+OpWork OpWork::Of(const Operator& op, const OperatorGraph& graph) {
+  OpWork w;
+  w.name = op.name;
+  w.kind = op.kind;
+  w.gemm = op.gemm;
+  w.vector = op.vector;
+  w.bytes_read = graph.BytesRead(op);
+  w.bytes_written = graph.BytesWritten(op);
+  w.weight_bytes = op.weight_bytes;
+  return w;
+}
+
+OpWork OpWork::Gemm(GemmShape s, std::int64_t word_bytes, bool weight_operand) {
+  OpWork w;
+  w.name = "gemm";
+  w.kind = weight_operand ? OpKind::kGemm : OpKind::kBatchedGemm;
+  w.gemm = s;
+  w.bytes_read = s.batch * s.m * s.k * word_bytes;
+  if (weight_operand) {
+    w.weight_bytes = s.batch * s.k * s.n * word_bytes;
+  } else {
+    w.bytes_read += s.batch * s.k * s.n * word_bytes;
+  }
+  w.bytes_written = s.batch * s.m * s.n * word_bytes;
+  return w;
+}
+
+OpWork OpWork::Vector(const std::string& function, std::int64_t elements, std::int64_t word_bytes,
+                      std::int64_t row_elements) {
+  OpWork w;
+  w.name = function;
+  w.kind = OpKind::kElementwise;
+  w.vector = {{function, elements, row_elements}};
+  w.bytes_read = elements * word_bytes;
+  w.bytes_written = elements * word_bytes;
+  return w;
+}
+
+CoreClass OpWork::Core() const {
+  if (gemm) return vector.empty() ? CoreClass::kTensor : CoreClass::kFused;
+  return vector.empty() ? CoreClass::kNone : CoreClass::kVector;
+}
+
+std::string OpWork::Signature() const {
+  std::string s(ToString(kind));
+  if (gemm) {
+    s += "|" + std::to_string(gemm->batch) + "x" + std::to_string(gemm->m) + "x" +
+         std::to_string(gemm->n) + "x" + std::to_string(gemm->k);
+  }
+  for (const auto& v : vector) {
+    s += "|" + v.function + ":" + std::to_string(v.elements) + "/" + std::to_string(v.row_elements);
+  }
+  s += "|r" + std::to_string(bytes_read) + "|w" + std::to_string(bytes_written) + "|p" +
+       std::to_string(weight_bytes);
+  return s;
+}
+
+double RingCollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
+                           const ClusterConfig& cluster) {
+  if (group_size <= 1 || bytes <= 0) return 0;
+  const double n = static_cast<double>(group_size);
+  const double share = (n - 1) / n * static_cast<double>(bytes);
+  const double steps = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
+  const double volume = kind == CollectiveKind::kAllReduce ? 2 * share : share;
+  return volume / cluster.link_bandwidth_bytes_per_s + steps * cluster.link_latency_s;
+}
+
+}  // namespace phaze

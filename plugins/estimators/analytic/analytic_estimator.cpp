@@ -1,0 +1,286 @@
+#include "analytic_estimator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace phaze::estimators {
+
+namespace {
+
+using i64 = std::int64_t;
+
+i64 CeilDiv(i64 a, i64 b) { return (a + b - 1) / b; }
+
+// Cycles per element per lane of each vector function (physical model). GELU via erf (~15),
+// tanh-GELU = tanh (27) + 5 multiply-adds, SiLU = sigmoid (12) + 1, softmax = exp (15) + sum +
+// divide (10), norms = two passes plus a normalise, Adam = moments, sqrt (15), divide (10).
+const std::map<std::string, double>& PhysicalCycles() {
+  static const std::map<std::string, double> table = {
+      {"add", 1},          {"bias_add", 1},          {"mul", 1},
+      {"scale", 1},        {"mask", 1},              {"causal_mask", 1},
+      {"dropout", 2},      {"relu", 1},              {"gelu", 16},
+      {"gelu_tanh", 32},   {"silu", 13},             {"tanh", 27},
+      {"softmax", 26},     {"layernorm", 6},         {"rmsnorm", 4},
+      {"rotary", 3},       {"embedding", 1},         {"cross_entropy", 28},
+      {"bias_grad", 1},    {"adam", 30},             {"sgd", 2},
+      {"add_backward", 1}, {"bias_add_backward", 1}, {"mul_backward", 2},
+      {"scale_backward", 1}, {"mask_backward", 1},   {"causal_mask_backward", 1},
+      {"dropout_backward", 1}, {"relu_backward", 1}, {"gelu_backward", 30},
+      {"gelu_tanh_backward", 40}, {"silu_backward", 25}, {"tanh_backward", 2},
+      {"softmax_backward", 3}, {"layernorm_backward", 10}, {"rmsnorm_backward", 8},
+      {"rotary_backward", 3}, {"embedding_backward", 2}, {"cross_entropy_backward", 2},
+  };
+  return table;
+}
+
+// The reference's per-op constants (REFERENCE §2.3), used for fused epilogues in sunstone mode.
+double ReferenceConstant(const std::string& f) {
+  static const std::map<std::string, double> table = {
+      {"add", 1}, {"bias_add", 1}, {"mul", 1}, {"scale", 10}, {"mask", 1}, {"causal_mask", 1},
+      {"dropout", 2}, {"relu", 1}, {"gelu", 1}, {"gelu_tanh", 1}, {"silu", 12}, {"tanh", 27},
+      {"rotary", 13}, {"add_backward", 1}, {"mul_backward", 1}, {"scale_backward", 10},
+      {"mask_backward", 1}, {"causal_mask_backward", 1}, {"dropout_backward", 1},
+      {"relu_backward", 1}, {"gelu_backward", 1}, {"gelu_tanh_backward", 1},
+      {"silu_backward", 22}, {"tanh_backward", 2}, {"rotary_backward", 2},
+  };
+  auto it = table.find(f);
+  return it == table.end() ? 1 : it->second;
+}
+
+// Words moved between a level and the one below for a blocked GEMM whose stationary weight block
+// (k_b × n_b) takes at most `capacity_words`: inputs re-read per weight column block, weights once,
+// partial sums written (and re-read) per weight row block. Minimised over n_b.
+double BlockedTraffic(const GemmShape& s, double capacity_words, i64 step) {
+  double best = -1;
+  for (i64 nb = std::min<i64>(step, s.n);; nb = std::min<i64>(nb * 2, s.n)) {
+    const i64 kb = std::min<i64>(s.k, static_cast<i64>(capacity_words / static_cast<double>(nb)));
+    if (kb >= 1) {
+      const double t = static_cast<double>(s.batch) *
+                       (static_cast<double>(s.m * s.k) * static_cast<double>(CeilDiv(s.n, nb)) +
+                        static_cast<double>(s.k * s.n) +
+                        static_cast<double>(s.m * s.n) * static_cast<double>(2 * CeilDiv(s.k, kb) - 1));
+      if (best < 0 || t < best) best = t;
+    }
+    if (nb == s.n) break;
+  }
+  if (best < 0) {  // not even one column fits: stream everything element by element
+    best = static_cast<double>(s.batch) *
+           (static_cast<double>(s.m * s.k) * static_cast<double>(s.n) + static_cast<double>(s.k * s.n) +
+            static_cast<double>(s.m * s.n) * static_cast<double>(2 * s.k - 1));
+  }
+  return best;
+}
+
+}  // namespace
+
+AnalyticEstimator::AnalyticEstimator(Model model, const ConfigNode& params)
+    : model_(model), area_(AreaModel::Default()) {
+  params.ExpectKeys({"model", "l2_words_per_cycle", "vector_cycles"});
+  if (auto n = params.Optional("model")) {
+    model_ = n->AsChoice({"physical", "sunstone"}) == "physical" ? Model::kPhysical : Model::kSunstone;
+  }
+  if (auto n = params.Optional("l2_words_per_cycle")) l2_words_per_cycle_ = n->AsPositiveDouble();
+  if (auto n = params.Optional("vector_cycles")) {
+    for (const auto& [name, value] : n->Entries()) vector_cycles_[name] = value.AsNonNegativeDouble();
+  }
+}
+
+double AnalyticEstimator::CyclesPerElement(const OpWork& op, const std::string& f) const {
+  if (auto it = vector_cycles_.find(f); it != vector_cycles_.end()) return it->second;
+  const auto& table = PhysicalCycles();
+  if (auto it = table.find(f); it != table.end()) return it->second;
+  std::string known;
+  for (const auto& [name, c] : table) known += (known.empty() ? "" : ", ") + name;
+  throw UnsupportedOpError("estimator 'analytic': op '" + op.name + "': no cycle cost for vector function '" +
+                           f + "'; known: " + known +
+                           ". Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
+}
+
+double AnalyticEstimator::TensorCycles(const GemmShape& s, bool /*weight_operand*/,
+                                       const ArchConfig& a, i64 cores,
+                                       double glb_words_per_cycle) const {
+  const double tiles = static_cast<double>(s.batch) * static_cast<double>(CeilDiv(s.k, a.pe_x)) *
+                       static_cast<double>(CeilDiv(s.n, a.pe_y));
+  // Weights are double-buffered: loading the next tile (pe_x cycles, a row per cycle) hides under
+  // streaming the current one, so a tile costs max(M, pe_x); one fill and drain are exposed.
+  const double compute = tiles * static_cast<double>(std::max(s.m, a.pe_x)) +
+                         static_cast<double>(a.pe_x + a.pe_y);
+  const double l2_bw = l2_words_per_cycle_ > 0 ? l2_words_per_cycle_
+                                               : static_cast<double>(a.pe_x + 2 * a.pe_y);
+  const double l2_traffic =
+      static_cast<double>(s.batch) *
+      (static_cast<double>(s.m * s.k) * static_cast<double>(CeilDiv(s.n, a.pe_y)) +
+       static_cast<double>(s.k * s.n) +
+       static_cast<double>(s.m * s.n) * static_cast<double>(2 * CeilDiv(s.k, a.pe_x) - 1));
+  const double l2_words = static_cast<double>(a.l2_tc_bytes / a.word_bytes);
+  const double glb_traffic = BlockedTraffic(s, l2_words / 2, a.pe_y);
+  const double glb_share = glb_words_per_cycle / static_cast<double>(cores);
+  return std::max({compute, l2_traffic / l2_bw, glb_traffic / glb_share});
+}
+
+double AnalyticEstimator::HbmSeconds(const GemmShape& s, bool weight_operand, const ArchConfig& a) const {
+  const double glb_words = static_cast<double>(a.glb_bytes / a.word_bytes);
+  const double working = static_cast<double>(s.batch) *
+                         static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+  const double words = working <= glb_words
+                           ? (weight_operand ? static_cast<double>(s.batch * s.k * s.n) : 0.0)
+                           : BlockedTraffic(s, glb_words / 2, a.pe_y);
+  return words * static_cast<double>(a.word_bytes) / a.hbm_bandwidth_bytes_per_s;
+}
+
+double AnalyticEstimator::PhysicalGemmSeconds(const OpWork& op, const ArchConfig& a,
+                                              bool all_cores) const {
+  const GemmShape& s = *op.gemm;
+  const bool weights = op.kind == OpKind::kGemm;
+  const double hbm = HbmSeconds(s, weights, a);
+  const double f = a.frequency_hz;
+  double best = std::max(TensorCycles(s, weights, a, 1, a.glb_bandwidth_words_per_cycle) / f, hbm);
+  if (!all_cores || a.num_tc == 1) return best;
+  const i64 c = a.num_tc;
+  for (int dim = 0; dim < 3; ++dim) {
+    GemmShape part = s;
+    i64& extent = dim == 0 ? part.batch : dim == 1 ? part.m : part.n;
+    const i64 used = std::min<i64>(c, extent);
+    if (used <= 1) continue;
+    extent = CeilDiv(extent, used);
+    const double t = std::max(TensorCycles(part, weights, a, used, a.glb_bandwidth_words_per_cycle) / f, hbm);
+    best = std::min(best, t);
+  }
+  return best;
+}
+
+double AnalyticEstimator::VectorSeconds(const OpWork& op, const ArchConfig& a, i64 cores,
+                                        bool include_memory) const {
+  const i64 lanes = a.pe_vc * cores;
+  double cycles = 0;
+  for (const auto& w : op.vector) {
+    cycles += CyclesPerElement(op, w.function) * static_cast<double>(CeilDiv(w.elements, lanes));
+  }
+  double seconds = cycles / a.frequency_hz;
+  if (include_memory) {
+    const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
+    const double port = std::min(a.glb_bandwidth_words_per_cycle, 3.0 * static_cast<double>(lanes));
+    double memory = bytes / static_cast<double>(a.word_bytes) / port / a.frequency_hz;
+    if (bytes > static_cast<double>(a.glb_bytes)) memory = std::max(memory, bytes / a.hbm_bandwidth_bytes_per_s);
+    seconds = std::max(seconds, memory);
+  }
+  return seconds;
+}
+
+double AnalyticEstimator::SunstoneTensorCycles(const GemmShape& g, const ArchConfig& a, i64 cores) const {
+  const double rows = static_cast<double>(g.batch * g.m), out = static_cast<double>(g.n),
+               red = static_cast<double>(g.k);
+  const double macs = rows * out * red;
+  double best = -1;
+  for (auto [x, y] : {std::pair<i64, i64>{a.pe_x, a.pe_y}, {a.pe_y, a.pe_x}}) {
+    const double ct = 4.0 * static_cast<double>(x), kt = 4.0 * static_cast<double>(y);
+    const double reads = rows * red * std::ceil(out / kt) + red * out + rows * out * (std::ceil(red / ct) - 1);
+    const double writes = rows * out * std::ceil(red / ct);
+    const double compute = macs / (std::min(red, static_cast<double>(x)) *
+                                   std::min(out, static_cast<double>(y)) * static_cast<double>(cores));
+    const double v = std::max({compute, reads / 64, writes / 64, (rows * red + red * out + rows * out) / 128});
+    if (best < 0 || v < best) best = v;
+  }
+  return best;
+}
+
+double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) const {
+  double cycles = 0;
+  for (const auto& w : op.vector) {
+    const double n = static_cast<double>(w.elements);
+    const double c = std::ceil(n / static_cast<double>(lanes));
+    const std::string& f = w.function;
+    if (auto it = vector_cycles_.find(f); it != vector_cycles_.end()) {
+      cycles += it->second * c;
+    } else if (f == "softmax" || f == "cross_entropy") {
+      const double k = static_cast<double>(std::max<i64>(1, w.row_elements));
+      const double rows = n / k;
+      cycles += rows * std::ceil(k / static_cast<double>(lanes)) + 10 + (f == "softmax" ? 10 : 13) * c;
+      if (f == "cross_entropy") cycles += 2 * c;  // NllLoss
+    } else if (f == "embedding" || f == "embedding_backward" || f == "bias_grad") {
+      // The reference maps embeddings and sums to no-ops.
+    } else if (f == "add_backward" || f == "mul_backward") {
+      cycles += 2 * c;
+    } else if (f == "softmax_backward") {
+      cycles += 2 * c;
+    } else if (f == "cross_entropy_backward") {
+      cycles += 4 * c;
+    } else if (f == "adam" || f == "sgd") {
+      cycles += CyclesPerElement(op, f) * c;  // the reference never costs the optimizer
+    } else {
+      static const std::map<std::string, double> table = {
+          {"add", 1}, {"bias_add", 1}, {"mul", 1}, {"scale", 10}, {"mask", 1}, {"causal_mask", 1},
+          {"dropout", 2}, {"relu", 1}, {"gelu", 1}, {"gelu_tanh", 1}, {"silu", 12}, {"tanh", 27},
+          {"layernorm", 1}, {"rmsnorm", 1}, {"rotary", 13},
+          {"scale_backward", 10}, {"mask_backward", 1}, {"causal_mask_backward", 1},
+          {"dropout_backward", 1}, {"relu_backward", 1}, {"gelu_backward", 1},
+          {"gelu_tanh_backward", 1}, {"silu_backward", 22}, {"tanh_backward", 2},
+          {"layernorm_backward", 1}, {"rmsnorm_backward", 1}, {"rotary_backward", 2},
+      };
+      auto it = table.find(f);
+      if (it == table.end()) {
+        throw UnsupportedOpError("estimator 'sunstone': op '" + op.name +
+                                 "': the reference has no cycle formula for vector function '" + f +
+                                 "'. Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
+      }
+      cycles += it->second * c;
+    }
+  }
+  return cycles;
+}
+
+OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) const {
+  if (op.kind == OpKind::kCollective) {
+    throw UnsupportedOpError("op '" + op.name + "' is a collective: it runs on the links, not on " +
+                             "cores; cost it with CollectiveTimeS");
+  }
+  OpEstimate e;
+  switch (op.Core()) {
+    case CoreClass::kNone:  // a view moves no data
+      return e;
+    case CoreClass::kVector:
+      if (model_ == Model::kSunstone) {
+        e.single_core_s = SunstoneVectorCycles(op, a.pe_vc) / a.frequency_hz;
+        e.all_cores_s = SunstoneVectorCycles(op, a.pe_vc * a.num_vc) / a.frequency_hz;
+      } else {
+        e.single_core_s = VectorSeconds(op, a, 1, true);
+        e.all_cores_s = std::min(e.single_core_s, VectorSeconds(op, a, a.num_vc, true));
+      }
+      return e;
+    case CoreClass::kTensor:
+    case CoreClass::kFused:
+      break;
+  }
+  if (model_ == Model::kSunstone) {
+    double epilogue = 0;
+    for (const auto& w : op.vector) epilogue += ReferenceConstant(w.function);
+    e.single_core_s = (SunstoneTensorCycles(*op.gemm, a, 1) + epilogue) / a.frequency_hz;
+    e.all_cores_s = (SunstoneTensorCycles(*op.gemm, a, a.num_tc) + epilogue) / a.frequency_hz;
+    return e;
+  }
+  const double t1 = PhysicalGemmSeconds(op, a, false);
+  const double tn = PhysicalGemmSeconds(op, a, true);
+  if (op.vector.empty()) {
+    e.single_core_s = t1;
+    e.all_cores_s = tn;
+    return e;
+  }
+  const GemmShape& s = *op.gemm;
+  const double out_tiles =
+      static_cast<double>(s.batch) * static_cast<double>(CeilDiv(s.n, a.pe_y)) *
+      static_cast<double>(CeilDiv(s.m, std::max<i64>(1, a.pe_x)));
+  const double v1 = VectorSeconds(op, a, 1, false);
+  const double vn = VectorSeconds(op, a, a.num_vc, false);
+  e.single_core_s = std::max(t1, v1) + v1 / out_tiles;
+  e.all_cores_s = std::min(e.single_core_s, std::max(tn, vn) + vn / out_tiles);
+  return e;
+}
+
+double AnalyticEstimator::CollectiveTimeS(CollectiveKind kind, std::int64_t bytes,
+                                          std::int64_t group_size, const ClusterConfig& cluster) const {
+  return RingCollectiveTimeS(kind, bytes, group_size, cluster);
+}
+
+double AnalyticEstimator::AreaMm2(const ArchConfig& arch) const { return area_.Area(arch).TotalMm2(); }
+
+}  // namespace phaze::estimators
