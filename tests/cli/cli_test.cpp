@@ -39,9 +39,12 @@ TEST(Cli, PluginsFindsTheDefaultDirectoryWithoutFlags) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("KIND"), std::string::npos);
   for (const char* name : {"cbc", "lpsolve"}) {
-    std::string row = std::string("solver  ") + name;
+    std::string row = std::string("solver     ") + name;
     EXPECT_NE(r.out.find(row), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(kPlugins + "/phaze-solver-" + name + ".so"), std::string::npos) << r.out;
+  }
+  for (const char* name : {"analytic", "sunstone", "table"}) {
+    EXPECT_NE(r.out.find(std::string("estimator  ") + name), std::string::npos) << r.out;
   }
   EXPECT_NE(r.out.find("1.0.0"), std::string::npos);
 }
@@ -111,7 +114,7 @@ TEST(Cli, UsageErrorsExitWithCode2) {
 }
 
 TEST(Cli, CommandsWithoutEngineSayNotImplemented) {
-  for (const char* cmd : {"schedule", "arch", "estimate"}) {
+  for (const char* cmd : {"schedule"}) {
     auto r = Phaze(std::string(cmd) + " --whatever x");
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"), std::string::npos)
@@ -221,6 +224,71 @@ TEST(Cli, GraphSummaryJsonDotAndImport) {
   EXPECT_NE(error.err.find(bad.string() + ":5:8: heads: heads 6 does not divide hidden 64"),
             std::string::npos)
       << error.err;
+}
+
+TEST(Cli, ArchEnumeratesThePaperSpaceAndShowsPresets) {
+  auto json = Phaze("arch --space paper --format json --limit 2");
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"feasible\": 29360"), std::string::npos);
+  EXPECT_NE(json.out.find("\"area_mm2\": 278.82667631216"), std::string::npos) << json.out.substr(0, 800);
+  for (const char* field : {"\"num_tc\": 8", "\"num_vc\": 2", "\"pe_x\": 128", "\"pe_vc\": 128",
+                            "\"glb_bytes\": 134217728", "\"l2_tc_bytes\"", "\"hbm_bandwidth_bytes_per_s\""}) {
+    EXPECT_NE(json.out.find(field), std::string::npos) << field;
+  }
+  auto table = Phaze("arch --space paper --limit 1");
+  EXPECT_NE(table.out.find("29360 feasible of 75712 candidates"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("       1       8       2   128   128    128      128    4096 278.826676"),
+            std::string::npos)
+      << table.out;
+  auto tpu = Phaze("arch --preset tpuv4");
+  EXPECT_NE(tpu.out.find("peak tensor      275.25 TFLOP/s"), std::string::npos) << tpu.out;
+  auto both = Phaze("arch --preset tpuv4 --space paper");
+  EXPECT_EQ(both.exit_code, 2);
+}
+
+TEST(Cli, EstimateOpsAndAnOpsFile) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "ops.csv", "# a mix\ngemm,1,512,1024,1024\nvector,softmax,262144,512\n"
+                                      "collective,all_reduce,1048576,8\n");
+  auto r = Phaze("estimate --arch tpuv4 --ops-file " + (dir / "ops.csv").string() + " --op gelu,1048576 -o " +
+                 (dir / "e.json").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("vector,gelu,1048576                  single core 0.00012483 s (131072 cycles)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("collective,all_reduce,1048576,8      0.000427246 s"), std::string::npos) << r.out;
+  const std::string json = testing::Slurp(dir / "e.json");
+  EXPECT_NE(json.find("\"single_core_cycles\""), std::string::npos);
+  EXPECT_NE(json.find("\"signature\": \"gemm|1x512x1024x1024|"), std::string::npos);
+  auto bad = Phaze("estimate --arch tpuv4 --op frobnicate,10");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("no cycle cost for vector function 'frobnicate'"), std::string::npos) << bad.err;
+  auto unknown = Phaze("estimate --arch tpuv4 --estimator analytc --gemm 1,2,3,4");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no estimator named 'analytc'"), std::string::npos) << unknown.err;
+}
+
+TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
+  // The README's walk-through: the example plugin, loaded with --plugin, chosen in the run config.
+  testing::TempDir dir;
+  const std::string plugin = std::string(PHAZE_EXAMPLES_DIR) + "/roofline-example.so";
+  testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nestimator:\n  name: roofline\n"
+                                       "  params: {efficiency: 0.5}\n");
+  auto listed = Phaze("--plugin " + plugin + " plugins");
+  EXPECT_NE(listed.out.find("estimator  roofline"), std::string::npos) << listed.out;
+  auto r = Phaze("--plugin " + plugin + " --config " + (dir / "run.yaml").string() +
+                 " estimate --arch tpuv4 --gemm 1,8192,8192,8192");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // FLOPs / (peak · efficiency 0.5) = 2·8192³ / (275.2512e12 · 0.5) s.
+  EXPECT_NE(r.out.find("estimator roofline on tpuv4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all cores 0.00798915 s"), std::string::npos) << r.out;
+  auto search = Phaze("--plugin " + plugin + " search --config " + (dir / "run.yaml").string());
+  EXPECT_NE(search.err.find("is valid"), std::string::npos) << search.err;
+  auto without = Phaze("search --config " + (dir / "run.yaml").string(), "");
+  EXPECT_EQ(without.exit_code, 2);
+  EXPECT_NE(without.err.find("no estimator named 'roofline'; registered: analytic, sunstone, table"),
+            std::string::npos)
+      << without.err;
 }
 
 }  // namespace

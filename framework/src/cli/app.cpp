@@ -114,6 +114,8 @@ int ExitFor(ExitCode c) { return static_cast<int>(c); }
 int RunApp(const std::vector<std::string>& args, const Environment& env, std::ostream& out,
            std::ostream& err) {
   const auto cmds = Commands();
+  // Outlives the handlers below: an exception thrown by plugin code must not outlive the plugin.
+  Registry registry;
   try {
     po::options_description all("all");
     all.add(GlobalDescription());
@@ -194,7 +196,6 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     StderrProgress stderr_progress(err);
     ProgressSink& progress = g.progress ? static_cast<ProgressSink&>(stderr_progress)
                                         : static_cast<ProgressSink&>(null_progress);
-    Registry registry;
     for (const auto& f : PluginLoader::LoadAll(g.plugins, registry)) {
       log.Verbose("loaded plugin " + f.string());
     }

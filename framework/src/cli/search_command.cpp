@@ -13,7 +13,7 @@ int RunSearch(CommandContext& ctx) {
     throw UsageError("phaze search: --config RUN.yaml is required (see share/runs/)");
   }
   RunConfig rc = RunConfig::ParseFile(ctx.global.config);
-  rc.CheckComponents(ctx.registry, /*check_solver=*/true, /*check_estimator=*/false,
+  rc.CheckComponents(ctx.registry, /*check_solver=*/true, /*check_estimator=*/true,
                      /*check_strategy=*/false);
   ctx.log.Verbose("effective run config:\n" + rc.ToJson().Dump());
   throw NotImplementedError("phaze search: not implemented yet: the run config '" +

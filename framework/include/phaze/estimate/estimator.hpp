@@ -56,6 +56,7 @@ struct OpEstimate {
 class UnsupportedOpError : public Error {
  public:
   using Error::Error;
+  ~UnsupportedOpError() override;
 };
 
 class Estimator {

@@ -1,0 +1,16 @@
+#include "phaze/core/error.hpp"
+
+#include "phaze/estimate/estimator.hpp"
+
+namespace phaze {
+
+// Key functions: the vtables and type info of the exception types are emitted here only.
+Error::~Error() = default;
+UsageError::~UsageError() = default;
+ConfigError::~ConfigError() = default;
+PluginError::~PluginError() = default;
+NotImplementedError::~NotImplementedError() = default;
+InvalidArgumentError::~InvalidArgumentError() = default;
+UnsupportedOpError::~UnsupportedOpError() = default;
+
+}  // namespace phaze

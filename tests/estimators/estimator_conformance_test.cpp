@@ -1,0 +1,290 @@
+// The estimator conformance suite (TEST_P over every estimator built, including the README's
+// example plugin) and the analytic estimator's checks against independent figures: the TPUv4 peak,
+// hand-computed cycle counts, the ring formula, and the reference's Sunstone cycles
+// (../shared/data/sunstone-calibration.csv, copied to tests/data/).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "phaze/estimate/estimate_cache.hpp"
+#include "phaze/graph/graph_builder.hpp"
+#include "phaze/plugin/plugin_loader.hpp"
+#include "phaze/plugin/registry.hpp"
+#include "test_util.hpp"
+
+namespace phaze {
+namespace {
+
+Registry& Estimators() {
+  static Registry* registry = [] {
+    auto* r = new Registry();
+    PluginSources s;
+    s.directories = {PHAZE_PLUGIN_DIR};
+    s.files = {std::string(PHAZE_EXAMPLES_DIR) + "/roofline-example.so"};
+    s.use_default_directory = false;
+    PluginLoader::LoadAll(s, *r);
+    return r;
+  }();
+  return *registry;
+}
+
+std::shared_ptr<Estimator> Make(const std::string& name) {
+  return Estimators().CreateEstimator(name, ConfigNode::EmptyMap("test", "estimator.params"));
+}
+
+// Real transformer ops: every forward and backward op of GPT-2 XL and Llama-2-7B blocks (fused and
+// not) at b = 1 and 4.
+std::vector<OpWork> TransformerOps() {
+  std::vector<OpWork> ops;
+  for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large"}) {
+    const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
+    for (std::int64_t b : {1, 4}) {
+      for (bool fusion : {true, false}) {
+        GraphOptions o;
+        o.micro_batch = b;
+        o.fusion = fusion;
+        const LayerGraph g = BuildLayerGraph(spec, o);
+        for (const auto& u : g.unique_layers) {
+          for (const auto* graph : {&u.forward, &u.backward}) {
+            for (const auto& op : graph->Ops()) ops.push_back(OpWork::Of(op, *graph));
+          }
+        }
+      }
+    }
+  }
+  return ops;
+}
+
+std::vector<ArchConfig> Archs() {
+  return {LoadArchConfig("tpuv4"), LoadArchConfig("phaze-common"), LoadArchConfig("spotlight-gpt2")};
+}
+
+class EstimatorTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!Estimators().Has(ComponentKind::kEstimator, GetParam())) {
+      GTEST_SKIP() << "estimator '" << GetParam() << "' was not built";
+    }
+    estimator_ = Make(GetParam());
+  }
+  std::shared_ptr<Estimator> estimator_;
+};
+
+TEST_P(EstimatorTest, FiniteNonNegativeAndAllCoresNeverWorse) {
+  const auto ops = TransformerOps();
+  ASSERT_GT(ops.size(), 200u);
+  for (const auto& arch : Archs()) {
+    for (const auto& op : ops) {
+      const OpEstimate e = estimator_->Estimate(op, arch, Pass::kForward);
+      ASSERT_TRUE(std::isfinite(e.single_core_s) && e.single_core_s >= 0) << op.name << " " << arch.name;
+      ASSERT_TRUE(std::isfinite(e.all_cores_s) && e.all_cores_s >= 0) << op.name << " " << arch.name;
+      EXPECT_LE(e.all_cores_s, e.single_core_s * (1 + 1e-9)) << op.name << " on " << arch.name;
+      // Only views are free (the sunstone preset, like the reference, also treats embeddings and
+      // bias-gradient sums as free).
+      if (GetParam() != "sunstone" && op.Core() != CoreClass::kNone) {
+        EXPECT_GT(e.all_cores_s, 0) << op.name << " does work but costs nothing";
+      }
+    }
+  }
+}
+
+TEST_P(EstimatorTest, MonotoneInGemmSize) {
+  for (const auto& arch : Archs()) {
+    for (GemmShape s : {GemmShape{1, 512, 1024, 1024}, GemmShape{16, 512, 512, 64},
+                        GemmShape{1, 1, 4096, 4096}, GemmShape{1, 2048, 11008, 4096}}) {
+      const OpEstimate base = estimator_->Estimate(OpWork::Gemm(s, 2), arch, Pass::kForward);
+      for (int dim = 0; dim < 4; ++dim) {
+        GemmShape bigger = s;
+        (dim == 0 ? bigger.batch : dim == 1 ? bigger.m : dim == 2 ? bigger.n : bigger.k) *= 2;
+        const OpEstimate e = estimator_->Estimate(OpWork::Gemm(bigger, 2), arch, Pass::kForward);
+        EXPECT_GE(e.single_core_s, base.single_core_s * (1 - 1e-12)) << arch.name << " dim " << dim;
+        EXPECT_GE(e.all_cores_s, base.all_cores_s * (1 - 1e-12)) << arch.name << " dim " << dim;
+      }
+    }
+  }
+}
+
+TEST_P(EstimatorTest, DeterministicAndThreadSafe) {
+  const auto ops = TransformerOps();
+  const ArchConfig arch = LoadArchConfig("tpuv4");
+  std::vector<OpEstimate> first(ops.size()), second(ops.size());
+  std::thread other([&] {
+    for (size_t i = 0; i < ops.size(); ++i) second[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
+  });
+  for (size_t i = 0; i < ops.size(); ++i) first[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
+  other.join();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    EXPECT_EQ(first[i].single_core_s, second[i].single_core_s);
+    EXPECT_EQ(first[i].all_cores_s, second[i].all_cores_s);
+  }
+}
+
+TEST_P(EstimatorTest, CollectivesAndArea) {
+  ClusterConfig cluster;
+  EXPECT_EQ(estimator_->CollectiveTimeS(CollectiveKind::kAllReduce, 1 << 20, 1, cluster), 0);
+  for (auto kind : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
+                    CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll}) {
+    const double t4 = estimator_->CollectiveTimeS(kind, 1 << 20, 4, cluster);
+    const double t8 = estimator_->CollectiveTimeS(kind, 1 << 20, 8, cluster);
+    EXPECT_GT(t4, 0);
+    EXPECT_GE(t8, t4);
+  }
+  EXPECT_GT(estimator_->AreaMm2(LoadArchConfig("tpuv4")), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Estimators, EstimatorTest,
+                         ::testing::Values("analytic", "sunstone", "roofline"),
+                         [](const auto& info) { return info.param; });
+
+// ------------------------------------------------------------------ the analytic estimator
+
+TEST(Analytic, Tpuv4PeakAndLargeGemmEfficiency) {
+  const ArchConfig tpu = LoadArchConfig("tpuv4");
+  EXPECT_DOUBLE_EQ(tpu.PeakTensorFlopsPerS(), 2.0 * 8 * 128 * 128 * 1.05e9);  // 275.25 TFLOP/s
+  EXPECT_DOUBLE_EQ(tpu.PeakTensorFlopsPerS(), 275.2512e12);
+  const auto analytic = Make("analytic");
+  for (GemmShape s : {GemmShape{1, 8192, 8192, 8192}, GemmShape{1, 4096, 4096, 4096},
+                      GemmShape{8, 2048, 4096, 4096}}) {
+    const OpEstimate e = analytic->Estimate(OpWork::Gemm(s, 2), tpu, Pass::kForward);
+    const double utilisation = static_cast<double>(s.Flops()) / e.all_cores_s / tpu.PeakTensorFlopsPerS();
+    EXPECT_GE(utilisation, 0.85) << s.batch << "x" << s.m << "x" << s.n << "x" << s.k;
+    EXPECT_LE(utilisation, 1.0);
+  }
+}
+
+TEST(Analytic, SmallGemmsAreLatencyOrBandwidthBound) {
+  const ArchConfig tpu = LoadArchConfig("tpuv4");
+  const auto analytic = Make("analytic");
+  // 16×128←128: one weight tile; the array's fill and drain (pe_x + pe_y = 256 cycles) dominate
+  // 16 rows of streaming: latency-bound.
+  OpEstimate e = analytic->Estimate(OpWork::Gemm({1, 16, 128, 128}, 2), tpu, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s * tpu.frequency_hz, 128 + 256);
+  // A GEMV over a 16384² weight (512 MiB, more than the GLB): HBM-bound, the weights at 1.2 TB/s.
+  const GemmShape gemv{1, 1, 16384, 16384};
+  e = analytic->Estimate(OpWork::Gemm(gemv, 2), tpu, Pass::kForward);
+  const double weights_s = 16384.0 * 16384 * 2 / 1.2e12;
+  EXPECT_GE(e.all_cores_s, weights_s);
+  EXPECT_LE(e.all_cores_s, weights_s * 1.1);
+}
+
+TEST(Analytic, VectorOpsCollectivesAndErrors) {
+  const ArchConfig tpu = LoadArchConfig("tpuv4");
+  const auto analytic = Make("analytic");
+  // GELU at 16 cycles per element per lane: 1 Mi elements / 128 lanes · 16 = 131,072 cycles on one
+  // vector core, half on both (memory: 4 MiB at ≤ 384 words/cycle is far less).
+  OpEstimate e = analytic->Estimate(OpWork::Vector("gelu", 1 << 20, 2), tpu, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.single_core_s * tpu.frequency_hz, 131072);
+  EXPECT_DOUBLE_EQ(e.all_cores_s * tpu.frequency_hz, 65536);
+  // GELU is not ReLU.
+  EXPECT_GT(e.single_core_s,
+            10 * analytic->Estimate(OpWork::Vector("relu", 1 << 20, 2), tpu, Pass::kForward).single_core_s);
+  // Ring all-reduce of 1 MiB over 8 at 4 GiB/s: 2·7/8·2^20 / 2^32 s, plus 14 steps of latency.
+  ClusterConfig c;
+  c.link_latency_s = 1e-6;
+  EXPECT_DOUBLE_EQ(analytic->CollectiveTimeS(CollectiveKind::kAllReduce, 1 << 20, 8, c),
+                   2.0 * 7 / 8 * 1048576 / 4294967296.0 + 14e-6);
+  EXPECT_DOUBLE_EQ(analytic->CollectiveTimeS(CollectiveKind::kAllGather, 1 << 20, 8, c),
+                   7.0 / 8 * 1048576 / 4294967296.0 + 7e-6);
+  // Unknown functions and collectives are explained errors, not zeros.
+  OpWork odd = OpWork::Vector("frobnicate", 100, 2);
+  odd.name = "layer.odd";
+  try {
+    analytic->Estimate(odd, tpu, Pass::kForward);
+    FAIL() << "no error";
+  } catch (const UnsupportedOpError& err) {
+    EXPECT_NE(std::string(err.what()).find("op 'layer.odd': no cycle cost for vector function 'frobnicate'"),
+              std::string::npos)
+        << err.what();
+  }
+  OpWork collective;
+  collective.kind = OpKind::kCollective;
+  collective.name = "ar";
+  EXPECT_THROW(analytic->Estimate(collective, tpu, Pass::kForward), UnsupportedOpError);
+  // A parameter adds a function.
+  auto custom = Estimators().CreateEstimator(
+      "analytic", ConfigNode::ParseString("vector_cycles: {frobnicate: 3}", "p.yaml"));
+  e = custom->Estimate(odd, tpu, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.single_core_s * tpu.frequency_hz, 3);
+}
+
+TEST(Analytic, SunstonePresetReproducesTheReferenceCycles) {
+  // 144 points measured by running the reference's Sunstone (REFERENCE §2.2).
+  std::ifstream in(std::string(PHAZE_SOURCE_DIR) + "/tests/data/sunstone-calibration.csv");
+  ASSERT_TRUE(in);
+  const auto sunstone = Make("sunstone");
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<double> errors;
+  while (std::getline(in, line)) {
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
+    ASSERT_EQ(c.size(), 12u) << line;
+    ArchConfig a;
+    a.num_tc = std::stoll(c[0]);
+    a.pe_x = std::stoll(c[1]);
+    a.pe_y = std::stoll(c[2]);
+    a.glb_bytes = std::stoll(c[3]) << 20;
+    a.l2_tc_bytes = ArchConfig::DefaultL2Bytes(a.pe_x * a.pe_y);
+    // CSV: output N × K_out, reduction C_red, batch B → GEMM {B, N, K_out, C_red}.
+    const GemmShape s{std::stoll(c[5]), std::stoll(c[6]), std::stoll(c[7]), std::stoll(c[8])};
+    const OpEstimate e = sunstone->Estimate(OpWork::Gemm(s, 2), a, Pass::kForward);
+    const double reference = std::stod(c[9]);
+    errors.push_back(std::abs(e.all_cores_s * a.frequency_hz - reference) / reference);
+  }
+  ASSERT_EQ(errors.size(), 144u);
+  std::sort(errors.begin(), errors.end());
+  const double median = (errors[71] + errors[72]) / 2, p90 = errors[static_cast<size_t>(0.9 * 144)];
+  std::cout << "sunstone calibration over 144 points: median |rel err| " << median << ", p90 " << p90
+            << ", max " << errors.back() << "\n";
+  EXPECT_LE(median, 0.15);
+  EXPECT_LE(p90, 0.50);
+}
+
+TEST(Analytic, CacheReturnsTheSameAndCountsHits) {
+  const ArchConfig tpu = LoadArchConfig("tpuv4");
+  auto inner = Make("analytic");
+  CachedEstimator cached(inner);
+  const auto ops = TransformerOps();
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& op : ops) {
+      const OpEstimate a = cached.Estimate(op, tpu, Pass::kForward);
+      const OpEstimate b = inner->Estimate(op, tpu, Pass::kForward);
+      EXPECT_EQ(a.single_core_s, b.single_core_s);
+      EXPECT_EQ(a.all_cores_s, b.all_cores_s);
+    }
+  }
+  EXPECT_GE(cached.Hits(), static_cast<std::int64_t>(ops.size()));  // the whole second round
+  EXPECT_LT(cached.Misses(), static_cast<std::int64_t>(ops.size()));  // repeated shapes hit too
+}
+
+TEST(TableEstimator, LooksUpRowsAndNamesMissingOnes) {
+  testing::TempDir dir;
+  const ArchConfig tpu = LoadArchConfig("tpuv4");
+  const OpWork gemm = OpWork::Gemm({1, 512, 1024, 1024}, 2);
+  testing::WriteFile(dir / "lat.csv", "# measured\nop,arch,single_core_s,all_cores_s\n" +
+                                          gemm.Signature() + ",tpuv4,2.5e-05,4e-06\n");
+  testing::WriteFile(dir / "run.yaml", "file: lat.csv\n");
+  auto table = Estimators().CreateEstimator("table", ConfigNode::ParseFile((dir / "run.yaml").string()));
+  const OpEstimate e = table->Estimate(gemm, tpu, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.single_core_s, 2.5e-5);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 4e-6);
+  OpWork other = OpWork::Vector("gelu", 64, 2);
+  other.name = "mlp.gelu";
+  try {
+    table->Estimate(other, tpu, Pass::kForward);
+    FAIL() << "no error";
+  } catch (const UnsupportedOpError& err) {
+    EXPECT_NE(std::string(err.what()).find("no row for op 'mlp.gelu' on architecture 'tpuv4'; add the row: " +
+                                           other.Signature() + ",tpuv4,"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace phaze

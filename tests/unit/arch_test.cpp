@@ -1,0 +1,80 @@
+// Architecture presets, the 22 nm area model against the reference's published areas, and the
+// paper's space (29,360 configs, TPUv4-like first).
+#include <gtest/gtest.h>
+
+#include "phaze/arch/arch_space.hpp"
+#include "phaze/core/error.hpp"
+
+namespace phaze {
+namespace {
+
+ArchConfig Config(std::int64_t tc, std::int64_t vc, std::int64_t x, std::int64_t y, std::int64_t glb_mib) {
+  ArchConfig a;
+  a.num_tc = tc;
+  a.num_vc = vc;
+  a.pe_x = x;
+  a.pe_y = y;
+  a.pe_vc = x;
+  a.glb_bytes = glb_mib << 20;
+  a.l2_tc_bytes = ArchConfig::DefaultL2Bytes(x * y);
+  a.l2_vc_bytes = ArchConfig::DefaultL2Bytes(x);
+  return a;
+}
+
+TEST(Area, MatchesTheReferenceAreas) {
+  const AreaModel model = AreaModel::Default();
+  // Areas from the reference's cores.json (Accelergy + CACTI, 22 nm), µm².
+  EXPECT_NEAR(model.AreaUm2(LoadArchConfig("tpuv4")), 278826676.31216, 1.0);
+  EXPECT_NEAR(model.AreaUm2(Config(8, 2, 128, 128, 128)), 278826676.31216, 1.0);
+  EXPECT_NEAR(model.AreaUm2(Config(4096, 4096, 16, 2, 32)), 246416424.736, 1.0);
+  EXPECT_NEAR(model.AreaUm2(Config(4, 4, 128, 128, 128)), 227441355.805632, 1.0);
+  EXPECT_NEAR(model.AreaUm2(Config(1, 1, 128, 128, 128)), 188427588.951408, 1.0);
+  EXPECT_NEAR(model.AreaUm2(Config(1, 1, 2, 2, 2)), 3355047.77, 0.01);
+  EXPECT_FALSE(model.Area(LoadArchConfig("tpuv4")).extrapolated);
+  EXPECT_TRUE(model.Area(LoadArchConfig("spotlight-opt")).extrapolated);  // 26 MB L2
+}
+
+TEST(ArchSpace, PaperSpaceHas29360ConfigsByDecreasingArea) {
+  const AreaModel model = AreaModel::Default();
+  const ArchSpace space = ArchSpace::LoadFile(std::string(PHAZE_SOURCE_DIR) + "/share/arch/paper-space.yaml", model);
+  EXPECT_EQ(space.CandidateCount(), 13 * 13 * 8 * 8 * 7);
+  const auto points = space.Enumerate(model);
+  ASSERT_EQ(points.size(), 29360u);
+  const ArchConfig& first = points[0].arch;
+  EXPECT_EQ(std::vector<std::int64_t>({first.num_tc, first.num_vc, first.pe_x, first.pe_y, first.pe_vc,
+                                       first.glb_bytes >> 20}),
+            std::vector<std::int64_t>({8, 2, 128, 128, 128, 128}));
+  const ArchConfig& second = points[1].arch;  // shares the top 0.01 mm² bucket (REFERENCE §1.4)
+  EXPECT_EQ(std::vector<std::int64_t>({second.num_tc, second.num_vc, second.pe_x, second.pe_y}),
+            std::vector<std::int64_t>({8, 1, 256, 64}));
+  for (size_t i = 1; i < points.size(); ++i) ASSERT_GE(points[i - 1].area_um2, points[i].area_um2);
+  EXPECT_NEAR(points.back().area_um2, 3355047.77, 0.01);  // the smallest: 1 TC, 1 VC, 2×2, 2 MiB
+  // Single-core configs get the scaled GLB bandwidth: 4096·128/256 for 1 × 128×128.
+  EXPECT_DOUBLE_EQ(space.Make(1, 1, 128, 128, 128, 128 << 20).glb_bandwidth_words_per_cycle, 2048);
+}
+
+TEST(ArchConfig, PresetsAndLocatedErrors) {
+  const ArchConfig common = LoadArchConfig("phaze-common");
+  EXPECT_EQ(common.num_tc, 2);
+  EXPECT_EQ(common.num_vc, 512);
+  EXPECT_EQ(common.glb_bytes, 32 << 20);
+  EXPECT_EQ(common.hbm_bytes, 64LL << 30);
+  EXPECT_EQ(common.l2_tc_bytes, 1 << 20);
+  try {
+    LoadArchConfig("tpuv3");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no architecture file or preset named 'tpuv3'; did you mean 'tpuv4'?"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    ParseArchConfig(ConfigNode::ParseString("num_tc: 8\nnum_vc: 0\npe_x: 4\npe_y: 4\nglb_mib: 2\n", "a.yaml"));
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("a.yaml:2:9: num_vc:"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace phaze
