@@ -1,6 +1,7 @@
-// A memoising decorator for any estimator: results keyed by (op signature, every architecture
-// field, pass), so the 48 identical blocks of a model — and every micro-batch, HBM size and
-// recompute setting that reuses a shape — cost one estimate. Thread-safe (one mutex).
+// A memoising decorator for any estimator: results keyed by (everything in the OpWork but its
+// name, every architecture field, pass), so the 48 identical blocks of a model — and every
+// micro-batch, HBM size and recompute setting that reuses a shape — cost one estimate. Keys are
+// hashed without building strings and compared in full. Thread-safe (one mutex).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "phaze/estimate/estimator.hpp"
 
@@ -28,14 +30,17 @@ class CachedEstimator : public Estimator {
   std::int64_t Misses() const;
 
  private:
+  struct Entry {
+    OpWork op;
+    ArchConfig arch;
+    Pass pass;
+    OpEstimate estimate;
+  };
   std::shared_ptr<const Estimator> inner_;
   mutable std::mutex mutex_;
-  mutable std::unordered_map<std::string, OpEstimate> cache_;
+  mutable std::unordered_map<std::size_t, std::vector<Entry>> cache_;
   mutable std::int64_t hits_ = 0;
   mutable std::int64_t misses_ = 0;
 };
-
-// Every field of an architecture, as a cache key.
-std::string ArchKey(const ArchConfig& arch);
 
 }  // namespace phaze

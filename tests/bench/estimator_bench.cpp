@@ -1,0 +1,79 @@
+// Google Benchmark: op estimates per second (issue 5's target: ≥ 1,000,000 per second on one
+// thread) for a mix of real transformer ops — every forward and backward op of GPT-2 XL,
+// Llama-2-7B and BERT-large blocks at micro-batch 1 and 4 — on the TPUv4-like preset; raw
+// estimators and the cache (repeated layers).
+#include <benchmark/benchmark.h>
+
+#include "phaze/estimate/estimate_cache.hpp"
+#include "phaze/graph/graph_builder.hpp"
+#include "phaze/plugin/plugin_loader.hpp"
+#include "phaze/plugin/registry.hpp"
+
+namespace phaze {
+namespace {
+
+Registry& Plugins() {
+  static Registry* r = [] {
+    auto* registry = new Registry();
+    PluginSources s;
+    s.directories = {PHAZE_PLUGIN_DIR};
+    s.use_default_directory = false;
+    PluginLoader::LoadAll(s, *registry);
+    return registry;
+  }();
+  return *r;
+}
+
+const std::vector<OpWork>& Ops() {
+  static const std::vector<OpWork> ops = [] {
+    std::vector<OpWork> out;
+    for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large"}) {
+      const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
+      for (std::int64_t b : {1, 4}) {
+        GraphOptions o;
+        o.micro_batch = b;
+        const LayerGraph g = BuildLayerGraph(spec, o);
+        for (const auto& u : g.unique_layers) {
+          for (const auto* graph : {&u.forward, &u.backward}) {
+            for (const auto& op : graph->Ops()) {
+              if (op.Core() != CoreClass::kNone) out.push_back(OpWork::Of(op, *graph));
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }();
+  return ops;
+}
+
+void Run(benchmark::State& state, const Estimator& estimator) {
+  const auto& ops = Ops();
+  const ArchConfig arch = LoadArchConfig("tpuv4");
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(estimator.Estimate(ops[i], arch, Pass::kForward));
+    if (++i == ops.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["ops_in_mix"] = static_cast<double>(ops.size());
+}
+
+void BM_Estimate(benchmark::State& state, const char* name) {
+  auto e = Plugins().CreateEstimator(name, ConfigNode::EmptyMap("bench", "params"));
+  Run(state, *e);
+}
+
+void BM_EstimateCached(benchmark::State& state, const char* name) {
+  CachedEstimator cached(Plugins().CreateEstimator(name, ConfigNode::EmptyMap("bench", "params")));
+  Run(state, cached);
+}
+
+BENCHMARK_CAPTURE(BM_Estimate, analytic, "analytic");
+BENCHMARK_CAPTURE(BM_Estimate, sunstone, "sunstone");
+BENCHMARK_CAPTURE(BM_EstimateCached, analytic, "analytic");
+
+}  // namespace
+}  // namespace phaze
+
+BENCHMARK_MAIN();
