@@ -291,5 +291,38 @@ TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
       << without.err;
 }
 
+TEST(Cli, GraphSlicedByTheMegatronStrategy) {
+  const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-8.3b.yaml";
+  auto r = Phaze("graph --model " + model + " --strategy megatron --width 4 --format summary");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // V·h/4 + s·h + 72·(12h²/4 + 7h/4 + 6h) + 2h with V 50304, s 1024, h 3072.
+  EXPECT_NE(r.out.find("parameters   2,081,931,264 per device (strategy megatron, width 4)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("block forward: 2 x all_reduce, 12,582,912 bytes in all, group 4"),
+            std::string::npos)
+      << r.out;
+  auto typo = Phaze("graph --model " + model + " --strategy megatronn --width 4");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("no parallelism strategy named 'megatronn'"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("registered: megatron"), std::string::npos) << typo.err;
+  auto refused = Phaze("graph --model " + model + " --strategy megatron --width 3");
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("cannot split megatron-8.3b 3 ways: the 32 attention heads are not "
+                             "divisible by 3"),
+            std::string::npos)
+      << refused.err;
+  auto plugins = Phaze("plugins");
+  EXPECT_NE(plugins.out.find("strategy   megatron"), std::string::npos) << plugins.out;
+  // A sliced graph (collectives included) survives the graph file byte for byte.
+  testing::TempDir dir;
+  const std::string tiny = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
+  auto sliced = Phaze("graph --model " + tiny + " --strategy megatron --width 2 --format json -o " +
+                      (dir / "s.json").string());
+  ASSERT_EQ(sliced.exit_code, 0) << sliced.err;
+  auto again = Phaze("graph --model " + (dir / "s.json").string() + " --format json");
+  EXPECT_EQ(again.out, sliced.out);
+}
+
 }  // namespace
 }  // namespace phaze

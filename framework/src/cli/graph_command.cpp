@@ -6,6 +6,8 @@
 #include "phaze/core/files.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
+#include "phaze/config/run_config.hpp"
+#include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace po = boost::program_options;
 
@@ -20,7 +22,9 @@ void AddGraphOptions(po::options_description& d) {
       ("no-fusion", "keep GEMMs and their element-wise epilogues as separate ops")
       ("optimizer", po::value<std::string>()->default_value("adam-mixed"),
        "optimizer for the memory figures: adam-mixed | sgd")
-      ("format", po::value<std::string>()->default_value("summary"), "summary | json | dot");
+      ("format", po::value<std::string>()->default_value("summary"), "summary | json | dot")
+      ("strategy", po::value<std::string>(), "slice with this parallelism strategy (megatron, …)")
+      ("width", po::value<std::int64_t>()->default_value(1), "the strategy's width (devices per slice)");
 }
 
 int RunGraph(CommandContext& ctx) {
@@ -32,7 +36,7 @@ int RunGraph(CommandContext& ctx) {
   const ConfigNode root = ConfigNode::ParseFile(ctx.vm["model"].as<std::string>());
   LayerGraph graph;
   if (IsLayerGraphDocument(root)) {
-    for (const char* option : {"micro-batch", "sequence-length", "no-fusion", "optimizer"}) {
+    for (const char* option : {"micro-batch", "sequence-length", "no-fusion", "optimizer", "strategy", "width"}) {
       if (ctx.vm.count(option) && !ctx.vm[option].defaulted()) {
         throw UsageError(std::string("--") + option +
                          " applies to model descriptions; a graph file is already built");
@@ -53,7 +57,19 @@ int RunGraph(CommandContext& ctx) {
     options.optimizer = OptimizerSpec::Named(optimizer);
     const ModelSpec model = ParseModelSpec(root);
     try {
-      graph = BuildLayerGraph(model, options);
+      if (ctx.vm.count("strategy")) {
+        const std::string name = ctx.vm["strategy"].as<std::string>();
+        RunConfig run = RunConfig::Defaults();
+        run.strategy = {name, std::nullopt, std::nullopt};
+        run.CheckComponents(ctx.registry, false, false, true);
+        const auto strategy = ctx.registry.CreateStrategy(name, run.strategy.Params());
+        GraphOptions unfused = options;
+        unfused.fusion = false;
+        graph = SliceLayerGraph(*strategy, name, BuildLayerGraph(model, unfused),
+                                ctx.vm["width"].as<std::int64_t>(), options.fusion);
+      } else {
+        graph = BuildLayerGraph(model, options);
+      }
     } catch (const InvalidArgumentError& e) {
       throw UsageError(std::string("phaze graph: ") + e.what());
     }

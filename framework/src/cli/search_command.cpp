@@ -14,7 +14,7 @@ int RunSearch(CommandContext& ctx) {
   }
   RunConfig rc = RunConfig::ParseFile(ctx.global.config);
   rc.CheckComponents(ctx.registry, /*check_solver=*/true, /*check_estimator=*/true,
-                     /*check_strategy=*/false);
+                     /*check_strategy=*/true);
   ctx.log.Verbose("effective run config:\n" + rc.ToJson().Dump());
   throw NotImplementedError("phaze search: not implemented yet: the run config '" +
                             ctx.global.config +

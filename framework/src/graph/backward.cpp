@@ -117,9 +117,23 @@ class BackwardWriter {
     switch (op.kind) {
       case OpKind::kOptimizer:
         throw InvalidArgumentError("op '" + op.name + "': an optimizer step has no backward");
-      case OpKind::kCollective:  // conjugate collectives are the strategy's business
-        for (int in : InputsNeedingGrad(op)) contributions_[in].push_back(grads.at(0));
+      case OpKind::kCollective: {  // the conjugate: Megatron's g (all-reduce ↔ identity), f, …
+        if (op.collective_backward.empty()) {
+          for (int in : InputsNeedingGrad(op)) contributions_[in].push_back(grads.at(0));
+          return;
+        }
+        Operator conjugate;
+        conjugate.name = op.name + ".backward";
+        conjugate.kind = OpKind::kCollective;
+        conjugate.tp_role = op.tp_role;
+        conjugate.collective = op.collective_backward;
+        conjugate.collective_backward = op.collective;
+        conjugate.collective_bytes = op.collective_bytes;
+        conjugate.collective_group = op.collective_group;
+        conjugate.inputs = grads;
+        EmitWithInputGradients(std::move(conjugate), op, InputsNeedingGrad(op));
         return;
+      }
       case OpKind::kView: {  // split ↔ concat, select ↔ scatter: again a view
         Operator inverse;
         inverse.name = op.name + ".backward";

@@ -348,6 +348,8 @@ LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) 
   g.fused = options.fusion;
   g.optimizer = options.optimizer;
   g.published_parameters = model.published_parameters;
+  g.heads = model.heads;
+  g.kv_heads = model.kv_heads;
 
   g.unique_layers = {EmbeddingLayer(model, b, s), BlockLayer(model, b, s), HeadLayer(model, b, s)};
   for (auto& layer : g.unique_layers) {

@@ -54,9 +54,11 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
     j["bytes_written"] = g->BytesWritten(op);
   }
   j["weight_bytes"] = op.weight_bytes;
-  if (!op.collective.empty()) {
+  if (op.kind == OpKind::kCollective) {
     j["collective"] = op.collective;
+    j["collective_backward"] = op.collective_backward;
     j["collective_bytes"] = op.collective_bytes;
+    j["collective_group"] = op.collective_group;
   }
   return j;
 }
@@ -91,7 +93,7 @@ std::int64_t NonNegative(const ConfigNode& n) {
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   node.ExpectKeys({"name", "kind", "core", "tp_role", "gemm", "flops", "vector", "inputs", "outputs",
                    "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
-                   "collective_bytes"});
+                   "collective_backward", "collective_bytes", "collective_group"});
   Operator op;
   op.name = node.Child("name").AsString();
   const ConfigNode kind = node.Child("kind");
@@ -158,10 +160,14 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   op.outputs = tensors("outputs");
   op.saved = tensors("saved");
   if (auto n = node.Optional("weight_bytes")) op.weight_bytes = NonNegative(*n);
-  if (auto n = node.Optional("collective")) {
-    op.collective = n->AsChoice({"all_reduce", "all_gather", "reduce_scatter", "all_to_all"});
+  for (auto [key, field] : {std::pair<const char*, std::string*>{"collective", &op.collective},
+                             {"collective_backward", &op.collective_backward}}) {
+    if (auto n = node.Optional(key)) {
+      *field = n->AsChoice({"", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"});
+    }
   }
   if (auto n = node.Optional("collective_bytes")) op.collective_bytes = NonNegative(*n);
+  if (auto n = node.Optional("collective_group")) op.collective_group = n->AsPositiveInt();
   return op;
 }
 
@@ -245,6 +251,9 @@ Json LayerGraphToJson(const LayerGraph& graph) {
   model["sequence_length"] = graph.sequence_length;
   model["dtype_bytes"] = graph.dtype_bytes;
   model["tensor_parallel"] = graph.tensor_parallel;
+  if (!graph.strategy.empty()) model["strategy"] = graph.strategy;
+  if (graph.heads > 0) model["heads"] = graph.heads;
+  if (graph.kv_heads > 0) model["kv_heads"] = graph.kv_heads;
   model["fused"] = graph.fused;
   model["optimizer"] = graph.optimizer.name;
   model["parameters"] = graph.Parameters();
@@ -309,7 +318,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   LayerGraph g;
   const ConfigNode model = root.Child("model");
   model.ExpectKeys({"name", "family", "micro_batch", "sequence_length", "dtype_bytes",
-                    "tensor_parallel", "fused", "optimizer", "parameters", "published_parameters",
+                    "tensor_parallel", "strategy", "heads", "kv_heads", "fused", "optimizer", "parameters", "published_parameters",
                     "forward_flops", "backward_flops"});
   g.model = model.Child("name").AsString();
   if (auto n = model.Optional("family")) g.family = n->AsString();
@@ -317,6 +326,9 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   g.sequence_length = model.Child("sequence_length").AsPositiveInt();
   if (auto n = model.Optional("dtype_bytes")) g.dtype_bytes = n->AsPositiveInt();
   if (auto n = model.Optional("tensor_parallel")) g.tensor_parallel = n->AsPositiveInt();
+  if (auto n = model.Optional("strategy")) g.strategy = n->AsString();
+  if (auto n = model.Optional("heads")) g.heads = n->AsPositiveInt();
+  if (auto n = model.Optional("kv_heads")) g.kv_heads = n->AsPositiveInt();
   if (auto n = model.Optional("fused")) g.fused = n->AsBool();
   if (auto n = model.Optional("optimizer")) {
     g.optimizer = OptimizerSpec::Named(n->AsChoice({"adam-mixed", "sgd"}));
@@ -446,7 +458,9 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
      << graph.tensor_parallel << ", fusion " << (graph.fused ? "on" : "off") << ", optimizer "
      << graph.optimizer.name << "\n";
   os << "parameters   " << WithThousands(params);
-  if (graph.published_parameters) {
+  if (graph.tensor_parallel > 1) {
+    os << " per device (strategy " << graph.strategy << ", width " << graph.tensor_parallel << ")";
+  } else if (graph.published_parameters) {
     const double rel = static_cast<double>(params - *graph.published_parameters) /
                        static_cast<double>(*graph.published_parameters);
     os << "  (published " << WithThousands(*graph.published_parameters) << ": "
@@ -469,6 +483,7 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
            "/" + std::to_string(c[2]) + "/" + std::to_string(c[3]);
   };
   std::int64_t activations = 0, state = 0;
+  std::string collective_lines;
   for (size_t u = 0; u < graph.unique_layers.size(); ++u) {
     const UniqueLayer& l = graph.unique_layers[u];
     os << Pad(l.name, 14, false) << Pad(std::to_string(counts[u]), 6) << Pad(ops(l.forward), 17)
@@ -476,10 +491,26 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
        << Pad(Fixed(l.forward.GemmFlops() / 1e9, 1), 12)
        << Pad(Fixed(l.backward.GemmFlops() / 1e9, 1), 12)
        << Pad(Fixed(l.activation_bytes / 1048576.0, 1), 11) << "\n";
+    for (const auto& [pass, g] : {std::pair<const char*, const OperatorGraph*>{"forward", &l.forward},
+                                  {"backward", &l.backward}}) {
+      std::map<std::string, std::pair<int, std::int64_t>> collectives;  // kind → count, bytes
+      for (const auto& op : g->Ops()) {
+        if (op.kind != OpKind::kCollective || op.collective.empty()) continue;
+        auto& [count, bytes] = collectives[op.collective];
+        ++count;
+        bytes += op.collective_bytes;
+      }
+      for (const auto& [kind, cb] : collectives) {
+        collective_lines += "  " + l.name + " " + pass + ": " + std::to_string(cb.first) + " x " + kind +
+                            ", " + WithThousands(cb.second) + " bytes in all, group " +
+                            std::to_string(graph.tensor_parallel) + "\n";
+      }
+    }
     activations += counts[u] * l.activation_bytes;
     state += counts[u] * (l.weight_bytes + l.gradient_bytes + l.optimizer_state_bytes);
   }
   const double fw = static_cast<double>(graph.ForwardFlops()), bw = static_cast<double>(graph.BackwardFlops());
+  if (!collective_lines.empty()) os << "\ncollectives per unique layer (per device):\n" << collective_lines;
   os << "\nper micro-batch: forward " << Fixed(fw / 1e12, 3) << " TFLOP, backward "
      << Fixed(bw / 1e12, 3) << " TFLOP (GEMMs), saved activations "
      << Fixed(activations / 1073741824.0, 3) << " GiB\n"

@@ -13,7 +13,9 @@
 //   with "_backward" appended, reading the output gradients and the tensors the forward op saved.
 //   The loss op seeds the pass (it has no incoming gradient).
 // * A fused forward op (GEMM + epilogue) first back-propagates through its epilogue.
-// * Collectives pass the gradient through; tensor-parallel strategies add their conjugates.
+// * A collective becomes its conjugate (`collective_backward`, e.g. Megatron's g: all-reduce
+//   forward, identity backward; f: identity forward, all-reduce backward); an identity passes the
+//   gradient through.
 // * A tensor read by several ops gets the sum of their gradients: one "add" op "<t>.grad_sum".
 // Tensors: "grad:<t>" (or "grad:<t>@<op>" for one contribution), "saved:<t>" for saved forward
 // tensors (graph inputs of the backward graph). The graph's outputs are the gradients of the forward

@@ -66,6 +66,9 @@ struct LayerGraph {
   std::int64_t sequence_length = 0;
   std::int64_t dtype_bytes = 2;
   std::int64_t tensor_parallel = 1;  // the width this graph is a slice for
+  std::string strategy;              // the strategy that sliced it ("" = unsliced)
+  std::int64_t heads = 0;            // attention heads and key/value heads of the full model
+  std::int64_t kv_heads = 0;         // (0: unknown, e.g. an imported graph without them)
   bool fused = true;
   OptimizerSpec optimizer;
   std::optional<std::int64_t> published_parameters;

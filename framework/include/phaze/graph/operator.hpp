@@ -97,9 +97,14 @@ struct Operator {
   std::vector<int> saved;
   std::int64_t weight_bytes = 0;   // parameters read (and, for an optimizer step, written)
   TensorParallelRole tp_role = TensorParallelRole::kReplicated;
-  // For a collective: "all_reduce", "all_gather", "reduce_scatter", "all_to_all"; else empty.
+  // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
+  // does in this pass ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", or "" for an
+  // identity such as Megatron's f), `collective_backward` what its backward does ("" = identity),
+  // over `collective_group` devices with `collective_bytes` per device.
   std::string collective;
+  std::string collective_backward;
   std::int64_t collective_bytes = 0;
+  std::int64_t collective_group = 1;
 
   CoreClass Core() const;
   std::int64_t GemmFlops() const { return gemm ? gemm->Flops() : 0; }

@@ -1,0 +1,136 @@
+// The megatron strategy against independent figures: Megatron-LM's per-device parameter count,
+// the all-reduces per block and pass (REFERENCE §3.5), Korthikanti et al.'s tensor-parallel
+// activation formula, FLOPs divided by the width, and refusals with their reasons.
+#include <gtest/gtest.h>
+
+#include "phaze/core/error.hpp"
+#include "phaze/graph/graph_builder.hpp"
+#include "phaze/plugin/plugin_loader.hpp"
+#include "phaze/plugin/registry.hpp"
+#include "phaze/strategy/parallelism_strategy.hpp"
+
+namespace phaze {
+namespace {
+
+Registry& Strategies() {
+  static Registry* registry = [] {
+    auto* r = new Registry();
+    PluginSources s;
+    s.directories = {PHAZE_PLUGIN_DIR};
+    s.use_default_directory = false;
+    PluginLoader::LoadAll(s, *r);
+    return r;
+  }();
+  return *registry;
+}
+
+LayerGraph Full(const std::string& model, std::int64_t b) {
+  GraphOptions o;
+  o.micro_batch = b;
+  o.fusion = false;
+  return BuildLayerGraph(LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml"), o);
+}
+
+LayerGraph Slice(const std::string& model, std::int64_t b, std::int64_t w, bool fusion = true) {
+  auto megatron = Strategies().CreateStrategy("megatron", ConfigNode::EmptyMap("test", "params"));
+  return SliceLayerGraph(*megatron, "megatron", Full(model, b), w, fusion);
+}
+
+const UniqueLayer& Block(const LayerGraph& g) { return g.unique_layers.at(1); }
+
+struct Collectives {
+  int count = 0;
+  std::int64_t bytes = 0;
+};
+Collectives Count(const OperatorGraph& g, const std::string& kind) {
+  Collectives c;
+  for (const auto& op : g.Ops()) {
+    if (op.kind == OpKind::kCollective && op.collective == kind) {
+      ++c.count;
+      c.bytes += op.collective_bytes;
+    }
+  }
+  return c;
+}
+
+TEST(Megatron, PerDeviceParametersOf83B) {
+  // Megatron-LM splits every weight matrix, the column-parallel biases and the vocabulary; norms,
+  // row-parallel biases and position embeddings are replicated:
+  //   V·h/w + s·h + l·(12h²/w + 7h/w + 6h) + 2h  (embedding; blocks; final norm).
+  const std::int64_t V = 50304, s = 1024, l = 72, h = 3072;
+  for (std::int64_t w : {1, 2, 4, 8}) {
+    const std::int64_t expected = V * h / w + s * h + l * (12 * h * h / w + 7 * h / w + 6 * h) + 2 * h;
+    const LayerGraph g = Slice("megatron-8.3b", 1, w);
+    EXPECT_EQ(g.Parameters(), expected) << "w=" << w;
+    EXPECT_EQ(g.unique_layers[2].tied_parameters, V * h / w) << "the LM head's copy of the table";
+  }
+  EXPECT_EQ(Slice("megatron-8.3b", 1, 1).Parameters(), Full("megatron-8.3b", 1).Parameters());
+}
+
+TEST(Megatron, AllReducesPerBlockAndPass) {
+  for (std::int64_t b : {1, 4}) {
+    for (std::int64_t w : {2, 8}) {
+      for (bool fusion : {false, true}) {
+        const LayerGraph g = Slice("megatron-8.3b", b, w, fusion);
+        const std::int64_t hidden_bytes = b * 1024 * 3072 * 2;
+        const Collectives fw = Count(Block(g).forward, "all_reduce");
+        const Collectives bw = Count(Block(g).backward, "all_reduce");
+        EXPECT_EQ(fw.count, 2);
+        EXPECT_EQ(fw.bytes, 2 * hidden_bytes);
+        EXPECT_EQ(bw.count, 2);
+        EXPECT_EQ(bw.bytes, 2 * hidden_bytes);
+        for (const char* other : {"all_gather", "reduce_scatter", "all_to_all"}) {
+          EXPECT_EQ(Count(Block(g).forward, other).count + Count(Block(g).backward, other).count, 0);
+        }
+        for (const auto& op : Block(g).forward.Ops()) {
+          if (op.kind == OpKind::kCollective) {
+            EXPECT_EQ(op.collective_group, w);
+          }
+        }
+        // Vocabulary-parallel embedding: one all-reduce forward; cross-entropy: three of b·s fp32.
+        EXPECT_EQ(Count(g.unique_layers[0].forward, "all_reduce").count, 1);
+        EXPECT_EQ(Count(g.unique_layers[2].forward, "all_reduce").bytes, 3 * b * 1024 * 4);
+      }
+    }
+  }
+  EXPECT_EQ(Count(Block(Slice("megatron-8.3b", 1, 1)).forward, "all_reduce").count, 0);
+}
+
+TEST(Megatron, ActivationsAndFlopsPerDevice) {
+  // Korthikanti et al. 2022, Table 2, tensor parallelism without sequence parallelism:
+  // s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes per block = 10sbh + 24sbh/t + 5as²b/t.
+  const std::int64_t s = 1024, h = 3072, a = 32;
+  for (std::int64_t b : {1, 2}) {
+    for (std::int64_t t : {1, 2, 4, 8}) {
+      const LayerGraph g = Slice("megatron-8.3b", b, t);
+      EXPECT_EQ(Block(g).activation_bytes, 10 * s * b * h + 24 * s * b * h / t + 5 * a * s * s * b / t)
+          << "b=" << b << " t=" << t;
+      EXPECT_EQ(Block(g).forward.GemmFlops(), (24 * b * s * h * h + 4 * b * s * s * h) / t);
+      EXPECT_EQ(Block(g).backward.GemmFlops(), 2 * Block(g).forward.GemmFlops());
+      EXPECT_EQ(Block(g).tensor_parallel, t > 1);
+    }
+  }
+}
+
+TEST(Megatron, RefusesWidthsWithTheReason) {
+  auto megatron = Strategies().CreateStrategy("megatron", ConfigNode::EmptyMap("test", "params"));
+  const LayerGraph gpt2 = Full("gpt2-xl", 1);
+  EXPECT_EQ(megatron->Refusal(gpt2, 2), "the 25 attention heads are not divisible by 2");
+  // 5 divides the 25 heads and 1600 but not GPT-2's 50,257-token vocabulary.
+  EXPECT_EQ(megatron->Refusal(gpt2, 5),
+            "op 'embed.word' in layer 'embedding': its 50257 vocabulary rows are not divisible by 5");
+  const LayerGraph m83 = Full("megatron-8.3b", 1);
+  EXPECT_EQ(SupportedWidths(*megatron, m83, {1, 2, 3, 4, 8, 16, 32, 64}),
+            (std::vector<std::int64_t>{1, 2, 4, 8, 16, 32}));
+  try {
+    SliceLayerGraph(*megatron, "megatron", m83, 3, true);
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot split megatron-8.3b 3 ways: the 32 attention heads"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace phaze
