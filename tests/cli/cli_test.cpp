@@ -314,6 +314,7 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
       << refused.err;
   auto plugins = Phaze("plugins");
   EXPECT_NE(plugins.out.find("strategy   megatron"), std::string::npos) << plugins.out;
+  EXPECT_NE(plugins.out.find("strategy   sequence_parallel"), std::string::npos) << plugins.out;
   // A sliced graph (collectives included) survives the graph file byte for byte.
   testing::TempDir dir;
   const std::string tiny = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";

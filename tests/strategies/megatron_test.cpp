@@ -1,6 +1,7 @@
-// The megatron strategy against independent figures: Megatron-LM's per-device parameter count,
-// the all-reduces per block and pass (REFERENCE §3.5), Korthikanti et al.'s tensor-parallel
-// activation formula, FLOPs divided by the width, and refusals with their reasons.
+// The megatron and sequence_parallel strategies against independent figures: Megatron-LM's
+// per-device parameter count, the collectives per block and pass (REFERENCE §3.5), Korthikanti et
+// al.'s activation formulas with tensor and sequence parallelism, FLOPs divided by the width, and
+// refusals with their reasons.
 #include <gtest/gtest.h>
 
 #include "phaze/core/error.hpp"
@@ -24,16 +25,18 @@ Registry& Strategies() {
   return *registry;
 }
 
-LayerGraph Full(const std::string& model, std::int64_t b) {
+LayerGraph Full(const std::string& model, std::int64_t b, std::int64_t seq = 0) {
   GraphOptions o;
   o.micro_batch = b;
+  o.sequence_length = seq;
   o.fusion = false;
   return BuildLayerGraph(LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml"), o);
 }
 
-LayerGraph Slice(const std::string& model, std::int64_t b, std::int64_t w, bool fusion = true) {
-  auto megatron = Strategies().CreateStrategy("megatron", ConfigNode::EmptyMap("test", "params"));
-  return SliceLayerGraph(*megatron, "megatron", Full(model, b), w, fusion);
+LayerGraph Slice(const std::string& model, std::int64_t b, std::int64_t w, bool fusion = true,
+                 const std::string& strategy = "megatron") {
+  auto s = Strategies().CreateStrategy(strategy, ConfigNode::EmptyMap("test", "params"));
+  return SliceLayerGraph(*s, strategy, Full(model, b), w, fusion);
 }
 
 const UniqueLayer& Block(const LayerGraph& g) { return g.unique_layers.at(1); }
@@ -130,6 +133,35 @@ TEST(Megatron, RefusesWidthsWithTheReason) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
+  // Korthikanti et al. 2022, Table 2, tensor + sequence parallelism: s·b·h·(34 + 5·a·s/h)/t bytes
+  // per block = (34·s·b·h + 5·a·s²·b)/t.
+  const std::int64_t s = 1024, h = 3072, a = 32;
+  for (std::int64_t b : {1, 2}) {
+    for (std::int64_t t : {2, 4, 8}) {
+      const LayerGraph g = Slice("megatron-8.3b", b, t, true, "sequence_parallel");
+      EXPECT_EQ(Block(g).activation_bytes, (34 * s * b * h + 5 * a * s * s * b) / t) << "b=" << b << " t=" << t;
+      // Each all-reduce becomes a reduce-scatter and an all-gather of the same b·s·h values.
+      const std::int64_t hidden_bytes = b * s * h * 2;
+      for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+        EXPECT_EQ(Count(*pass, "all_reduce").count, 0);
+        EXPECT_EQ(Count(*pass, "reduce_scatter").count, 2);
+        EXPECT_EQ(Count(*pass, "reduce_scatter").bytes, 2 * hidden_bytes);
+        EXPECT_EQ(Count(*pass, "all_gather").count, 2);
+        EXPECT_EQ(Count(*pass, "all_gather").bytes, 2 * hidden_bytes);
+      }
+      // The same weights as tensor parallelism; the GEMM FLOPs too; edges carry s/t of the hidden.
+      EXPECT_EQ(g.Parameters(), Slice("megatron-8.3b", b, t).Parameters());
+      EXPECT_EQ(Block(g).forward.GemmFlops(), (24 * b * s * h * h + 4 * b * s * s * h) / t);
+      EXPECT_EQ(g.edges[3].bytes, hidden_bytes / t);
+    }
+  }
+  auto sp = Strategies().CreateStrategy("sequence_parallel", ConfigNode::EmptyMap("test", "params"));
+  EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 16),
+            "the sequence's 1000 tokens are not divisible by 16");
+  EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 8), "");
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ class LayerWriter {
     // A column-parallel layer's bias is split with its output; a row-parallel layer's bias is
     // added once after the all-reduce.
     Operator add = Op(name + ".bias", OpKind::kElementwise,
-                      role == Role::kColumn ? Role::kSharded : Role::kReplicated);
+                      role == Role::kColumn ? Role::kSharded
+                                            : role == Role::kUnsplit ? Role::kUnsplit : Role::kReplicated);
     add.vector = {{"bias_add", rows * out, 1}};
     add.inputs = {y};
     add.weight_bytes = out * dt_;
@@ -294,9 +295,9 @@ UniqueLayer HeadLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   if (m.final_norm) x = w.Norm("head.norm", x, h);
   if (m.pooler) {
     // Forward only: its output would feed a next-sentence head, which the model has not.
-    int first = w.View("head.first_token", x, {{"out", b * h}}, Role::kReplicated)[0];
-    int pooled = w.Linear("head.pooler", first, h, h, true, Role::kReplicated);
-    w.Activation("head.pooler_tanh", "tanh", pooled, Role::kReplicated);
+    int first = w.View("head.first_token", x, {{"out", b * h}}, Role::kUnsplit)[0];
+    int pooled = w.Linear("head.pooler", first, h, h, true, Role::kUnsplit);
+    w.Activation("head.pooler_tanh", "tanh", pooled, Role::kUnsplit);
   }
   if (m.lm_head_transform) {
     int t = w.Linear("head.transform", x, h, h, m.bias, Role::kReplicated);

@@ -106,7 +106,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   op.kind = *parsed_kind;
   if (auto n = node.Optional("tp_role")) {
     auto role = ParseTensorParallelRole(n->AsString());
-    if (!role) n->Fail("expected one of replicated, column, row, sharded, found " + n->Describe());
+    if (!role) n->Fail("expected one of replicated, column, row, sharded, unsplit, found " + n->Describe());
     op.tp_role = *role;
   }
   if (auto n = node.Optional("gemm")) {

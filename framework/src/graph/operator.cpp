@@ -22,11 +22,12 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 12> kKindNames = {{
     {OpKind::kOptimizer, "optimizer"},
 }};
 
-constexpr std::array<std::pair<TensorParallelRole, std::string_view>, 4> kRoleNames = {{
+constexpr std::array<std::pair<TensorParallelRole, std::string_view>, 5> kRoleNames = {{
     {TensorParallelRole::kReplicated, "replicated"},
     {TensorParallelRole::kColumn, "column"},
     {TensorParallelRole::kRow, "row"},
     {TensorParallelRole::kSharded, "sharded"},
+    {TensorParallelRole::kUnsplit, "unsplit"},
 }};
 
 template <class Table, class Enum>

@@ -41,6 +41,7 @@ enum class TensorParallelRole {
   kColumn,      // GEMM with its n dimension (output features / vocabulary) split
   kRow,         // GEMM with its k dimension split; outputs partial sums (all-reduce follows)
   kSharded,     // work on already-split tensors: attention heads, FFN activations, vocab shards
+  kUnsplit,     // never split, not even along the sequence (the BERT pooler on first tokens)
 };
 
 std::string_view ToString(OpKind kind);

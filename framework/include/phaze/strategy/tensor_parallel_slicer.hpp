@@ -1,0 +1,43 @@
+// Megatron-LM tensor parallelism of width w (Shoeybi et al. 2019), optionally with sequence
+// parallelism (Korthikanti et al. 2022), read off the tensor-parallel roles the graph builder puts
+// on every op. The `megatron` and `sequence_parallel` strategy plugins are thin wrappers.
+//
+// Tensor parallelism:
+// * column-parallel GEMMs (QKV, first FFN GEMM, LM head): n / w; row-parallel GEMMs (attention
+//   output, second FFN GEMM): k / w; sharded ops (heads, FFN activations, split biases,
+//   vocabulary-parallel cross-entropy): work / w; replicated and unsplit ops: whole.
+// * g after every row-parallel op (and the vocabulary-parallel embedding): all-reduce of its
+//   output forward, identity backward; f before every column-parallel GEMM reading an unsplit
+//   tensor: identity forward, all-reduce of the input gradient backward. Per block: two all-reduces
+//   of b·s·h values forward and two backward (REFERENCE §3.5).
+// * Vocabulary-parallel cross-entropy: three all-reduces of b·s fp32 values forward.
+// Sequence parallelism on top: replicated ops (norms, dropouts, residual adds, per-token GEMMs)
+// work on s/w of the sequence; g becomes reduce-scatter forward / all-gather backward, f becomes
+// all-gather forward / reduce-scatter backward; a column-parallel GEMM keeps its sequence-split
+// input for backward (so a block saves s·b·h·(34 + 5·a·s/h)/w bytes); layer edges carry s/w of
+// the hidden state. Not modelled: the all-gather that re-forms that input for the weight gradient
+// in the backward pass (Megatron-LM overlaps it with the input-gradient GEMM).
+// Collective bytes are per device: the full tensor for all-reduce, the gathered (output) tensor
+// for all-gather, the input tensor for reduce-scatter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "phaze/graph/layer_graph.hpp"
+
+namespace phaze {
+
+struct TensorParallelOptions {
+  bool sequence_parallel = false;
+};
+
+// "" when `width` splits every head, key/value head and split dimension (and, with sequence
+// parallelism, the sequence); else the first op or hyperparameter that does not divide.
+std::string TensorParallelRefusal(const LayerGraph& full, std::int64_t width,
+                                  const TensorParallelOptions& options);
+// The per-device forward graphs, parameters and split flags (see ParallelismStrategy::Slice).
+LayerGraph TensorParallelSlice(const LayerGraph& full, std::int64_t width,
+                               const TensorParallelOptions& options);
+
+}  // namespace phaze

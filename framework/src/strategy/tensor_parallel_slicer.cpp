@@ -1,0 +1,181 @@
+#include "phaze/strategy/tensor_parallel_slicer.hpp"
+
+#include <map>
+
+namespace phaze {
+
+namespace {
+
+using Role = TensorParallelRole;
+using i64 = std::int64_t;
+
+Operator Collective(const std::string& name, const std::string& forward, const std::string& backward,
+                    i64 bytes, i64 group, int input, int output) {
+  Operator op;
+  op.name = name;
+  op.kind = OpKind::kCollective;
+  op.collective = forward;
+  op.collective_backward = backward;
+  op.collective_bytes = bytes;
+  op.collective_group = group;
+  op.inputs = {input};
+  op.outputs = {output};
+  return op;
+}
+
+// Work of this op is divided by w: split roles, and replicated ops under sequence parallelism.
+bool Divided(const Operator& op, bool sp) {
+  return op.tp_role == Role::kColumn || op.tp_role == Role::kRow || op.tp_role == Role::kSharded ||
+         (sp && op.tp_role == Role::kReplicated);
+}
+
+OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp) {
+  // Split tensors: outputs of column-parallel and sharded ops (not a loss's scalar); with sequence
+  // parallelism also the outputs of replicated ops and the hidden-state inputs.
+  std::vector<bool> split(g.Tensors().size(), false);
+  if (sp) {
+    for (int t : g.InputTensors()) split[t] = g.GetTensor(t).requires_grad;
+  }
+  for (const auto& op : g.Ops()) {
+    const bool splits = op.tp_role == Role::kColumn || op.tp_role == Role::kSharded ||
+                        (sp && op.tp_role == Role::kReplicated);
+    if (!splits) continue;
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
+    }
+  }
+  OperatorGraph s;
+  for (size_t t = 0; t < g.Tensors().size(); ++t) {
+    const Tensor& tensor = g.GetTensor(static_cast<int>(t));
+    s.AddTensor(tensor.name, split[t] ? tensor.elements / w : tensor.elements, tensor.dtype_bytes,
+                tensor.requires_grad);
+  }
+  std::vector<int> replaced(g.Tensors().size());
+  for (size_t t = 0; t < replaced.size(); ++t) replaced[t] = static_cast<int>(t);
+  std::map<int, int> gathered;  // tensor → its f copy / all-gather, fed to column-parallel GEMMs
+  for (const auto& original : g.Ops()) {
+    Operator op = original;
+    for (int& t : op.inputs) t = replaced[t];
+    for (int& t : op.saved) t = replaced[t];
+    if (op.gemm && op.tp_role == Role::kColumn) {
+      const int x = op.inputs[0];
+      auto it = gathered.find(x);
+      if (it == gathered.end()) {
+        const Tensor& src = s.GetTensor(x);
+        if (sp) {  // all-gather the sequence forward, reduce-scatter the gradient backward
+          const int full = s.AddTensor(src.name + ".all_gather", src.elements * w, src.dtype_bytes);
+          s.AddOp(Collective(src.name + ".all_gather", "all_gather", "reduce_scatter",
+                             src.Bytes() * w, w, x, full));
+          it = gathered.emplace(x, full).first;
+        } else {  // f: identity forward, all-reduce of the gradient backward
+          const int copy = s.AddTensor(src.name + ".tp_copy", src.elements, src.dtype_bytes);
+          s.AddOp(Collective(src.name + ".tp_copy", "", "all_reduce", src.Bytes(), w, x, copy));
+          it = gathered.emplace(x, copy).first;
+        }
+      }
+      for (int& t : op.inputs) t = t == x ? it->second : t;
+      if (!sp) {
+        for (int& t : op.saved) t = t == x ? it->second : t;
+      }  // with sequence parallelism the GEMM keeps the sequence-split x for backward
+    }
+    if (Divided(op, sp)) {
+      if (op.gemm) {
+        if (op.tp_role == Role::kColumn) op.gemm->n /= w;
+        if (op.tp_role == Role::kRow) op.gemm->k /= w;
+        if (op.tp_role == Role::kSharded) op.gemm->batch /= w;
+        if (op.tp_role == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
+      }
+      // Vocabulary-parallel gathers mask the ids outside their shard: all lookups, 1/w of the table.
+      const bool vocab_gather = op.kind == OpKind::kEmbedding && op.tp_role == Role::kRow;
+      if (!op.gemm && !vocab_gather) {
+        for (auto& v : op.vector) {
+          v.elements /= w;
+          if (op.kind == OpKind::kLoss) v.row_elements /= w;
+        }
+      } else if (op.gemm) {
+        for (auto& v : op.vector) v.elements /= w;
+      }
+      if (op.tp_role != Role::kReplicated) op.weight_bytes /= w;
+    }
+    s.AddOp(op);
+    if (op.tp_role == Role::kRow) {
+      // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
+      const int y = op.outputs[0];
+      const Tensor& src = s.GetTensor(y);
+      const std::string name = src.name + (sp ? ".reduce_scatter" : ".all_reduce");
+      const int reduced = s.AddTensor(name, sp ? src.elements / w : src.elements, src.dtype_bytes);
+      s.AddOp(sp ? Collective(name, "reduce_scatter", "all_gather", src.Bytes(), w, y, reduced)
+                 : Collective(name, "all_reduce", "", src.Bytes(), w, y, reduced));
+      replaced[original.outputs[0]] = reduced;
+    }
+    if (op.kind == OpKind::kLoss) {
+      // Vocabulary-parallel cross-entropy: max logit, sum of exponentials, target logit.
+      int last = op.outputs[0];
+      for (const char* step : {"max", "sum_exp", "target"}) {
+        const int next = s.AddTensor(op.name + ".all_reduce_" + step, 1, 4);
+        s.AddOp(Collective(op.name + ".all_reduce_" + step, "all_reduce", "", tokens * 4, w, last, next));
+        last = next;
+      }
+      replaced[original.outputs[0]] = last;
+    }
+  }
+  for (int t : g.Outputs()) s.MarkOutput(replaced[t]);
+  return s;
+}
+
+}  // namespace
+
+std::string TensorParallelRefusal(const LayerGraph& full, i64 w, const TensorParallelOptions& options) {
+  if (w == 1) return "";
+  auto not_divisible = [&](const std::string& what) {
+    return what + " are not divisible by " + std::to_string(w);
+  };
+  if (full.heads > 0 && full.heads % w != 0) {
+    return not_divisible("the " + std::to_string(full.heads) + " attention heads");
+  }
+  if (full.kv_heads > 0 && full.kv_heads % w != 0) {
+    return not_divisible("the " + std::to_string(full.kv_heads) + " key/value heads");
+  }
+  if (options.sequence_parallel && full.sequence_length % w != 0) {
+    return not_divisible("the sequence's " + std::to_string(full.sequence_length) + " tokens");
+  }
+  for (const auto& u : full.unique_layers) {
+    for (const auto& op : u.forward.Ops()) {
+      std::string what;
+      if (op.gemm && op.tp_role == Role::kColumn && op.gemm->n % w != 0) {
+        what = "its " + std::to_string(op.gemm->n) + " output columns";
+      } else if (op.gemm && op.tp_role == Role::kRow && op.gemm->k % w != 0) {
+        what = "its reduction dimension " + std::to_string(op.gemm->k);
+      } else if (op.kind == OpKind::kEmbedding && op.tp_role == Role::kRow && !op.vector.empty() &&
+                 (op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) % w != 0) {
+        what = "its " + std::to_string(op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) +
+               " vocabulary rows";
+      } else if (op.tp_role == Role::kSharded) {
+        for (const auto& v : op.vector) {
+          if (v.elements % w != 0) what = "its " + std::to_string(v.elements) + " elements";
+        }
+      }
+      if (!what.empty()) return "op '" + op.name + "' in layer '" + u.name + "': " + not_divisible(what);
+    }
+  }
+  return "";
+}
+
+LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w, const TensorParallelOptions& options) {
+  LayerGraph out = full;
+  const bool sp = options.sequence_parallel && w > 1;
+  for (auto& layer : out.unique_layers) {
+    if (w > 1) {
+      layer.forward = SliceForward(layer.forward, w, full.micro_batch * full.sequence_length, sp);
+    }
+    layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel
+    layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;
+    layer.tensor_parallel = w > 1;
+  }
+  if (sp) {
+    for (auto& e : out.edges) e.bytes /= w;  // each device sends its part of the sequence
+  }
+  return out;
+}
+
+}  // namespace phaze
