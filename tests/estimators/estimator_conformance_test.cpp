@@ -36,11 +36,11 @@ std::shared_ptr<Estimator> Make(const std::string& name) {
   return Estimators().CreateEstimator(name, ConfigNode::EmptyMap("test", "estimator.params"));
 }
 
-// Real transformer ops: every forward and backward op of GPT-2 XL and Llama-2-7B blocks (fused and
-// not) at b = 1 and 4.
+// Real transformer ops: every forward and backward op of GPT-2 XL, Llama-2-7B, BERT-large and
+// Mixtral-8x7B (fused and not) at b = 1 and 4.
 std::vector<OpWork> TransformerOps() {
   std::vector<OpWork> ops;
-  for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large"}) {
+  for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large", "mixtral-8x7b"}) {
     const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
     for (std::int64_t b : {1, 4}) {
       for (bool fusion : {true, false}) {

@@ -76,6 +76,7 @@ class BackwardWriter {
     sum.name = src.name + ".grad_sum";
     sum.kind = OpKind::kElementwise;
     sum.vector = {{"add", src.elements * static_cast<std::int64_t>(list.size() - 1), 1}};
+    if (fw_.Producer(t) >= 0) sum.expert = fw_.GetOp(fw_.Producer(t)).expert;
     sum.inputs = list;
     const int g = NewTensor("grad:" + src.name, t);
     sum.outputs = {g};
@@ -126,6 +127,7 @@ class BackwardWriter {
         conjugate.name = op.name + ".backward";
         conjugate.kind = OpKind::kCollective;
         conjugate.tp_role = op.tp_role;
+        conjugate.expert = op.expert;
         conjugate.collective = op.collective_backward;
         conjugate.collective_backward = op.collective;
         conjugate.collective_bytes = op.collective_bytes;
@@ -139,6 +141,7 @@ class BackwardWriter {
         inverse.name = op.name + ".backward";
         inverse.kind = OpKind::kView;
         inverse.tp_role = op.tp_role;
+        inverse.expert = op.expert;
         inverse.inputs = grads;
         EmitWithInputGradients(std::move(inverse), op, InputsNeedingGrad(op));
         return;
@@ -160,6 +163,7 @@ class BackwardWriter {
       bias.name = op.name + ".grad_bias";
       bias.kind = OpKind::kReduction;
       bias.tp_role = op.tp_role;
+      bias.expert = op.expert;
       bias.vector = {{"bias_grad", op.vector[0].elements, 1}};
       bias.inputs = {grads.at(0)};
       bias.weight_bytes = op.weight_bytes;
@@ -175,6 +179,7 @@ class BackwardWriter {
     b.name = name;
     b.kind = op.kind;
     b.tp_role = op.tp_role;
+    b.expert = op.expert;
     for (const auto& w : op.vector) b.vector.push_back({w.function + "_backward", w.elements, w.row_elements});
     b.inputs = grads;
     for (int s : op.saved) b.inputs.push_back(Saved(s));
@@ -227,6 +232,7 @@ class BackwardWriter {
     g.kind = fw_op.kind;
     g.gemm = shape;
     g.tp_role = fw_op.tp_role;
+    g.expert = fw_op.expert;
     g.inputs = std::move(inputs);
     return g;
   }

@@ -1,5 +1,6 @@
 #include "phaze/graph/graph_builder.hpp"
 
+#include <cmath>
 #include <utility>
 
 #include "phaze/core/error.hpp"
@@ -27,6 +28,7 @@ class LayerWriter {
   OperatorGraph graph;
   std::int64_t parameters = 0;
   std::int64_t tied_parameters = 0;
+  std::int64_t expert = -1;  // the MoE expert the ops being written belong to
 
   std::int64_t Tokens() const { return tokens_; }
   std::int64_t Batch() const { return b_; }
@@ -152,6 +154,24 @@ class LayerWriter {
     return outs;
   }
 
+  // A view joining several tensors into one (no data movement).
+  int Concat(const std::string& name, std::vector<int> xs, std::int64_t elements) {
+    Operator op = Op(name, OpKind::kView, Role::kReplicated);
+    op.inputs = std::move(xs);
+    return Emit(std::move(op), elements);
+  }
+
+  // Any other vector op: `function` on `elements`, writing `out_elements`.
+  int Generic(const std::string& name, OpKind kind, const std::string& function, std::int64_t elements,
+              std::int64_t row, std::vector<int> inputs, std::vector<int> saved,
+              std::int64_t out_elements, Role role) {
+    Operator op = Op(name, kind, role);
+    op.vector = {{function, elements, row}};
+    op.inputs = std::move(inputs);
+    op.saved = std::move(saved);
+    return Emit(std::move(op), out_elements);
+  }
+
   // Cross-entropy over `classes` per token: one fp32 scalar; keeps the fp32 probabilities.
   int Loss(const std::string& name, int logits, std::int64_t classes) {
     const std::int64_t n = graph.GetTensor(logits).elements;
@@ -173,6 +193,7 @@ class LayerWriter {
     op.name = name;
     op.kind = kind;
     op.tp_role = role;
+    op.expert = expert;
     return op;
   }
 
@@ -219,18 +240,55 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
   return w.Linear("attn.dense", context, h, h, m.bias, Role::kRow);
 }
 
-int Mlp(LayerWriter& w, const ModelSpec& m, int x) {
-  const std::int64_t h = m.hidden, f = m.ffn_hidden;
+// A feed-forward network of width f on x; roles of its column, inner and row parts.
+int FeedForward(LayerWriter& w, const ModelSpec& m, int x, const std::string& prefix, std::int64_t f,
+                Role column, Role inner, Role row) {
+  const std::int64_t h = m.hidden;
   if (m.activation == "swiglu") {
-    int gate = w.Linear("mlp.gate", x, h, f, m.bias, Role::kColumn);
-    int up = w.Linear("mlp.up", x, h, f, m.bias, Role::kColumn);
-    int act = w.Activation("mlp.silu", "silu", gate, Role::kSharded);
-    int prod = w.Mul("mlp.mul", act, up, Role::kSharded);
-    return w.Linear("mlp.down", prod, f, h, m.bias, Role::kRow);
+    int gate = w.Linear(prefix + ".gate", x, h, f, m.bias, column);
+    int up = w.Linear(prefix + ".up", x, h, f, m.bias, column);
+    int act = w.Activation(prefix + ".silu", "silu", gate, inner);
+    int prod = w.Mul(prefix + ".mul", act, up, inner);
+    return w.Linear(prefix + ".down", prod, f, h, m.bias, row);
   }
-  int fc1 = w.Linear("mlp.fc1", x, h, f, m.bias, Role::kColumn);
-  int act = w.Activation("mlp." + m.activation, m.activation, fc1, Role::kSharded);
-  return w.Linear("mlp.fc2", act, f, h, m.bias, Role::kRow);
+  int fc1 = w.Linear(prefix + ".fc1", x, h, f, m.bias, column);
+  int act = w.Activation(prefix + "." + m.activation, m.activation, fc1, inner);
+  return w.Linear(prefix + ".fc2", act, f, h, m.bias, row);
+}
+
+// Mixture of experts: router, top-k gating, dispatch of each token's top_k copies to the experts'
+// buffers, one feed-forward branch per expert (parallel branches the ILP can overlap), collection
+// and the gate-weighted combine.
+int MixtureOfExperts(LayerWriter& w, const ModelSpec& m, int x) {
+  const std::int64_t h = m.hidden, E = m.experts, k = m.top_k, T = w.Tokens();
+  const std::int64_t per_expert = static_cast<std::int64_t>(
+      std::ceil(m.capacity_factor * static_cast<double>(T * k) / static_cast<double>(E)));
+  using Save = LayerWriter::Save;
+  int logits = w.Linear("mlp.router", x, h, E, false, Role::kReplicated);
+  int probs = w.Unary("mlp.router_softmax", OpKind::kSoftmax, "softmax", logits, Save::kOutput,
+                      Role::kReplicated, E);
+  int gates = w.Generic("mlp.top_k", OpKind::kElementwise, "top_k", T * E, E, {probs}, {},
+                        T * k, Role::kReplicated);
+  int routed = w.Generic("mlp.dispatch", OpKind::kElementwise, "permute", T * k * h, h, {x, gates},
+                         {gates}, E * per_expert * h, Role::kReplicated);
+  std::vector<std::pair<std::string, std::int64_t>> buffers;
+  for (std::int64_t e = 0; e < E; ++e) buffers.emplace_back("expert" + std::to_string(e), per_expert * h);
+  std::vector<int> inputs = w.View("mlp.experts_in", routed, buffers, Role::kReplicated);
+  std::vector<int> outputs;
+  for (std::int64_t e = 0; e < E; ++e) {
+    w.expert = e;
+    outputs.push_back(FeedForward(w, m, inputs[e], "mlp.expert" + std::to_string(e), m.expert_ffn_hidden,
+                                  Role::kExpert, Role::kExpert, Role::kExpert));
+  }
+  w.expert = -1;
+  int collected = w.Concat("mlp.experts_out", outputs, E * per_expert * h);
+  return w.Generic("mlp.combine", OpKind::kElementwise, "combine", T * k * h, h, {collected, gates},
+                   {collected, gates}, T * h, Role::kReplicated);
+}
+
+int Mlp(LayerWriter& w, const ModelSpec& m, int x) {
+  if (m.experts > 0) return MixtureOfExperts(w, m, x);
+  return FeedForward(w, m, x, "mlp", m.ffn_hidden, Role::kColumn, Role::kSharded, Role::kRow);
 }
 
 UniqueLayer EmbeddingLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {

@@ -26,6 +26,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   j["kind"] = ToString(op.kind);
   j["core"] = ToString(op.Core());
   j["tp_role"] = ToString(op.tp_role);
+  if (op.expert >= 0) j["expert"] = op.expert;
   if (op.gemm) {
     Json gemm = Json::MakeObject();
     gemm["batch"] = op.gemm->batch;
@@ -91,7 +92,7 @@ std::int64_t NonNegative(const ConfigNode& n) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "tp_role", "gemm", "flops", "vector", "inputs", "outputs",
+  node.ExpectKeys({"name", "kind", "core", "tp_role", "expert", "gemm", "flops", "vector", "inputs", "outputs",
                    "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group"});
   Operator op;
@@ -106,9 +107,12 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   op.kind = *parsed_kind;
   if (auto n = node.Optional("tp_role")) {
     auto role = ParseTensorParallelRole(n->AsString());
-    if (!role) n->Fail("expected one of replicated, column, row, sharded, unsplit, found " + n->Describe());
+    if (!role) {
+      n->Fail("expected one of replicated, column, row, sharded, unsplit, expert, found " + n->Describe());
+    }
     op.tp_role = *role;
   }
+  if (auto n = node.Optional("expert")) op.expert = NonNegative(*n);
   if (auto n = node.Optional("gemm")) {
     n->ExpectKeys({"batch", "m", "n", "k"});
     GemmShape s;

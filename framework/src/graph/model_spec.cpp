@@ -98,7 +98,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
                    "embedding_dim", "token_types", "norm", "norm_position", "final_norm",
                    "embedding_norm", "activation", "positions", "bias", "tied_embeddings",
                    "fused_qkv", "pooler", "lm_head_transform", "lm_head_bias", "causal",
-                   "dropout", "dtype_bytes"});
+                   "dropout", "dtype_bytes", "moe"});
   ModelSpec m;
   m.source = root.Source();
   m.name = root.Child("name").AsString();
@@ -174,6 +174,20 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
       if (auto n = dn->Optional("attention")) m.dropout_attention = ReadProbability(*n);
       if (auto n = dn->Optional("hidden")) m.dropout_hidden = ReadProbability(*n);
     }
+  }
+
+  if (auto moe = root.Optional("moe")) {
+    moe->ExpectKeys({"experts", "top_k", "expert_ffn_hidden", "capacity_factor"});
+    m.experts = moe->Child("experts").AsPositiveInt();
+    m.top_k = moe->Child("top_k").AsPositiveInt();
+    if (m.top_k > m.experts) {
+      moe->Child("top_k").Fail("top_k " + std::to_string(m.top_k) + " exceeds the " +
+                               std::to_string(m.experts) + " experts");
+    }
+    m.expert_ffn_hidden = moe->Optional("expert_ffn_hidden")
+                              ? moe->Child("expert_ffn_hidden").AsPositiveInt()
+                              : m.ffn_hidden;
+    if (auto n = moe->Optional("capacity_factor")) m.capacity_factor = n->AsPositiveDouble();
   }
 
   // Consistency.

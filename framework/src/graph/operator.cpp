@@ -22,12 +22,13 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 12> kKindNames = {{
     {OpKind::kOptimizer, "optimizer"},
 }};
 
-constexpr std::array<std::pair<TensorParallelRole, std::string_view>, 5> kRoleNames = {{
+constexpr std::array<std::pair<TensorParallelRole, std::string_view>, 6> kRoleNames = {{
     {TensorParallelRole::kReplicated, "replicated"},
     {TensorParallelRole::kColumn, "column"},
     {TensorParallelRole::kRow, "row"},
     {TensorParallelRole::kSharded, "sharded"},
     {TensorParallelRole::kUnsplit, "unsplit"},
+    {TensorParallelRole::kExpert, "expert"},
 }};
 
 template <class Table, class Enum>

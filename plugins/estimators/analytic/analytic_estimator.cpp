@@ -29,6 +29,10 @@ const std::map<std::string, double>& PhysicalCycles() {
       {"gelu_tanh_backward", 40}, {"silu_backward", 25}, {"tanh_backward", 2},
       {"softmax_backward", 3}, {"layernorm_backward", 10}, {"rmsnorm_backward", 8},
       {"rotary_backward", 3}, {"embedding_backward", 2}, {"cross_entropy_backward", 2},
+      // Mixture of experts: top-k selection (compare-exchange per element), token permutation
+      // (a copy), gate-weighted combine (multiply-add).
+      {"top_k", 4}, {"permute", 1}, {"combine", 2},
+      {"top_k_backward", 1}, {"permute_backward", 1}, {"combine_backward", 3},
   };
   return table;
 }
@@ -205,8 +209,9 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
       cycles += 2 * c;
     } else if (f == "cross_entropy_backward") {
       cycles += 4 * c;
-    } else if (f == "adam" || f == "sgd") {
-      cycles += CyclesPerElement(op, f) * c;  // the reference never costs the optimizer
+    } else if (f == "adam" || f == "sgd" || f.rfind("top_k", 0) == 0 || f.rfind("permute", 0) == 0 ||
+               f.rfind("combine", 0) == 0) {
+      cycles += CyclesPerElement(op, f) * c;  // the reference costs neither optimizers nor MoE
     } else {
       static const std::map<std::string, double> table = {
           {"add", 1}, {"bias_add", 1}, {"mul", 1}, {"scale", 10}, {"mask", 1}, {"causal_mask", 1},

@@ -51,6 +51,14 @@ struct ModelSpec {
 
   std::int64_t dtype_bytes = 2;  // weights and activations (fp16 / bf16)
 
+  // Mixture of experts (absent: a dense MLP): `moe: {experts, top_k, expert_ffn_hidden,
+  // capacity_factor}`. Every token goes to top_k of the experts; with balanced routing each expert
+  // processes ⌈capacity_factor · b·s · top_k / experts⌉ tokens.
+  std::int64_t experts = 0;
+  std::int64_t top_k = 0;
+  std::int64_t expert_ffn_hidden = 0;  // default ffn_hidden
+  double capacity_factor = 1.0;
+
   std::int64_t HeadDim() const { return hidden / heads; }
   std::int64_t EmbeddingDim() const { return embedding_dim > 0 ? embedding_dim : hidden; }
 };

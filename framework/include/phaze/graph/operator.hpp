@@ -42,6 +42,7 @@ enum class TensorParallelRole {
   kRow,         // GEMM with its k dimension split; outputs partial sums (all-reduce follows)
   kSharded,     // work on already-split tensors: attention heads, FFN activations, vocab shards
   kUnsplit,     // never split, not even along the sequence (the BERT pooler on first tokens)
+  kExpert,      // one MoE expert's branch (Operator::expert says which): placed whole on a device
 };
 
 std::string_view ToString(OpKind kind);
@@ -98,6 +99,7 @@ struct Operator {
   std::vector<int> saved;
   std::int64_t weight_bytes = 0;   // parameters read (and, for an optimizer step, written)
   TensorParallelRole tp_role = TensorParallelRole::kReplicated;
+  std::int64_t expert = -1;  // the MoE expert whose branch this op belongs to (-1: none)
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
   // does in this pass ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", or "" for an
   // identity such as Megatron's f), `collective_backward` what its backward does ("" = identity),
