@@ -305,7 +305,7 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   auto typo = Phaze("graph --model " + model + " --strategy megatronn --width 4");
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("no parallelism strategy named 'megatronn'"), std::string::npos) << typo.err;
-  EXPECT_NE(typo.err.find("registered: megatron"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("registered: megatron, moe, sequence_parallel"), std::string::npos) << typo.err;
   auto refused = Phaze("graph --model " + model + " --strategy megatron --width 3");
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("cannot split megatron-8.3b 3 ways: the 32 attention heads are not "
@@ -315,6 +315,7 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   auto plugins = Phaze("plugins");
   EXPECT_NE(plugins.out.find("strategy   megatron"), std::string::npos) << plugins.out;
   EXPECT_NE(plugins.out.find("strategy   sequence_parallel"), std::string::npos) << plugins.out;
+  EXPECT_NE(plugins.out.find("strategy   moe"), std::string::npos) << plugins.out;
   // A sliced graph (collectives included) survives the graph file byte for byte.
   testing::TempDir dir;
   const std::string tiny = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";

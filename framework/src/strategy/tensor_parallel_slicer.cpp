@@ -1,5 +1,6 @@
 #include "phaze/strategy/tensor_parallel_slicer.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace phaze {
@@ -29,7 +30,25 @@ bool Divided(const Operator& op, bool sp) {
          (sp && op.tp_role == Role::kReplicated);
 }
 
-OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp) {
+i64 ExpertCount(const OperatorGraph& g) {
+  i64 experts = 0;
+  for (const auto& op : g.Ops()) experts = std::max(experts, op.expert + 1);
+  return experts;
+}
+
+OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, bool ep) {
+  const i64 kept_experts = ep ? ExpertCount(g) / w : 0;
+  auto dropped = [&](const Operator& op) { return ep && op.expert >= kept_experts; };
+  auto expert_producer = [&](int t) { return g.Producer(t) >= 0 && g.GetOp(g.Producer(t)).expert >= 0; };
+  auto feeds_experts = [&](const Operator& op) {
+    if (op.expert >= 0) return false;
+    for (int t : op.outputs) {
+      for (int c : g.Consumers(t)) {
+        if (g.GetOp(c).expert >= 0) return true;
+      }
+    }
+    return false;
+  };
   // Split tensors: outputs of column-parallel and sharded ops (not a loss's scalar); with sequence
   // parallelism also the outputs of replicated ops and the hidden-state inputs.
   std::vector<bool> split(g.Tensors().size(), false);
@@ -39,7 +58,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp) {
   for (const auto& op : g.Ops()) {
     const bool splits = op.tp_role == Role::kColumn || op.tp_role == Role::kSharded ||
                         (sp && op.tp_role == Role::kReplicated);
-    if (!splits) continue;
+    if (!splits || (ep && feeds_experts(op))) continue;  // expert buffers stay whole
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
     }
@@ -54,9 +73,36 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp) {
   for (size_t t = 0; t < replaced.size(); ++t) replaced[t] = static_cast<int>(t);
   std::map<int, int> gathered;  // tensor → its f copy / all-gather, fed to column-parallel GEMMs
   for (const auto& original : g.Ops()) {
+    if (dropped(original)) continue;  // another device's expert
     Operator op = original;
+    const bool dispatches = ep && feeds_experts(original);
+    bool collects = false;
+    if (ep && original.expert < 0) {
+      std::vector<int> kept;
+      for (int t : op.inputs) {
+        if (expert_producer(t)) collects = true;
+        if (!expert_producer(t) || g.GetOp(g.Producer(t)).expert < kept_experts) kept.push_back(t);
+      }
+      op.inputs = kept;
+    }
     for (int& t : op.inputs) t = replaced[t];
     for (int& t : op.saved) t = replaced[t];
+    if (dispatches) {
+      // All-to-all of the routed tokens to the experts' devices; drop the other devices' buffers.
+      for (int& t : op.inputs) {
+        const Tensor& src = s.GetTensor(t);
+        const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
+        s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, t, moved));
+        t = moved;
+      }
+      std::vector<int> outputs;
+      for (int t : op.outputs) {
+        bool used = g.IsOutput(t);
+        for (int c : g.Consumers(t)) used = used || !dropped(g.GetOp(c));
+        if (used) outputs.push_back(t);
+      }
+      op.outputs = outputs;
+    }
     if (op.gemm && op.tp_role == Role::kColumn) {
       const int x = op.inputs[0];
       auto it = gathered.find(x);
@@ -108,6 +154,13 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp) {
                  : Collective(name, "all_reduce", "", src.Bytes(), w, y, reduced));
       replaced[original.outputs[0]] = reduced;
     }
+    if (collects) {  // all-to-all of the experts' results back to their tokens' devices
+      const int y = op.outputs[0];
+      const Tensor& src = s.GetTensor(y);
+      const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
+      s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, y, moved));
+      replaced[original.outputs[0]] = moved;
+    }
     if (op.kind == OpKind::kLoss) {
       // Vocabulary-parallel cross-entropy: max logit, sum of exponentials, target logit.
       int last = op.outputs[0];
@@ -130,13 +183,20 @@ std::string TensorParallelRefusal(const LayerGraph& full, i64 w, const TensorPar
   auto not_divisible = [&](const std::string& what) {
     return what + " are not divisible by " + std::to_string(w);
   };
+  if (options.expert_parallel) {
+    for (const auto& u : full.unique_layers) {
+      const i64 experts = ExpertCount(u.forward);
+      if (experts == 0) continue;
+      if (experts % w != 0) return not_divisible("the " + std::to_string(experts) + " experts");
+    }
+  }
   if (full.heads > 0 && full.heads % w != 0) {
     return not_divisible("the " + std::to_string(full.heads) + " attention heads");
   }
   if (full.kv_heads > 0 && full.kv_heads % w != 0) {
     return not_divisible("the " + std::to_string(full.kv_heads) + " key/value heads");
   }
-  if (options.sequence_parallel && full.sequence_length % w != 0) {
+  if ((options.sequence_parallel || options.expert_parallel) && full.sequence_length % w != 0) {
     return not_divisible("the sequence's " + std::to_string(full.sequence_length) + " tokens");
   }
   for (const auto& u : full.unique_layers) {
@@ -163,10 +223,11 @@ std::string TensorParallelRefusal(const LayerGraph& full, i64 w, const TensorPar
 
 LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w, const TensorParallelOptions& options) {
   LayerGraph out = full;
-  const bool sp = options.sequence_parallel && w > 1;
+  const bool ep = options.expert_parallel && w > 1;
+  const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
   for (auto& layer : out.unique_layers) {
     if (w > 1) {
-      layer.forward = SliceForward(layer.forward, w, full.micro_batch * full.sequence_length, sp);
+      layer.forward = SliceForward(layer.forward, w, full.micro_batch * full.sequence_length, sp, ep);
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel
     layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;

@@ -17,8 +17,11 @@
 // input for backward (so a block saves s·b·h·(34 + 5·a·s/h)/w bytes); layer edges carry s/w of
 // the hidden state. Not modelled: the all-gather that re-forms that input for the weight gradient
 // in the backward pass (Megatron-LM overlaps it with the input-gradient GEMM).
+// Expert parallelism (MoE): experts e < E/w stay on the device (whole: each receives its routed
+// tokens from every device), the rest are dropped; all-to-alls of the routed-token buffer before
+// the experts and after them; the rest is sliced as with sequence parallelism.
 // Collective bytes are per device: the full tensor for all-reduce, the gathered (output) tensor
-// for all-gather, the input tensor for reduce-scatter.
+// for all-gather, the input tensor for reduce-scatter and all-to-all.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,10 @@ namespace phaze {
 
 struct TensorParallelOptions {
   bool sequence_parallel = false;
+  // Expert parallelism (with sequence parallelism for everything else): each device keeps
+  // experts/w whole experts; an all-to-all sends every token's routed copies to the experts'
+  // devices before the experts (dispatch) and back after them (combine), in both passes.
+  bool expert_parallel = false;
 };
 
 // "" when `width` splits every head, key/value head and split dimension (and, with sequence

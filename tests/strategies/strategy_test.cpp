@@ -4,6 +4,8 @@
 // refusals with their reasons.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/plugin_loader.hpp"
@@ -162,6 +164,45 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
   EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 16),
             "the sequence's 1000 tokens are not divisible by 16");
   EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 8), "");
+}
+
+TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
+  // Mixtral 8x7B: E = 8 experts, top-2, h 4096, FFN 14336, 32 heads, 8 key/value heads (d 128),
+  // V 32000, s 4096. With balanced routing each expert receives T·k/E tokens.
+  const std::int64_t E = 8, k = 2, h = 4096, f = 14336, kv = 8 * 128, V = 32000, s = 4096, L = 32;
+  EXPECT_EQ(Full("mixtral-8x7b", 1).Parameters(), 46702792704);  // published
+  for (std::int64_t b : {1, 2}) {
+    const std::int64_t T = b * s, per_expert = T * k / E;
+    for (std::int64_t w : {2, 4, 8}) {
+      const LayerGraph g = Slice("mixtral-8x7b", b, w, true, "moe");
+      std::set<std::int64_t> experts;
+      for (const auto& op : Block(g).forward.Ops()) {
+        if (op.expert >= 0) experts.insert(op.expert);
+      }
+      EXPECT_EQ(static_cast<std::int64_t>(experts.size()), E / w) << "w=" << w;
+      // Dispatch and combine: one all-to-all each way per pass, of this device's share of the
+      // routed-token buffer (E·T·k/E·h values / w).
+      for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+        const Collectives a2a = Count(*pass, "all_to_all");
+        EXPECT_EQ(a2a.count, 2);
+        EXPECT_EQ(a2a.bytes, 2 * E * per_expert * h * 2 / w);
+      }
+      // Per device: vocabulary-parallel embedding and head, tensor-parallel attention, replicated
+      // norms and router, E/w whole SwiGLU experts.
+      const std::int64_t block = (2 * h * h + 2 * h * kv) / w + 2 * h + h * E + (E / w) * 3 * h * f;
+      EXPECT_EQ(g.Parameters(), V * h / w + L * block + h + V * h / w) << "w=" << w;
+      // Expert GEMM FLOPs per device: E/w experts × 3 GEMMs × 2·(T·k/E)·h·f.
+      std::int64_t expert_flops = 0;
+      for (const auto& op : Block(g).forward.Ops()) {
+        if (op.expert >= 0) expert_flops += op.GemmFlops();
+      }
+      EXPECT_EQ(expert_flops, (E / w) * 3 * 2 * per_expert * h * f);
+    }
+  }
+  auto moe = Strategies().CreateStrategy("moe", ConfigNode::EmptyMap("test", "params"));
+  EXPECT_EQ(moe->Refusal(Full("mixtral-8x7b", 1), 16), "the 8 experts are not divisible by 16");
+  EXPECT_EQ(moe->Refusal(Full("mixtral-8x7b", 1), 3), "the 8 experts are not divisible by 3");
+  EXPECT_EQ(moe->Refusal(Full("mixtral-8x7b", 1), 8), "");
 }
 
 }  // namespace
