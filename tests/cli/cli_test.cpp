@@ -316,8 +316,18 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_NE(plugins.out.find("strategy   megatron"), std::string::npos) << plugins.out;
   EXPECT_NE(plugins.out.find("strategy   sequence_parallel"), std::string::npos) << plugins.out;
   EXPECT_NE(plugins.out.find("strategy   moe"), std::string::npos) << plugins.out;
-  // A sliced graph (collectives included) survives the graph file byte for byte.
   testing::TempDir dir;
+  // Chosen by name in the run config; a misspelt one lists the registered strategies.
+  testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nstrategy: moee\n");
+  auto search = Phaze("search --config " + (dir / "run.yaml").string());
+  EXPECT_EQ(search.exit_code, 2);
+  EXPECT_NE(search.err.find("run.yaml:2:11: strategy: no parallelism strategy named 'moee'; registered: "
+                            "megatron, moe, sequence_parallel"),
+            std::string::npos)
+      << search.err;
+  testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nstrategy: moe\n");
+  EXPECT_NE(Phaze("search --config " + (dir / "run.yaml").string()).err.find("is valid"), std::string::npos);
+  // A sliced graph (collectives included) survives the graph file byte for byte.
   const std::string tiny = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
   auto sliced = Phaze("graph --model " + tiny + " --strategy megatron --width 2 --format json -o " +
                       (dir / "s.json").string());
