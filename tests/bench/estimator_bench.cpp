@@ -28,7 +28,8 @@ const std::vector<OpWork>& Ops() {
   static const std::vector<OpWork> ops = [] {
     std::vector<OpWork> out;
     for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large"}) {
-      const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
+      const ModelSpec spec =
+          LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
       for (std::int64_t b : {1, 4}) {
         GraphOptions o;
         o.micro_batch = b;

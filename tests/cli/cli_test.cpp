@@ -52,7 +52,8 @@ TEST(Cli, PluginsFindsTheDefaultDirectoryWithoutFlags) {
 TEST(Cli, PluginsFromFlagsAndEnvironmentAsJson) {
   testing::TempDir dir;
   auto json = dir / "plugins.json";
-  auto r = Phaze("plugins --no-default-plugins --plugin " + kFixtures + "/good.so -o " + json.string());
+  auto r =
+      Phaze("plugins --no-default-plugins --plugin " + kFixtures + "/good.so -o " + json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("fixture-solver"), std::string::npos);
   std::string text = testing::Slurp(json);
@@ -76,7 +77,8 @@ struct FixtureCase {
 
 TEST(Cli, BrokenPluginsExitWithCode2AndTheReason) {
   const FixtureCase cases[] = {
-      {"no_entry", "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_entry'"},
+      {"no_entry",
+       "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_entry'"},
       {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 1"},
       {"undefined_symbol", "': cannot load: "},
       {"undefined_symbol", "undefined symbol: phaze_fixture_missing_function"},
@@ -100,7 +102,8 @@ TEST(Cli, BrokenPluginsExitWithCode2AndTheReason) {
 TEST(Cli, UsageErrorsExitWithCode2) {
   auto bad_flag = Phaze("plugins --frobnicate");
   EXPECT_EQ(bad_flag.exit_code, 2);
-  EXPECT_NE(bad_flag.err.find("unrecognised option '--frobnicate'"), std::string::npos) << bad_flag.err;
+  EXPECT_NE(bad_flag.err.find("unrecognised option '--frobnicate'"), std::string::npos)
+      << bad_flag.err;
   auto typo = Phaze("serch");
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("unknown command 'serch'; did you mean 'search'?"), std::string::npos);
@@ -117,7 +120,8 @@ TEST(Cli, CommandsWithoutEngineSayNotImplemented) {
   for (const char* cmd : {"schedule"}) {
     auto r = Phaze(std::string(cmd) + " --whatever x");
     EXPECT_EQ(r.exit_code, 2) << cmd;
-    EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"), std::string::npos)
+    EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"),
+              std::string::npos)
         << r.err;
   }
 }
@@ -133,8 +137,13 @@ TEST(Cli, PlaceRunsTheDpOnALayerTable) {
   EXPECT_NE(r.out.find("t=1 d=1 s=2"), std::string::npos) << r.out;
   std::string text = testing::Slurp(json);
   EXPECT_EQ(text.rfind("{\n  \"feasible\": true,\n  \"time_per_batch_s\": 54,\n  "
-                       "\"throughput_samples_per_s\": 0.14814814814814814,", 0), 0u) << text;
-  EXPECT_NE(text.find("\"layers\": [\n          \"l0\",\n          \"l1\"\n        ]"), std::string::npos) << text;
+                       "\"throughput_samples_per_s\": 0.14814814814814814,",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("\"layers\": [\n          \"l0\",\n          \"l1\"\n        ]"),
+            std::string::npos)
+      << text;
 
   // Fixed strategy {1, 2, 1}: 4·12 + 4·(1/2)·4e9/1e9 = 56 s; {3, 2, 1} needs 6 > 2 devices: exit 1.
   auto fixed = Phaze("place --layers " + example + " --fixed 1,2,1");
@@ -146,10 +155,11 @@ TEST(Cli, PlaceRunsTheDpOnALayerTable) {
   EXPECT_EQ(Phaze("place --layers " + example + " --fixed 3,2").exit_code, 2);
 
   auto bad = dir / "bad.json";
-  testing::WriteFile(bad, "{\"num_accelerators\": 4, \"global_batch\": 8, \"micro_batch\": 2,\n"
-                          " \"link_bandwidth_bytes_per_s\": 1e9, \"hbm_bytes\": 1e9,\n"
-                          " \"widths\": {\"1\": {\"layers\": [{\"name\": \"a\", \"forward_s\": 1,\n"
-                          " \"backward_s\": -2, \"weight_bytes\": 0, \"activation_bytes\": 0}]}}}\n");
+  testing::WriteFile(bad,
+                     "{\"num_accelerators\": 4, \"global_batch\": 8, \"micro_batch\": 2,\n"
+                     " \"link_bandwidth_bytes_per_s\": 1e9, \"hbm_bytes\": 1e9,\n"
+                     " \"widths\": {\"1\": {\"layers\": [{\"name\": \"a\", \"forward_s\": 1,\n"
+                     " \"backward_s\": -2, \"weight_bytes\": 0, \"activation_bytes\": 0}]}}}\n");
   auto located = Phaze("place --layers " + bad.string());
   EXPECT_EQ(located.exit_code, 2);
   EXPECT_EQ(located.err, "error: " + bad.string() +
@@ -182,7 +192,8 @@ TEST(Cli, SearchReportsConfigErrorsWithLocation) {
   testing::WriteFile(run, "models: [m.yaml]\nsolver: lpsolve\n");
   auto valid = Phaze("search --config " + run.string());
   EXPECT_EQ(valid.exit_code, 2);
-  EXPECT_NE(valid.err.find("is valid, but the search driver (issue 9) is not built"), std::string::npos)
+  EXPECT_NE(valid.err.find("is valid, but the search driver (issue 9) is not built"),
+            std::string::npos)
       << valid.err;
 }
 
@@ -199,8 +210,8 @@ TEST(Cli, GraphSummaryJsonDotAndImport) {
 
   testing::TempDir dir;
   auto file = dir / "tiny.json";
-  auto json = Phaze("graph --model " + workloads + "tiny-gpt.yaml --micro-batch 2 --format json -o " +
-                    file.string());
+  auto json = Phaze("graph --model " + workloads +
+                    "tiny-gpt.yaml --micro-batch 2 --format json -o " + file.string());
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"format\": \"phaze-layer-graph\""), std::string::npos);
   EXPECT_EQ(testing::Slurp(file), json.out);
@@ -217,8 +228,9 @@ TEST(Cli, GraphSummaryJsonDotAndImport) {
   EXPECT_NE(dot.out.find("\"block/backward/mlp.fc1.grad_weight\""), std::string::npos);
 
   auto bad = dir / "bad.yaml";
-  testing::WriteFile(bad, "name: x\nfamily: megatron-gpt\nlayers: 2\nhidden: 64\nheads: 6\n"
-                          "vocab: 10\nmax_positions: 8\nsequence_length: 8\n");
+  testing::WriteFile(bad,
+                     "name: x\nfamily: megatron-gpt\nlayers: 2\nhidden: 64\nheads: 6\n"
+                     "vocab: 10\nmax_positions: 8\nsequence_length: 8\n");
   auto error = Phaze("graph --model " + bad.string());
   EXPECT_EQ(error.exit_code, 2);
   EXPECT_NE(error.err.find(bad.string() + ":5:8: heads: heads 6 does not divide hidden 64"),
@@ -230,15 +242,18 @@ TEST(Cli, ArchEnumeratesThePaperSpaceAndShowsPresets) {
   auto json = Phaze("arch --space paper --format json --limit 2");
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"feasible\": 29360"), std::string::npos);
-  EXPECT_NE(json.out.find("\"area_mm2\": 278.82667631216"), std::string::npos) << json.out.substr(0, 800);
-  for (const char* field : {"\"num_tc\": 8", "\"num_vc\": 2", "\"pe_x\": 128", "\"pe_vc\": 128",
-                            "\"glb_bytes\": 134217728", "\"l2_tc_bytes\"", "\"hbm_bandwidth_bytes_per_s\""}) {
+  EXPECT_NE(json.out.find("\"area_mm2\": 278.82667631216"), std::string::npos)
+      << json.out.substr(0, 800);
+  for (const char* field :
+       {"\"num_tc\": 8", "\"num_vc\": 2", "\"pe_x\": 128", "\"pe_vc\": 128",
+        "\"glb_bytes\": 134217728", "\"l2_tc_bytes\"", "\"hbm_bandwidth_bytes_per_s\""}) {
     EXPECT_NE(json.out.find(field), std::string::npos) << field;
   }
   auto table = Phaze("arch --space paper --limit 1");
   EXPECT_NE(table.out.find("29360 feasible of 75712 candidates"), std::string::npos) << table.out;
-  EXPECT_NE(table.out.find("       1       8       2   128   128    128      128    4096 278.826676"),
-            std::string::npos)
+  EXPECT_NE(
+      table.out.find("       1       8       2   128   128    128      128    4096 278.826676"),
+      std::string::npos)
       << table.out;
   auto tpu = Phaze("arch --preset tpuv4");
   EXPECT_NE(tpu.out.find("peak tensor      275.25 TFLOP/s"), std::string::npos) << tpu.out;
@@ -248,21 +263,25 @@ TEST(Cli, ArchEnumeratesThePaperSpaceAndShowsPresets) {
 
 TEST(Cli, EstimateOpsAndAnOpsFile) {
   testing::TempDir dir;
-  testing::WriteFile(dir / "ops.csv", "# a mix\ngemm,1,512,1024,1024\nvector,softmax,262144,512\n"
-                                      "collective,all_reduce,1048576,8\n");
-  auto r = Phaze("estimate --arch tpuv4 --ops-file " + (dir / "ops.csv").string() + " --op gelu,1048576 -o " +
-                 (dir / "e.json").string());
+  testing::WriteFile(dir / "ops.csv",
+                     "# a mix\ngemm,1,512,1024,1024\nvector,softmax,262144,512\n"
+                     "collective,all_reduce,1048576,8\n");
+  auto r = Phaze("estimate --arch tpuv4 --ops-file " + (dir / "ops.csv").string() +
+                 " --op gelu,1048576 -o " + (dir / "e.json").string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("vector,gelu,1048576                  single core 0.00012483 s (131072 cycles)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("vector,gelu,1048576                  single core 0.00012483 s (131072 cycles)"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("collective,all_reduce,1048576,8      0.000427246 s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("collective,all_reduce,1048576,8      0.000427246 s"), std::string::npos)
+      << r.out;
   const std::string json = testing::Slurp(dir / "e.json");
   EXPECT_NE(json.find("\"single_core_cycles\""), std::string::npos);
   EXPECT_NE(json.find("\"signature\": \"gemm|1x512x1024x1024|"), std::string::npos);
   auto bad = Phaze("estimate --arch tpuv4 --op frobnicate,10");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("no cycle cost for vector function 'frobnicate'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("no cycle cost for vector function 'frobnicate'"), std::string::npos)
+      << bad.err;
   auto unknown = Phaze("estimate --arch tpuv4 --estimator analytc --gemm 1,2,3,4");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("no estimator named 'analytc'"), std::string::npos) << unknown.err;
@@ -272,8 +291,9 @@ TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
   // The README's walk-through: the example plugin, loaded with --plugin, chosen in the run config.
   testing::TempDir dir;
   const std::string plugin = std::string(PHAZE_EXAMPLES_DIR) + "/roofline-example.so";
-  testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nestimator:\n  name: roofline\n"
-                                       "  params: {efficiency: 0.5}\n");
+  testing::WriteFile(dir / "run.yaml",
+                     "models: [m.yaml]\nestimator:\n  name: roofline\n"
+                     "  params: {efficiency: 0.5}\n");
   auto listed = Phaze("--plugin " + plugin + " plugins");
   EXPECT_NE(listed.out.find("estimator  roofline"), std::string::npos) << listed.out;
   auto r = Phaze("--plugin " + plugin + " --config " + (dir / "run.yaml").string() +
@@ -286,8 +306,9 @@ TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
   EXPECT_NE(search.err.find("is valid"), std::string::npos) << search.err;
   auto without = Phaze("search --config " + (dir / "run.yaml").string(), "");
   EXPECT_EQ(without.exit_code, 2);
-  EXPECT_NE(without.err.find("no estimator named 'roofline'; registered: analytic, sunstone, table"),
-            std::string::npos)
+  EXPECT_NE(
+      without.err.find("no estimator named 'roofline'; registered: analytic, sunstone, table"),
+      std::string::npos)
       << without.err;
 }
 
@@ -304,8 +325,10 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
       << r.out;
   auto typo = Phaze("graph --model " + model + " --strategy megatronn --width 4");
   EXPECT_EQ(typo.exit_code, 2);
-  EXPECT_NE(typo.err.find("no parallelism strategy named 'megatronn'"), std::string::npos) << typo.err;
-  EXPECT_NE(typo.err.find("registered: megatron, moe, sequence_parallel"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("no parallelism strategy named 'megatronn'"), std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find("registered: megatron, moe, sequence_parallel"), std::string::npos)
+      << typo.err;
   auto refused = Phaze("graph --model " + model + " --strategy megatron --width 3");
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("cannot split megatron-8.3b 3 ways: the 32 attention heads are not "
@@ -321,12 +344,14 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nstrategy: moee\n");
   auto search = Phaze("search --config " + (dir / "run.yaml").string());
   EXPECT_EQ(search.exit_code, 2);
-  EXPECT_NE(search.err.find("run.yaml:2:11: strategy: no parallelism strategy named 'moee'; registered: "
-                            "megatron, moe, sequence_parallel"),
-            std::string::npos)
+  EXPECT_NE(
+      search.err.find("run.yaml:2:11: strategy: no parallelism strategy named 'moee'; registered: "
+                      "megatron, moe, sequence_parallel"),
+      std::string::npos)
       << search.err;
   testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nstrategy: moe\n");
-  EXPECT_NE(Phaze("search --config " + (dir / "run.yaml").string()).err.find("is valid"), std::string::npos);
+  EXPECT_NE(Phaze("search --config " + (dir / "run.yaml").string()).err.find("is valid"),
+            std::string::npos);
   // A sliced graph (collectives included) survives the graph file byte for byte.
   const std::string tiny = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
   auto sliced = Phaze("graph --model " + tiny + " --strategy megatron --width 2 --format json -o " +

@@ -41,7 +41,8 @@ std::shared_ptr<Estimator> Make(const std::string& name) {
 std::vector<OpWork> TransformerOps() {
   std::vector<OpWork> ops;
   for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large", "mixtral-8x7b"}) {
-    const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
+    const ModelSpec spec =
+        LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
     for (std::int64_t b : {1, 4}) {
       for (bool fusion : {true, false}) {
         GraphOptions o;
@@ -60,7 +61,8 @@ std::vector<OpWork> TransformerOps() {
 }
 
 std::vector<ArchConfig> Archs() {
-  return {LoadArchConfig("tpuv4"), LoadArchConfig("phaze-common"), LoadArchConfig("spotlight-gpt2")};
+  return {LoadArchConfig("tpuv4"), LoadArchConfig("phaze-common"),
+          LoadArchConfig("spotlight-gpt2")};
 }
 
 class EstimatorTest : public ::testing::TestWithParam<std::string> {
@@ -80,8 +82,10 @@ TEST_P(EstimatorTest, FiniteNonNegativeAndAllCoresNeverWorse) {
   for (const auto& arch : Archs()) {
     for (const auto& op : ops) {
       const OpEstimate e = estimator_->Estimate(op, arch, Pass::kForward);
-      ASSERT_TRUE(std::isfinite(e.single_core_s) && e.single_core_s >= 0) << op.name << " " << arch.name;
-      ASSERT_TRUE(std::isfinite(e.all_cores_s) && e.all_cores_s >= 0) << op.name << " " << arch.name;
+      ASSERT_TRUE(std::isfinite(e.single_core_s) && e.single_core_s >= 0)
+          << op.name << " " << arch.name;
+      ASSERT_TRUE(std::isfinite(e.all_cores_s) && e.all_cores_s >= 0)
+          << op.name << " " << arch.name;
       EXPECT_LE(e.all_cores_s, e.single_core_s * (1 + 1e-9)) << op.name << " on " << arch.name;
       // Only views are free (the sunstone preset, like the reference, also treats embeddings and
       // bias-gradient sums as free).
@@ -113,9 +117,11 @@ TEST_P(EstimatorTest, DeterministicAndThreadSafe) {
   const ArchConfig arch = LoadArchConfig("tpuv4");
   std::vector<OpEstimate> first(ops.size()), second(ops.size());
   std::thread other([&] {
-    for (size_t i = 0; i < ops.size(); ++i) second[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
+    for (size_t i = 0; i < ops.size(); ++i)
+      second[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
   });
-  for (size_t i = 0; i < ops.size(); ++i) first[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
+  for (size_t i = 0; i < ops.size(); ++i)
+    first[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
   other.join();
   for (size_t i = 0; i < ops.size(); ++i) {
     EXPECT_EQ(first[i].single_core_s, second[i].single_core_s);
@@ -150,7 +156,8 @@ TEST(Analytic, Tpuv4PeakAndLargeGemmEfficiency) {
   for (GemmShape s : {GemmShape{1, 8192, 8192, 8192}, GemmShape{1, 4096, 4096, 4096},
                       GemmShape{8, 2048, 4096, 4096}}) {
     const OpEstimate e = analytic->Estimate(OpWork::Gemm(s, 2), tpu, Pass::kForward);
-    const double utilisation = static_cast<double>(s.Flops()) / e.all_cores_s / tpu.PeakTensorFlopsPerS();
+    const double utilisation =
+        static_cast<double>(s.Flops()) / e.all_cores_s / tpu.PeakTensorFlopsPerS();
     EXPECT_GE(utilisation, 0.85) << s.batch << "x" << s.m << "x" << s.n << "x" << s.k;
     EXPECT_LE(utilisation, 1.0);
   }
@@ -181,7 +188,8 @@ TEST(Analytic, VectorOpsCollectivesAndErrors) {
   EXPECT_DOUBLE_EQ(e.all_cores_s * tpu.frequency_hz, 65536);
   // GELU is not ReLU.
   EXPECT_GT(e.single_core_s,
-            10 * analytic->Estimate(OpWork::Vector("relu", 1 << 20, 2), tpu, Pass::kForward).single_core_s);
+            10 * analytic->Estimate(OpWork::Vector("relu", 1 << 20, 2), tpu, Pass::kForward)
+                     .single_core_s);
   // Ring all-reduce of 1 MiB over 8 at 4 GiB/s: 2·7/8·2^20 / 2^32 s, plus 14 steps of latency.
   ClusterConfig c;
   c.link_latency_s = 1e-6;
@@ -196,7 +204,8 @@ TEST(Analytic, VectorOpsCollectivesAndErrors) {
     analytic->Estimate(odd, tpu, Pass::kForward);
     FAIL() << "no error";
   } catch (const UnsupportedOpError& err) {
-    EXPECT_NE(std::string(err.what()).find("op 'layer.odd': no cycle cost for vector function 'frobnicate'"),
+    EXPECT_NE(std::string(err.what())
+                  .find("op 'layer.odd': no cycle cost for vector function 'frobnicate'"),
               std::string::npos)
         << err.what();
   }
@@ -239,8 +248,8 @@ TEST(Analytic, SunstonePresetReproducesTheReferenceCycles) {
   ASSERT_EQ(errors.size(), 144u);
   std::sort(errors.begin(), errors.end());
   const double median = (errors[71] + errors[72]) / 2, p90 = errors[static_cast<size_t>(0.9 * 144)];
-  std::cout << "sunstone calibration over 144 points: median |rel err| " << median << ", p90 " << p90
-            << ", max " << errors.back() << "\n";
+  std::cout << "sunstone calibration over 144 points: median |rel err| " << median << ", p90 "
+            << p90 << ", max " << errors.back() << "\n";
   EXPECT_LE(median, 0.15);
   EXPECT_LE(p90, 0.50);
 }
@@ -258,7 +267,7 @@ TEST(Analytic, CacheReturnsTheSameAndCountsHits) {
       EXPECT_EQ(a.all_cores_s, b.all_cores_s);
     }
   }
-  EXPECT_GE(cached.Hits(), static_cast<std::int64_t>(ops.size()));  // the whole second round
+  EXPECT_GE(cached.Hits(), static_cast<std::int64_t>(ops.size()));    // the whole second round
   EXPECT_LT(cached.Misses(), static_cast<std::int64_t>(ops.size()));  // repeated shapes hit too
 }
 
@@ -269,7 +278,8 @@ TEST(TableEstimator, LooksUpRowsAndNamesMissingOnes) {
   testing::WriteFile(dir / "lat.csv", "# measured\nop,arch,single_core_s,all_cores_s\n" +
                                           gemm.Signature() + ",tpuv4,2.5e-05,4e-06\n");
   testing::WriteFile(dir / "run.yaml", "file: lat.csv\n");
-  auto table = Estimators().CreateEstimator("table", ConfigNode::ParseFile((dir / "run.yaml").string()));
+  auto table =
+      Estimators().CreateEstimator("table", ConfigNode::ParseFile((dir / "run.yaml").string()));
   const OpEstimate e = table->Estimate(gemm, tpu, Pass::kForward);
   EXPECT_DOUBLE_EQ(e.single_core_s, 2.5e-5);
   EXPECT_DOUBLE_EQ(e.all_cores_s, 4e-6);
@@ -279,8 +289,9 @@ TEST(TableEstimator, LooksUpRowsAndNamesMissingOnes) {
     table->Estimate(other, tpu, Pass::kForward);
     FAIL() << "no error";
   } catch (const UnsupportedOpError& err) {
-    EXPECT_NE(std::string(err.what()).find("no row for op 'mlp.gelu' on architecture 'tpuv4'; add the row: " +
-                                           other.Signature() + ",tpuv4,"),
+    EXPECT_NE(std::string(err.what())
+                  .find("no row for op 'mlp.gelu' on architecture 'tpuv4'; add the row: " +
+                        other.Signature() + ",tpuv4,"),
               std::string::npos)
         << err.what();
   }

@@ -32,7 +32,8 @@ LayerGraph Full(const std::string& model, std::int64_t b, std::int64_t seq = 0) 
   o.micro_batch = b;
   o.sequence_length = seq;
   o.fusion = false;
-  return BuildLayerGraph(LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml"), o);
+  return BuildLayerGraph(
+      LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml"), o);
 }
 
 LayerGraph Slice(const std::string& model, std::int64_t b, std::int64_t w, bool fusion = true,
@@ -64,7 +65,8 @@ TEST(Megatron, PerDeviceParametersOf83B) {
   //   V·h/w + s·h + l·(12h²/w + 7h/w + 6h) + 2h  (embedding; blocks; final norm).
   const std::int64_t V = 50304, s = 1024, l = 72, h = 3072;
   for (std::int64_t w : {1, 2, 4, 8}) {
-    const std::int64_t expected = V * h / w + s * h + l * (12 * h * h / w + 7 * h / w + 6 * h) + 2 * h;
+    const std::int64_t expected =
+        V * h / w + s * h + l * (12 * h * h / w + 7 * h / w + 6 * h) + 2 * h;
     const LayerGraph g = Slice("megatron-8.3b", 1, w);
     EXPECT_EQ(g.Parameters(), expected) << "w=" << w;
     EXPECT_EQ(g.unique_layers[2].tied_parameters, V * h / w) << "the LM head's copy of the table";
@@ -85,7 +87,8 @@ TEST(Megatron, AllReducesPerBlockAndPass) {
         EXPECT_EQ(bw.count, 2);
         EXPECT_EQ(bw.bytes, 2 * hidden_bytes);
         for (const char* other : {"all_gather", "reduce_scatter", "all_to_all"}) {
-          EXPECT_EQ(Count(Block(g).forward, other).count + Count(Block(g).backward, other).count, 0);
+          EXPECT_EQ(Count(Block(g).forward, other).count + Count(Block(g).backward, other).count,
+                    0);
         }
         for (const auto& op : Block(g).forward.Ops()) {
           if (op.kind == OpKind::kCollective) {
@@ -108,7 +111,8 @@ TEST(Megatron, ActivationsAndFlopsPerDevice) {
   for (std::int64_t b : {1, 2}) {
     for (std::int64_t t : {1, 2, 4, 8}) {
       const LayerGraph g = Slice("megatron-8.3b", b, t);
-      EXPECT_EQ(Block(g).activation_bytes, 10 * s * b * h + 24 * s * b * h / t + 5 * a * s * s * b / t)
+      EXPECT_EQ(Block(g).activation_bytes,
+                10 * s * b * h + 24 * s * b * h / t + 5 * a * s * s * b / t)
           << "b=" << b << " t=" << t;
       EXPECT_EQ(Block(g).forward.GemmFlops(), (24 * b * s * h * h + 4 * b * s * s * h) / t);
       EXPECT_EQ(Block(g).backward.GemmFlops(), 2 * Block(g).forward.GemmFlops());
@@ -122,8 +126,9 @@ TEST(Megatron, RefusesWidthsWithTheReason) {
   const LayerGraph gpt2 = Full("gpt2-xl", 1);
   EXPECT_EQ(megatron->Refusal(gpt2, 2), "the 25 attention heads are not divisible by 2");
   // 5 divides the 25 heads and 1600 but not GPT-2's 50,257-token vocabulary.
-  EXPECT_EQ(megatron->Refusal(gpt2, 5),
-            "op 'embed.word' in layer 'embedding': its 50257 vocabulary rows are not divisible by 5");
+  EXPECT_EQ(
+      megatron->Refusal(gpt2, 5),
+      "op 'embed.word' in layer 'embedding': its 50257 vocabulary rows are not divisible by 5");
   const LayerGraph m83 = Full("megatron-8.3b", 1);
   EXPECT_EQ(SupportedWidths(*megatron, m83, {1, 2, 3, 4, 8, 16, 32, 64}),
             (std::vector<std::int64_t>{1, 2, 4, 8, 16, 32}));
@@ -131,8 +136,9 @@ TEST(Megatron, RefusesWidthsWithTheReason) {
     SliceLayerGraph(*megatron, "megatron", m83, 3, true);
     FAIL();
   } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot split megatron-8.3b 3 ways: the 32 attention heads"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("cannot split megatron-8.3b 3 ways: the 32 attention heads"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -144,7 +150,8 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
   for (std::int64_t b : {1, 2}) {
     for (std::int64_t t : {2, 4, 8}) {
       const LayerGraph g = Slice("megatron-8.3b", b, t, true, "sequence_parallel");
-      EXPECT_EQ(Block(g).activation_bytes, (34 * s * b * h + 5 * a * s * s * b) / t) << "b=" << b << " t=" << t;
+      EXPECT_EQ(Block(g).activation_bytes, (34 * s * b * h + 5 * a * s * s * b) / t)
+          << "b=" << b << " t=" << t;
       // Each all-reduce becomes a reduce-scatter and an all-gather of the same b·s·h values.
       const std::int64_t hidden_bytes = b * s * h * 2;
       for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
@@ -160,7 +167,8 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
       EXPECT_EQ(g.edges[3].bytes, hidden_bytes / t);
     }
   }
-  auto sp = Strategies().CreateStrategy("sequence_parallel", ConfigNode::EmptyMap("test", "params"));
+  auto sp =
+      Strategies().CreateStrategy("sequence_parallel", ConfigNode::EmptyMap("test", "params"));
   EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 16),
             "the sequence's 1000 tokens are not divisible by 16");
   EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 8), "");

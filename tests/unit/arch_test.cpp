@@ -8,7 +8,8 @@
 namespace phaze {
 namespace {
 
-ArchConfig Config(std::int64_t tc, std::int64_t vc, std::int64_t x, std::int64_t y, std::int64_t glb_mib) {
+ArchConfig Config(std::int64_t tc, std::int64_t vc, std::int64_t x, std::int64_t y,
+                  std::int64_t glb_mib) {
   ArchConfig a;
   a.num_tc = tc;
   a.num_vc = vc;
@@ -36,13 +37,14 @@ TEST(Area, MatchesTheReferenceAreas) {
 
 TEST(ArchSpace, PaperSpaceHas29360ConfigsByDecreasingArea) {
   const AreaModel model = AreaModel::Default();
-  const ArchSpace space = ArchSpace::LoadFile(std::string(PHAZE_SOURCE_DIR) + "/share/arch/paper-space.yaml", model);
+  const ArchSpace space =
+      ArchSpace::LoadFile(std::string(PHAZE_SOURCE_DIR) + "/share/arch/paper-space.yaml", model);
   EXPECT_EQ(space.CandidateCount(), 13 * 13 * 8 * 8 * 7);
   const auto points = space.Enumerate(model);
   ASSERT_EQ(points.size(), 29360u);
   const ArchConfig& first = points[0].arch;
-  EXPECT_EQ(std::vector<std::int64_t>({first.num_tc, first.num_vc, first.pe_x, first.pe_y, first.pe_vc,
-                                       first.glb_bytes >> 20}),
+  EXPECT_EQ(std::vector<std::int64_t>({first.num_tc, first.num_vc, first.pe_x, first.pe_y,
+                                       first.pe_vc, first.glb_bytes >> 20}),
             std::vector<std::int64_t>({8, 2, 128, 128, 128, 128}));
   const ArchConfig& second = points[1].arch;  // shares the top 0.01 mm² bucket (REFERENCE §1.4)
   EXPECT_EQ(std::vector<std::int64_t>({second.num_tc, second.num_vc, second.pe_x, second.pe_y}),
@@ -64,12 +66,14 @@ TEST(ArchConfig, PresetsAndLocatedErrors) {
     LoadArchConfig("tpuv3");
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("no architecture file or preset named 'tpuv3'; did you mean 'tpuv4'?"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "no architecture file or preset named 'tpuv3'; did you mean 'tpuv4'?"),
               std::string::npos)
         << e.what();
   }
   try {
-    ParseArchConfig(ConfigNode::ParseString("num_tc: 8\nnum_vc: 0\npe_x: 4\npe_y: 4\nglb_mib: 2\n", "a.yaml"));
+    ParseArchConfig(
+        ConfigNode::ParseString("num_tc: 8\nnum_vc: 0\npe_x: 4\npe_y: 4\nglb_mib: 2\n", "a.yaml"));
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("a.yaml:2:9: num_vc:"), std::string::npos) << e.what();

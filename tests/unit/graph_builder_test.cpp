@@ -1,6 +1,8 @@
 // The workload graphs against independent expectations: published parameter counts, the FLOP
 // formula of Narayanan et al. (SC21), the saved-activation formula of Korthikanti et al. (2022),
 // GEMM shapes of the backward pass written out by hand, and the fusion rule applied by hand.
+#include "phaze/graph/graph_builder.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <string>
 
 #include "phaze/core/error.hpp"
-#include "phaze/graph/graph_builder.hpp"
 
 namespace phaze {
 namespace {
@@ -59,7 +60,7 @@ bool Reaches(const OperatorGraph& g, const std::string& from, const std::string&
 TEST(Workloads, HuggingFaceParameterCountsAreExact) {
   // Published counts (model cards / `sum(p.numel())` of the Hugging Face models).
   const std::map<std::string, std::int64_t> published = {
-      {"bert-large", 335141888},   // BertModel incl. pooler
+      {"bert-large", 335141888},  // BertModel incl. pooler
       {"gpt2-xl", 1557611200},
       {"opt-350m", 331196416},
       {"llama2-7b", 6738415616},
@@ -94,8 +95,8 @@ TEST(Workloads, GptBlockForwardFlopsMatchNarayanan) {
     std::string name;
     std::int64_t l, h, s, V;
   };
-  for (const Case& c : {Case{"gpt2-xl", 48, 1600, 1024, 50257},
-                        Case{"megatron-8.3b", 72, 3072, 1024, 50304}}) {
+  for (const Case& c :
+       {Case{"gpt2-xl", 48, 1600, 1024, 50257}, Case{"megatron-8.3b", 72, 3072, 1024, 50304}}) {
     for (std::int64_t b : {1, 2, 4, 8}) {
       const LayerGraph g = Build(c.name, b);
       const std::int64_t block = 24 * b * c.s * c.h * c.h + 4 * b * c.s * c.s * c.h;

@@ -1,10 +1,11 @@
 // Model descriptions with bad input give located errors; graph files round-trip and import
 // hand-written graphs (backward derived) with located errors.
+#include "phaze/graph/graph_file.hpp"
+
 #include <gtest/gtest.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
-#include "phaze/graph/graph_file.hpp"
 
 namespace phaze {
 namespace {
@@ -41,7 +42,8 @@ TEST(ModelSpec, FamilyDefaultsAndOverrides) {
   EXPECT_TRUE(m.causal);
   EXPECT_DOUBLE_EQ(m.dropout_attention, 0.1);
   m = ParseModelSpec(ConfigNode::ParseString(
-      std::string(kTiny) + "norm: rmsnorm\nactivation: swiglu\ndropout: 0\nbias: false\n", "m.yaml"));
+      std::string(kTiny) + "norm: rmsnorm\nactivation: swiglu\ndropout: 0\nbias: false\n",
+      "m.yaml"));
   EXPECT_EQ(m.norm, "rmsnorm");
   EXPECT_EQ(m.activation, "swiglu");
   EXPECT_DOUBLE_EQ(m.dropout_hidden, 0);
@@ -49,8 +51,8 @@ TEST(ModelSpec, FamilyDefaultsAndOverrides) {
 }
 
 TEST(ModelSpec, BadInputGivesLocatedErrors) {
-  EXPECT_NE(SpecError(Replace(kTiny, "megatron-gpt", "gpt")).find(
-                "model.yaml:2:9: family: unknown model family 'gpt'; did you mean 'gpt2'?"),
+  EXPECT_NE(SpecError(Replace(kTiny, "megatron-gpt", "gpt"))
+                .find("model.yaml:2:9: family: unknown model family 'gpt'; did you mean 'gpt2'?"),
             std::string::npos)
       << SpecError(Replace(kTiny, "megatron-gpt", "gpt"));
   EXPECT_NE(SpecError(Replace(kTiny, "heads: 4", "heads: 6"))
@@ -156,12 +158,15 @@ TEST(GraphFile, BadGraphsGiveLocatedErrors) {
   std::string e = ImportError(Replace(kUserGraph, R"("inputs": ["h"])", R"("inputs": ["hh"])"));
   EXPECT_NE(e.find("user.json:13:"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown tensor 'hh'; did you mean 'h'?"), std::string::npos) << e;
-  e = ImportError(Replace(kUserGraph, R"("outputs": ["y"], "saved")", R"("outputs": ["h"], "saved")"));
+  e = ImportError(
+      Replace(kUserGraph, R"("outputs": ["y"], "saved")", R"("outputs": ["h"], "saved")"));
   EXPECT_NE(e.find("tensor 'h' is already written by op 'fc'"), std::string::npos) << e;
   e = ImportError(Replace(kUserGraph, R"("inputs": ["x"])", R"("inputs": ["y"])"));
   EXPECT_NE(e.find("cycle"), std::string::npos) << e;
-  e = ImportError(Replace(kUserGraph, R"("kind": "gemm",)", R"("kind": "gemm", "core": "vector",)"));
-  EXPECT_NE(e.find("core class 'vector' contradicts the op's work: it is 'tensor'"), std::string::npos)
+  e = ImportError(
+      Replace(kUserGraph, R"("kind": "gemm",)", R"("kind": "gemm", "core": "vector",)"));
+  EXPECT_NE(e.find("core class 'vector' contradicts the op's work: it is 'tensor'"),
+            std::string::npos)
       << e;
   e = ImportError(Replace(kUserGraph, R"("kind": "gemm")", R"("kind": "matmul")"));
   EXPECT_NE(e.find("unknown op kind 'matmul'"), std::string::npos) << e;

@@ -40,7 +40,8 @@ std::int64_t ReadSize(const ConfigNode& root, std::string_view scaled_key, std::
 
 std::string ArchConfig::GeneratedName() const {
   return "tc" + std::to_string(num_tc) + "x" + std::to_string(pe_x) + "x" + std::to_string(pe_y) +
-         "-vc" + std::to_string(num_vc) + "x" + std::to_string(pe_vc) + "-glb" + SizeText(glb_bytes);
+         "-vc" + std::to_string(num_vc) + "x" + std::to_string(pe_vc) + "-glb" +
+         SizeText(glb_bytes);
 }
 
 std::string ArchConfig::Validate() const {
@@ -99,7 +100,8 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   a.l2_vc_bytes = root.Optional("l2_vc_bytes") ? root.Child("l2_vc_bytes").AsPositiveInt()
                                                : ArchConfig::DefaultL2Bytes(a.pe_vc);
   a.hbm_bytes = ReadSize(root, "hbm_gib", kGiB, "hbm_bytes", 32 * kGiB);
-  if (auto n = root.Optional("hbm_bandwidth_bytes_per_s")) a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
+  if (auto n = root.Optional("hbm_bandwidth_bytes_per_s"))
+    a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
   if (auto n = root.Optional("frequency_hz")) a.frequency_hz = n->AsPositiveDouble();
   if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsPositiveInt();
   a.name = root.Optional("name") ? root.Child("name").AsString() : a.GeneratedName();

@@ -49,10 +49,14 @@ ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
   if (auto n = root.Optional("pe_vc")) {
     if (!(n->IsScalar() && n->AsString() == "pe_x")) s.pe_vc = ReadValues(*n);
   }
-  if (auto n = root.Optional("glb_bandwidth_words_per_cycle")) s.glb_bandwidth_words_per_cycle = n->AsPositiveDouble();
-  if (auto n = root.Optional("scale_glb_bandwidth_for_single_core")) s.scale_glb_bandwidth_for_single_core = n->AsBool();
-  if (auto n = root.Optional("hbm_gib")) s.hbm_bytes = static_cast<std::int64_t>(n->AsPositiveDouble() * (1 << 30));
-  if (auto n = root.Optional("hbm_bandwidth_bytes_per_s")) s.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
+  if (auto n = root.Optional("glb_bandwidth_words_per_cycle"))
+    s.glb_bandwidth_words_per_cycle = n->AsPositiveDouble();
+  if (auto n = root.Optional("scale_glb_bandwidth_for_single_core"))
+    s.scale_glb_bandwidth_for_single_core = n->AsBool();
+  if (auto n = root.Optional("hbm_gib"))
+    s.hbm_bytes = static_cast<std::int64_t>(n->AsPositiveDouble() * (1 << 30));
+  if (auto n = root.Optional("hbm_bandwidth_bytes_per_s"))
+    s.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
   if (auto n = root.Optional("frequency_hz")) s.frequency_hz = n->AsPositiveDouble();
   const ConfigNode budget = root.Child("area_budget");
   budget.ExpectKeys({"preset", "area_mm2"});
@@ -72,7 +76,8 @@ ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
     return f;
   };
   if (auto n = root.Optional("min_area_fraction")) s.min_area_fraction = fraction(*n);
-  if (auto n = root.Optional("min_area_fraction_single_core")) s.min_area_fraction_single_core = fraction(*n);
+  if (auto n = root.Optional("min_area_fraction_single_core"))
+    s.min_area_fraction_single_core = fraction(*n);
   return s;
 }
 
@@ -91,8 +96,10 @@ ArchConfig ArchSpace::Make(std::int64_t tc, std::int64_t vc, std::int64_t x, std
   a.glb_bytes = glb;
   a.glb_bandwidth_words_per_cycle = glb_bandwidth_words_per_cycle;
   if (scale_glb_bandwidth_for_single_core && tc == 1) {
-    const double scaled = glb_bandwidth_words_per_cycle * static_cast<double>(std::max(x, y)) / 256.0;
-    a.glb_bandwidth_words_per_cycle = std::min(std::max(scaled, 4.0), glb_bandwidth_words_per_cycle);
+    const double scaled =
+        glb_bandwidth_words_per_cycle * static_cast<double>(std::max(x, y)) / 256.0;
+    a.glb_bandwidth_words_per_cycle =
+        std::min(std::max(scaled, 4.0), glb_bandwidth_words_per_cycle);
   }
   a.l2_tc_bytes = ArchConfig::DefaultL2Bytes(x * y);
   a.l2_vc_bytes = ArchConfig::DefaultL2Bytes(pe_vc);
@@ -106,7 +113,8 @@ ArchConfig ArchSpace::Make(std::int64_t tc, std::int64_t vc, std::int64_t x, std
 std::int64_t ArchSpace::CandidateCount() const {
   const std::int64_t vc_lanes = pe_vc.empty() ? 1 : static_cast<std::int64_t>(pe_vc.size());
   return static_cast<std::int64_t>(num_tc.size() * num_vc.size() * pe_x.size() * pe_y.size() *
-                                   glb_bytes.size()) * vc_lanes;
+                                   glb_bytes.size()) *
+         vc_lanes;
 }
 
 std::vector<ArchPoint> ArchSpace::Enumerate(const AreaModel& area) const {
@@ -116,7 +124,8 @@ std::vector<ArchPoint> ArchSpace::Enumerate(const AreaModel& area) const {
       const double f = (tc == 1 || vc == 1) ? min_area_fraction_single_core : min_area_fraction;
       for (auto x : pe_x) {
         for (auto y : pe_y) {
-          const std::vector<std::int64_t> lanes = pe_vc.empty() ? std::vector<std::int64_t>{x} : pe_vc;
+          const std::vector<std::int64_t> lanes =
+              pe_vc.empty() ? std::vector<std::int64_t>{x} : pe_vc;
           for (auto lane : lanes) {
             for (auto glb : glb_bytes) {
               ArchConfig a = Make(tc, vc, x, y, lane, glb);

@@ -35,9 +35,13 @@ AreaModel AreaModel::Parse(const ConfigNode& root) {
   return m;
 }
 
-AreaModel AreaModel::LoadFile(const std::string& path) { return Parse(ConfigNode::ParseFile(path)); }
+AreaModel AreaModel::LoadFile(const std::string& path) {
+  return Parse(ConfigNode::ParseFile(path));
+}
 
-AreaModel AreaModel::Default() { return LoadFile((ShareDirectory() / "area" / "22nm.yaml").string()); }
+AreaModel AreaModel::Default() {
+  return LoadFile((ShareDirectory() / "area" / "22nm.yaml").string());
+}
 
 std::pair<double, bool> AreaModel::Lookup(const std::vector<std::pair<double, double>>& table,
                                           double bytes) {

@@ -33,34 +33,33 @@ std::vector<CommandSpec> Commands() {
        AddSearchOptions, RunSearch, ""},
       {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
        AddPlaceOptions, RunPlace, ""},
-      {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",
-       NoOptions, nullptr, "the per-layer ILP scheduler (issue 7)"},
-      {"graph", "operator and layer graph of a workload (summary, JSON or DOT)",
-       AddGraphOptions, RunGraph, ""},
-      {"arch", "enumerate an architecture space or show a preset, with areas",
-       AddArchOptions, RunArch, ""},
+      {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator", NoOptions,
+       nullptr, "the per-layer ILP scheduler (issue 7)"},
+      {"graph", "operator and layer graph of a workload (summary, JSON or DOT)", AddGraphOptions,
+       RunGraph, ""},
+      {"arch", "enumerate an architecture space or show a preset, with areas", AddArchOptions,
+       RunArch, ""},
       {"estimate", "per-operator latency and collective time on an architecture",
        AddEstimateOptions, RunEstimate, ""},
-      {"plugins", "list the plugins found and the components they register",
-       AddPluginsOptions, RunPlugins, ""},
+      {"plugins", "list the plugins found and the components they register", AddPluginsOptions,
+       RunPlugins, ""},
   };
 }
 
 po::options_description GlobalDescription() {
   po::options_description g("Global options");
-  g.add_options()
-      ("help,h", "show help (for a command: phaze COMMAND --help)")
-      ("version", "print the version and exit")
-      ("config", po::value<std::string>(), "run configuration (YAML)")
-      ("plugin", po::value<std::vector<std::string>>()->composing(),
-       "load a plugin shared object (repeatable)")
-      ("plugin-dir", po::value<std::vector<std::string>>()->composing(),
-       "load every *.so in a directory (repeatable)")
-      ("no-default-plugins", "do not load <dir of phaze>/plugins")
-      ("output,o", po::value<std::string>(), "write the result as JSON to FILE")
-      ("verbose,v", "more output on stderr (repeat for more)")
-      ("quiet,q", "errors only; no progress")
-      ("progress", "draw progress even when stderr is not a terminal");
+  g.add_options()("help,h", "show help (for a command: phaze COMMAND --help)")(
+      "version", "print the version and exit")("config", po::value<std::string>(),
+                                               "run configuration (YAML)")(
+      "plugin", po::value<std::vector<std::string>>()->composing(),
+      "load a plugin shared object (repeatable)")(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing(),
+      "load every *.so in a directory (repeatable)")("no-default-plugins",
+                                                     "do not load <dir of phaze>/plugins")(
+      "output,o", po::value<std::string>(), "write the result as JSON to FILE")(
+      "verbose,v", "more output on stderr (repeat for more)")(
+      "quiet,q", "errors only; no progress")("progress",
+                                             "draw progress even when stderr is not a terminal");
   return g;
 }
 
@@ -71,10 +70,11 @@ std::string Usage(const std::vector<CommandSpec>& cmds) {
      << "(ICML 2024 \"Integrated Hardware Architecture and Device Placement Search\").\n\n"
      << "Commands:\n";
   for (const auto& c : cmds) {
-    os << "  " << c.name << std::string(10 - std::min<size_t>(9, c.name.size()), ' ')
-       << c.summary << "\n";
+    os << "  " << c.name << std::string(10 - std::min<size_t>(9, c.name.size()), ' ') << c.summary
+       << "\n";
   }
-  os << "\n" << GlobalDescription() << "\n"
+  os << "\n"
+     << GlobalDescription() << "\n"
      << "Plugins are loaded from --plugin, --plugin-dir, PHAZE_PLUGIN_PATH (colon-separated) and\n"
      << "<dir of phaze>/plugins. Exit codes: 0 success, 1 no feasible result, 2 usage/config/\n"
      << "plugin error, 3 internal error.\n";
@@ -167,8 +167,10 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     }
     if (vm.count("help")) {
       if (cmd) {
-        out << "Usage: phaze " << cmd->name << " [options]\n" << cmd->summary << "\n\n"
-            << cmd_desc.at(cmd->name) << "\n" << GlobalDescription();
+        out << "Usage: phaze " << cmd->name << " [options]\n"
+            << cmd->summary << "\n\n"
+            << cmd_desc.at(cmd->name) << "\n"
+            << GlobalDescription();
       } else {
         out << Usage(cmds);
       }
@@ -180,14 +182,16 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     if (vm.count("config")) g.config = vm["config"].as<std::string>();
     if (vm.count("output")) g.output = vm["output"].as<std::string>();
     if (vm.count("plugin")) g.plugins.files = vm["plugin"].as<std::vector<std::string>>();
-    if (vm.count("plugin-dir")) g.plugins.directories = vm["plugin-dir"].as<std::vector<std::string>>();
+    if (vm.count("plugin-dir"))
+      g.plugins.directories = vm["plugin-dir"].as<std::vector<std::string>>();
     g.plugins.env_path = env.plugin_path;
     g.plugins.use_default_directory = vm.count("no-default-plugins") == 0;
     int verbose_count = 0;
     for (const auto& o : parsed.options) {
       if (o.string_key == "verbose") ++verbose_count;
     }
-    if (vm.count("quiet") && verbose_count) throw UsageError("--quiet and --verbose exclude each other");
+    if (vm.count("quiet") && verbose_count)
+      throw UsageError("--quiet and --verbose exclude each other");
     g.verbosity = vm.count("quiet") ? 0 : 1 + verbose_count;
     g.progress = g.verbosity > 0 && (env.stderr_is_terminal || vm.count("progress"));
 

@@ -33,17 +33,19 @@ Json PointJson(const ArchConfig& a, const AreaBreakdown& area) {
 }  // namespace
 
 void AddArchOptions(po::options_description& d) {
-  d.add_options()
-      ("space", po::value<std::string>(), "search-space file, or 'paper' for share/arch/paper-space.yaml")
-      ("preset", po::value<std::string>(), "one architecture: a preset name (tpuv4, …) or a file")
-      ("area-model", po::value<std::string>(), "area tables (default share/area/22nm.yaml)")
-      ("format", po::value<std::string>()->default_value("table"), "table | json")
-      ("limit", po::value<std::int64_t>()->default_value(0), "print only the first N configs (0: all)");
+  d.add_options()("space", po::value<std::string>(),
+                  "search-space file, or 'paper' for share/arch/paper-space.yaml")(
+      "preset", po::value<std::string>(), "one architecture: a preset name (tpuv4, …) or a file")(
+      "area-model", po::value<std::string>(), "area tables (default share/area/22nm.yaml)")(
+      "format", po::value<std::string>()->default_value("table"), "table | json")(
+      "limit", po::value<std::int64_t>()->default_value(0),
+      "print only the first N configs (0: all)");
 }
 
 int RunArch(CommandContext& ctx) {
   const bool space = ctx.vm.count("space") > 0, preset = ctx.vm.count("preset") > 0;
-  if (space == preset) throw UsageError("phaze arch: give exactly one of --space FILE or --preset NAME");
+  if (space == preset)
+    throw UsageError("phaze arch: give exactly one of --space FILE or --preset NAME");
   const std::string format = ctx.vm["format"].as<std::string>();
   if (format != "table" && format != "json") {
     throw UsageError("--format: expected table or json, found '" + format + "'");
@@ -60,22 +62,21 @@ int RunArch(CommandContext& ctx) {
     json["area_tensor_cores_um2"] = b.tensor_cores_um2;
     json["area_vector_cores_um2"] = b.vector_cores_um2;
     json["area_glb_um2"] = b.glb_um2;
-    table = "architecture     " + a.name + "\n" +
-            "tensor cores     " + std::to_string(a.num_tc) + " x " + std::to_string(a.pe_x) + "x" +
-            std::to_string(a.pe_y) + " PEs, L2 " + std::to_string(a.l2_tc_bytes) + " bytes each\n" +
-            "vector cores     " + std::to_string(a.num_vc) + " x " + std::to_string(a.pe_vc) +
-            " lanes, L2 " + std::to_string(a.l2_vc_bytes) + " bytes each\n" +
-            "global buffer    " + std::to_string(a.glb_bytes) + " bytes, " +
-            Num(a.glb_bandwidth_words_per_cycle, "%g") + " words/cycle\n" +
-            "HBM              " + std::to_string(a.hbm_bytes) + " bytes at " +
-            Num(a.hbm_bandwidth_bytes_per_s, "%g") + " bytes/s\n" +
-            "frequency        " + Num(a.frequency_hz, "%g") + " Hz\n" +
-            "peak tensor      " + Num(a.PeakTensorFlopsPerS() / 1e12, "%.2f") + " TFLOP/s\n" +
-            "area (" + area.Technology() + ")     " + Num(b.TotalMm2(), "%.6f") + " mm2 = " +
-            Num(b.TotalUm2(), "%.0f") + " um2 (tensor cores " + Num(b.tensor_cores_um2 * 1e-6, "%.3f") +
-            ", vector cores " + Num(b.vector_cores_um2 * 1e-6, "%.3f") + ", GLB " +
-            Num(b.glb_um2 * 1e-6, "%.3f") + " mm2)" +
-            (b.extrapolated ? " [extrapolated beyond the area tables]" : "") + "\n";
+    table = "architecture     " + a.name + "\n" + "tensor cores     " + std::to_string(a.num_tc) +
+            " x " + std::to_string(a.pe_x) + "x" + std::to_string(a.pe_y) + " PEs, L2 " +
+            std::to_string(a.l2_tc_bytes) + " bytes each\n" + "vector cores     " +
+            std::to_string(a.num_vc) + " x " + std::to_string(a.pe_vc) + " lanes, L2 " +
+            std::to_string(a.l2_vc_bytes) + " bytes each\n" + "global buffer    " +
+            std::to_string(a.glb_bytes) + " bytes, " + Num(a.glb_bandwidth_words_per_cycle, "%g") +
+            " words/cycle\n" + "HBM              " + std::to_string(a.hbm_bytes) + " bytes at " +
+            Num(a.hbm_bandwidth_bytes_per_s, "%g") + " bytes/s\n" + "frequency        " +
+            Num(a.frequency_hz, "%g") + " Hz\n" + "peak tensor      " +
+            Num(a.PeakTensorFlopsPerS() / 1e12, "%.2f") + " TFLOP/s\n" + "area (" +
+            area.Technology() + ")     " + Num(b.TotalMm2(), "%.6f") +
+            " mm2 = " + Num(b.TotalUm2(), "%.0f") + " um2 (tensor cores " +
+            Num(b.tensor_cores_um2 * 1e-6, "%.3f") + ", vector cores " +
+            Num(b.vector_cores_um2 * 1e-6, "%.3f") + ", GLB " + Num(b.glb_um2 * 1e-6, "%.3f") +
+            " mm2)" + (b.extrapolated ? " [extrapolated beyond the area tables]" : "") + "\n";
   } else {
     std::string file = ctx.vm["space"].as<std::string>();
     if (file == "paper") file = (ShareDirectory() / "arch" / "paper-space.yaml").string();

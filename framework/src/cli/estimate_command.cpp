@@ -78,25 +78,28 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
 }  // namespace
 
 void AddEstimateOptions(po::options_description& d) {
-  d.add_options()
-      ("arch", po::value<std::string>(), "architecture: preset name (tpuv4, …) or YAML file")
-      ("estimator", po::value<std::string>(), "estimator name (default: the run config's, or analytic)")
-      ("gemm", po::value<std::vector<std::string>>()->composing(),
-       "B,M,N,K: out[B][M][N] = A[B][M][K]·W[K][N] (repeatable)")
-      ("op", po::value<std::vector<std::string>>()->composing(),
-       "FUNCTION,ELEMENTS[,ROW]: a vector op (gelu, softmax, …; repeatable)")
-      ("collective", po::value<std::vector<std::string>>()->composing(),
-       "KIND,BYTES,GROUP: all_reduce, all_gather, reduce_scatter, all_to_all (repeatable)")
-      ("ops-file", po::value<std::string>(), "CSV of ops, one per line (see phaze estimate --help)")
-      ("link-bandwidth", po::value<double>(), "bytes/s per link for collectives (default: run config or 4 GiB/s)")
-      ("link-latency", po::value<double>(), "seconds per ring step (default: run config or 0)");
+  d.add_options()("arch", po::value<std::string>(),
+                  "architecture: preset name (tpuv4, …) or YAML file")(
+      "estimator", po::value<std::string>(),
+      "estimator name (default: the run config's, or analytic)")(
+      "gemm", po::value<std::vector<std::string>>()->composing(),
+      "B,M,N,K: out[B][M][N] = A[B][M][K]·W[K][N] (repeatable)")(
+      "op", po::value<std::vector<std::string>>()->composing(),
+      "FUNCTION,ELEMENTS[,ROW]: a vector op (gelu, softmax, …; repeatable)")(
+      "collective", po::value<std::vector<std::string>>()->composing(),
+      "KIND,BYTES,GROUP: all_reduce, all_gather, reduce_scatter, all_to_all (repeatable)")(
+      "ops-file", po::value<std::string>(), "CSV of ops, one per line (see phaze estimate --help)")(
+      "link-bandwidth", po::value<double>(),
+      "bytes/s per link for collectives (default: run config or 4 GiB/s)")(
+      "link-latency", po::value<double>(), "seconds per ring step (default: run config or 0)");
 }
 
 int RunEstimate(CommandContext& ctx) {
   if (!ctx.vm.count("arch")) throw UsageError("phaze estimate: --arch PRESET|FILE is required");
   std::vector<std::pair<std::string, std::vector<std::string>>> requests;  // where, cells
   for (const auto& [flag, kind] : {std::pair<std::string, std::string>{"gemm", "gemm"},
-                                   {"op", "vector"}, {"collective", "collective"}}) {
+                                   {"op", "vector"},
+                                   {"collective", "collective"}}) {
     if (!ctx.vm.count(flag)) continue;
     for (const auto& value : ctx.vm[flag].as<std::vector<std::string>>()) {
       std::vector<std::string> cells = Split(value);
@@ -121,7 +124,8 @@ int RunEstimate(CommandContext& ctx) {
   RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
                                             : RunConfig::ParseFile(ctx.global.config, false);
   ComponentChoice choice = run.estimator;
-  if (ctx.vm.count("estimator")) choice = {ctx.vm["estimator"].as<std::string>(), std::nullopt, std::nullopt};
+  if (ctx.vm.count("estimator"))
+    choice = {ctx.vm["estimator"].as<std::string>(), std::nullopt, std::nullopt};
   run.estimator = choice;
   run.CheckComponents(ctx.registry, false, true, false);
   const auto estimator = ctx.registry.CreateEstimator(choice.name, choice.Params());
@@ -129,7 +133,8 @@ int RunEstimate(CommandContext& ctx) {
   ClusterConfig cluster;
   cluster.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
   cluster.link_latency_s = run.cluster.link_latency_s;
-  if (ctx.vm.count("link-bandwidth")) cluster.link_bandwidth_bytes_per_s = ctx.vm["link-bandwidth"].as<double>();
+  if (ctx.vm.count("link-bandwidth"))
+    cluster.link_bandwidth_bytes_per_s = ctx.vm["link-bandwidth"].as<double>();
   if (ctx.vm.count("link-latency")) cluster.link_latency_s = ctx.vm["link-latency"].as<double>();
   if (!(cluster.link_bandwidth_bytes_per_s > 0) || !(cluster.link_latency_s >= 0)) {
     throw UsageError("--link-bandwidth must be > 0 and --link-latency ≥ 0");

@@ -1,12 +1,13 @@
 // `phaze graph --model FILE [--micro-batch B] [--sequence-length S] [--no-fusion]
-//  [--optimizer adam-mixed|sgd] [--format summary|json|dot]`: builds (or imports) a workload's layer
+//  [--optimizer adam-mixed|sgd] [--format summary|json|dot]`: builds (or imports) a workload's
+//  layer
 // graph and prints its summary, JSON or DOT; --output FILE also writes the graph JSON.
 #include "commands.hpp"
+#include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
-#include "phaze/config/run_config.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace po = boost::program_options;
@@ -14,17 +15,18 @@ namespace po = boost::program_options;
 namespace phaze::cli {
 
 void AddGraphOptions(po::options_description& d) {
-  d.add_options()
-      ("model", po::value<std::string>(), "model description (YAML) or graph file (JSON)")
-      ("micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")
-      ("sequence-length", po::value<std::int64_t>()->default_value(0),
-       "sequence length (0: the model's own)")
-      ("no-fusion", "keep GEMMs and their element-wise epilogues as separate ops")
-      ("optimizer", po::value<std::string>()->default_value("adam-mixed"),
-       "optimizer for the memory figures: adam-mixed | sgd")
-      ("format", po::value<std::string>()->default_value("summary"), "summary | json | dot")
-      ("strategy", po::value<std::string>(), "slice with this parallelism strategy (megatron, …)")
-      ("width", po::value<std::int64_t>()->default_value(1), "the strategy's width (devices per slice)");
+  d.add_options()("model", po::value<std::string>(),
+                  "model description (YAML) or graph file (JSON)")(
+      "micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")(
+      "sequence-length", po::value<std::int64_t>()->default_value(0),
+      "sequence length (0: the model's own)")(
+      "no-fusion", "keep GEMMs and their element-wise epilogues as separate ops")(
+      "optimizer", po::value<std::string>()->default_value("adam-mixed"),
+      "optimizer for the memory figures: adam-mixed | sgd")(
+      "format", po::value<std::string>()->default_value("summary"), "summary | json | dot")(
+      "strategy", po::value<std::string>(), "slice with this parallelism strategy (megatron, …)")(
+      "width", po::value<std::int64_t>()->default_value(1),
+      "the strategy's width (devices per slice)");
 }
 
 int RunGraph(CommandContext& ctx) {
@@ -36,7 +38,8 @@ int RunGraph(CommandContext& ctx) {
   const ConfigNode root = ConfigNode::ParseFile(ctx.vm["model"].as<std::string>());
   LayerGraph graph;
   if (IsLayerGraphDocument(root)) {
-    for (const char* option : {"micro-batch", "sequence-length", "no-fusion", "optimizer", "strategy", "width"}) {
+    for (const char* option :
+         {"micro-batch", "sequence-length", "no-fusion", "optimizer", "strategy", "width"}) {
       if (ctx.vm.count(option) && !ctx.vm[option].defaulted()) {
         throw UsageError(std::string("--") + option +
                          " applies to model descriptions; a graph file is already built");

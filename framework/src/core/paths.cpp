@@ -9,7 +9,8 @@ std::filesystem::path ShareDirectory() {
   if (const char* env = std::getenv("PHAZE_SHARE_DIR"); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   const std::filesystem::path beside =
-      std::filesystem::path(boost::dll::program_location(ec).parent_path().string()) / ".." / "share";
+      std::filesystem::path(boost::dll::program_location(ec).parent_path().string()) / ".." /
+      "share";
   if (!ec && std::filesystem::is_directory(beside / "arch")) return beside.lexically_normal();
   return PHAZE_DEFAULT_SHARE_DIR;
 }

@@ -4,19 +4,26 @@ namespace phaze {
 
 std::string_view ToString(Pass pass) {
   switch (pass) {
-    case Pass::kForward: return "forward";
-    case Pass::kBackward: return "backward";
-    case Pass::kRecompute: return "recompute";
+    case Pass::kForward:
+      return "forward";
+    case Pass::kBackward:
+      return "backward";
+    case Pass::kRecompute:
+      return "recompute";
   }
   return "?";
 }
 
 std::string_view ToString(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kAllToAll: return "all_to_all";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllToAll:
+      return "all_to_all";
   }
   return "?";
 }

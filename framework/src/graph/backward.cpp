@@ -174,13 +174,15 @@ class BackwardWriter {
     EmitWithInputGradients(std::move(b), op, InputsNeedingGrad(op));
   }
 
-  Operator VectorBackwardOp(const Operator& op, const std::string& name, const std::vector<int>& grads) {
+  Operator VectorBackwardOp(const Operator& op, const std::string& name,
+                            const std::vector<int>& grads) {
     Operator b;
     b.name = name;
     b.kind = op.kind;
     b.tp_role = op.tp_role;
     b.expert = op.expert;
-    for (const auto& w : op.vector) b.vector.push_back({w.function + "_backward", w.elements, w.row_elements});
+    for (const auto& w : op.vector)
+      b.vector.push_back({w.function + "_backward", w.elements, w.row_elements});
     b.inputs = grads;
     for (int s : op.saved) b.inputs.push_back(Saved(s));
     b.weight_bytes = op.gemm ? 0 : op.weight_bytes;  // norm/embedding weight gradients
@@ -220,7 +222,8 @@ class BackwardWriter {
       gi.weight_bytes = op.weight_bytes;  // reads W
       EmitWithInputGradients(std::move(gi), op, {x});
     }
-    Operator gw = GemmOp(op.name + ".grad_weight", op, {1, s.k, s.n, s.batch * s.m}, {Saved(x), dout});
+    Operator gw =
+        GemmOp(op.name + ".grad_weight", op, {1, s.k, s.n, s.batch * s.m}, {Saved(x), dout});
     gw.weight_bytes = op.weight_bytes;  // writes dW
     bw_.AddOp(std::move(gw));
   }

@@ -89,7 +89,8 @@ OperatorGraph FuseOperators(const OperatorGraph& graph) {
   for (size_t t = 0; t < used.size(); ++t) {
     if (!used[t]) continue;
     const Tensor& tensor = graph.GetTensor(t);
-    remap[t] = fused.AddTensor(tensor.name, tensor.elements, tensor.dtype_bytes, tensor.requires_grad);
+    remap[t] =
+        fused.AddTensor(tensor.name, tensor.elements, tensor.dtype_bytes, tensor.requires_grad);
   }
   auto map_all = [&](std::vector<int>& list) {
     for (int& t : list) t = remap[t];

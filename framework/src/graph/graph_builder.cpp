@@ -40,8 +40,8 @@ class LayerWriter {
 
   // y = x·Wᵀ (+ b) on every row of x (its elements / in): {1, rows, out, in}; saves x for the
   // weight gradient.
-  int Linear(const std::string& name, int x, std::int64_t in, std::int64_t out, bool bias, Role role,
-             bool tied_weight = false) {
+  int Linear(const std::string& name, int x, std::int64_t in, std::int64_t out, bool bias,
+             Role role, bool tied_weight = false) {
     const std::int64_t weights = in * out;
     const std::int64_t rows = graph.GetTensor(x).elements / in;
     (tied_weight ? tied_parameters : parameters) += weights;
@@ -56,8 +56,9 @@ class LayerWriter {
     // A column-parallel layer's bias is split with its output; a row-parallel layer's bias is
     // added once after the all-reduce.
     Operator add = Op(name + ".bias", OpKind::kElementwise,
-                      role == Role::kColumn ? Role::kSharded
-                                            : role == Role::kUnsplit ? Role::kUnsplit : Role::kReplicated);
+                      role == Role::kColumn    ? Role::kSharded
+                      : role == Role::kUnsplit ? Role::kUnsplit
+                                               : Role::kReplicated);
     add.vector = {{"bias_add", rows * out, 1}};
     add.inputs = {y};
     add.weight_bytes = out * dt_;
@@ -143,12 +144,13 @@ class LayerWriter {
   }
 
   // A view producing several tensors (QKV split) or a smaller one (first-token select).
-  std::vector<int> View(const std::string& name, int x, const std::vector<std::pair<std::string, std::int64_t>>& parts,
-                        Role role) {
+  std::vector<int> View(const std::string& name, int x,
+                        const std::vector<std::pair<std::string, std::int64_t>>& parts, Role role) {
     Operator op = Op(name, OpKind::kView, role);
     op.inputs = {x};
     std::vector<int> outs;
-    for (const auto& [suffix, elements] : parts) outs.push_back(Input(name + "." + suffix, elements, dt_));
+    for (const auto& [suffix, elements] : parts)
+      outs.push_back(Input(name + "." + suffix, elements, dt_));
     op.outputs = outs;
     graph.AddOp(std::move(op));
     return outs;
@@ -162,9 +164,9 @@ class LayerWriter {
   }
 
   // Any other vector op: `function` on `elements`, writing `out_elements`.
-  int Generic(const std::string& name, OpKind kind, const std::string& function, std::int64_t elements,
-              std::int64_t row, std::vector<int> inputs, std::vector<int> saved,
-              std::int64_t out_elements, Role role) {
+  int Generic(const std::string& name, OpKind kind, const std::string& function,
+              std::int64_t elements, std::int64_t row, std::vector<int> inputs,
+              std::vector<int> saved, std::int64_t out_elements, Role role) {
     Operator op = Op(name, kind, role);
     op.vector = {{function, elements, row}};
     op.inputs = std::move(inputs);
@@ -216,7 +218,8 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
   int q, k, v;
   if (m.fused_qkv) {
     int qkv = w.Linear("attn.qkv", x, h, h + 2 * kv, m.bias, Role::kColumn);
-    auto parts = w.View("attn.split", qkv, {{"q", T * h}, {"k", T * kv}, {"v", T * kv}}, Role::kSharded);
+    auto parts =
+        w.View("attn.split", qkv, {{"q", T * h}, {"k", T * kv}, {"v", T * kv}}, Role::kSharded);
     q = parts[0], k = parts[1], v = parts[2];
   } else {
     q = w.Linear("attn.q", x, h, h, m.bias, Role::kColumn);
@@ -230,7 +233,8 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
   }
   using Save = LayerWriter::Save;
   int scores = w.BatchedGemm("attn.scores", q, k, {b * a, s, s, d});
-  int scaled = w.Unary("attn.scale", OpKind::kElementwise, "scale", scores, Save::kNothing, Role::kSharded);
+  int scaled =
+      w.Unary("attn.scale", OpKind::kElementwise, "scale", scores, Save::kNothing, Role::kSharded);
   int masked = w.Unary("attn.mask", OpKind::kElementwise, m.causal ? "causal_mask" : "mask", scaled,
                        Save::kNothing, Role::kSharded);
   int probs = w.Unary("attn.softmax", OpKind::kSoftmax, "softmax", masked, Save::kOutput,
@@ -241,8 +245,8 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
 }
 
 // A feed-forward network of width f on x; roles of its column, inner and row parts.
-int FeedForward(LayerWriter& w, const ModelSpec& m, int x, const std::string& prefix, std::int64_t f,
-                Role column, Role inner, Role row) {
+int FeedForward(LayerWriter& w, const ModelSpec& m, int x, const std::string& prefix,
+                std::int64_t f, Role column, Role inner, Role row) {
   const std::int64_t h = m.hidden;
   if (m.activation == "swiglu") {
     int gate = w.Linear(prefix + ".gate", x, h, f, m.bias, column);
@@ -267,18 +271,20 @@ int MixtureOfExperts(LayerWriter& w, const ModelSpec& m, int x) {
   int logits = w.Linear("mlp.router", x, h, E, false, Role::kReplicated);
   int probs = w.Unary("mlp.router_softmax", OpKind::kSoftmax, "softmax", logits, Save::kOutput,
                       Role::kReplicated, E);
-  int gates = w.Generic("mlp.top_k", OpKind::kElementwise, "top_k", T * E, E, {probs}, {},
-                        T * k, Role::kReplicated);
+  int gates = w.Generic("mlp.top_k", OpKind::kElementwise, "top_k", T * E, E, {probs}, {}, T * k,
+                        Role::kReplicated);
   int routed = w.Generic("mlp.dispatch", OpKind::kElementwise, "permute", T * k * h, h, {x, gates},
                          {gates}, E * per_expert * h, Role::kReplicated);
   std::vector<std::pair<std::string, std::int64_t>> buffers;
-  for (std::int64_t e = 0; e < E; ++e) buffers.emplace_back("expert" + std::to_string(e), per_expert * h);
+  for (std::int64_t e = 0; e < E; ++e)
+    buffers.emplace_back("expert" + std::to_string(e), per_expert * h);
   std::vector<int> inputs = w.View("mlp.experts_in", routed, buffers, Role::kReplicated);
   std::vector<int> outputs;
   for (std::int64_t e = 0; e < E; ++e) {
     w.expert = e;
-    outputs.push_back(FeedForward(w, m, inputs[e], "mlp.expert" + std::to_string(e), m.expert_ffn_hidden,
-                                  Role::kExpert, Role::kExpert, Role::kExpert));
+    outputs.push_back(FeedForward(w, m, inputs[e], "mlp.expert" + std::to_string(e),
+                                  m.expert_ffn_hidden, Role::kExpert, Role::kExpert,
+                                  Role::kExpert));
   }
   w.expert = -1;
   int collected = w.Concat("mlp.experts_out", outputs, E * per_expert * h);
@@ -392,7 +398,8 @@ LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) 
     throw InvalidArgumentError("micro-batch size must be ≥ 1, got " +
                                std::to_string(options.micro_batch));
   }
-  const std::int64_t s = options.sequence_length > 0 ? options.sequence_length : model.sequence_length;
+  const std::int64_t s =
+      options.sequence_length > 0 ? options.sequence_length : model.sequence_length;
   if (model.positions == "learned" && s > model.max_positions) {
     throw InvalidArgumentError("sequence length " + std::to_string(s) + " exceeds " + model.name +
                                "'s max_positions " + std::to_string(model.max_positions));
@@ -416,7 +423,8 @@ LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) 
   }
   const std::int64_t hidden_bytes = b * s * model.hidden * model.dtype_bytes;
   g.layers.push_back({"embedding", 0});
-  for (std::int64_t i = 0; i < model.layers; ++i) g.layers.push_back({"block." + std::to_string(i), 1});
+  for (std::int64_t i = 0; i < model.layers; ++i)
+    g.layers.push_back({"block." + std::to_string(i), 1});
   g.layers.push_back({"head", 2});
   for (size_t i = 0; i + 1 < g.layers.size(); ++i) {
     g.edges.push_back({static_cast<int>(i), static_cast<int>(i) + 1, hidden_bytes});

@@ -92,8 +92,8 @@ std::int64_t NonNegative(const ConfigNode& n) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "tp_role", "expert", "gemm", "flops", "vector", "inputs", "outputs",
-                   "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
+  node.ExpectKeys({"name", "kind", "core", "tp_role", "expert", "gemm", "flops", "vector", "inputs",
+                   "outputs", "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group"});
   Operator op;
   op.name = node.Child("name").AsString();
@@ -108,7 +108,8 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("tp_role")) {
     auto role = ParseTensorParallelRole(n->AsString());
     if (!role) {
-      n->Fail("expected one of replicated, column, row, sharded, unsplit, expert, found " + n->Describe());
+      n->Fail("expected one of replicated, column, row, sharded, unsplit, expert, found " +
+              n->Describe());
     }
     op.tp_role = *role;
   }
@@ -133,7 +134,8 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
     }
   }
   if ((op.kind == OpKind::kGemm || op.kind == OpKind::kBatchedGemm) && !op.gemm) {
-    node.Fail("a '" + std::string(ToString(op.kind)) + "' op needs a 'gemm' shape {batch, m, n, k}");
+    node.Fail("a '" + std::string(ToString(op.kind)) +
+              "' op needs a 'gemm' shape {batch, m, n, k}");
   }
   if (auto n = node.Optional("core")) {
     const std::string derived(ToString(op.Core()));
@@ -165,7 +167,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   op.saved = tensors("saved");
   if (auto n = node.Optional("weight_bytes")) op.weight_bytes = NonNegative(*n);
   for (auto [key, field] : {std::pair<const char*, std::string*>{"collective", &op.collective},
-                             {"collective_backward", &op.collective_backward}}) {
+                            {"collective_backward", &op.collective_backward}}) {
     if (auto n = node.Optional(key)) {
       *field = n->AsChoice({"", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"});
     }
@@ -322,8 +324,8 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   LayerGraph g;
   const ConfigNode model = root.Child("model");
   model.ExpectKeys({"name", "family", "micro_batch", "sequence_length", "dtype_bytes",
-                    "tensor_parallel", "strategy", "heads", "kv_heads", "fused", "optimizer", "parameters", "published_parameters",
-                    "forward_flops", "backward_flops"});
+                    "tensor_parallel", "strategy", "heads", "kv_heads", "fused", "optimizer",
+                    "parameters", "published_parameters", "forward_flops", "backward_flops"});
   g.model = model.Child("name").AsString();
   if (auto n = model.Optional("family")) g.family = n->AsString();
   g.micro_batch = model.Child("micro_batch").AsPositiveInt();
@@ -343,14 +345,16 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
     node.ExpectKeys({"id", "name", "kind", "parameters", "tied_parameters", "tensor_parallel",
                      "weight_bytes", "gradient_bytes", "optimizer_state_bytes", "activation_bytes",
                      "forward", "backward", "optimizer_step"});
-    if (auto id = node.Optional("id"); id && id->AsInt() != static_cast<std::int64_t>(g.unique_layers.size())) {
+    if (auto id = node.Optional("id");
+        id && id->AsInt() != static_cast<std::int64_t>(g.unique_layers.size())) {
       id->Fail("unique layer ids must be 0, 1, 2, … in order; expected " +
                std::to_string(g.unique_layers.size()) + ", found " + id->Describe());
     }
     UniqueLayer u;
     u.name = node.Child("name").AsString();
-    u.kind = node.Optional("kind") ? node.Child("kind").AsChoice({"embedding", "block", "head", "custom"})
-                                   : "custom";
+    u.kind = node.Optional("kind")
+                 ? node.Child("kind").AsChoice({"embedding", "block", "head", "custom"})
+                 : "custom";
     u.parameters = NonNegative(node.Child("parameters"));
     if (auto n = node.Optional("tied_parameters")) u.tied_parameters = NonNegative(*n);
     if (auto n = node.Optional("tensor_parallel")) u.tensor_parallel = n->AsBool();
@@ -372,7 +376,8 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
     if (auto n = node.Optional("activation_bytes")) u.activation_bytes = NonNegative(*n);
     g.unique_layers.push_back(std::move(u));
   }
-  if (g.unique_layers.empty()) root.Child("unique_layers").Fail("expected at least one unique layer");
+  if (g.unique_layers.empty())
+    root.Child("unique_layers").Fail("expected at least one unique layer");
 
   std::map<std::string, int> layer_index;
   for (const auto& node : root.Child("layers").Elements()) {
@@ -406,8 +411,10 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
       LayerGraphEdge e{endpoint(node.Child("from")), endpoint(node.Child("to")),
                        NonNegative(node.Child("bytes"))};
       if (e.from >= e.to) {
-        node.Fail("edges must go from an earlier to a later layer (layers are listed in "
-                  "topological order); found " + std::to_string(e.from) + " -> " + std::to_string(e.to));
+        node.Fail(
+            "edges must go from an earlier to a later layer (layers are listed in "
+            "topological order); found " +
+            std::to_string(e.from) + " -> " + std::to_string(e.to));
       }
       g.edges.push_back(e);
     }
@@ -424,8 +431,9 @@ std::string LayerGraphToDot(const LayerGraph& graph) {
   const auto counts = graph.InstanceCounts();
   for (size_t u = 0; u < graph.unique_layers.size(); ++u) {
     const UniqueLayer& layer = graph.unique_layers[u];
-    for (const auto& [pass, g] : {std::pair<const char*, const OperatorGraph*>{"forward", &layer.forward},
-                                  {"backward", &layer.backward}}) {
+    for (const auto& [pass, g] :
+         {std::pair<const char*, const OperatorGraph*>{"forward", &layer.forward},
+          {"backward", &layer.backward}}) {
       const std::string prefix = layer.name + "/" + pass + "/";
       os << "  subgraph " << DotId("cluster_" + prefix) << " {\n    label="
          << DotId(layer.name + " ×" + std::to_string(counts[u]) + " (" + pass + ")") << ";\n";
@@ -457,8 +465,8 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
   const std::int64_t params = graph.Parameters();
   os << "model        " << graph.model;
   if (!graph.family.empty()) os << " (family " << graph.family << ")";
-  os << "\nshape        micro-batch " << graph.micro_batch << " x sequence " << graph.sequence_length
-     << ", " << graph.dtype_bytes << "-byte values, tensor-parallel width "
+  os << "\nshape        micro-batch " << graph.micro_batch << " x sequence "
+     << graph.sequence_length << ", " << graph.dtype_bytes << "-byte values, tensor-parallel width "
      << graph.tensor_parallel << ", fusion " << (graph.fused ? "on" : "off") << ", optimizer "
      << graph.optimizer.name << "\n";
   os << "parameters   " << WithThousands(params);
@@ -483,8 +491,8 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
      << Pad("bw GFLOP", 12) << Pad("saved MiB", 11) << "\n";
   auto ops = [](const OperatorGraph& g) {
     auto c = g.CountByCore();
-    return std::to_string(g.Ops().size()) + " " + std::to_string(c[0]) + "/" + std::to_string(c[1]) +
-           "/" + std::to_string(c[2]) + "/" + std::to_string(c[3]);
+    return std::to_string(g.Ops().size()) + " " + std::to_string(c[0]) + "/" +
+           std::to_string(c[1]) + "/" + std::to_string(c[2]) + "/" + std::to_string(c[3]);
   };
   std::int64_t activations = 0, state = 0;
   std::string collective_lines;
@@ -495,8 +503,9 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
        << Pad(Fixed(l.forward.GemmFlops() / 1e9, 1), 12)
        << Pad(Fixed(l.backward.GemmFlops() / 1e9, 1), 12)
        << Pad(Fixed(l.activation_bytes / 1048576.0, 1), 11) << "\n";
-    for (const auto& [pass, g] : {std::pair<const char*, const OperatorGraph*>{"forward", &l.forward},
-                                  {"backward", &l.backward}}) {
+    for (const auto& [pass, g] :
+         {std::pair<const char*, const OperatorGraph*>{"forward", &l.forward},
+          {"backward", &l.backward}}) {
       std::map<std::string, std::pair<int, std::int64_t>> collectives;  // kind → count, bytes
       for (const auto& op : g->Ops()) {
         if (op.kind != OpKind::kCollective || op.collective.empty()) continue;
@@ -505,16 +514,18 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
         bytes += op.collective_bytes;
       }
       for (const auto& [kind, cb] : collectives) {
-        collective_lines += "  " + l.name + " " + pass + ": " + std::to_string(cb.first) + " x " + kind +
-                            ", " + WithThousands(cb.second) + " bytes in all, group " +
+        collective_lines += "  " + l.name + " " + pass + ": " + std::to_string(cb.first) + " x " +
+                            kind + ", " + WithThousands(cb.second) + " bytes in all, group " +
                             std::to_string(graph.tensor_parallel) + "\n";
       }
     }
     activations += counts[u] * l.activation_bytes;
     state += counts[u] * (l.weight_bytes + l.gradient_bytes + l.optimizer_state_bytes);
   }
-  const double fw = static_cast<double>(graph.ForwardFlops()), bw = static_cast<double>(graph.BackwardFlops());
-  if (!collective_lines.empty()) os << "\ncollectives per unique layer (per device):\n" << collective_lines;
+  const double fw = static_cast<double>(graph.ForwardFlops()),
+               bw = static_cast<double>(graph.BackwardFlops());
+  if (!collective_lines.empty())
+    os << "\ncollectives per unique layer (per device):\n" << collective_lines;
   os << "\nper micro-batch: forward " << Fixed(fw / 1e12, 3) << " TFLOP, backward "
      << Fixed(bw / 1e12, 3) << " TFLOP (GEMMs), saved activations "
      << Fixed(activations / 1073741824.0, 3) << " GiB\n"

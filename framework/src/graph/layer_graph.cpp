@@ -49,8 +49,9 @@ std::string LayerGraph::Validate() const {
       return "edge " + std::to_string(e.from) + " -> " + std::to_string(e.to) +
              " must go from an earlier to a later layer among 0.." + std::to_string(n - 1);
     }
-    if (e.bytes < 0) return "edge " + std::to_string(e.from) + " -> " + std::to_string(e.to) +
-                            " has negative bytes";
+    if (e.bytes < 0)
+      return "edge " + std::to_string(e.from) + " -> " + std::to_string(e.to) +
+             " has negative bytes";
   }
   return "";
 }

@@ -68,10 +68,14 @@ const std::vector<std::pair<std::string, FamilyDefaults>>& Families() {
     megatron_bert.lm_head_bias = true;
 
     return std::vector<std::pair<std::string, FamilyDefaults>>{
-        {"bert", bert},          {"gpt2", gpt2},
-        {"opt", opt},            {"llama", llama},
-        {"megatron-gpt", decoder}, {"megatron-bert", megatron_bert},
-        {"decoder", decoder},    {"encoder", encoder},
+        {"bert", bert},
+        {"gpt2", gpt2},
+        {"opt", opt},
+        {"llama", llama},
+        {"megatron-gpt", decoder},
+        {"megatron-bert", megatron_bert},
+        {"decoder", decoder},
+        {"encoder", encoder},
     };
   }();
   return families;
@@ -93,12 +97,36 @@ std::vector<std::string> ModelFamilies() {
 
 ModelSpec ParseModelSpec(const ConfigNode& root) {
   if (!root.IsMap()) root.Fail("expected a model description (a map), found " + root.Describe());
-  root.ExpectKeys({"name", "family", "description", "published_parameters", "layers", "hidden",
-                   "heads", "kv_heads", "ffn_hidden", "vocab", "max_positions", "sequence_length",
-                   "embedding_dim", "token_types", "norm", "norm_position", "final_norm",
-                   "embedding_norm", "activation", "positions", "bias", "tied_embeddings",
-                   "fused_qkv", "pooler", "lm_head_transform", "lm_head_bias", "causal",
-                   "dropout", "dtype_bytes", "moe"});
+  root.ExpectKeys({"name",
+                   "family",
+                   "description",
+                   "published_parameters",
+                   "layers",
+                   "hidden",
+                   "heads",
+                   "kv_heads",
+                   "ffn_hidden",
+                   "vocab",
+                   "max_positions",
+                   "sequence_length",
+                   "embedding_dim",
+                   "token_types",
+                   "norm",
+                   "norm_position",
+                   "final_norm",
+                   "embedding_norm",
+                   "activation",
+                   "positions",
+                   "bias",
+                   "tied_embeddings",
+                   "fused_qkv",
+                   "pooler",
+                   "lm_head_transform",
+                   "lm_head_bias",
+                   "causal",
+                   "dropout",
+                   "dtype_bytes",
+                   "moe"});
   ModelSpec m;
   m.source = root.Source();
   m.name = root.Child("name").AsString();
@@ -113,7 +141,8 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
     std::string list;
     for (const auto& n : ModelFamilies()) list += (list.empty() ? "" : ", ") + n;
     std::string hint;
-    if (auto guess = DidYouMean(m.family, ModelFamilies())) hint = "; did you mean '" + *guess + "'?";
+    if (auto guess = DidYouMean(m.family, ModelFamilies()))
+      hint = "; did you mean '" + *guess + "'?";
     family.Fail("unknown model family '" + m.family + "'" + hint + "  known families: " + list);
   }
   if (auto n = root.Optional("description")) m.description = n->AsString();
@@ -196,15 +225,16 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
                              std::to_string(m.hidden) + " (the head dimension must be an integer)");
   }
   if (m.heads % m.kv_heads != 0) {
-    root.Child("kv_heads").Fail("kv_heads " + std::to_string(m.kv_heads) +
-                                " does not divide heads " + std::to_string(m.heads));
+    root.Child("kv_heads")
+        .Fail("kv_heads " + std::to_string(m.kv_heads) + " does not divide heads " +
+              std::to_string(m.heads));
   }
   if (m.positions == "learned") {
     m.max_positions = root.Child("max_positions").AsPositiveInt();
     if (m.sequence_length > m.max_positions) {
       root.Child("sequence_length")
-          .Fail("sequence_length " + std::to_string(m.sequence_length) +
-                " exceeds max_positions " + std::to_string(m.max_positions) +
+          .Fail("sequence_length " + std::to_string(m.sequence_length) + " exceeds max_positions " +
+                std::to_string(m.max_positions) +
                 " (the learned position table has no row for it)");
     }
   } else if (auto n = root.Optional("max_positions")) {
@@ -217,6 +247,8 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   return m;
 }
 
-ModelSpec LoadModelSpec(const std::string& path) { return ParseModelSpec(ConfigNode::ParseFile(path)); }
+ModelSpec LoadModelSpec(const std::string& path) {
+  return ParseModelSpec(ConfigNode::ParseFile(path));
+}
 
 }  // namespace phaze

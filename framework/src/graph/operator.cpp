@@ -61,10 +61,14 @@ std::string_view ToString(OpKind kind) { return NameOf(kKindNames, kind); }
 std::string_view ToString(TensorParallelRole role) { return NameOf(kRoleNames, role); }
 std::string_view ToString(CoreClass core) {
   switch (core) {
-    case CoreClass::kTensor: return "tensor";
-    case CoreClass::kVector: return "vector";
-    case CoreClass::kFused: return "fused";
-    case CoreClass::kNone: return "none";
+    case CoreClass::kTensor:
+      return "tensor";
+    case CoreClass::kVector:
+      return "vector";
+    case CoreClass::kFused:
+      return "fused";
+    case CoreClass::kNone:
+      return "none";
   }
   return "?";
 }

@@ -14,8 +14,8 @@ LayerGraph SliceLayerGraph(const ParallelismStrategy& strategy, const std::strin
   if (width < 1) throw InvalidArgumentError("width must be ≥ 1, got " + std::to_string(width));
   const std::string refusal = strategy.Refusal(full, width);
   if (!refusal.empty()) {
-    throw InvalidArgumentError("strategy '" + strategy_name + "' cannot split " + full.model +
-                               " " + std::to_string(width) + " ways: " + refusal);
+    throw InvalidArgumentError("strategy '" + strategy_name + "' cannot split " + full.model + " " +
+                               std::to_string(width) + " ways: " + refusal);
   }
   LayerGraph slice = strategy.Slice(full, width);
   slice.tensor_parallel = width;
@@ -27,7 +27,8 @@ LayerGraph SliceLayerGraph(const ParallelismStrategy& strategy, const std::strin
   return slice;
 }
 
-std::vector<std::int64_t> SupportedWidths(const ParallelismStrategy& strategy, const LayerGraph& full,
+std::vector<std::int64_t> SupportedWidths(const ParallelismStrategy& strategy,
+                                          const LayerGraph& full,
                                           const std::vector<std::int64_t>& candidates) {
   std::vector<std::int64_t> out;
   for (auto w : candidates) {

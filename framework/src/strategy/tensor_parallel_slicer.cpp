@@ -10,8 +10,8 @@ namespace {
 using Role = TensorParallelRole;
 using i64 = std::int64_t;
 
-Operator Collective(const std::string& name, const std::string& forward, const std::string& backward,
-                    i64 bytes, i64 group, int input, int output) {
+Operator Collective(const std::string& name, const std::string& forward,
+                    const std::string& backward, i64 bytes, i64 group, int input, int output) {
   Operator op;
   op.name = name;
   op.kind = OpKind::kCollective;
@@ -39,7 +39,9 @@ i64 ExpertCount(const OperatorGraph& g) {
 OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, bool ep) {
   const i64 kept_experts = ep ? ExpertCount(g) / w : 0;
   auto dropped = [&](const Operator& op) { return ep && op.expert >= kept_experts; };
-  auto expert_producer = [&](int t) { return g.Producer(t) >= 0 && g.GetOp(g.Producer(t)).expert >= 0; };
+  auto expert_producer = [&](int t) {
+    return g.Producer(t) >= 0 && g.GetOp(g.Producer(t)).expert >= 0;
+  };
   auto feeds_experts = [&](const Operator& op) {
     if (op.expert >= 0) return false;
     for (int t : op.outputs) {
@@ -92,7 +94,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       for (int& t : op.inputs) {
         const Tensor& src = s.GetTensor(t);
         const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-        s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, t, moved));
+        s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, t,
+                           moved));
         t = moved;
       }
       std::vector<int> outputs;
@@ -131,7 +134,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
         if (op.tp_role == Role::kSharded) op.gemm->batch /= w;
         if (op.tp_role == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
       }
-      // Vocabulary-parallel gathers mask the ids outside their shard: all lookups, 1/w of the table.
+      // Vocabulary-parallel gathers mask the ids outside their shard: all lookups, 1/w of the
+      // table.
       const bool vocab_gather = op.kind == OpKind::kEmbedding && op.tp_role == Role::kRow;
       if (!op.gemm && !vocab_gather) {
         for (auto& v : op.vector) {
@@ -158,7 +162,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       const int y = op.outputs[0];
       const Tensor& src = s.GetTensor(y);
       const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-      s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, y, moved));
+      s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, y,
+                         moved));
       replaced[original.outputs[0]] = moved;
     }
     if (op.kind == OpKind::kLoss) {
@@ -166,7 +171,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       int last = op.outputs[0];
       for (const char* step : {"max", "sum_exp", "target"}) {
         const int next = s.AddTensor(op.name + ".all_reduce_" + step, 1, 4);
-        s.AddOp(Collective(op.name + ".all_reduce_" + step, "all_reduce", "", tokens * 4, w, last, next));
+        s.AddOp(Collective(op.name + ".all_reduce_" + step, "all_reduce", "", tokens * 4, w, last,
+                           next));
         last = next;
       }
       replaced[original.outputs[0]] = last;
@@ -178,7 +184,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
 
 }  // namespace
 
-std::string TensorParallelRefusal(const LayerGraph& full, i64 w, const TensorParallelOptions& options) {
+std::string TensorParallelRefusal(const LayerGraph& full, i64 w,
+                                  const TensorParallelOptions& options) {
   if (w == 1) return "";
   auto not_divisible = [&](const std::string& what) {
     return what + " are not divisible by " + std::to_string(w);
@@ -208,26 +215,30 @@ std::string TensorParallelRefusal(const LayerGraph& full, i64 w, const TensorPar
         what = "its reduction dimension " + std::to_string(op.gemm->k);
       } else if (op.kind == OpKind::kEmbedding && op.tp_role == Role::kRow && !op.vector.empty() &&
                  (op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) % w != 0) {
-        what = "its " + std::to_string(op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) +
+        what = "its " +
+               std::to_string(op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) +
                " vocabulary rows";
       } else if (op.tp_role == Role::kSharded) {
         for (const auto& v : op.vector) {
           if (v.elements % w != 0) what = "its " + std::to_string(v.elements) + " elements";
         }
       }
-      if (!what.empty()) return "op '" + op.name + "' in layer '" + u.name + "': " + not_divisible(what);
+      if (!what.empty())
+        return "op '" + op.name + "' in layer '" + u.name + "': " + not_divisible(what);
     }
   }
   return "";
 }
 
-LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w, const TensorParallelOptions& options) {
+LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
+                               const TensorParallelOptions& options) {
   LayerGraph out = full;
   const bool ep = options.expert_parallel && w > 1;
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
   for (auto& layer : out.unique_layers) {
     if (w > 1) {
-      layer.forward = SliceForward(layer.forward, w, full.micro_batch * full.sequence_length, sp, ep);
+      layer.forward =
+          SliceForward(layer.forward, w, full.micro_batch * full.sequence_length, sp, ep);
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel
     layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;

@@ -16,23 +16,53 @@ i64 CeilDiv(i64 a, i64 b) { return (a + b - 1) / b; }
 // divide (10), norms = two passes plus a normalise, Adam = moments, sqrt (15), divide (10).
 const std::map<std::string, double>& PhysicalCycles() {
   static const std::map<std::string, double> table = {
-      {"add", 1},          {"bias_add", 1},          {"mul", 1},
-      {"scale", 1},        {"mask", 1},              {"causal_mask", 1},
-      {"dropout", 2},      {"relu", 1},              {"gelu", 16},
-      {"gelu_tanh", 32},   {"silu", 13},             {"tanh", 27},
-      {"softmax", 26},     {"layernorm", 6},         {"rmsnorm", 4},
-      {"rotary", 3},       {"embedding", 1},         {"cross_entropy", 28},
-      {"bias_grad", 1},    {"adam", 30},             {"sgd", 2},
-      {"add_backward", 1}, {"bias_add_backward", 1}, {"mul_backward", 2},
-      {"scale_backward", 1}, {"mask_backward", 1},   {"causal_mask_backward", 1},
-      {"dropout_backward", 1}, {"relu_backward", 1}, {"gelu_backward", 30},
-      {"gelu_tanh_backward", 40}, {"silu_backward", 25}, {"tanh_backward", 2},
-      {"softmax_backward", 3}, {"layernorm_backward", 10}, {"rmsnorm_backward", 8},
-      {"rotary_backward", 3}, {"embedding_backward", 2}, {"cross_entropy_backward", 2},
+      {"add", 1},
+      {"bias_add", 1},
+      {"mul", 1},
+      {"scale", 1},
+      {"mask", 1},
+      {"causal_mask", 1},
+      {"dropout", 2},
+      {"relu", 1},
+      {"gelu", 16},
+      {"gelu_tanh", 32},
+      {"silu", 13},
+      {"tanh", 27},
+      {"softmax", 26},
+      {"layernorm", 6},
+      {"rmsnorm", 4},
+      {"rotary", 3},
+      {"embedding", 1},
+      {"cross_entropy", 28},
+      {"bias_grad", 1},
+      {"adam", 30},
+      {"sgd", 2},
+      {"add_backward", 1},
+      {"bias_add_backward", 1},
+      {"mul_backward", 2},
+      {"scale_backward", 1},
+      {"mask_backward", 1},
+      {"causal_mask_backward", 1},
+      {"dropout_backward", 1},
+      {"relu_backward", 1},
+      {"gelu_backward", 30},
+      {"gelu_tanh_backward", 40},
+      {"silu_backward", 25},
+      {"tanh_backward", 2},
+      {"softmax_backward", 3},
+      {"layernorm_backward", 10},
+      {"rmsnorm_backward", 8},
+      {"rotary_backward", 3},
+      {"embedding_backward", 2},
+      {"cross_entropy_backward", 2},
       // Mixture of experts: top-k selection (compare-exchange per element), token permutation
       // (a copy), gate-weighted combine (multiply-add).
-      {"top_k", 4}, {"permute", 1}, {"combine", 2},
-      {"top_k_backward", 1}, {"permute_backward", 1}, {"combine_backward", 3},
+      {"top_k", 4},
+      {"permute", 1},
+      {"combine", 2},
+      {"top_k_backward", 1},
+      {"permute_backward", 1},
+      {"combine_backward", 3},
   };
   return table;
 }
@@ -40,12 +70,31 @@ const std::map<std::string, double>& PhysicalCycles() {
 // The reference's per-op constants (REFERENCE §2.3), used for fused epilogues in sunstone mode.
 double ReferenceConstant(const std::string& f) {
   static const std::map<std::string, double> table = {
-      {"add", 1}, {"bias_add", 1}, {"mul", 1}, {"scale", 10}, {"mask", 1}, {"causal_mask", 1},
-      {"dropout", 2}, {"relu", 1}, {"gelu", 1}, {"gelu_tanh", 1}, {"silu", 12}, {"tanh", 27},
-      {"rotary", 13}, {"add_backward", 1}, {"mul_backward", 1}, {"scale_backward", 10},
-      {"mask_backward", 1}, {"causal_mask_backward", 1}, {"dropout_backward", 1},
-      {"relu_backward", 1}, {"gelu_backward", 1}, {"gelu_tanh_backward", 1},
-      {"silu_backward", 22}, {"tanh_backward", 2}, {"rotary_backward", 2},
+      {"add", 1},
+      {"bias_add", 1},
+      {"mul", 1},
+      {"scale", 10},
+      {"mask", 1},
+      {"causal_mask", 1},
+      {"dropout", 2},
+      {"relu", 1},
+      {"gelu", 1},
+      {"gelu_tanh", 1},
+      {"silu", 12},
+      {"tanh", 27},
+      {"rotary", 13},
+      {"add_backward", 1},
+      {"mul_backward", 1},
+      {"scale_backward", 10},
+      {"mask_backward", 1},
+      {"causal_mask_backward", 1},
+      {"dropout_backward", 1},
+      {"relu_backward", 1},
+      {"gelu_backward", 1},
+      {"gelu_tanh_backward", 1},
+      {"silu_backward", 22},
+      {"tanh_backward", 2},
+      {"rotary_backward", 2},
   };
   auto it = table.find(f);
   return it == table.end() ? 1 : it->second;
@@ -59,17 +108,19 @@ double BlockedTraffic(const GemmShape& s, double capacity_words, i64 step) {
   for (i64 nb = std::min<i64>(step, s.n);; nb = std::min<i64>(nb * 2, s.n)) {
     const i64 kb = std::min<i64>(s.k, static_cast<i64>(capacity_words / static_cast<double>(nb)));
     if (kb >= 1) {
-      const double t = static_cast<double>(s.batch) *
-                       (static_cast<double>(s.m * s.k) * static_cast<double>(CeilDiv(s.n, nb)) +
-                        static_cast<double>(s.k * s.n) +
-                        static_cast<double>(s.m * s.n) * static_cast<double>(2 * CeilDiv(s.k, kb) - 1));
+      const double t =
+          static_cast<double>(s.batch) *
+          (static_cast<double>(s.m * s.k) * static_cast<double>(CeilDiv(s.n, nb)) +
+           static_cast<double>(s.k * s.n) +
+           static_cast<double>(s.m * s.n) * static_cast<double>(2 * CeilDiv(s.k, kb) - 1));
       if (best < 0 || t < best) best = t;
     }
     if (nb == s.n) break;
   }
   if (best < 0) {  // not even one column fits: stream everything element by element
     best = static_cast<double>(s.batch) *
-           (static_cast<double>(s.m * s.k) * static_cast<double>(s.n) + static_cast<double>(s.k * s.n) +
+           (static_cast<double>(s.m * s.k) * static_cast<double>(s.n) +
+            static_cast<double>(s.k * s.n) +
             static_cast<double>(s.m * s.n) * static_cast<double>(2 * s.k - 1));
   }
   return best;
@@ -81,11 +132,13 @@ AnalyticEstimator::AnalyticEstimator(Model model, const ConfigNode& params)
     : model_(model), area_(AreaModel::Default()) {
   params.ExpectKeys({"model", "l2_words_per_cycle", "vector_cycles"});
   if (auto n = params.Optional("model")) {
-    model_ = n->AsChoice({"physical", "sunstone"}) == "physical" ? Model::kPhysical : Model::kSunstone;
+    model_ =
+        n->AsChoice({"physical", "sunstone"}) == "physical" ? Model::kPhysical : Model::kSunstone;
   }
   if (auto n = params.Optional("l2_words_per_cycle")) l2_words_per_cycle_ = n->AsPositiveDouble();
   if (auto n = params.Optional("vector_cycles")) {
-    for (const auto& [name, value] : n->Entries()) vector_cycles_[name] = value.AsNonNegativeDouble();
+    for (const auto& [name, value] : n->Entries())
+      vector_cycles_[name] = value.AsNonNegativeDouble();
   }
 }
 
@@ -95,8 +148,8 @@ double AnalyticEstimator::CyclesPerElement(const OpWork& op, const std::string& 
   if (auto it = table.find(f); it != table.end()) return it->second;
   std::string known;
   for (const auto& [name, c] : table) known += (known.empty() ? "" : ", ") + name;
-  throw UnsupportedOpError("estimator 'analytic': op '" + op.name + "': no cycle cost for vector function '" +
-                           f + "'; known: " + known +
+  throw UnsupportedOpError("estimator 'analytic': op '" + op.name +
+                           "': no cycle cost for vector function '" + f + "'; known: " + known +
                            ". Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
 }
 
@@ -107,10 +160,10 @@ double AnalyticEstimator::TensorCycles(const GemmShape& s, bool /*weight_operand
                        static_cast<double>(CeilDiv(s.n, a.pe_y));
   // Weights are double-buffered: loading the next tile (pe_x cycles, a row per cycle) hides under
   // streaming the current one, so a tile costs max(M, pe_x); one fill and drain are exposed.
-  const double compute = tiles * static_cast<double>(std::max(s.m, a.pe_x)) +
-                         static_cast<double>(a.pe_x + a.pe_y);
-  const double l2_bw = l2_words_per_cycle_ > 0 ? l2_words_per_cycle_
-                                               : static_cast<double>(a.pe_x + 2 * a.pe_y);
+  const double compute =
+      tiles * static_cast<double>(std::max(s.m, a.pe_x)) + static_cast<double>(a.pe_x + a.pe_y);
+  const double l2_bw =
+      l2_words_per_cycle_ > 0 ? l2_words_per_cycle_ : static_cast<double>(a.pe_x + 2 * a.pe_y);
   const double l2_traffic =
       static_cast<double>(s.batch) *
       (static_cast<double>(s.m * s.k) * static_cast<double>(CeilDiv(s.n, a.pe_y)) +
@@ -122,10 +175,11 @@ double AnalyticEstimator::TensorCycles(const GemmShape& s, bool /*weight_operand
   return std::max({compute, l2_traffic / l2_bw, glb_traffic / glb_share});
 }
 
-double AnalyticEstimator::HbmSeconds(const GemmShape& s, bool weight_operand, const ArchConfig& a) const {
+double AnalyticEstimator::HbmSeconds(const GemmShape& s, bool weight_operand,
+                                     const ArchConfig& a) const {
   const double glb_words = static_cast<double>(a.glb_bytes / a.word_bytes);
-  const double working = static_cast<double>(s.batch) *
-                         static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+  const double working =
+      static_cast<double>(s.batch) * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
   const double words = working <= glb_words
                            ? (weight_operand ? static_cast<double>(s.batch * s.k * s.n) : 0.0)
                            : BlockedTraffic(s, glb_words / 2, a.pe_y);
@@ -147,7 +201,8 @@ double AnalyticEstimator::PhysicalGemmSeconds(const OpWork& op, const ArchConfig
     const i64 used = std::min<i64>(c, extent);
     if (used <= 1) continue;
     extent = CeilDiv(extent, used);
-    const double t = std::max(TensorCycles(part, weights, a, used, a.glb_bandwidth_words_per_cycle) / f, hbm);
+    const double t =
+        std::max(TensorCycles(part, weights, a, used, a.glb_bandwidth_words_per_cycle) / f, hbm);
     best = std::min(best, t);
   }
   return best;
@@ -165,24 +220,29 @@ double AnalyticEstimator::VectorSeconds(const OpWork& op, const ArchConfig& a, i
     const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
     const double port = std::min(a.glb_bandwidth_words_per_cycle, 3.0 * static_cast<double>(lanes));
     double memory = bytes / static_cast<double>(a.word_bytes) / port / a.frequency_hz;
-    if (bytes > static_cast<double>(a.glb_bytes)) memory = std::max(memory, bytes / a.hbm_bandwidth_bytes_per_s);
+    if (bytes > static_cast<double>(a.glb_bytes))
+      memory = std::max(memory, bytes / a.hbm_bandwidth_bytes_per_s);
     seconds = std::max(seconds, memory);
   }
   return seconds;
 }
 
-double AnalyticEstimator::SunstoneTensorCycles(const GemmShape& g, const ArchConfig& a, i64 cores) const {
+double AnalyticEstimator::SunstoneTensorCycles(const GemmShape& g, const ArchConfig& a,
+                                               i64 cores) const {
   const double rows = static_cast<double>(g.batch * g.m), out = static_cast<double>(g.n),
                red = static_cast<double>(g.k);
   const double macs = rows * out * red;
   double best = -1;
   for (auto [x, y] : {std::pair<i64, i64>{a.pe_x, a.pe_y}, {a.pe_y, a.pe_x}}) {
     const double ct = 4.0 * static_cast<double>(x), kt = 4.0 * static_cast<double>(y);
-    const double reads = rows * red * std::ceil(out / kt) + red * out + rows * out * (std::ceil(red / ct) - 1);
+    const double reads =
+        rows * red * std::ceil(out / kt) + red * out + rows * out * (std::ceil(red / ct) - 1);
     const double writes = rows * out * std::ceil(red / ct);
-    const double compute = macs / (std::min(red, static_cast<double>(x)) *
-                                   std::min(out, static_cast<double>(y)) * static_cast<double>(cores));
-    const double v = std::max({compute, reads / 64, writes / 64, (rows * red + red * out + rows * out) / 128});
+    const double compute =
+        macs / (std::min(red, static_cast<double>(x)) * std::min(out, static_cast<double>(y)) *
+                static_cast<double>(cores));
+    const double v =
+        std::max({compute, reads / 64, writes / 64, (rows * red + red * out + rows * out) / 128});
     if (best < 0 || v < best) best = v;
   }
   return best;
@@ -199,7 +259,8 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
     } else if (f == "softmax" || f == "cross_entropy") {
       const double k = static_cast<double>(std::max<i64>(1, w.row_elements));
       const double rows = n / k;
-      cycles += rows * std::ceil(k / static_cast<double>(lanes)) + 10 + (f == "softmax" ? 10 : 13) * c;
+      cycles +=
+          rows * std::ceil(k / static_cast<double>(lanes)) + 10 + (f == "softmax" ? 10 : 13) * c;
       if (f == "cross_entropy") cycles += 2 * c;  // NllLoss
     } else if (f == "embedding" || f == "embedding_backward" || f == "bias_grad") {
       // The reference maps embeddings and sums to no-ops.
@@ -209,24 +270,45 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
       cycles += 2 * c;
     } else if (f == "cross_entropy_backward") {
       cycles += 4 * c;
-    } else if (f == "adam" || f == "sgd" || f.rfind("top_k", 0) == 0 || f.rfind("permute", 0) == 0 ||
-               f.rfind("combine", 0) == 0) {
+    } else if (f == "adam" || f == "sgd" || f.rfind("top_k", 0) == 0 ||
+               f.rfind("permute", 0) == 0 || f.rfind("combine", 0) == 0) {
       cycles += CyclesPerElement(op, f) * c;  // the reference costs neither optimizers nor MoE
     } else {
       static const std::map<std::string, double> table = {
-          {"add", 1}, {"bias_add", 1}, {"mul", 1}, {"scale", 10}, {"mask", 1}, {"causal_mask", 1},
-          {"dropout", 2}, {"relu", 1}, {"gelu", 1}, {"gelu_tanh", 1}, {"silu", 12}, {"tanh", 27},
-          {"layernorm", 1}, {"rmsnorm", 1}, {"rotary", 13},
-          {"scale_backward", 10}, {"mask_backward", 1}, {"causal_mask_backward", 1},
-          {"dropout_backward", 1}, {"relu_backward", 1}, {"gelu_backward", 1},
-          {"gelu_tanh_backward", 1}, {"silu_backward", 22}, {"tanh_backward", 2},
-          {"layernorm_backward", 1}, {"rmsnorm_backward", 1}, {"rotary_backward", 2},
+          {"add", 1},
+          {"bias_add", 1},
+          {"mul", 1},
+          {"scale", 10},
+          {"mask", 1},
+          {"causal_mask", 1},
+          {"dropout", 2},
+          {"relu", 1},
+          {"gelu", 1},
+          {"gelu_tanh", 1},
+          {"silu", 12},
+          {"tanh", 27},
+          {"layernorm", 1},
+          {"rmsnorm", 1},
+          {"rotary", 13},
+          {"scale_backward", 10},
+          {"mask_backward", 1},
+          {"causal_mask_backward", 1},
+          {"dropout_backward", 1},
+          {"relu_backward", 1},
+          {"gelu_backward", 1},
+          {"gelu_tanh_backward", 1},
+          {"silu_backward", 22},
+          {"tanh_backward", 2},
+          {"layernorm_backward", 1},
+          {"rmsnorm_backward", 1},
+          {"rotary_backward", 2},
       };
       auto it = table.find(f);
       if (it == table.end()) {
         throw UnsupportedOpError("estimator 'sunstone': op '" + op.name +
                                  "': the reference has no cycle formula for vector function '" + f +
-                                 "'. Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
+                                 "'. Give one with estimator params: vector_cycles: {" + f +
+                                 ": CYCLES}");
       }
       cycles += it->second * c;
     }
@@ -271,9 +353,9 @@ OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pa
     return e;
   }
   const GemmShape& s = *op.gemm;
-  const double out_tiles =
-      static_cast<double>(s.batch) * static_cast<double>(CeilDiv(s.n, a.pe_y)) *
-      static_cast<double>(CeilDiv(s.m, std::max<i64>(1, a.pe_x)));
+  const double out_tiles = static_cast<double>(s.batch) *
+                           static_cast<double>(CeilDiv(s.n, a.pe_y)) *
+                           static_cast<double>(CeilDiv(s.m, std::max<i64>(1, a.pe_x)));
   const double v1 = VectorSeconds(op, a, 1, false);
   const double vn = VectorSeconds(op, a, a.num_vc, false);
   e.single_core_s = std::max(t1, v1) + v1 / out_tiles;
@@ -282,10 +364,13 @@ OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pa
 }
 
 double AnalyticEstimator::CollectiveTimeS(CollectiveKind kind, std::int64_t bytes,
-                                          std::int64_t group_size, const ClusterConfig& cluster) const {
+                                          std::int64_t group_size,
+                                          const ClusterConfig& cluster) const {
   return RingCollectiveTimeS(kind, bytes, group_size, cluster);
 }
 
-double AnalyticEstimator::AreaMm2(const ArchConfig& arch) const { return area_.Area(arch).TotalMm2(); }
+double AnalyticEstimator::AreaMm2(const ArchConfig& arch) const {
+  return area_.Area(arch).TotalMm2();
+}
 
 }  // namespace phaze::estimators

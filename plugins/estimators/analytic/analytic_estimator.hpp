@@ -21,8 +21,8 @@
 //   latency = max(tensor, vector) + vector / (output tiles) (the last tile's epilogue is exposed).
 // * Collectives: the ring model. Area: the 22 nm model (share/area/22nm.yaml).
 //
-// sunstone: tensor cycles = min over the two array orientations of max(MACs/(min(C, a)·min(K, b)·c),
-// level-0 reads/64, level-0 writes/64, compulsory traffic/128) with 16-weight register tiles
+// sunstone: tensor cycles = min over the two array orientations of max(MACs/(min(C, a)·min(K,
+// b)·c), level-0 reads/64, level-0 writes/64, compulsory traffic/128) with 16-weight register tiles
 // (C_t = 4a, K_t = 4b) and the batch folded into the rows (REFERENCE §2.2); a fused op adds the
 // reference's per-op cycle constants of its epilogue (unscaled, as the reference does); vector
 // ops use the reference's closed-form table (REFERENCE §2.3, GELU at 1 cycle, no memory term).

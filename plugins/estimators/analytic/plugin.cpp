@@ -13,14 +13,17 @@ plugin::PluginInfo AnalyticPlugin() {
           "systolic-array + memory-hierarchy latency model, ring collectives, 22 nm area",
           [](Registry& registry) {
             registry.AddEstimator(
-                "analytic", "weight-stationary systolic tensor cores bounded by L2/GLB/HBM bandwidth",
+                "analytic",
+                "weight-stationary systolic tensor cores bounded by L2/GLB/HBM bandwidth",
                 [](const ConfigNode& params) {
-                  return std::make_shared<AnalyticEstimator>(AnalyticEstimator::Model::kPhysical, params);
+                  return std::make_shared<AnalyticEstimator>(AnalyticEstimator::Model::kPhysical,
+                                                             params);
                 });
             registry.AddEstimator(
                 "sunstone", "the reference's Sunstone tensor-core cycles and vector-core table",
                 [](const ConfigNode& params) {
-                  return std::make_shared<AnalyticEstimator>(AnalyticEstimator::Model::kSunstone, params);
+                  return std::make_shared<AnalyticEstimator>(AnalyticEstimator::Model::kSunstone,
+                                                             params);
                 });
           }};
 }

@@ -44,7 +44,8 @@ class RooflineEstimator : public phaze::Estimator {
 
   double AreaMm2(const phaze::ArchConfig& arch) const override {
     // 1 µm² per MAC lane is wrong on purpose: a real plugin would bring its own area model.
-    return 1e-6 * static_cast<double>(arch.num_tc * arch.pe_x * arch.pe_y + arch.num_vc * arch.pe_vc);
+    return 1e-6 *
+           static_cast<double>(arch.num_tc * arch.pe_x * arch.pe_y + arch.num_vc * arch.pe_vc);
   }
 
  private:

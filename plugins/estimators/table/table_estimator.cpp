@@ -88,10 +88,9 @@ class TableEstimator : public Estimator {
 plugin::PluginInfo TablePlugin() {
   return {plugin::kAbiVersion, "table", "1.0.0", "latencies looked up from a CSV of measurements",
           [](Registry& registry) {
-            registry.AddEstimator("table", "per-op latencies from a CSV (params: file)",
-                                  [](const ConfigNode& params) {
-                                    return std::make_shared<TableEstimator>(params);
-                                  });
+            registry.AddEstimator(
+                "table", "per-op latencies from a CSV (params: file)",
+                [](const ConfigNode& params) { return std::make_shared<TableEstimator>(params); });
           }};
 }
 

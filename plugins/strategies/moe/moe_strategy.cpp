@@ -38,12 +38,12 @@ plugin::PluginInfo MoePlugin() {
   return {plugin::kAbiVersion, "moe", "1.0.0",
           "expert parallelism for mixture-of-experts blocks (+ tensor/sequence parallel attention)",
           [](Registry& registry) {
-            registry.AddStrategy(
-                "moe", "experts/w experts per device, all-to-all dispatch and combine",
-                [](const ConfigNode& params) {
-                  params.ExpectKeys(std::initializer_list<std::string_view>{});
-                  return std::make_shared<MoeStrategy>();
-                });
+            registry.AddStrategy("moe",
+                                 "experts/w experts per device, all-to-all dispatch and combine",
+                                 [](const ConfigNode& params) {
+                                   params.ExpectKeys(std::initializer_list<std::string_view>{});
+                                   return std::make_shared<MoeStrategy>();
+                                 });
           }};
 }
 

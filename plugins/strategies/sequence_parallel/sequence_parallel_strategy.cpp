@@ -27,15 +27,14 @@ class SequenceParallelStrategy : public ParallelismStrategy {
 
 plugin::PluginInfo SequenceParallelPlugin() {
   return {plugin::kAbiVersion, "sequence_parallel", "1.0.0",
-          "Megatron-LM tensor parallelism with sequence parallelism",
-          [](Registry& registry) {
-            registry.AddStrategy(
-                "sequence_parallel",
-                "tensor parallelism; norms and dropouts split along the sequence; reduce-scatter/all-gather",
-                [](const ConfigNode& params) {
-                  params.ExpectKeys(std::initializer_list<std::string_view>{});
-                  return std::make_shared<SequenceParallelStrategy>();
-                });
+          "Megatron-LM tensor parallelism with sequence parallelism", [](Registry& registry) {
+            registry.AddStrategy("sequence_parallel",
+                                 "tensor parallelism; norms and dropouts split along the sequence; "
+                                 "reduce-scatter/all-gather",
+                                 [](const ConfigNode& params) {
+                                   params.ExpectKeys(std::initializer_list<std::string_view>{});
+                                   return std::make_shared<SequenceParallelStrategy>();
+                                 });
           }};
 }
 

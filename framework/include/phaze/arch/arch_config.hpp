@@ -16,13 +16,13 @@ struct ArchConfig {
   std::string name;  // preset name, or a generated "tc8x128x128-vc2x128-glb128MiB"
   std::int64_t num_tc = 1;
   std::int64_t num_vc = 1;
-  std::int64_t pe_x = 1;  // tensor-core array rows (reduction dimension of a weight tile)
-  std::int64_t pe_y = 1;  // tensor-core array columns (output dimension of a weight tile)
+  std::int64_t pe_x = 1;   // tensor-core array rows (reduction dimension of a weight tile)
+  std::int64_t pe_y = 1;   // tensor-core array columns (output dimension of a weight tile)
   std::int64_t pe_vc = 1;  // vector-core lanes
   std::int64_t glb_bytes = 0;
   double glb_bandwidth_words_per_cycle = 4096;  // shared by every core using it
-  std::int64_t l2_tc_bytes = 0;  // per tensor core
-  std::int64_t l2_vc_bytes = 0;  // per vector core
+  std::int64_t l2_tc_bytes = 0;                 // per tensor core
+  std::int64_t l2_vc_bytes = 0;                 // per vector core
   std::int64_t hbm_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 1.2e12;
   double frequency_hz = 1.05e9;

@@ -18,8 +18,9 @@
 //   gradient through.
 // * A tensor read by several ops gets the sum of their gradients: one "add" op "<t>.grad_sum".
 // Tensors: "grad:<t>" (or "grad:<t>@<op>" for one contribution), "saved:<t>" for saved forward
-// tensors (graph inputs of the backward graph). The graph's outputs are the gradients of the forward
-// graph's inputs (sent to the previous layer); its inputs are the gradients of the forward outputs.
+// tensors (graph inputs of the backward graph). The graph's outputs are the gradients of the
+// forward graph's inputs (sent to the previous layer); its inputs are the gradients of the forward
+// outputs.
 #pragma once
 
 #include "phaze/graph/operator_graph.hpp"

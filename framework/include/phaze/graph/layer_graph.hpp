@@ -25,7 +25,7 @@ namespace phaze {
 
 // The optimizer's memory and step cost per parameter.
 struct OptimizerSpec {
-  std::string name = "adam-mixed";   // adam-mixed | sgd
+  std::string name = "adam-mixed";              // adam-mixed | sgd
   std::int64_t state_bytes_per_parameter = 12;  // fp32 master weight + two fp32 moments
   std::string step_function = "adam";
 
@@ -34,11 +34,11 @@ struct OptimizerSpec {
 };
 
 struct UniqueLayer {
-  std::string name;  // "embedding", "block", "head", or a user's name
-  std::string kind;  // embedding | block | head | custom
-  OperatorGraph forward;   // also the recompute pass
+  std::string name;       // "embedding", "block", "head", or a user's name
+  std::string kind;       // embedding | block | head | custom
+  OperatorGraph forward;  // also the recompute pass
   OperatorGraph backward;
-  Operator optimizer_step;  // one vector op over every parameter the layer holds
+  Operator optimizer_step;           // one vector op over every parameter the layer holds
   std::int64_t parameters = 0;       // owned
   std::int64_t tied_parameters = 0;  // owned by another layer, also held here
   std::int64_t weight_bytes = 0;

@@ -14,22 +14,23 @@
 namespace phaze {
 
 struct ModelSpec {
-  std::string source;       // the file it came from
+  std::string source;  // the file it came from
   std::string name;
-  std::string family;       // bert | gpt2 | opt | llama | megatron-gpt | megatron-bert | decoder | encoder
+  std::string
+      family;  // bert | gpt2 | opt | llama | megatron-gpt | megatron-bert | decoder | encoder
   std::string description;
   std::optional<std::int64_t> published_parameters;  // for the summary's comparison
 
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;        // grouped-query attention; default = heads
-  std::int64_t ffn_hidden = 0;      // default 4·hidden
+  std::int64_t kv_heads = 0;    // grouped-query attention; default = heads
+  std::int64_t ffn_hidden = 0;  // default 4·hidden
   std::int64_t vocab = 0;
-  std::int64_t max_positions = 0;   // rows of a learned position table
+  std::int64_t max_positions = 0;  // rows of a learned position table
   std::int64_t sequence_length = 0;
-  std::int64_t embedding_dim = 0;   // word-embedding width; ≠ hidden adds project_in/out (OPT-350M)
-  std::int64_t token_types = 0;     // BERT segment embeddings (0: none)
+  std::int64_t embedding_dim = 0;  // word-embedding width; ≠ hidden adds project_in/out (OPT-350M)
+  std::int64_t token_types = 0;    // BERT segment embeddings (0: none)
 
   std::string norm;             // layernorm | rmsnorm
   std::string norm_position;    // pre | post

@@ -17,18 +17,18 @@ namespace phaze {
 
 // What an op computes, coarsely (the fusion rules and the estimators key on it).
 enum class OpKind {
-  kGemm,          // one operand is a weight (linear layer)
-  kBatchedGemm,   // both operands are activations (attention scores, context)
-  kElementwise,   // bias add, residual add, scale, mask, activation functions, their backward
-  kNorm,          // layernorm / rmsnorm (row reductions), forward or backward
-  kSoftmax,       // softmax over rows, forward or backward
-  kDropout,       // dropout (writes a 1-byte mask) or its backward
-  kReduction,     // column reductions: bias gradients, gradient accumulation sums
-  kEmbedding,     // gather from a table, or its scatter-add backward
-  kLoss,          // cross-entropy over the vocabulary, or its backward
-  kCollective,    // all-reduce / all-gather / reduce-scatter / all-to-all (network, not cores)
-  kView,          // split / concat / select: no data movement
-  kOptimizer,     // the optimizer step over a layer's parameters
+  kGemm,         // one operand is a weight (linear layer)
+  kBatchedGemm,  // both operands are activations (attention scores, context)
+  kElementwise,  // bias add, residual add, scale, mask, activation functions, their backward
+  kNorm,         // layernorm / rmsnorm (row reductions), forward or backward
+  kSoftmax,      // softmax over rows, forward or backward
+  kDropout,      // dropout (writes a 1-byte mask) or its backward
+  kReduction,    // column reductions: bias gradients, gradient accumulation sums
+  kEmbedding,    // gather from a table, or its scatter-add backward
+  kLoss,         // cross-entropy over the vocabulary, or its backward
+  kCollective,   // all-reduce / all-gather / reduce-scatter / all-to-all (network, not cores)
+  kView,         // split / concat / select: no data movement
+  kOptimizer,    // the optimizer step over a layer's parameters
 };
 
 // Which cores run the op (DESIGN §5): derived from the op's work, never stored separately.
@@ -97,7 +97,7 @@ struct Operator {
   // Tensors (inputs, outputs or masks) this op keeps for the backward pass. Forward ops only; a
   // backward graph lists the saved forward tensors it reads as its own (producer-less) inputs.
   std::vector<int> saved;
-  std::int64_t weight_bytes = 0;   // parameters read (and, for an optimizer step, written)
+  std::int64_t weight_bytes = 0;  // parameters read (and, for an optimizer step, written)
   TensorParallelRole tp_role = TensorParallelRole::kReplicated;
   std::int64_t expert = -1;  // the MoE expert whose branch this op belongs to (-1: none)
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it

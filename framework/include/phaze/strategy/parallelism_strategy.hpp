@@ -31,7 +31,8 @@ LayerGraph SliceLayerGraph(const ParallelismStrategy& strategy, const std::strin
                            const LayerGraph& full, std::int64_t width, bool fusion);
 
 // The widths among `candidates` the strategy supports for `full`.
-std::vector<std::int64_t> SupportedWidths(const ParallelismStrategy& strategy, const LayerGraph& full,
+std::vector<std::int64_t> SupportedWidths(const ParallelismStrategy& strategy,
+                                          const LayerGraph& full,
                                           const std::vector<std::int64_t>& candidates);
 
 }  // namespace phaze
