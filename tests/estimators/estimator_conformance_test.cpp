@@ -12,25 +12,14 @@
 
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
-#include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "plugin_registry.hpp"
 #include "test_util.hpp"
 
 namespace phaze {
 namespace {
 
-Registry& Estimators() {
-  static Registry* registry = [] {
-    auto* r = new Registry();
-    PluginSources s;
-    s.directories = {PHAZE_PLUGIN_DIR};
-    s.files = {std::string(PHAZE_EXAMPLES_DIR) + "/roofline-example.so"};
-    s.use_default_directory = false;
-    PluginLoader::LoadAll(s, *r);
-    return r;
-  }();
-  return *registry;
-}
+Registry& Estimators() { return testing::BuiltPlugins(); }
 
 std::shared_ptr<Estimator> Make(const std::string& name) {
   return Estimators().CreateEstimator(name, ConfigNode::EmptyMap("test", "estimator.params"));

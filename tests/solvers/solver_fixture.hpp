@@ -1,5 +1,4 @@
-// Loads the solver backend plugins from the build's plugin directory once per test program, so
-// every backend can be instantiated by name (TEST_P over registered names).
+// The solver backends of this build, by name (TEST_P over registered names).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,22 +6,11 @@
 #include <memory>
 
 #include "phaze/ilp/solver_backend.hpp"
-#include "phaze/plugin/plugin_loader.hpp"
-#include "phaze/plugin/registry.hpp"
+#include "plugin_registry.hpp"
 
 namespace phaze::testing {
 
-inline Registry& SolverRegistry() {
-  static Registry* registry = [] {
-    auto* r = new Registry();
-    PluginSources s;
-    s.directories = {PHAZE_PLUGIN_DIR};
-    s.use_default_directory = false;
-    PluginLoader::LoadAll(s, *r);
-    return r;
-  }();
-  return *registry;
-}
+inline Registry& SolverRegistry() { return BuiltPlugins(); }
 
 // The backends every conformance test runs on; a backend not built is skipped with the reason.
 inline const std::vector<std::string>& BackendNames() {

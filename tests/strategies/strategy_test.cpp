@@ -8,24 +8,14 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
-#include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
+#include "plugin_registry.hpp"
 
 namespace phaze {
 namespace {
 
-Registry& Strategies() {
-  static Registry* registry = [] {
-    auto* r = new Registry();
-    PluginSources s;
-    s.directories = {PHAZE_PLUGIN_DIR};
-    s.use_default_directory = false;
-    PluginLoader::LoadAll(s, *r);
-    return r;
-  }();
-  return *registry;
-}
+Registry& Strategies() { return testing::BuiltPlugins(); }
 
 LayerGraph Full(const std::string& model, std::int64_t b, std::int64_t seq = 0) {
   GraphOptions o;

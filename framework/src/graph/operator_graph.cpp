@@ -113,7 +113,10 @@ std::vector<std::vector<int>> OperatorGraph::Successors() const {
 
 std::vector<int> OperatorGraph::TopologicalOrder() const {
   const auto preds = Predecessors();
-  const auto succ = Successors();
+  std::vector<std::vector<int>> succ(ops_.size());
+  for (size_t j = 0; j < ops_.size(); ++j) {
+    for (int i : preds[j]) succ[i].push_back(static_cast<int>(j));
+  }
   std::vector<int> missing(ops_.size());
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (size_t i = 0; i < ops_.size(); ++i) {

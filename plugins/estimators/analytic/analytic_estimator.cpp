@@ -67,8 +67,9 @@ const std::map<std::string, double>& PhysicalCycles() {
   return table;
 }
 
-// The reference's per-op constants (REFERENCE §2.3), used for fused epilogues in sunstone mode.
-double ReferenceConstant(const std::string& f) {
+// The reference's per-element cycle constants of the element-wise ops (REFERENCE §2.3): its
+// vector-core table for these functions, and the constants it adds for a fused epilogue.
+const std::map<std::string, double>& ReferenceCycles() {
   static const std::map<std::string, double> table = {
       {"add", 1},
       {"bias_add", 1},
@@ -82,6 +83,8 @@ double ReferenceConstant(const std::string& f) {
       {"gelu_tanh", 1},
       {"silu", 12},
       {"tanh", 27},
+      {"layernorm", 1},
+      {"rmsnorm", 1},
       {"rotary", 13},
       {"add_backward", 1},
       {"mul_backward", 1},
@@ -94,10 +97,17 @@ double ReferenceConstant(const std::string& f) {
       {"gelu_tanh_backward", 1},
       {"silu_backward", 22},
       {"tanh_backward", 2},
+      {"layernorm_backward", 1},
+      {"rmsnorm_backward", 1},
       {"rotary_backward", 2},
   };
-  auto it = table.find(f);
-  return it == table.end() ? 1 : it->second;
+  return table;
+}
+
+// A fused epilogue's constant in sunstone mode (1 for what the reference does not list).
+double ReferenceConstant(const std::string& f) {
+  auto it = ReferenceCycles().find(f);
+  return it == ReferenceCycles().end() ? 1 : it->second;
 }
 
 // Words moved between a level and the one below for a blocked GEMM whose stationary weight block
@@ -148,9 +158,10 @@ double AnalyticEstimator::CyclesPerElement(const OpWork& op, const std::string& 
   if (auto it = table.find(f); it != table.end()) return it->second;
   std::string known;
   for (const auto& [name, c] : table) known += (known.empty() ? "" : ", ") + name;
-  throw UnsupportedOpError("estimator 'analytic': op '" + op.name +
-                           "': no cycle cost for vector function '" + f + "'; known: " + known +
-                           ". Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
+  throw UnsupportedOpError(
+      std::string("estimator '") + (model_ == Model::kPhysical ? "analytic" : "sunstone") +
+      "': op '" + op.name + "': no cycle cost for vector function '" + f + "'; known: " + known +
+      ". Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
 }
 
 double AnalyticEstimator::TensorCycles(const GemmShape& s, bool /*weight_operand*/,
@@ -264,53 +275,14 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
       if (f == "cross_entropy") cycles += 2 * c;  // NllLoss
     } else if (f == "embedding" || f == "embedding_backward" || f == "bias_grad") {
       // The reference maps embeddings and sums to no-ops.
-    } else if (f == "add_backward" || f == "mul_backward") {
-      cycles += 2 * c;
-    } else if (f == "softmax_backward") {
-      cycles += 2 * c;
+    } else if (f == "add_backward" || f == "mul_backward" || f == "softmax_backward") {
+      cycles += 2 * c;  // two-operand backward; softmax backward
     } else if (f == "cross_entropy_backward") {
       cycles += 4 * c;
-    } else if (f == "adam" || f == "sgd" || f.rfind("top_k", 0) == 0 ||
-               f.rfind("permute", 0) == 0 || f.rfind("combine", 0) == 0) {
-      cycles += CyclesPerElement(op, f) * c;  // the reference costs neither optimizers nor MoE
-    } else {
-      static const std::map<std::string, double> table = {
-          {"add", 1},
-          {"bias_add", 1},
-          {"mul", 1},
-          {"scale", 10},
-          {"mask", 1},
-          {"causal_mask", 1},
-          {"dropout", 2},
-          {"relu", 1},
-          {"gelu", 1},
-          {"gelu_tanh", 1},
-          {"silu", 12},
-          {"tanh", 27},
-          {"layernorm", 1},
-          {"rmsnorm", 1},
-          {"rotary", 13},
-          {"scale_backward", 10},
-          {"mask_backward", 1},
-          {"causal_mask_backward", 1},
-          {"dropout_backward", 1},
-          {"relu_backward", 1},
-          {"gelu_backward", 1},
-          {"gelu_tanh_backward", 1},
-          {"silu_backward", 22},
-          {"tanh_backward", 2},
-          {"layernorm_backward", 1},
-          {"rmsnorm_backward", 1},
-          {"rotary_backward", 2},
-      };
-      auto it = table.find(f);
-      if (it == table.end()) {
-        throw UnsupportedOpError("estimator 'sunstone': op '" + op.name +
-                                 "': the reference has no cycle formula for vector function '" + f +
-                                 "'. Give one with estimator params: vector_cycles: {" + f +
-                                 ": CYCLES}");
-      }
+    } else if (auto it = ReferenceCycles().find(f); it != ReferenceCycles().end()) {
       cycles += it->second * c;
+    } else {  // the reference costs neither optimizers nor MoE: use the physical constants
+      cycles += CyclesPerElement(op, f) * c;
     }
   }
   return cycles;
