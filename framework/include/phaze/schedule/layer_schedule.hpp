@@ -1,0 +1,26 @@
+// From a layer's operator graph to the scheduler's input (DESIGN §5): the ops that take time, with
+// ℓ_i and ℓ̂_i from an estimator on one architecture, and the dependencies between them. Views
+// (no work) are contracted — their predecessors precede their successors. Collectives become
+// `link` ops lasting the estimator's collective time on the cluster's links (identity collectives,
+// such as Megatron's f in the forward pass, are contracted). Ops the estimator cannot cost raise
+// UnsupportedOpError from the estimator.
+#pragma once
+
+#include <string>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/estimate/estimator.hpp"
+#include "phaze/graph/layer_graph.hpp"
+#include "phaze/graph/operator_graph.hpp"
+#include "phaze/schedule/schedule_problem.hpp"
+
+namespace phaze {
+
+ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
+                                     const Estimator& estimator, const ArchConfig& arch,
+                                     const ClusterConfig& cluster, std::string name);
+
+// The operator graph a pass runs: the forward graph for forward and recompute, else backward.
+const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass);
+
+}  // namespace phaze

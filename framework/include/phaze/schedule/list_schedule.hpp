@@ -1,0 +1,36 @@
+// Heuristic schedules and lower bounds for the per-layer scheduling problem (DESIGN §5): they give
+// the ILP its warm start, its objective cutoff and a tight big-M, and answer exactly — without the
+// solver — whenever a heuristic schedule meets a lower bound.
+//
+// Serial schedule generation: ops are taken in a list order (topological); each starts as early as
+// its predecessors, the cores it needs and the exclusivity of intra-op ops allow, appended after
+// the ops already placed (no back-filling). A single-core op takes the core of its class free
+// first (ties: an unpaired core, then a paired one whose partner is busy longest, so pairs stay
+// free for fused ops); a fused op the pair free first; an intra-op op starts when every core op
+// placed before it has finished, and core ops placed after it start when it has finished.
+#pragma once
+
+#include <vector>
+
+#include "phaze/schedule/precedence.hpp"
+#include "phaze/schedule/schedule_problem.hpp"
+
+namespace phaze {
+
+enum class ModeChoice : char { kSingle, kIntra, kEarliestFinish };
+
+// One serial generation; `order` must be a topological order of all ops. kIntra on an op whose
+// class cannot be intra-op (a link op) is treated as kSingle.
+ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence& precedence,
+                                const std::vector<int>& order, const std::vector<ModeChoice>& modes);
+
+// The best of several priority rules (longest remaining path, topological) × mode rules (earliest
+// finish, all fastest, all single), improved by flipping single ops' modes while that helps.
+// stats.path is "list-schedule".
+ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedence& precedence);
+
+// max(longest path with every op at min(ℓ_i, ℓ̂_i); per class Σ_i min(ℓ̂_i, ℓ_i / cores of the
+// class) over the ops that use the class — an intra-op op holds the whole chip).
+double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence);
+
+}  // namespace phaze

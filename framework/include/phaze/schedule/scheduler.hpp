@@ -1,0 +1,80 @@
+// The per-layer scheduler (DESIGN §5, the paper's §4 and Appendix A): the minimum-makespan schedule
+// of one layer slice's ops on one accelerator's tensor, vector and fused (paired) cores, choosing
+// per op one core or intra-op parallelism over all cores, via the paper's ILP on any SolverBackend.
+//
+// Solve() runs, per problem:
+//  1. presolve — y_i = 0 where ℓ̂_i ≥ ℓ_i; ops comparable to every other op split the DAG into
+//     segments that run one after another, so their makespans add (forward layers are mostly such
+//     chains);
+//  2. per segment, the exact fast paths: a chain (no two ops may overlap) is Σ min(ℓ_i, ℓ̂_i); a
+//     heuristic list schedule whose makespan meets a lower bound is optimal;
+//  3. otherwise the ILP, built with times scaled so the serial length is 1000 (solver tolerances
+//     are absolute), strengthened by the heuristic (MIP start, T ≤ its makespan, big-M = its
+//     makespan rather than the serial length — both exact, as an optimum never exceeds it), path
+//     cuts and per-class work bounds; then the lazy resource loop of Appendix A: solve without
+//     core-assignment variables, replay the schedule, add z rows only for a core class whose cores
+//     were oversubscribed, re-solve (at most three solves).
+// Every strengthening can be switched off (SchedulerOptions) and the tests check each leaves the
+// optimum unchanged. Results are cached by problem content (names, classes, latencies, edges, core
+// counts), so the repeated blocks of a model and repeated runs with the same latencies solve once.
+// Solve() is thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "phaze/ilp/ilp_model.hpp"
+#include "phaze/ilp/solver_backend.hpp"
+#include "phaze/schedule/precedence.hpp"
+#include "phaze/schedule/schedule_problem.hpp"
+
+namespace phaze {
+
+struct SchedulerOptions {
+  SolveOptions solve;             // relative gap 1e-4 by default; time limit per ILP solve
+  bool presolve = true;           // dominated modes fixed, segments split at articulation ops
+  bool fast_paths = true;         // chain and heuristic-meets-bound answers without the solver
+  bool heuristic_start = true;    // MIP start, T ≤ heuristic makespan, big-M = that makespan
+  bool path_cuts = true;          // T ≥ Σ_{i∈P} p_i + Σ_{j∉P} ℓ̂_j·y_j per source-sink path P
+  int max_path_cuts = 2000;       // beyond: one longest path through each op instead
+  bool work_bounds = true;        // T ≥ Σ_j ℓ̂_j·y_j + Σ_{i∈class} (1−y_i)·ℓ_i / cores of the class
+  bool transitivity_rows = false; // x_ik ≥ x_ij + x_jk − 1 for triples with an incomparable pair
+  bool symmetry_breaking = true;  // k-th op of a class on a core ≤ k (identical cores only)
+  bool cache = true;
+  std::string dump_dir;           // when set, every ILP solved is written there as CPLEX LP
+};
+
+class Scheduler {
+ public:
+  // `backend` may be null: then only fast paths answer, and a problem that needs the ILP throws.
+  explicit Scheduler(std::shared_ptr<const SolverBackend> backend, SchedulerOptions options = {});
+
+  // Throws InvalidArgumentError when the problem is invalid (ScheduleProblem::Validate, cycles).
+  // A solver that stops at a limit or fails yields its best schedule (at worst the heuristic one)
+  // with the status, gap and detail in the statistics — never an exception.
+  ScheduleResult Solve(const ScheduleProblem& problem) const;
+
+  // The ILP for one whole problem (no presolve split), with z rows for the classes asked for — for
+  // `phaze schedule --dump-ilp` and tests. Times are scaled by `*scale` (set on return).
+  IlpModel BuildModel(const ScheduleProblem& problem, bool tensor_z, bool vector_z,
+                      double* scale = nullptr) const;
+
+  const SchedulerOptions& Options() const { return options_; }
+  std::int64_t CacheHits() const;
+  std::int64_t CacheMisses() const;
+
+ private:
+  ScheduleResult SolveSegment(const ScheduleProblem& segment, int index) const;
+  ScheduleResult SolveIlp(const ScheduleProblem& segment, const Precedence& precedence,
+                          ScheduleResult heuristic, double lower_bound, int index) const;
+
+  std::shared_ptr<const SolverBackend> backend_;
+  SchedulerOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, ScheduleResult> cache_;
+  mutable std::int64_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace phaze

@@ -1,0 +1,72 @@
+#include "phaze/schedule/layer_schedule.hpp"
+
+#include <algorithm>
+
+namespace phaze {
+
+const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass) {
+  return pass == Pass::kBackward ? layer.backward : layer.forward;
+}
+
+ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
+                                     const Estimator& estimator, const ArchConfig& arch,
+                                     const ClusterConfig& cluster, std::string name) {
+  ScheduleProblem problem;
+  problem.name = std::move(name);
+  problem.num_tc = static_cast<int>(arch.num_tc);
+  problem.num_vc = static_cast<int>(arch.num_vc);
+  const auto& ops = graph.Ops();
+  const auto preds = graph.Predecessors();
+  // kept[i]: the op's index in the problem, or −1 when contracted; frontier[i]: the kept ops
+  // nearest above a contracted op.
+  std::vector<int> kept(ops.size(), -1);
+  std::vector<std::vector<int>> frontier(ops.size());
+  for (int i : graph.TopologicalOrder()) {
+    const Operator& op = ops[i];
+    std::vector<int> above;
+    for (int q : preds[i]) {
+      if (kept[q] >= 0) {
+        above.push_back(kept[q]);
+      } else {
+        above.insert(above.end(), frontier[q].begin(), frontier[q].end());
+      }
+    }
+    std::sort(above.begin(), above.end());
+    above.erase(std::unique(above.begin(), above.end()), above.end());
+
+    ScheduleOp s;
+    s.name = op.name;
+    bool keep = true;
+    if (op.kind == OpKind::kCollective) {
+      const auto kind = ParseCollectiveKind(op.collective);
+      const double time =
+          kind ? estimator.CollectiveTimeS(*kind, op.collective_bytes, op.collective_group, cluster)
+               : 0.0;
+      keep = time > 0;
+      s.cls = ScheduleClass::kLink;
+      s.single_core_s = s.all_cores_s = time;
+    } else {
+      switch (op.Core()) {
+        case CoreClass::kTensor: s.cls = ScheduleClass::kTensor; break;
+        case CoreClass::kVector: s.cls = ScheduleClass::kVector; break;
+        case CoreClass::kFused: s.cls = ScheduleClass::kFused; break;
+        case CoreClass::kNone: keep = false; break;
+      }
+      if (keep) {
+        const OpEstimate e = estimator.Estimate(OpWork::Of(op, graph), arch, pass);
+        s.single_core_s = e.single_core_s;
+        s.all_cores_s = e.all_cores_s;
+      }
+    }
+    if (!keep) {
+      frontier[i] = std::move(above);
+      continue;
+    }
+    kept[i] = static_cast<int>(problem.ops.size());
+    problem.ops.push_back(std::move(s));
+    for (int q : above) problem.edges.emplace_back(q, kept[i]);
+  }
+  return problem;
+}
+
+}  // namespace phaze

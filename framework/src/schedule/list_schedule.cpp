@@ -1,0 +1,214 @@
+#include "phaze/schedule/list_schedule.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+
+namespace phaze {
+
+namespace {
+
+std::vector<int> AllCores(int count) {
+  std::vector<int> v(count);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// Longest path from each op to a sink, the op's own latency included.
+std::vector<double> BottomLevels(const ScheduleProblem& p, const Precedence& prec,
+                                 const std::function<double(const ScheduleOp&)>& latency) {
+  std::vector<double> level(p.ops.size(), 0);
+  const auto& order = prec.Order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    double tail = 0;
+    for (int s : prec.Successors()[*it]) tail = std::max(tail, level[s]);
+    level[*it] = latency(p.ops[*it]) + tail;
+  }
+  return level;
+}
+
+// List order: among ready ops, the highest priority first (ties: the smallest index).
+std::vector<int> PriorityOrder(const ScheduleProblem& p, const Precedence& prec,
+                               const std::vector<double>& priority) {
+  const int n = static_cast<int>(p.ops.size());
+  std::vector<int> indegree(n), order;
+  auto cmp = [&](int a, int b) {
+    return priority[a] != priority[b] ? priority[a] < priority[b] : a > b;
+  };
+  std::priority_queue<int, std::vector<int>, decltype(cmp)> ready(cmp);
+  for (int i = 0; i < n; ++i) {
+    indegree[i] = static_cast<int>(prec.Predecessors()[i].size());
+    if (indegree[i] == 0) ready.push(i);
+  }
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int s : prec.Successors()[i]) {
+      if (--indegree[s] == 0) ready.push(s);
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec,
+                                const std::vector<int>& order,
+                                const std::vector<ModeChoice>& modes) {
+  const int paired = p.PairedCores();
+  std::vector<double> tc_free(p.num_tc, 0), vc_free(p.num_vc, 0);
+  double barrier = 0;     // finish of the last intra-op op
+  double core_done = 0;   // latest finish of any core op placed so far
+  ScheduleResult r;
+  r.ops.resize(p.ops.size());
+  r.stats.path = "list-schedule";
+  for (int i : order) {
+    const ScheduleOp& op = p.ops[i];
+    ScheduledOp& s = r.ops[i];
+    double ready = 0;
+    for (int q : prec.Predecessors()[i]) ready = std::max(ready, r.ops[q].Finish());
+    if (!op.UsesCores()) {
+      s.start_s = ready;
+      s.duration_s = op.single_core_s;
+      r.makespan_s = std::max(r.makespan_s, s.Finish());
+      continue;
+    }
+    // Single-core candidate: the core (pair) giving the earliest start.
+    int best = -1;
+    double best_start = 0;
+    auto consider = [&](int c, double start, bool better_tie) {
+      if (best < 0 || start < best_start || (start == best_start && better_tie)) {
+        best = c;
+        best_start = start;
+      }
+    };
+    const double single_ready = std::max(ready, barrier);
+    if (op.cls == ScheduleClass::kFused) {
+      for (int c = 0; c < paired; ++c) {
+        consider(c, std::max({single_ready, tc_free[c], vc_free[c]}), false);
+      }
+    } else {
+      const bool tensor = op.cls == ScheduleClass::kTensor;
+      const auto& mine = tensor ? tc_free : vc_free;
+      const auto& other = tensor ? vc_free : tc_free;
+      for (int c = 0; c < static_cast<int>(mine.size()); ++c) {
+        const double start = std::max(single_ready, mine[c]);
+        // Tie-break: keep whole pairs free for fused ops.
+        const bool unpaired = c >= paired;
+        const bool best_unpaired = best >= paired;
+        bool better = false;
+        if (best >= 0 && start == best_start) {
+          if (unpaired != best_unpaired) {
+            better = unpaired;
+          } else if (!unpaired) {
+            better = other[c] > other[best];
+          }
+        }
+        consider(c, start, better);
+      }
+    }
+    const double intra_start = std::max(ready, core_done);
+    const ModeChoice mode = modes[i];
+    bool intra = false;
+    if (mode == ModeChoice::kIntra) {
+      intra = true;
+    } else if (mode == ModeChoice::kEarliestFinish) {
+      intra = intra_start + op.all_cores_s < best_start + op.single_core_s;
+    }
+    if (intra) {
+      s.intra_op = true;
+      s.start_s = intra_start;
+      s.duration_s = op.all_cores_s;
+      if (op.UsesTensorCore()) s.tensor_cores = AllCores(p.num_tc);
+      if (op.UsesVectorCore()) s.vector_cores = AllCores(p.num_vc);
+      barrier = s.Finish();
+      std::fill(tc_free.begin(), tc_free.end(), std::max(barrier, 0.0));
+      std::fill(vc_free.begin(), vc_free.end(), std::max(barrier, 0.0));
+    } else {
+      s.start_s = best_start;
+      s.duration_s = op.single_core_s;
+      if (op.UsesTensorCore()) {
+        s.tensor_cores = {best};
+        tc_free[best] = s.Finish();
+      }
+      if (op.UsesVectorCore()) {
+        s.vector_cores = {best};
+        vc_free[best] = s.Finish();
+      }
+    }
+    core_done = std::max(core_done, s.Finish());
+    r.makespan_s = std::max(r.makespan_s, s.Finish());
+  }
+  return r;
+}
+
+ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& prec) {
+  const int n = static_cast<int>(p.ops.size());
+  std::vector<std::vector<int>> orders;
+  orders.push_back(PriorityOrder(p, prec, BottomLevels(p, prec, [](const ScheduleOp& op) {
+                                   return op.MinLatency();
+                                 })));
+  orders.push_back(PriorityOrder(p, prec, BottomLevels(p, prec, [](const ScheduleOp& op) {
+                                   return op.single_core_s;
+                                 })));
+  orders.push_back(prec.Order());
+  std::vector<std::vector<ModeChoice>> mode_sets;
+  mode_sets.emplace_back(n, ModeChoice::kEarliestFinish);
+  mode_sets.emplace_back(n, ModeChoice::kSingle);
+  std::vector<ModeChoice> fastest(n);
+  for (int i = 0; i < n; ++i) {
+    fastest[i] = p.ops[i].IntraOpUseful() ? ModeChoice::kIntra : ModeChoice::kSingle;
+  }
+  mode_sets.push_back(fastest);
+
+  ScheduleResult best;
+  const std::vector<int>* best_order = nullptr;
+  bool have = false;
+  for (const auto& order : orders) {
+    for (const auto& modes : mode_sets) {
+      ScheduleResult r = GenerateSchedule(p, prec, order, modes);
+      if (!have || r.makespan_s < best.makespan_s) {
+        best = std::move(r);
+        best_order = &order;
+        have = true;
+      }
+    }
+  }
+  if (!have) return GenerateSchedule(p, prec, prec.Order(), std::vector<ModeChoice>(n));
+  // Local search: flip one op's mode at a time (the others keep theirs) while it helps.
+  std::vector<ModeChoice> modes(n);
+  for (int i = 0; i < n; ++i) modes[i] = best.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
+  for (int pass = 0; pass < 3; ++pass) {
+    bool improved = false;
+    for (int i = 0; i < n; ++i) {
+      if (!p.ops[i].IntraOpUseful()) continue;
+      modes[i] = modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      ScheduleResult r = GenerateSchedule(p, prec, *best_order, modes);
+      if (r.makespan_s < best.makespan_s) {
+        best = std::move(r);
+        improved = true;
+      } else {
+        modes[i] = modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      }
+    }
+    if (!improved) break;
+  }
+  return best;
+}
+
+double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec) {
+  double bound = 0;
+  for (double level : BottomLevels(p, prec, [](const ScheduleOp& op) { return op.MinLatency(); })) {
+    bound = std::max(bound, level);
+  }
+  double tensor = 0, vector = 0;
+  for (const auto& op : p.ops) {
+    if (op.UsesTensorCore()) tensor += std::min(op.MinLatency(), op.single_core_s / p.num_tc);
+    if (op.UsesVectorCore()) vector += std::min(op.MinLatency(), op.single_core_s / p.num_vc);
+  }
+  return std::max({bound, tensor, vector});
+}
+
+}  // namespace phaze

@@ -1,0 +1,150 @@
+#include "phaze/schedule/schedule_problem.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace phaze {
+
+std::string_view ToString(ScheduleClass cls) {
+  switch (cls) {
+    case ScheduleClass::kTensor: return "tensor";
+    case ScheduleClass::kVector: return "vector";
+    case ScheduleClass::kFused: return "fused";
+    case ScheduleClass::kLink: return "link";
+  }
+  return "?";
+}
+
+std::optional<ScheduleClass> ParseScheduleClass(std::string_view text) {
+  for (auto cls : {ScheduleClass::kTensor, ScheduleClass::kVector, ScheduleClass::kFused,
+                   ScheduleClass::kLink}) {
+    if (ToString(cls) == text) return cls;
+  }
+  return std::nullopt;
+}
+
+std::string ScheduleProblem::Validate() const {
+  if (num_tc < 0 || num_vc < 0) return "core counts must be ≥ 0";
+  const int n = static_cast<int>(ops.size());
+  for (const auto& op : ops) {
+    const std::string where = "op '" + op.name + "'";
+    if (!std::isfinite(op.single_core_s) || op.single_core_s < 0) {
+      return where + ": single-core latency must be finite and ≥ 0";
+    }
+    if (op.UsesCores() && (!std::isfinite(op.all_cores_s) || op.all_cores_s < 0)) {
+      return where + ": all-cores latency must be finite and ≥ 0";
+    }
+    if (op.UsesTensorCore() && num_tc < 1) return where + " needs a tensor core; num_tc is 0";
+    if (op.UsesVectorCore() && num_vc < 1) return where + " needs a vector core; num_vc is 0";
+  }
+  for (const auto& [from, to] : edges) {
+    if (from < 0 || to < 0 || from >= n || to >= n) {
+      return "edge (" + std::to_string(from) + ", " + std::to_string(to) + ") names no op";
+    }
+    if (from == to) return "edge on op '" + ops[from].name + "' is a self loop";
+  }
+  return "";
+}
+
+double ScheduleProblem::SequentialMakespan() const {
+  double total = 0;
+  for (const auto& op : ops) total += op.UsesCores() ? op.all_cores_s : op.single_core_s;
+  return total;
+}
+
+double ScheduleProblem::SerialMakespan() const {
+  double total = 0;
+  for (const auto& op : ops) total += op.MinLatency();
+  return total;
+}
+
+namespace {
+
+std::string CheckCores(const ScheduleProblem& p, const ScheduleOp& op, const ScheduledOp& s) {
+  auto all = [](int count) {
+    std::vector<int> v(count);
+    for (int c = 0; c < count; ++c) v[c] = c;
+    return v;
+  };
+  const std::string where = "op '" + op.name + "'";
+  if (!op.UsesCores()) {
+    if (s.intra_op || !s.tensor_cores.empty() || !s.vector_cores.empty()) {
+      return where + ": a link op holds no cores and is never intra-op";
+    }
+    return "";
+  }
+  const std::vector<int> want_tc = op.UsesTensorCore() ? all(p.num_tc) : std::vector<int>{};
+  const std::vector<int> want_vc = op.UsesVectorCore() ? all(p.num_vc) : std::vector<int>{};
+  if (s.intra_op) {
+    if (s.tensor_cores != want_tc || s.vector_cores != want_vc) {
+      return where + ": intra-op must hold every core of its class(es)";
+    }
+    return "";
+  }
+  const std::size_t tc = op.UsesTensorCore() ? 1 : 0, vc = op.UsesVectorCore() ? 1 : 0;
+  if (s.tensor_cores.size() != tc || s.vector_cores.size() != vc) {
+    return where + ": a single-core op holds one core of each class it uses";
+  }
+  for (int c : s.tensor_cores) {
+    if (c < 0 || c >= p.num_tc) return where + ": tensor core " + std::to_string(c) + " does not exist";
+  }
+  for (int c : s.vector_cores) {
+    if (c < 0 || c >= p.num_vc) return where + ": vector core " + std::to_string(c) + " does not exist";
+  }
+  if (op.cls == ScheduleClass::kFused &&
+      (s.tensor_cores[0] != s.vector_cores[0] || s.tensor_cores[0] >= p.PairedCores())) {
+    return where + ": a fused op must run on a paired core (same index < min(num_tc, num_vc))";
+  }
+  return "";
+}
+
+bool Share(const std::vector<int>& a, const std::vector<int>& b) {
+  for (int x : a) {
+    if (std::find(b.begin(), b.end(), x) != b.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string CheckSchedule(const ScheduleProblem& problem, const ScheduleResult& schedule,
+                          double tolerance_s) {
+  const auto& ops = problem.ops;
+  const auto& s = schedule.ops;
+  if (s.size() != ops.size()) return "the schedule has a different number of ops than the problem";
+  double last = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::string where = "op '" + ops[i].name + "'";
+    if (s[i].start_s < -tolerance_s) return where + " starts before 0";
+    if (std::abs(s[i].duration_s - ops[i].Latency(s[i].intra_op)) > tolerance_s) {
+      return where + ": duration does not match its mode";
+    }
+    if (std::string e = CheckCores(problem, ops[i], s[i]); !e.empty()) return e;
+    last = std::max(last, s[i].Finish());
+  }
+  for (const auto& [from, to] : problem.edges) {
+    if (s[to].start_s < s[from].Finish() - tolerance_s) {
+      return "op '" + ops[to].name + "' starts before its predecessor '" + ops[from].name +
+             "' finishes";
+    }
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    for (std::size_t j = i + 1; j < ops.size(); ++j) {
+      if (!ops[i].UsesCores() || !ops[j].UsesCores()) continue;
+      const bool overlap = s[i].start_s < s[j].Finish() - tolerance_s &&
+                           s[j].start_s < s[i].Finish() - tolerance_s;
+      if (!overlap) continue;
+      const std::string pair = "ops '" + ops[i].name + "' and '" + ops[j].name + "'";
+      if (s[i].intra_op || s[j].intra_op) return pair + " overlap while one is intra-op";
+      if (Share(s[i].tensor_cores, s[j].tensor_cores) || Share(s[i].vector_cores, s[j].vector_cores)) {
+        return pair + " overlap on the same core";
+      }
+    }
+  }
+  if (std::abs(schedule.makespan_s - last) > tolerance_s) {
+    return "the makespan is not the last finish time";
+  }
+  return "";
+}
+
+}  // namespace phaze

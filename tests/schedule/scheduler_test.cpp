@@ -1,0 +1,413 @@
+// The scheduler against expectations that do not come from it: an exhaustive search over schedules
+// written here (not calling the scheduler or its heuristics), hand-worked cases, CBC and lp_solve
+// agreeing, every strengthening switched off one at a time, and schedules checked for validity.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "phaze/core/error.hpp"
+#include "phaze/schedule/list_schedule.hpp"
+#include "phaze/schedule/scheduler.hpp"
+#include "plugin_registry.hpp"
+
+namespace phaze {
+namespace {
+
+// ---- The oracle: every list order × mode × core choice, each op placed as early as possible
+// after the ops before it in the list (semi-active schedules contain an optimum). ----
+class Exhaustive {
+ public:
+  explicit Exhaustive(const ScheduleProblem& p) : p_(p), n_(static_cast<int>(p.ops.size())) {
+    preds_.assign(n_, {});
+    for (auto [a, b] : p.edges) preds_[b].push_back(a);
+  }
+
+  double Solve() {
+    best_ = 0;
+    for (const auto& op : p_.ops) best_ += op.single_core_s + op.all_cores_s;  // a safe start
+    best_ *= 1.0 + 1e-12;
+    std::vector<double> finish(n_, -1), tc(p_.num_tc, 0), vc(p_.num_vc, 0);
+    Walk(0, finish, tc, vc, 0, 0, 0);
+    return best_;
+  }
+
+ private:
+  void Walk(int placed, std::vector<double>& finish, std::vector<double>& tc,
+            std::vector<double>& vc, double barrier, double core_done, double end) {
+    if (end >= best_) return;
+    if (placed == n_) {
+      best_ = end;
+      return;
+    }
+    for (int i = 0; i < n_; ++i) {
+      if (finish[i] >= 0) continue;
+      double ready = 0;
+      bool ok = true;
+      for (int q : preds_[i]) {
+        ok &= finish[q] >= 0;
+        ready = std::max(ready, finish[q]);
+      }
+      if (!ok) continue;
+      const ScheduleOp& op = p_.ops[i];
+      if (op.cls == ScheduleClass::kLink) {
+        finish[i] = ready + op.single_core_s;
+        Walk(placed + 1, finish, tc, vc, barrier, core_done, std::max(end, finish[i]));
+        finish[i] = -1;
+        continue;
+      }
+      // Intra-op: after every core op placed so far; every later core op waits for it.
+      {
+        const double f = std::max(ready, core_done) + op.all_cores_s;
+        auto tc2 = tc, vc2 = vc;
+        finish[i] = f;
+        Walk(placed + 1, finish, tc2, vc2, f, std::max(core_done, f), std::max(end, f));
+        finish[i] = -1;
+      }
+      // One core (one pair for fused): every core whose state differs from the ones tried.
+      const bool uses_tc = op.cls != ScheduleClass::kVector;
+      const bool uses_vc = op.cls != ScheduleClass::kTensor;
+      const int paired = std::min(p_.num_tc, p_.num_vc);
+      const int count = op.cls == ScheduleClass::kFused ? paired
+                        : uses_tc                       ? p_.num_tc
+                                                        : p_.num_vc;
+      std::vector<std::pair<double, double>> tried;
+      for (int c = 0; c < count; ++c) {
+        const double mine = uses_tc ? tc[c] : vc[c];
+        const double other = c < paired ? (uses_tc ? vc[c] : tc[c]) : -1;
+        const std::pair<double, double> state =
+            op.cls == ScheduleClass::kFused ? std::pair{tc[c], vc[c]} : std::pair{mine, other};
+        if (std::find(tried.begin(), tried.end(), state) != tried.end()) continue;
+        tried.push_back(state);
+        double start = std::max(ready, barrier);
+        if (uses_tc) start = std::max(start, tc[c]);
+        if (uses_vc) start = std::max(start, vc[c]);
+        const double f = start + op.single_core_s;
+        const double old_tc = uses_tc ? tc[c] : 0, old_vc = uses_vc ? vc[c] : 0;
+        if (uses_tc) tc[c] = f;
+        if (uses_vc) vc[c] = f;
+        finish[i] = f;
+        Walk(placed + 1, finish, tc, vc, barrier, std::max(core_done, f), std::max(end, f));
+        finish[i] = -1;
+        if (uses_tc) tc[c] = old_tc;
+        if (uses_vc) vc[c] = old_vc;
+      }
+    }
+  }
+
+  const ScheduleProblem& p_;
+  int n_;
+  std::vector<std::vector<int>> preds_;
+  double best_ = 0;
+};
+
+ScheduleProblem RandomProblem(std::mt19937& rng, int index) {
+  std::uniform_int_distribution<int> ops(2, 7), cores(1, 3), cls(0, 9);
+  std::uniform_real_distribution<double> latency(1, 10), ratio(0.2, 1.2), unit(0, 1);
+  ScheduleProblem p;
+  p.name = "random" + std::to_string(index);
+  p.num_tc = cores(rng);
+  p.num_vc = cores(rng);
+  const int n = ops(rng);
+  const double density = 0.15 + 0.4 * unit(rng);
+  for (int i = 0; i < n; ++i) {
+    ScheduleOp op;
+    op.name = "op" + std::to_string(i);
+    const int c = cls(rng);
+    op.cls = c < 4 ? ScheduleClass::kTensor
+             : c < 7 ? ScheduleClass::kVector
+             : c < 9 ? ScheduleClass::kFused
+                     : ScheduleClass::kLink;
+    // Latencies on a 1/8 grid, so that ties (and equal makespans) happen.
+    op.single_core_s = std::round(latency(rng) * 8) / 8 * 1e-4;
+    op.all_cores_s = op.cls == ScheduleClass::kLink
+                         ? op.single_core_s
+                         : std::max(0.125e-4, std::round(op.single_core_s * ratio(rng) * 8e4) / 8e4);
+    p.ops.push_back(op);
+    for (int j = 0; j < i; ++j) {
+      if (unit(rng) < density) p.edges.emplace_back(j, i);
+    }
+  }
+  return p;
+}
+
+std::vector<ScheduleProblem> RandomProblems(int count) {
+  std::mt19937 rng(20240722);
+  std::vector<ScheduleProblem> out;
+  for (int k = 0; k < count; ++k) out.push_back(RandomProblem(rng, k));
+  return out;
+}
+
+const std::vector<ScheduleProblem>& Cases() {
+  static const auto cases = RandomProblems(320);
+  return cases;
+}
+
+const std::vector<double>& Oracle() {
+  static const auto values = [] {
+    std::vector<double> v;
+    for (const auto& p : Cases()) v.push_back(Exhaustive(p).Solve());
+    return v;
+  }();
+  return values;
+}
+
+std::shared_ptr<const SolverBackend> Backend(const std::string& name) {
+  auto& registry = testing::BuiltPlugins();
+  if (!registry.Has(ComponentKind::kSolverBackend, name)) return nullptr;
+  return registry.CreateSolverBackend(name);
+}
+
+SchedulerOptions Exact() {
+  SchedulerOptions o;
+  o.solve.relative_gap = 1e-9;
+  o.solve.time_limit_s = 60;
+  o.cache = false;
+  return o;
+}
+
+constexpr double kTol = 1e-9;
+
+void ExpectMatchesOracle(const Scheduler& s, const std::string& what, int limit = 1 << 30) {
+  const auto& cases = Cases();
+  int ilp = 0, fast = 0;
+  for (std::size_t k = 0; k < cases.size() && static_cast<int>(k) < limit; ++k) {
+    const ScheduleResult r = s.Solve(cases[k]);
+    ASSERT_NEAR(r.makespan_s, Oracle()[k], 1e-6 * Oracle()[k])
+        << what << ": " << cases[k].name << " via " << r.stats.path;
+    ASSERT_EQ(CheckSchedule(cases[k], r, kTol), "") << what << ": " << cases[k].name;
+    ASSERT_EQ(r.stats.status, "optimal") << what << ": " << cases[k].name;
+    (r.stats.path == "ilp" ? ilp : fast)++;
+  }
+  ::testing::Test::RecordProperty(what + "_ilp", ilp);
+  ::testing::Test::RecordProperty(what + "_fast", fast);
+}
+
+TEST(ExhaustiveOracle, HandWorkedCases) {
+  // Two independent tensor ops, one tensor core: serial 3 + 4 = 7, or intra-op 2 + 3 = 5.
+  ScheduleProblem p;
+  p.num_tc = 1;
+  p.num_vc = 1;
+  p.ops = {{"a", ScheduleClass::kTensor, 3, 2}, {"b", ScheduleClass::kTensor, 4, 3}};
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 5);
+  // Two tensor cores: both at once, 4.
+  p.num_tc = 2;
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 4);
+  // A link op overlaps the compute it is not ordered with.
+  p.ops.push_back({"ar", ScheduleClass::kLink, 4.5, 4.5});
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 4.5);
+  // A fused op needs a pair: with 2 TC and 1 VC, a vector op and a fused op cannot overlap.
+  ScheduleProblem f;
+  f.num_tc = 2;
+  f.num_vc = 1;
+  f.ops = {{"f", ScheduleClass::kFused, 2, 2}, {"v", ScheduleClass::kVector, 3, 3},
+           {"t", ScheduleClass::kTensor, 5, 5}};
+  EXPECT_DOUBLE_EQ(Exhaustive(f).Solve(), 5);  // t on core 1 alongside f then v on pair 0
+}
+
+TEST(Scheduler, HandWorkedCasesWithEachBackend) {
+  for (const std::string name : {"cbc", "lpsolve"}) {
+    auto backend = Backend(name);
+    if (!backend) continue;
+    SchedulerOptions o = Exact();
+    o.fast_paths = false;
+    o.presolve = false;
+    Scheduler s(backend, o);
+    ScheduleProblem p;
+    p.num_tc = 1;
+    p.num_vc = 1;
+    p.ops = {{"a", ScheduleClass::kTensor, 3, 2}, {"b", ScheduleClass::kTensor, 4, 3}};
+    ScheduleResult r = s.Solve(p);
+    EXPECT_NEAR(r.makespan_s, 5, 1e-9) << name;
+    EXPECT_TRUE(r.ops[0].intra_op && r.ops[1].intra_op) << name;
+    // Three independent tensor ops that gain nothing from intra-op, two tensor cores: without
+    // core rows all three would overlap; the lazy loop adds them and re-solves → 2 + 2.
+    p.num_tc = 2;
+    p.ops = {{"a", ScheduleClass::kTensor, 2, 2},
+             {"b", ScheduleClass::kTensor, 2, 2},
+             {"c", ScheduleClass::kTensor, 2, 2}};
+    r = s.Solve(p);
+    EXPECT_NEAR(r.makespan_s, 4, 1e-9) << name;
+    EXPECT_EQ(r.stats.resolves, 1) << name;
+    EXPECT_EQ(r.stats.solves, 2) << name;
+    EXPECT_EQ(CheckSchedule(p, r, kTol), "") << name;
+  }
+}
+
+TEST(Scheduler, IlpMatchesExhaustiveSearchWithCbc) {
+  auto cbc = Backend("cbc");
+  if (!cbc) GTEST_SKIP() << "no cbc backend built";
+  SchedulerOptions o = Exact();
+  o.fast_paths = false;
+  o.presolve = false;
+  ExpectMatchesOracle(Scheduler(cbc, o), "cbc_ilp");
+}
+
+TEST(Scheduler, IlpMatchesExhaustiveSearchWithLpSolve) {
+  auto lp = Backend("lpsolve");
+  if (!lp) GTEST_SKIP() << "no lpsolve backend built";
+  SchedulerOptions o = Exact();
+  o.fast_paths = false;
+  o.presolve = false;
+  ExpectMatchesOracle(Scheduler(lp, o), "lpsolve_ilp");
+}
+
+TEST(Scheduler, DefaultPathMatchesExhaustiveSearch) {
+  // Presolve and fast paths on: every answer, fast or not, equals the oracle's.
+  ExpectMatchesOracle(Scheduler(Backend("cbc"), Exact()), "default");
+}
+
+TEST(Scheduler, PlainPaperFormulationMatchesExhaustiveSearch) {
+  auto cbc = Backend("cbc");
+  if (!cbc) GTEST_SKIP() << "no cbc backend built";
+  SchedulerOptions o = Exact();
+  o.presolve = o.fast_paths = o.heuristic_start = o.path_cuts = o.work_bounds = false;
+  o.symmetry_breaking = false;
+  o.transitivity_rows = true;
+  ExpectMatchesOracle(Scheduler(cbc, o), "plain", 80);
+}
+
+TEST(Scheduler, EachReductionAloneLeavesTheOptimumUnchanged) {
+  auto cbc = Backend("cbc");
+  if (!cbc) GTEST_SKIP() << "no cbc backend built";
+  using Toggle = std::function<void(SchedulerOptions&)>;
+  const std::vector<std::pair<std::string, Toggle>> toggles = {
+      {"presolve", [](SchedulerOptions& o) { o.presolve = true; }},
+      {"heuristic_start", [](SchedulerOptions& o) { o.heuristic_start = true; }},
+      {"path_cuts", [](SchedulerOptions& o) { o.path_cuts = true; }},
+      {"few_path_cuts", [](SchedulerOptions& o) { o.path_cuts = true; o.max_path_cuts = 1; }},
+      {"work_bounds", [](SchedulerOptions& o) { o.work_bounds = true; }},
+      {"symmetry_breaking", [](SchedulerOptions& o) { o.symmetry_breaking = true; }},
+      {"transitivity_rows", [](SchedulerOptions& o) { o.transitivity_rows = true; }},
+  };
+  for (const auto& [name, on] : toggles) {
+    SchedulerOptions o = Exact();
+    o.presolve = o.fast_paths = o.heuristic_start = o.path_cuts = o.work_bounds = false;
+    o.symmetry_breaking = o.transitivity_rows = false;
+    on(o);
+    ExpectMatchesOracle(Scheduler(cbc, o), name, 50);
+  }
+}
+
+TEST(Scheduler, FastPathsAgreeWithTheSolverOnTheSameInputs) {
+  auto cbc = Backend("cbc");
+  if (!cbc) GTEST_SKIP() << "no cbc backend built";
+  SchedulerOptions solver_only = Exact();
+  solver_only.fast_paths = false;
+  const Scheduler fast(nullptr, Exact()), slow(cbc, solver_only);
+  int chain = 0, list = 0;
+  for (const auto& p : Cases()) {
+    ScheduleResult f;
+    try {
+      f = fast.Solve(p);
+    } catch (const Error&) {
+      continue;  // needs the ILP: not a fast-path case
+    }
+    const ScheduleResult s = slow.Solve(p);
+    EXPECT_NEAR(f.makespan_s, s.makespan_s, 1e-6 * s.makespan_s) << p.name;
+    chain += f.stats.path == "chain";
+    list += f.stats.path == "list-schedule";
+  }
+  EXPECT_GT(chain, 10);
+  EXPECT_GT(list, 10);
+}
+
+TEST(Scheduler, HeuristicAndBoundBracketTheOptimum) {
+  for (std::size_t k = 0; k < Cases().size(); ++k) {
+    const auto& p = Cases()[k];
+    const Precedence prec(p);
+    const ScheduleResult h = HeuristicSchedule(p, prec);
+    EXPECT_EQ(CheckSchedule(p, h, kTol), "") << p.name;
+    EXPECT_GE(h.makespan_s, Oracle()[k] * (1 - 1e-12)) << p.name;
+    EXPECT_LE(MakespanLowerBound(p, prec), Oracle()[k] * (1 + 1e-12)) << p.name;
+    EXPECT_LE(Oracle()[k], p.SequentialMakespan() * (1 + 1e-12)) << p.name;
+  }
+}
+
+// A backward-like DAG: a chain of input-gradient GEMMs, each with a weight-gradient GEMM branching
+// off it, vector ops in between (the hard case).
+ScheduleProblem BackwardLike(int ops, int num_tc, int num_vc, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> latency(1e-5, 1e-4), ratio(0.2, 0.9);
+  ScheduleProblem p;
+  p.name = "backward" + std::to_string(ops);
+  p.num_tc = num_tc;
+  p.num_vc = num_vc;
+  int last = -1;
+  while (static_cast<int>(p.ops.size()) < ops) {
+    const int k = static_cast<int>(p.ops.size());
+    const bool gemm = k % 3 != 2;
+    ScheduleOp op{"op" + std::to_string(k), gemm ? ScheduleClass::kTensor : ScheduleClass::kVector,
+                  latency(rng), 0};
+    op.all_cores_s = op.single_core_s * ratio(rng);
+    p.ops.push_back(op);
+    if (last >= 0) p.edges.emplace_back(last, k);
+    if (gemm && static_cast<int>(p.ops.size()) < ops) {  // the weight gradient branches off
+      ScheduleOp wgrad{"wgrad" + std::to_string(k), ScheduleClass::kTensor, latency(rng), 0};
+      wgrad.all_cores_s = wgrad.single_core_s * ratio(rng);
+      p.ops.push_back(wgrad);
+      p.edges.emplace_back(last >= 0 ? last : k, static_cast<int>(p.ops.size()) - 1);
+    }
+    last = k;
+  }
+  return p;
+}
+
+TEST(Scheduler, TimeLimitGivesTheIncumbentWithItsGap) {
+  auto cbc = Backend("cbc");
+  if (!cbc) GTEST_SKIP() << "no cbc backend built";
+  SchedulerOptions o;
+  o.solve.time_limit_s = 0.05;
+  o.fast_paths = false;
+  const ScheduleProblem p = BackwardLike(60, 2, 2, 7);
+  const ScheduleResult r = Scheduler(cbc, o).Solve(p);
+  EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
+  EXPECT_LE(r.stats.lower_bound_s, r.makespan_s);
+  EXPECT_NEAR(r.stats.gap, (r.makespan_s - r.stats.lower_bound_s) / r.makespan_s, 1e-12);
+  if (r.stats.status != "optimal") {
+    EXPECT_FALSE(r.stats.detail.empty());
+  }
+}
+
+TEST(Scheduler, CachesByProblemContent) {
+  Scheduler s(Backend("cbc"), Exact());
+  SchedulerOptions cached = Exact();
+  cached.cache = true;
+  Scheduler c(Backend("cbc"), cached);
+  const auto& p = Cases()[3];
+  const double first = c.Solve(p).makespan_s;
+  EXPECT_EQ(c.Solve(p).makespan_s, first);
+  EXPECT_EQ(c.CacheHits(), 1);
+  EXPECT_EQ(c.CacheMisses(), 1);
+  ScheduleProblem changed = p;
+  changed.ops[0].single_core_s *= 2;
+  c.Solve(changed);
+  EXPECT_EQ(c.CacheMisses(), 2);
+}
+
+TEST(Scheduler, InvalidProblemsAreNamed) {
+  Scheduler s(nullptr);
+  ScheduleProblem p;
+  p.name = "bad";
+  p.num_tc = 1;
+  p.num_vc = 0;
+  p.ops = {{"gelu", ScheduleClass::kVector, 1, 1}};
+  try {
+    s.Solve(p);
+    FAIL();
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("op 'gelu' needs a vector core"), std::string::npos);
+  }
+  p.num_vc = 1;
+  p.ops.push_back({"qkv", ScheduleClass::kTensor, 1, 1});
+  p.edges = {{0, 1}, {1, 0}};
+  EXPECT_THROW(s.Solve(p), InvalidArgumentError);
+  p.edges = {};
+  p.ops[0].single_core_s = std::nan("");
+  EXPECT_THROW(s.Solve(p), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace phaze
