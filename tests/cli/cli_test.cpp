@@ -2,6 +2,8 @@
 // errors and exit codes (0 success, 1 no feasible result, 2 usage/config/plugin, 3 internal).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "test_util.hpp"
 
 namespace phaze {
@@ -116,14 +118,61 @@ TEST(Cli, UsageErrorsExitWithCode2) {
   EXPECT_EQ(both.exit_code, 2);
 }
 
-TEST(Cli, CommandsWithoutEngineSayNotImplemented) {
-  for (const char* cmd : {"schedule"}) {
-    auto r = Phaze(std::string(cmd) + " --whatever x");
-    EXPECT_EQ(r.exit_code, 2) << cmd;
-    EXPECT_NE(r.err.find(std::string("error: phaze ") + cmd + ": not implemented yet"),
-              std::string::npos)
-        << r.err;
+TEST(Cli, ScheduleAGraphFileWithEitherSolver) {
+  testing::TempDir dir;
+  // Three independent tensor ops of 2 µs that gain nothing from intra-op, on two tensor cores:
+  // two run side by side, then the third — 4 µs (the ILP, with one lazy re-solve, proves it).
+  testing::WriteFile(dir / "g.json", R"({"name": "three", "num_tc": 2, "num_vc": 1, "ops": [
+    {"name": "a", "class": "tensor", "single_core_s": 2e-6, "all_cores_s": 2e-6},
+    {"name": "b", "class": "tensor", "single_core_s": 2e-6, "all_cores_s": 2e-6},
+    {"name": "c", "class": "tensor", "single_core_s": 2e-6, "all_cores_s": 2e-6},
+    {"name": "d", "class": "vector", "single_core_s": 1e-6, "all_cores_s": 1e-6}],
+    "edges": [{"from": "a", "to": "d"}]})");
+  for (const char* solver : {"cbc", "lpsolve"}) {
+    const auto json = dir / (std::string(solver) + ".json");
+    auto r = Phaze("schedule --graph " + (dir / "g.json").string() + " --solver " + solver +
+                   " -o " + json.string() + " --gantt " + (dir / "g.svg").string() +
+                   " --dump-ilp " + (dir / "ilp").string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("three: makespan 4.000 µs (sequential 7.000 µs"), std::string::npos)
+        << r.out;
+    const std::string doc = testing::Slurp(json);
+    EXPECT_NE(doc.find("\"makespan_s\": 4e-06"), std::string::npos) << doc;
+    EXPECT_NE(doc.find(std::string("\"solver\": \"") + solver + "\""), std::string::npos);
+    EXPECT_NE(testing::Slurp(dir / "g.svg").find("<svg"), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(dir / "ilp" / "three-solve0.lp"));
   }
+  testing::WriteFile(dir / "bad.json", R"({"num_tc": 1, "num_vc": 1, "ops": [
+    {"name": "a", "class": "matrix", "single_core_s": 1, "all_cores_s": 1}]})");
+  auto bad = Phaze("schedule --graph " + (dir / "bad.json").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.json:2:28: ops[0].class: expected tensor, vector, fused or link"),
+            std::string::npos)
+      << bad.err;
+  testing::WriteFile(dir / "edge.json", R"({"num_tc": 1, "num_vc": 1, "ops": [
+    {"name": "a", "class": "tensor", "single_core_s": 1, "all_cores_s": 1}],
+    "edges": [{"from": "a", "to": "z"}]})");
+  auto edge = Phaze("schedule --graph " + (dir / "edge.json").string());
+  EXPECT_EQ(edge.exit_code, 2);
+  EXPECT_NE(edge.err.find("edges[0].to: no op named 'z'"), std::string::npos) << edge.err;
+}
+
+TEST(Cli, ScheduleALayerOfAWorkload) {
+  const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
+  auto r = Phaze("schedule --model " + model + " --arch tpuv4 --pass backward --width 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("block backward, b=1, t=2, on tpuv4: makespan"), std::string::npos) << r.out;
+  // Megatron's f: identity forward, all-reduce of the gradient backward — a link op.
+  EXPECT_NE(r.out.find("ln2.tp_copy.backward                     link   single"), std::string::npos)
+      << r.out;
+  auto layer = Phaze("schedule --model " + model + " --arch tpuv4 --layer bogus");
+  EXPECT_EQ(layer.exit_code, 2);
+  EXPECT_NE(layer.err.find("no unique layer 'bogus'; the model has: 0 embedding, 1 block, 2 head"),
+            std::string::npos)
+      << layer.err;
+  auto both = Phaze("schedule --model " + model);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--model needs --arch"), std::string::npos) << both.err;
 }
 
 TEST(Cli, PlaceRunsTheDpOnALayerTable) {

@@ -24,6 +24,9 @@ int RunArch(CommandContext& ctx);
 void AddEstimateOptions(boost::program_options::options_description& d);
 int RunEstimate(CommandContext& ctx);
 
+void AddScheduleOptions(boost::program_options::options_description& d);
+int RunSchedule(CommandContext& ctx);
+
 void AddPluginsOptions(boost::program_options::options_description& d);
 int RunPlugins(CommandContext& ctx);
 

@@ -1,9 +1,11 @@
 #include "phaze/schedule/list_schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <queue>
+#include <random>
 
 namespace phaze {
 
@@ -194,6 +196,76 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
       }
     }
     if (!improved) break;
+  }
+  return best;
+}
+
+ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
+                               const ScheduleResult& start, int evaluations) {
+  const int n = static_cast<int>(p.ops.size());
+  if (n < 2) return start;
+  // The list order of `start`: by start time, ties in topological order.
+  std::vector<int> rank(n);
+  for (int k = 0; k < n; ++k) rank[prec.Order()[k]] = k;
+  std::vector<int> order = prec.Order();
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return start.ops[a].start_s != start.ops[b].start_s ? start.ops[a].start_s < start.ops[b].start_s
+                                                        : rank[a] < rank[b];
+  });
+  std::vector<ModeChoice> modes(n);
+  for (int i = 0; i < n; ++i) modes[i] = start.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
+  ScheduleResult best = GenerateSchedule(p, prec, order, modes);
+  if (start.makespan_s < best.makespan_s) best = start;
+  double current = best.makespan_s;
+  std::vector<int> flippable;
+  for (int i = 0; i < n; ++i) {
+    if (p.ops[i].IntraOpUseful()) flippable.push_back(i);
+  }
+  std::mt19937 rng(12345u + static_cast<unsigned>(n));
+  const double start_theta = 0.02 * best.makespan_s;
+  std::vector<int> position(n);
+  for (int e = 0; e < evaluations; ++e) {
+    // Moves: flip one op's mode, flip two (two single-core ops side by side can beat both
+    // intra-op when neither alone does), move one op, or move one and flip it.
+    const unsigned kind = flippable.empty() ? 2 : rng() % 4;
+    std::vector<int> trial_order = order;
+    std::vector<ModeChoice> trial_modes = modes;
+    auto flip_one = [&] {
+      const int i = flippable[rng() % flippable.size()];
+      trial_modes[i] = trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      return i;
+    };
+    if (kind <= 1) {
+      flip_one();
+      if (kind == 1) flip_one();
+    } else {
+      for (int k = 0; k < n; ++k) position[order[k]] = k;
+      const int k = static_cast<int>(rng() % n);
+      const int i = order[k];
+      int lo = 0, hi = n - 1;
+      for (int q : prec.Predecessors()[i]) lo = std::max(lo, position[q] + 1);
+      for (int s : prec.Successors()[i]) hi = std::min(hi, position[s] - 1);
+      if (hi <= lo) continue;
+      const int to = lo + static_cast<int>(rng() % (hi - lo + 1));
+      if (to == k) continue;
+      trial_order.erase(trial_order.begin() + k);
+      trial_order.insert(trial_order.begin() + to, i);
+      if (kind == 3 && p.ops[i].IntraOpUseful()) {
+        trial_modes[i] = trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      }
+    }
+    ScheduleResult r = GenerateSchedule(p, prec, trial_order, trial_modes);
+    // Simulated annealing: worse moves pass with probability exp(−Δ/θ), θ cooling from 2% of
+    // the start makespan to 0.01% — several single-core ops side by side beat intra-op only
+    // together, so the way there goes uphill.
+    const double theta = start_theta * std::pow(1e-2 / 2, static_cast<double>(e) / evaluations);
+    const double delta = r.makespan_s - current;
+    if (delta <= 0 || std::generate_canonical<double, 32>(rng) < std::exp(-delta / theta)) {
+      current = r.makespan_s;
+      order = std::move(trial_order);
+      modes = std::move(trial_modes);
+      if (r.makespan_s < best.makespan_s) best = std::move(r);
+    }
   }
   return best;
 }

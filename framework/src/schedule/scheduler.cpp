@@ -648,7 +648,8 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
   }
   result.makespan_s = offset;
   result.stats.lower_bound_s = std::min(bound, offset);
-  result.stats.gap = offset > 0 ? std::max(0.0, (offset - result.stats.lower_bound_s) / offset) : 0;
+  result.stats.gap = offset > 0 ? (offset - result.stats.lower_bound_s) / offset : 0;
+  if (result.stats.gap < kRelativeTolerance) result.stats.gap = 0;  // rounding, not a gap
   if (options_.cache) {
     std::lock_guard lock(mutex_);
     cache_.emplace(key, result);
@@ -671,6 +672,15 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     }
     if (heuristic.makespan_s <= lower_bound + tol) {
       heuristic.stats.path = "list-schedule";
+      heuristic.stats.lower_bound_s = heuristic.makespan_s;
+      return heuristic;
+    }
+  }
+  if (options_.improvement_evaluations > 0) {
+    heuristic = ImproveSchedule(segment, prec, heuristic, options_.improvement_evaluations);
+    heuristic.stats.path = "list-schedule";
+    if (options_.fast_paths &&
+        heuristic.makespan_s <= lower_bound + kRelativeTolerance * segment.SerialMakespan()) {
       heuristic.stats.lower_bound_s = heuristic.makespan_s;
       return heuristic;
     }
@@ -711,6 +721,8 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
     }
     SolveOptions solve = options_.solve;
     solve.warm_start = b.start;
+    // The time limit is for the whole segment: re-solves get what is left.
+    solve.time_limit_s = std::max(0.1, options_.solve.time_limit_s - stats.solve_time_s);
     const SolveResult res = backend_->Solve(b.model, solve);
     ++stats.solves;
     stats.solve_time_s += res.solve_time_s;

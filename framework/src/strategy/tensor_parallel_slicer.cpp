@@ -92,7 +92,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
     if (dispatches) {
       // All-to-all of the routed tokens to the experts' devices; drop the other devices' buffers.
       for (int& t : op.inputs) {
-        const Tensor& src = s.GetTensor(t);
+        const Tensor src = s.GetTensor(t);  // a copy: AddTensor below may reallocate
         const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
         s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, t,
                            moved));
@@ -110,7 +110,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       const int x = op.inputs[0];
       auto it = gathered.find(x);
       if (it == gathered.end()) {
-        const Tensor& src = s.GetTensor(x);
+        const Tensor src = s.GetTensor(x);  // a copy: AddTensor below may reallocate
         if (sp) {  // all-gather the sequence forward, reduce-scatter the gradient backward
           const int full = s.AddTensor(src.name + ".all_gather", src.elements * w, src.dtype_bytes);
           s.AddOp(Collective(src.name + ".all_gather", "all_gather", "reduce_scatter",
@@ -151,7 +151,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
     if (op.tp_role == Role::kRow) {
       // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
       const int y = op.outputs[0];
-      const Tensor& src = s.GetTensor(y);
+      const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
       const std::string name = src.name + (sp ? ".reduce_scatter" : ".all_reduce");
       const int reduced = s.AddTensor(name, sp ? src.elements / w : src.elements, src.dtype_bytes);
       s.AddOp(sp ? Collective(name, "reduce_scatter", "all_gather", src.Bytes(), w, y, reduced)
@@ -160,7 +160,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
     }
     if (collects) {  // all-to-all of the experts' results back to their tokens' devices
       const int y = op.outputs[0];
-      const Tensor& src = s.GetTensor(y);
+      const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
       const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
       s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, y,
                          moved));

@@ -29,6 +29,13 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence
 // stats.path is "list-schedule".
 ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedence& precedence);
 
+// Local search from `start` (a schedule of this problem): moves an op to another place in the list
+// (within its predecessors and successors) or flips its mode, keeping changes that do not lengthen
+// the schedule, for `evaluations` serial generations (pseudo-random with a fixed seed, so the result
+// is deterministic). Returns the best schedule seen.
+ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence& precedence,
+                               const ScheduleResult& start, int evaluations);
+
 // max(longest path with every op at min(ℓ_i, ℓ̂_i); per class Σ_i min(ℓ̂_i, ℓ_i / cores of the
 // class) over the ops that use the class — an intra-op op holds the whole chip).
 double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence);

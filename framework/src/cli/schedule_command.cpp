@@ -1,0 +1,198 @@
+// `phaze schedule`: the optimal operator schedule of one layer on one accelerator (DESIGN §5),
+// either of a workload's layer (`--model FILE --layer N|NAME --micro-batch b [--strategy S
+// --width w] --arch PRESET|FILE [--pass forward|backward|recompute]`) or of a standalone DAG
+// (`--graph FILE`, format in share/schedule/README.md). Prints the makespan and the schedule;
+// --solver overrides the run config's backend; --output writes JSON (top-level makespan_s);
+// --gantt FILE.svg draws it; --dump-ilp DIR writes every ILP solved.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "phaze/config/run_config.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/estimate/estimate_cache.hpp"
+#include "phaze/graph/graph_builder.hpp"
+#include "phaze/graph/graph_file.hpp"
+#include "phaze/schedule/layer_schedule.hpp"
+#include "phaze/schedule/schedule_file.hpp"
+#include "phaze/schedule/scheduler.hpp"
+#include "phaze/strategy/parallelism_strategy.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+void AddScheduleOptions(po::options_description& d) {
+  d.add_options()("model", po::value<std::string>(), "workload (YAML) or layer-graph file (JSON)")(
+      "layer", po::value<std::string>(), "unique layer: index or name (default: block)")(
+      "micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")(
+      "sequence-length", po::value<std::int64_t>()->default_value(0),
+      "sequence length (0: the model's own)")(
+      "strategy", po::value<std::string>(), "parallelism strategy (default: the run config's)")(
+      "width", po::value<std::int64_t>()->default_value(1), "tensor-parallel width")(
+      "arch", po::value<std::string>(), "architecture: preset name or YAML file")(
+      "pass", po::value<std::string>()->default_value("forward"),
+      "forward | backward | recompute")(
+      "graph", po::value<std::string>(), "standalone DAG file (JSON) instead of --model")(
+      "estimator", po::value<std::string>(), "estimator (default: the run config's)")(
+      "solver", po::value<std::string>(), "ILP backend (default: the run config's, cbc)")(
+      "time-limit", po::value<double>(), "seconds per layer for the ILP (default: run config)")(
+      "gap", po::value<double>(), "relative optimality gap (default: run config, 1e-4)")(
+      "gantt", po::value<std::string>(), "write the schedule as an SVG Gantt chart")(
+      "dump-ilp", po::value<std::string>(), "write every ILP solved into this directory (.lp)");
+}
+
+namespace {
+
+Pass ParsePass(const std::string& text) {
+  if (text == "forward") return Pass::kForward;
+  if (text == "backward") return Pass::kBackward;
+  if (text == "recompute") return Pass::kRecompute;
+  throw UsageError("--pass: expected forward, backward or recompute, found '" + text + "'");
+}
+
+const UniqueLayer& PickLayer(const LayerGraph& graph, const std::string& wanted) {
+  std::string names;
+  for (std::size_t k = 0; k < graph.unique_layers.size(); ++k) {
+    const auto& u = graph.unique_layers[k];
+    if (u.name == wanted || std::to_string(k) == wanted) return u;
+    names += (names.empty() ? "" : ", ") + std::to_string(k) + " " + u.name;
+  }
+  throw UsageError("--layer: no unique layer '" + wanted + "'; the model has: " + names);
+}
+
+std::string CoreText(const std::vector<int>& cores, const char* prefix) {
+  if (cores.empty()) return "";
+  if (cores.size() == 1) return prefix + std::to_string(cores[0]);
+  return std::string(prefix) + std::to_string(cores.front()) + "-" + std::to_string(cores.back());
+}
+
+}  // namespace
+
+int RunSchedule(CommandContext& ctx) {
+  const bool from_graph = ctx.vm.count("graph") > 0;
+  if (from_graph == (ctx.vm.count("model") > 0)) {
+    throw UsageError("phaze schedule: give --model FILE (with --arch) or --graph FILE");
+  }
+  RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
+                                            : RunConfig::ParseFile(ctx.global.config, false);
+  if (ctx.vm.count("solver")) run.solver.backend = {ctx.vm["solver"].as<std::string>(), {}, {}};
+  if (ctx.vm.count("estimator")) run.estimator = {ctx.vm["estimator"].as<std::string>(), {}, {}};
+  if (ctx.vm.count("strategy")) run.strategy = {ctx.vm["strategy"].as<std::string>(), {}, {}};
+  run.CheckComponents(ctx.registry, true, !from_graph, !from_graph && ctx.vm.count("strategy"));
+
+  ScheduleProblem problem;
+  std::string where;
+  if (from_graph) {
+    for (const char* option : {"model", "layer", "strategy", "arch", "estimator"}) {
+      if (ctx.vm.count(option)) {
+        throw UsageError(std::string("--") + option + " applies to --model, not to --graph");
+      }
+    }
+    problem = ParseScheduleProblem(ConfigNode::ParseFile(ctx.vm["graph"].as<std::string>()));
+    where = problem.name;
+  } else {
+    if (!ctx.vm.count("arch")) throw UsageError("phaze schedule: --model needs --arch PRESET|FILE");
+    const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
+    const ConfigNode root = ConfigNode::ParseFile(ctx.vm["model"].as<std::string>());
+    const std::int64_t width = ctx.vm["width"].as<std::int64_t>();
+    LayerGraph graph;
+    try {
+      if (IsLayerGraphDocument(root)) {
+        graph = ParseLayerGraphFile(root);
+      } else {
+        GraphOptions options;
+        options.micro_batch = ctx.vm["micro-batch"].as<std::int64_t>();
+        options.sequence_length = ctx.vm["sequence-length"].as<std::int64_t>();
+        if (options.micro_batch < 1) throw UsageError("--micro-batch: expected an integer ≥ 1");
+        const ModelSpec model = ParseModelSpec(root);
+        if (width > 1 || ctx.vm.count("strategy")) {
+          const auto strategy =
+              ctx.registry.CreateStrategy(run.strategy.name, run.strategy.Params());
+          GraphOptions unfused = options;
+          unfused.fusion = false;
+          graph = SliceLayerGraph(*strategy, run.strategy.name, BuildLayerGraph(model, unfused),
+                                  width, true);
+        } else {
+          graph = BuildLayerGraph(model, options);
+        }
+      }
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string("phaze schedule: ") + e.what());
+    }
+    const std::string wanted = ctx.vm.count("layer") ? ctx.vm["layer"].as<std::string>() : "block";
+    const UniqueLayer& layer = PickLayer(graph, wanted);
+    const Pass pass = ParsePass(ctx.vm["pass"].as<std::string>());
+    const auto estimator = ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params());
+    ClusterConfig cluster;
+    cluster.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
+    cluster.link_latency_s = run.cluster.link_latency_s;
+    where = graph.model + " " + layer.name + " " + std::string(ToString(pass)) + ", b=" +
+            std::to_string(graph.micro_batch) + ", t=" + std::to_string(graph.tensor_parallel) +
+            ", on " + arch.name;
+    problem = BuildScheduleProblem(PassGraph(layer, pass), pass, *estimator, arch, cluster,
+                                   graph.model + "-" + layer.name + "-" +
+                                       std::string(ToString(pass)));
+  }
+
+  SchedulerOptions options;
+  options.solve.time_limit_s = run.solver.time_limit_s;
+  options.solve.relative_gap = run.solver.relative_gap;
+  options.solve.absolute_gap = run.solver.absolute_gap;
+  options.solve.verbose = run.solver.verbose;
+  if (ctx.vm.count("time-limit")) options.solve.time_limit_s = ctx.vm["time-limit"].as<double>();
+  if (ctx.vm.count("gap")) options.solve.relative_gap = ctx.vm["gap"].as<double>();
+  if (!(options.solve.time_limit_s > 0) || !(options.solve.relative_gap >= 0)) {
+    throw UsageError("--time-limit must be > 0 and --gap ≥ 0");
+  }
+  if (ctx.vm.count("dump-ilp")) options.dump_dir = ctx.vm["dump-ilp"].as<std::string>();
+  const Scheduler scheduler(
+      ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()),
+      options);
+  const ScheduleResult result = scheduler.Solve(problem);
+
+  const double sequential = problem.SequentialMakespan();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%s: makespan %.3f µs (sequential %.3f µs, %.3fx) — %s, %s, gap %.2g; %zu ops, "
+                "%d segments (%d fast), %d ILP solves (%.3f s, %d variables)\n",
+                where.c_str(), result.makespan_s * 1e6, sequential * 1e6,
+                result.makespan_s > 0 ? sequential / result.makespan_s : 1.0,
+                result.stats.path.c_str(), result.stats.status.c_str(), result.stats.gap,
+                problem.ops.size(), result.stats.segments, result.stats.fast_path_segments,
+                result.stats.solves, result.stats.solve_time_s, result.stats.variables);
+  ctx.out << line;
+  if (!result.stats.detail.empty()) ctx.out << "  solver: " << result.stats.detail << "\n";
+  std::vector<int> order(problem.ops.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return result.ops[a].start_s < result.ops[b].start_s;
+  });
+  std::snprintf(line, sizeof line, "  %-40s %-6s %-6s %12s %12s  %s\n", "op", "class", "mode",
+                "start µs", "duration µs", "cores");
+  ctx.out << line;
+  for (int i : order) {
+    const auto& s = result.ops[i];
+    std::string cores = CoreText(s.tensor_cores, "TC");
+    const std::string vc = CoreText(s.vector_cores, "VC");
+    if (!vc.empty()) cores += (cores.empty() ? "" : "+") + vc;
+    if (cores.empty()) cores = "links";
+    std::snprintf(line, sizeof line, "  %-40s %-6s %-6s %12.3f %12.3f  %s\n",
+                  problem.ops[i].name.c_str(), std::string(ToString(problem.ops[i].cls)).c_str(),
+                  s.intra_op ? "intra" : "single", s.start_s * 1e6, s.duration_s * 1e6,
+                  cores.c_str());
+    ctx.out << line;
+  }
+  if (!ctx.global.output.empty()) {
+    Json doc = ScheduleToJson(problem, result);
+    doc["solver"] = run.solver.backend.name;
+    doc["problem"] = ScheduleProblemToJson(problem);
+    WriteTextFileAtomic(ctx.global.output, doc.Dump(1) + "\n");
+  }
+  if (ctx.vm.count("gantt")) {
+    WriteTextFileAtomic(ctx.vm["gantt"].as<std::string>(), ScheduleToSvg(problem, result, where));
+  }
+  return 0;
+}
+
+}  // namespace phaze::cli
