@@ -12,8 +12,8 @@
 #include <coin/Cbc_C_Interface.h>
 
 #include <chrono>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -82,8 +82,10 @@ class CbcBackend final : public SolverBackend {
       obj[j] = sign * v.objective;
     }
     std::vector<double> rlb(model.RowLower()), rub(model.RowUpper());
-    for (double& x : rlb) if (x == -kInfinity) x = -kCoinInfinity;
-    for (double& x : rub) if (x == kInfinity) x = kCoinInfinity;
+    for (double& x : rlb)
+      if (x == -kInfinity) x = -kCoinInfinity;
+    for (double& x : rub)
+      if (x == kInfinity) x = kCoinInfinity;
 
     std::lock_guard lock(CbcMutex());
     Cbc_Model* cbc = Cbc_newModel();
@@ -177,8 +179,8 @@ class CbcBackend final : public SolverBackend {
         r.best_bound = r.objective;
       } else {
         double bound = Cbc_getBestPossibleObjValue(cbc);
-        r.best_bound = std::fabs(bound) < 1e300 ? sign * bound + model.ObjectiveOffset()
-                                                : sign * -kInfinity;
+        r.best_bound =
+            std::fabs(bound) < 1e300 ? sign * bound + model.ObjectiveOffset() : sign * -kInfinity;
       }
     }
     r.solve_time_s =

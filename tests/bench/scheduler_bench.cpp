@@ -33,8 +33,8 @@ Registry& Plugins() {
   return *r;
 }
 
-const char* const kModels[] = {"opt-350m",      "bert-large",    "gpt2-xl",
-                               "llama2-7b",     "megatron-bert", "megatron-2.5b",
+const char* const kModels[] = {"opt-350m",      "bert-large",        "gpt2-xl",
+                               "llama2-7b",     "megatron-bert",     "megatron-2.5b",
                                "megatron-8.3b", "megatron-gpt3-175b"};
 
 std::vector<ScheduleProblem> LayerProblems(const std::string& arch_name) {
@@ -56,10 +56,10 @@ std::vector<ScheduleProblem> LayerProblems(const std::string& arch_name) {
         const LayerGraph g = SliceLayerGraph(*strategy, "megatron", full, w, true);
         for (const auto& u : g.unique_layers) {
           for (Pass pass : {Pass::kForward, Pass::kBackward}) {
-            out.push_back(BuildScheduleProblem(
-                PassGraph(u, pass), pass, estimator, arch, cluster,
-                std::string(model) + "/b" + std::to_string(b) + "/t" + std::to_string(w) + "/" +
-                    u.name + "/" + std::string(ToString(pass))));
+            out.push_back(BuildScheduleProblem(PassGraph(u, pass), pass, estimator, arch, cluster,
+                                               std::string(model) + "/b" + std::to_string(b) +
+                                                   "/t" + std::to_string(w) + "/" + u.name + "/" +
+                                                   std::string(ToString(pass))));
           }
         }
       }
@@ -81,26 +81,31 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
   double ilp = 0, fast = 0, worst = 0, not_optimal = 0, max_gap = 0, max_ops = 0;
   for (auto _ : state) {
     SchedulerOptions options;
-    options.solve.time_limit_s = std::getenv("PHAZE_BENCH_TL") ? std::atof(std::getenv("PHAZE_BENCH_TL")) : 10;
+    options.solve.time_limit_s =
+        std::getenv("PHAZE_BENCH_TL") ? std::atof(std::getenv("PHAZE_BENCH_TL")) : 10;
     if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_ILP")) options.dump_dir = dir;
     const Scheduler scheduler(backend, options);
     ilp = fast = worst = not_optimal = max_gap = 0;
     for (const auto& p : problems) {
-      if (const char* only = std::getenv("PHAZE_BENCH_ONLY"); only && p.name.find(only) == std::string::npos) continue;
+      if (const char* only = std::getenv("PHAZE_BENCH_ONLY");
+          only && p.name.find(only) == std::string::npos)
+        continue;
       if (std::getenv("PHAZE_BENCH_DUMP")) {
         std::fprintf(stderr, "%s tc %d vc %d\n", p.name.c_str(), p.num_tc, p.num_vc);
         for (std::size_t i = 0; i < p.ops.size(); ++i) {
-          std::fprintf(stderr, "  %2zu %-40s %-6s %10.3f %10.3f us\n", i, p.ops[i].name.c_str(), std::string(ToString(p.ops[i].cls)).c_str(), p.ops[i].single_core_s * 1e6, p.ops[i].all_cores_s * 1e6);
+          std::fprintf(stderr, "  %2zu %-40s %-6s %10.3f %10.3f us\n", i, p.ops[i].name.c_str(),
+                       std::string(ToString(p.ops[i].cls)).c_str(), p.ops[i].single_core_s * 1e6,
+                       p.ops[i].all_cores_s * 1e6);
         }
         for (auto [a, b] : p.edges) std::fprintf(stderr, "  %d>%d", a, b);
         std::fprintf(stderr, "\n");
       }
       const ScheduleResult r = scheduler.Solve(p);
       if (std::getenv("PHAZE_BENCH_VERBOSE")) {
-        std::fprintf(stderr, "%-60s %3zu ops %-13s %-8s %8.3f s gap %.2g segs %d solves %d vars %d\n",
-                     p.name.c_str(), p.ops.size(), r.stats.path.c_str(), r.stats.status.c_str(),
-                     r.stats.solve_time_s, r.stats.gap, r.stats.segments, r.stats.solves,
-                     r.stats.variables);
+        std::fprintf(
+            stderr, "%-60s %3zu ops %-13s %-8s %8.3f s gap %.2g segs %d solves %d vars %d\n",
+            p.name.c_str(), p.ops.size(), r.stats.path.c_str(), r.stats.status.c_str(),
+            r.stats.solve_time_s, r.stats.gap, r.stats.segments, r.stats.solves, r.stats.variables);
       }
       max_ops = std::max(max_ops, static_cast<double>(p.ops.size()));
       (r.stats.path == "ilp" ? ilp : fast) += 1;
@@ -162,11 +167,25 @@ void BM_BackwardLike(benchmark::State& state) {
   state.counters["solves"] = r.stats.solves;
 }
 
-BENCHMARK_CAPTURE(BM_ScheduleAllLayers, tpuv4_cbc, "tpuv4", "cbc")->Unit(benchmark::kSecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_ScheduleAllLayers, common_cbc, "phaze-common", "cbc")->Unit(benchmark::kSecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_ScheduleAllLayers, tpuv4_lpsolve, "tpuv4", "lpsolve")->Unit(benchmark::kSecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_ScheduleAllLayers, common_lpsolve, "phaze-common", "lpsolve")->Unit(benchmark::kSecond)->Iterations(1);
-BENCHMARK(BM_BackwardLike)->Arg(17)->Arg(34)->Arg(60)->Arg(100)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_ScheduleAllLayers, tpuv4_cbc, "tpuv4", "cbc")
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_ScheduleAllLayers, common_cbc, "phaze-common", "cbc")
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_ScheduleAllLayers, tpuv4_lpsolve, "tpuv4", "lpsolve")
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_ScheduleAllLayers, common_lpsolve, "phaze-common", "lpsolve")
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK(BM_BackwardLike)
+    ->Arg(17)
+    ->Arg(34)
+    ->Arg(60)
+    ->Arg(100)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace phaze

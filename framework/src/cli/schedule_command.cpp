@@ -27,12 +27,11 @@ void AddScheduleOptions(po::options_description& d) {
       "layer", po::value<std::string>(), "unique layer: index or name (default: block)")(
       "micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")(
       "sequence-length", po::value<std::int64_t>()->default_value(0),
-      "sequence length (0: the model's own)")(
-      "strategy", po::value<std::string>(), "parallelism strategy (default: the run config's)")(
+      "sequence length (0: the model's own)")("strategy", po::value<std::string>(),
+                                              "parallelism strategy (default: the run config's)")(
       "width", po::value<std::int64_t>()->default_value(1), "tensor-parallel width")(
       "arch", po::value<std::string>(), "architecture: preset name or YAML file")(
-      "pass", po::value<std::string>()->default_value("forward"),
-      "forward | backward | recompute")(
+      "pass", po::value<std::string>()->default_value("forward"), "forward | backward | recompute")(
       "graph", po::value<std::string>(), "standalone DAG file (JSON) instead of --model")(
       "estimator", po::value<std::string>(), "estimator (default: the run config's)")(
       "solver", po::value<std::string>(), "ILP backend (default: the run config's, cbc)")(
@@ -127,12 +126,12 @@ int RunSchedule(CommandContext& ctx) {
     ClusterConfig cluster;
     cluster.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
     cluster.link_latency_s = run.cluster.link_latency_s;
-    where = graph.model + " " + layer.name + " " + std::string(ToString(pass)) + ", b=" +
-            std::to_string(graph.micro_batch) + ", t=" + std::to_string(graph.tensor_parallel) +
-            ", on " + arch.name;
-    problem = BuildScheduleProblem(PassGraph(layer, pass), pass, *estimator, arch, cluster,
-                                   graph.model + "-" + layer.name + "-" +
-                                       std::string(ToString(pass)));
+    where = graph.model + " " + layer.name + " " + std::string(ToString(pass)) +
+            ", b=" + std::to_string(graph.micro_batch) +
+            ", t=" + std::to_string(graph.tensor_parallel) + ", on " + arch.name;
+    problem =
+        BuildScheduleProblem(PassGraph(layer, pass), pass, *estimator, arch, cluster,
+                             graph.model + "-" + layer.name + "-" + std::string(ToString(pass)));
   }
 
   SchedulerOptions options;
@@ -165,9 +164,8 @@ int RunSchedule(CommandContext& ctx) {
   if (!result.stats.detail.empty()) ctx.out << "  solver: " << result.stats.detail << "\n";
   std::vector<int> order(problem.ops.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return result.ops[a].start_s < result.ops[b].start_s;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return result.ops[a].start_s < result.ops[b].start_s; });
   std::snprintf(line, sizeof line, "  %-40s %-6s %-6s %12s %12s  %s\n", "op", "class", "mode",
                 "start µs", "duration µs", "cores");
   ctx.out << line;

@@ -47,10 +47,18 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       s.single_core_s = s.all_cores_s = time;
     } else {
       switch (op.Core()) {
-        case CoreClass::kTensor: s.cls = ScheduleClass::kTensor; break;
-        case CoreClass::kVector: s.cls = ScheduleClass::kVector; break;
-        case CoreClass::kFused: s.cls = ScheduleClass::kFused; break;
-        case CoreClass::kNone: keep = false; break;
+        case CoreClass::kTensor:
+          s.cls = ScheduleClass::kTensor;
+          break;
+        case CoreClass::kVector:
+          s.cls = ScheduleClass::kVector;
+          break;
+        case CoreClass::kFused:
+          s.cls = ScheduleClass::kFused;
+          break;
+        case CoreClass::kNone:
+          keep = false;
+          break;
       }
       if (keep) {
         const OpEstimate e = estimator.Estimate(OpWork::Of(op, graph), arch, pass);

@@ -61,8 +61,8 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
                                 const std::vector<ModeChoice>& modes) {
   const int paired = p.PairedCores();
   std::vector<double> tc_free(p.num_tc, 0), vc_free(p.num_vc, 0);
-  double barrier = 0;     // finish of the last intra-op op
-  double core_done = 0;   // latest finish of any core op placed so far
+  double barrier = 0;    // finish of the last intra-op op
+  double core_done = 0;  // latest finish of any core op placed so far
   ScheduleResult r;
   r.ops.resize(p.ops.size());
   r.stats.path = "list-schedule";
@@ -149,12 +149,10 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
 ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& prec) {
   const int n = static_cast<int>(p.ops.size());
   std::vector<std::vector<int>> orders;
-  orders.push_back(PriorityOrder(p, prec, BottomLevels(p, prec, [](const ScheduleOp& op) {
-                                   return op.MinLatency();
-                                 })));
-  orders.push_back(PriorityOrder(p, prec, BottomLevels(p, prec, [](const ScheduleOp& op) {
-                                   return op.single_core_s;
-                                 })));
+  orders.push_back(PriorityOrder(
+      p, prec, BottomLevels(p, prec, [](const ScheduleOp& op) { return op.MinLatency(); })));
+  orders.push_back(PriorityOrder(
+      p, prec, BottomLevels(p, prec, [](const ScheduleOp& op) { return op.single_core_s; })));
   orders.push_back(prec.Order());
   std::vector<std::vector<ModeChoice>> mode_sets;
   mode_sets.emplace_back(n, ModeChoice::kEarliestFinish);
@@ -181,7 +179,8 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
   if (!have) return GenerateSchedule(p, prec, prec.Order(), std::vector<ModeChoice>(n));
   // Local search: flip one op's mode at a time (the others keep theirs) while it helps.
   std::vector<ModeChoice> modes(n);
-  for (int i = 0; i < n; ++i) modes[i] = best.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
+  for (int i = 0; i < n; ++i)
+    modes[i] = best.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
   for (int pass = 0; pass < 3; ++pass) {
     bool improved = false;
     for (int i = 0; i < n; ++i) {
@@ -209,11 +208,13 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
   for (int k = 0; k < n; ++k) rank[prec.Order()[k]] = k;
   std::vector<int> order = prec.Order();
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return start.ops[a].start_s != start.ops[b].start_s ? start.ops[a].start_s < start.ops[b].start_s
-                                                        : rank[a] < rank[b];
+    return start.ops[a].start_s != start.ops[b].start_s
+               ? start.ops[a].start_s < start.ops[b].start_s
+               : rank[a] < rank[b];
   });
   std::vector<ModeChoice> modes(n);
-  for (int i = 0; i < n; ++i) modes[i] = start.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
+  for (int i = 0; i < n; ++i)
+    modes[i] = start.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
   ScheduleResult best = GenerateSchedule(p, prec, order, modes);
   if (start.makespan_s < best.makespan_s) best = start;
   double current = best.makespan_s;
@@ -232,7 +233,8 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
     std::vector<ModeChoice> trial_modes = modes;
     auto flip_one = [&] {
       const int i = flippable[rng() % flippable.size()];
-      trial_modes[i] = trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      trial_modes[i] =
+          trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
       return i;
     };
     if (kind <= 1) {
@@ -251,7 +253,8 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
       trial_order.erase(trial_order.begin() + k);
       trial_order.insert(trial_order.begin() + to, i);
       if (kind == 3 && p.ops[i].IntraOpUseful()) {
-        trial_modes[i] = trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+        trial_modes[i] =
+            trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
       }
     }
     ScheduleResult r = GenerateSchedule(p, prec, trial_order, trial_modes);

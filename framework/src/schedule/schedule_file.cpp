@@ -137,11 +137,20 @@ std::string Escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -149,10 +158,14 @@ std::string Escape(const std::string& text) {
 
 const char* Colour(ScheduleClass cls) {
   switch (cls) {
-    case ScheduleClass::kTensor: return "#4e79a7";
-    case ScheduleClass::kVector: return "#59a14f";
-    case ScheduleClass::kFused: return "#b07aa1";
-    case ScheduleClass::kLink: return "#f28e2b";
+    case ScheduleClass::kTensor:
+      return "#4e79a7";
+    case ScheduleClass::kVector:
+      return "#59a14f";
+    case ScheduleClass::kFused:
+      return "#b07aa1";
+    case ScheduleClass::kLink:
+      return "#f28e2b";
   }
   return "#999999";
 }
@@ -224,8 +237,8 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
                   Escape(tip).c_str(), x, y, w, row_h - 4, colour);
     svg << buf;
     if (w > 7.0 * name.size()) {
-      std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\" fill=\"white\">%s</text>",
-                    x + 3, y + row_h * 0.6, Escape(name).c_str());
+      std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 3,
+                    y + row_h * 0.6, Escape(name).c_str());
       svg << buf;
     }
     svg << "</g>\n";
@@ -234,8 +247,8 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
     const auto& op = p.ops[i];
     const auto& s = r.ops[i];
     std::snprintf(buf, sizeof buf, "%s (%s%s): start %.3f µs, %.3f µs", op.name.c_str(),
-                  std::string(ToString(op.cls)).c_str(), s.intra_op ? ", intra-op on all cores" : "",
-                  s.start_s * 1e6, s.duration_s * 1e6);
+                  std::string(ToString(op.cls)).c_str(),
+                  s.intra_op ? ", intra-op on all cores" : "", s.start_s * 1e6, s.duration_s * 1e6);
     const std::string tip = buf;
     if (!op.UsesCores()) {
       bar(link_row, s.start_s, s.duration_s, op.name, Colour(op.cls), tip);
@@ -243,8 +256,10 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
     }
     std::vector<int> rows;
     if (s.intra_op) {
-      if (op.UsesTensorCore()) for (auto [c, row] : tc_row) rows.push_back(row);
-      if (op.UsesVectorCore()) for (auto [c, row] : vc_row) rows.push_back(row);
+      if (op.UsesTensorCore())
+        for (auto [c, row] : tc_row) rows.push_back(row);
+      if (op.UsesVectorCore())
+        for (auto [c, row] : vc_row) rows.push_back(row);
     } else {
       for (int c : s.tensor_cores) rows.push_back(tc_row.at(c));
       for (int c : s.vector_cores) rows.push_back(vc_row.at(c));

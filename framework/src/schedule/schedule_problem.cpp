@@ -7,10 +7,14 @@ namespace phaze {
 
 std::string_view ToString(ScheduleClass cls) {
   switch (cls) {
-    case ScheduleClass::kTensor: return "tensor";
-    case ScheduleClass::kVector: return "vector";
-    case ScheduleClass::kFused: return "fused";
-    case ScheduleClass::kLink: return "link";
+    case ScheduleClass::kTensor:
+      return "tensor";
+    case ScheduleClass::kVector:
+      return "vector";
+    case ScheduleClass::kFused:
+      return "fused";
+    case ScheduleClass::kLink:
+      return "link";
   }
   return "?";
 }
@@ -86,10 +90,12 @@ std::string CheckCores(const ScheduleProblem& p, const ScheduleOp& op, const Sch
     return where + ": a single-core op holds one core of each class it uses";
   }
   for (int c : s.tensor_cores) {
-    if (c < 0 || c >= p.num_tc) return where + ": tensor core " + std::to_string(c) + " does not exist";
+    if (c < 0 || c >= p.num_tc)
+      return where + ": tensor core " + std::to_string(c) + " does not exist";
   }
   for (int c : s.vector_cores) {
-    if (c < 0 || c >= p.num_vc) return where + ": vector core " + std::to_string(c) + " does not exist";
+    if (c < 0 || c >= p.num_vc)
+      return where + ": vector core " + std::to_string(c) + " does not exist";
   }
   if (op.cls == ScheduleClass::kFused &&
       (s.tensor_cores[0] != s.vector_cores[0] || s.tensor_cores[0] >= p.PairedCores())) {
@@ -131,12 +137,13 @@ std::string CheckSchedule(const ScheduleProblem& problem, const ScheduleResult& 
   for (std::size_t i = 0; i < ops.size(); ++i) {
     for (std::size_t j = i + 1; j < ops.size(); ++j) {
       if (!ops[i].UsesCores() || !ops[j].UsesCores()) continue;
-      const bool overlap = s[i].start_s < s[j].Finish() - tolerance_s &&
-                           s[j].start_s < s[i].Finish() - tolerance_s;
+      const bool overlap =
+          s[i].start_s < s[j].Finish() - tolerance_s && s[j].start_s < s[i].Finish() - tolerance_s;
       if (!overlap) continue;
       const std::string pair = "ops '" + ops[i].name + "' and '" + ops[j].name + "'";
       if (s[i].intra_op || s[j].intra_op) return pair + " overlap while one is intra-op";
-      if (Share(s[i].tensor_cores, s[j].tensor_cores) || Share(s[i].vector_cores, s[j].vector_cores)) {
+      if (Share(s[i].tensor_cores, s[j].tensor_cores) ||
+          Share(s[i].vector_cores, s[j].vector_cores)) {
         return pair + " overlap on the same core";
       }
     }

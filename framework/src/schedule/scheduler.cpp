@@ -1,9 +1,9 @@
 #include "phaze/schedule/scheduler.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cctype>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -28,7 +28,8 @@ std::string CacheKey(const ScheduleProblem& p) {
     key += op.name;
     key += buf;
   }
-  for (const auto& [from, to] : p.edges) key += std::to_string(from) + ">" + std::to_string(to) + ";";
+  for (const auto& [from, to] : p.edges)
+    key += std::to_string(from) + ">" + std::to_string(to) + ";";
   return key;
 }
 
@@ -103,7 +104,8 @@ std::vector<std::vector<int>> CutPaths(const ScheduleProblem& p, const Precedenc
 // Which core indices of one class each op may take in the z rows (empty: the op does not use the
 // class). Without fused ops the cores are identical: min(C, |S|) of them matter, and with symmetry
 // breaking the k-th op of the class (topological order) takes a core ≤ k. With fused ops, pairs
-// and unpaired cores differ: pairs [0, min(P, ops using any core)), unpaired [P, P + min(C−P, |S|)).
+// and unpaired cores differ: pairs [0, min(P, ops using any core)), unpaired [P, P + min(C−P,
+// |S|)).
 std::vector<std::vector<int>> AllowedCores(const ScheduleProblem& p, const Precedence& prec,
                                            bool tensor, bool symmetry) {
   const int n = static_cast<int>(p.ops.size());
@@ -149,7 +151,8 @@ void Relabel(const ScheduleProblem& p, const Precedence& prec, ScheduleResult& s
       return pair_map[c];
     }
     auto& m = tensor ? tc_map : vc_map;
-    if (m[c] < 0) m[c] = fused ? (tensor ? next_utc++ : next_uvc++) : (tensor ? next_tc++ : next_vc++);
+    if (m[c] < 0)
+      m[c] = fused ? (tensor ? next_utc++ : next_uvc++) : (tensor ? next_tc++ : next_vc++);
     return m[c];
   };
   for (int i : prec.Order()) {
@@ -162,7 +165,7 @@ void Relabel(const ScheduleProblem& p, const Precedence& prec, ScheduleResult& s
 struct IlpIndex {
   int makespan = -1;
   std::vector<int> t, p, y;
-  std::vector<std::vector<int>> x;                      // x[i][j], −1 when comparable
+  std::vector<std::vector<int>> x;                         // x[i][j], −1 when comparable
   std::vector<std::vector<std::pair<int, int>>> ztc, zvc;  // per op: (core, variable)
 };
 
@@ -219,7 +222,8 @@ IlpBuild BuildIlp(const ScheduleProblem& p, const Precedence& prec, const Schedu
                "prec" + std::to_string(i) + "_" + std::to_string(j));
     }
   }
-  // (5, 10, 11) incomparable pairs of core ops: order variables, big-M timing, intra-op exclusivity.
+  // (5, 10, 11) incomparable pairs of core ops: order variables, big-M timing, intra-op
+  // exclusivity.
   ix.x.assign(n, std::vector<int>(n, -1));
   auto core_pair = [&](int i, int j) {
     return i != j && p.ops[i].UsesCores() && p.ops[j].UsesCores() && !prec.Comparable(i, j);
@@ -356,9 +360,9 @@ IlpBuild BuildIlp(const ScheduleProblem& p, const Precedence& prec, const Schedu
         for (auto [c, zi] : z[i]) {
           for (auto [d, zj] : z[j]) {
             if (c != d) continue;
-            m.AddRow(-1, {{ix.x[i][j], 1}, {ix.x[j][i], 1}, {zi, -1}, {zj, -1}}, kInfinity,
-                     tag + "c" + std::to_string(i) + "_" + std::to_string(j) + "_" +
-                         std::to_string(c));
+            m.AddRow(
+                -1, {{ix.x[i][j], 1}, {ix.x[j][i], 1}, {zi, -1}, {zj, -1}}, kInfinity,
+                tag + "c" + std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(c));
           }
         }
       }
@@ -386,8 +390,10 @@ IlpBuild BuildIlp(const ScheduleProblem& p, const Precedence& prec, const Schedu
       for (int j = 0; j < n; ++j) {
         if (ix.x[i][j] >= 0) v[ix.x[i][j]] = h.ops[i].Finish() <= h.ops[j].start_s + tol ? 1 : 0;
       }
-      for (auto [c, var] : ix.ztc[i]) v[var] = !h.ops[i].intra_op && h.ops[i].tensor_cores == std::vector<int>{c};
-      for (auto [c, var] : ix.zvc[i]) v[var] = !h.ops[i].intra_op && h.ops[i].vector_cores == std::vector<int>{c};
+      for (auto [c, var] : ix.ztc[i])
+        v[var] = !h.ops[i].intra_op && h.ops[i].tensor_cores == std::vector<int>{c};
+      for (auto [c, var] : ix.zvc[i])
+        v[var] = !h.ops[i].intra_op && h.ops[i].vector_cores == std::vector<int>{c};
     }
     if (m.MaxViolation(v) <= 1e-6) b.start = std::move(v);
   }
@@ -449,9 +455,8 @@ Replay ReplaySolution(const ScheduleProblem& p, const Precedence& prec, const Il
     double start = 0;
     for (int q = 0; q < k; ++q) {
       const int i = order[q];
-      const bool before = prec.Before(i, j) ||
-                          (p.ops[i].UsesCores() && p.ops[j].UsesCores() &&
-                           t[i] + ops[i].duration_s <= t[j] + tol);
+      const bool before = prec.Before(i, j) || (p.ops[i].UsesCores() && p.ops[j].UsesCores() &&
+                                                t[i] + ops[i].duration_s <= t[j] + tol);
       if (before) start = std::max(start, ops[i].Finish());
     }
     ops[j].start_s = start;
@@ -473,14 +478,17 @@ Replay ReplaySolution(const ScheduleProblem& p, const Precedence& prec, const Il
     const auto& op = p.ops[i];
     ScheduledOp& s = ops[i];
     if (!op.UsesCores()) continue;
-    auto is_free = [&](const std::vector<double>& busy, int c) { return busy[c] <= s.start_s + tol; };
+    auto is_free = [&](const std::vector<double>& busy, int c) {
+      return busy[c] <= s.start_s + tol;
+    };
     if (s.intra_op) {
       for (bool tensor : {true, false}) {
         if (!(tensor ? op.UsesTensorCore() : op.UsesVectorCore())) continue;
         auto& busy = tensor ? tc_busy : vc_busy;
         auto& list = tensor ? s.tensor_cores : s.vector_cores;
         for (int c = 0; c < static_cast<int>(busy.size()); ++c) {
-          if (!is_free(busy, c)) (tensor ? r.tensor_oversubscribed : r.vector_oversubscribed) = true;
+          if (!is_free(busy, c))
+            (tensor ? r.tensor_oversubscribed : r.vector_oversubscribed) = true;
           busy[c] = s.Finish();
           list.push_back(c);
         }
@@ -717,7 +725,8 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
       for (char& c : file) {
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
       }
-      WriteModel(b.model, options_.dump_dir + "/" + file + "-solve" + std::to_string(attempt) + ".lp");
+      WriteModel(b.model,
+                 options_.dump_dir + "/" + file + "-solve" + std::to_string(attempt) + ".lp");
     }
     SolveOptions solve = options_.solve;
     solve.warm_start = b.start;
@@ -756,8 +765,8 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
       r.stats = stats;
       return r;
     }
-    const bool more = (replay.tensor_oversubscribed && !tensor_z) ||
-                      (replay.vector_oversubscribed && !vector_z);
+    const bool more =
+        (replay.tensor_oversubscribed && !tensor_z) || (replay.vector_oversubscribed && !vector_z);
     if (!more) break;
     ++stats.resolves;
     tensor_z |= replay.tensor_oversubscribed;

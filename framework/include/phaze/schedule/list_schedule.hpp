@@ -22,7 +22,8 @@ enum class ModeChoice : char { kSingle, kIntra, kEarliestFinish };
 // One serial generation; `order` must be a topological order of all ops. kIntra on an op whose
 // class cannot be intra-op (a link op) is treated as kSingle.
 ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence& precedence,
-                                const std::vector<int>& order, const std::vector<ModeChoice>& modes);
+                                const std::vector<int>& order,
+                                const std::vector<ModeChoice>& modes);
 
 // The best of several priority rules (longest remaining path, topological) × mode rules (earliest
 // finish, all fastest, all single), improved by flipping single ops' modes while that helps.
@@ -31,8 +32,8 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedenc
 
 // Local search from `start` (a schedule of this problem): moves an op to another place in the list
 // (within its predecessors and successors) or flips its mode, keeping changes that do not lengthen
-// the schedule, for `evaluations` serial generations (pseudo-random with a fixed seed, so the result
-// is deterministic). Returns the best schedule seen.
+// the schedule, for `evaluations` serial generations (pseudo-random with a fixed seed, so the
+// result is deterministic). Returns the best schedule seen.
 ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence& precedence,
                                const ScheduleResult& start, int evaluations);
 

@@ -27,8 +27,12 @@ struct ScheduleOp {
   double all_cores_s = 0;    // ℓ̂_i (ignored for link ops)
 
   bool UsesCores() const { return cls != ScheduleClass::kLink; }
-  bool UsesTensorCore() const { return cls == ScheduleClass::kTensor || cls == ScheduleClass::kFused; }
-  bool UsesVectorCore() const { return cls == ScheduleClass::kVector || cls == ScheduleClass::kFused; }
+  bool UsesTensorCore() const {
+    return cls == ScheduleClass::kTensor || cls == ScheduleClass::kFused;
+  }
+  bool UsesVectorCore() const {
+    return cls == ScheduleClass::kVector || cls == ScheduleClass::kFused;
+  }
   // Intra-op parallelism can only help when ℓ̂ < ℓ (otherwise y_i = 0 is fixed in presolve).
   bool IntraOpUseful() const { return UsesCores() && all_cores_s < single_core_s; }
   double MinLatency() const { return IntraOpUseful() ? all_cores_s : single_core_s; }
@@ -78,7 +82,7 @@ struct ScheduleStats {
   int resolves = 0;                // re-solves the lazy core constraints caused
   int variables = 0;               // of the largest ILP solved
   int rows = 0;
-  std::string detail;              // the solver's native status when it did not prove optimality
+  std::string detail;  // the solver's native status when it did not prove optimality
 };
 
 struct ScheduleResult {

@@ -33,18 +33,18 @@
 namespace phaze {
 
 struct SchedulerOptions {
-  SolveOptions solve;             // relative gap 1e-4 by default; time limit per segment
-  bool presolve = true;           // dominated modes fixed, segments split at articulation ops
-  bool fast_paths = true;         // chain and heuristic-meets-bound answers without the solver
-  bool heuristic_start = true;    // MIP start, T ≤ heuristic makespan, big-M = that makespan
+  SolveOptions solve;           // relative gap 1e-4 by default; time limit per segment
+  bool presolve = true;         // dominated modes fixed, segments split at articulation ops
+  bool fast_paths = true;       // chain and heuristic-meets-bound answers without the solver
+  bool heuristic_start = true;  // MIP start, T ≤ heuristic makespan, big-M = that makespan
   int improvement_evaluations = 20000;  // local search on the list schedule before the ILP
-  bool path_cuts = true;          // T ≥ Σ_{i∈P} p_i + Σ_{j∉P} ℓ̂_j·y_j per source-sink path P
-  int max_path_cuts = 2000;       // beyond: one longest path through each op instead
-  bool work_bounds = true;        // T ≥ Σ_j ℓ̂_j·y_j + Σ_{i∈class} (1−y_i)·ℓ_i / cores of the class
-  bool transitivity_rows = false; // x_ik ≥ x_ij + x_jk − 1 for triples with an incomparable pair
+  bool path_cuts = true;  // T ≥ Σ_{i∈P} p_i + Σ_{j∉P} ℓ̂_j·y_j per source-sink path P
+  int max_path_cuts = 2000;  // beyond: one longest path through each op instead
+  bool work_bounds = true;  // T ≥ Σ_j ℓ̂_j·y_j + Σ_{i∈class} (1−y_i)·ℓ_i / cores of the class
+  bool transitivity_rows = false;  // x_ik ≥ x_ij + x_jk − 1 for triples with an incomparable pair
   bool symmetry_breaking = true;  // k-th op of a class on a core ≤ k (identical cores only)
   bool cache = true;
-  std::string dump_dir;           // when set, every ILP solved is written there as CPLEX LP
+  std::string dump_dir;  // when set, every ILP solved is written there as CPLEX LP
 };
 
 class Scheduler {
