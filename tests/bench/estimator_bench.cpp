@@ -6,23 +6,13 @@
 
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
-#include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "plugin_registry.hpp"
 
 namespace phaze {
 namespace {
 
-Registry& Plugins() {
-  static Registry* r = [] {
-    auto* registry = new Registry();
-    PluginSources s;
-    s.directories = {PHAZE_PLUGIN_DIR};
-    s.use_default_directory = false;
-    PluginLoader::LoadAll(s, *registry);
-    return registry;
-  }();
-  return *r;
-}
+Registry& Plugins() { return testing::BuiltPlugins(); }
 
 const std::vector<OpWork>& Ops() {
   static const std::vector<OpWork> ops = [] {

@@ -12,26 +12,17 @@
 
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
-#include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/scheduler.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
+#include "plugin_registry.hpp"
+#include "schedule/backward_like.hpp"
 
 namespace phaze {
 namespace {
 
-Registry& Plugins() {
-  static Registry* r = [] {
-    auto* registry = new Registry();
-    PluginSources s;
-    s.directories = {PHAZE_PLUGIN_DIR};
-    s.use_default_directory = false;
-    PluginLoader::LoadAll(s, *registry);
-    return registry;
-  }();
-  return *r;
-}
+Registry& Plugins() { return testing::BuiltPlugins(); }
 
 const char* const kModels[] = {"opt-350m",      "bert-large",        "gpt2-xl",
                                "llama2-7b",     "megatron-bert",     "megatron-2.5b",
@@ -124,36 +115,9 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
   state.counters["max_gap"] = max_gap;
 }
 
-// The hard case: a chain with a weight-gradient GEMM branching off each GEMM, 2 tensor +
-// 2 vector cores, all-cores latency 0.2–0.9× single-core.
-ScheduleProblem BackwardLike(int ops) {
-  std::mt19937 rng(static_cast<unsigned>(ops));
-  std::uniform_real_distribution<double> latency(1e-5, 1e-4), ratio(0.2, 0.9);
-  ScheduleProblem p;
-  p.name = "backward-like-" + std::to_string(ops);
-  p.num_tc = p.num_vc = 2;
-  int last = -1;
-  while (static_cast<int>(p.ops.size()) < ops) {
-    const int k = static_cast<int>(p.ops.size());
-    const bool gemm = k % 3 != 2;
-    ScheduleOp op{"op" + std::to_string(k), gemm ? ScheduleClass::kTensor : ScheduleClass::kVector,
-                  latency(rng), 0};
-    op.all_cores_s = op.single_core_s * ratio(rng);
-    p.ops.push_back(op);
-    if (last >= 0) p.edges.emplace_back(last, k);
-    if (gemm && static_cast<int>(p.ops.size()) < ops) {
-      ScheduleOp wgrad{"wgrad" + std::to_string(k), ScheduleClass::kTensor, latency(rng), 0};
-      wgrad.all_cores_s = wgrad.single_core_s * ratio(rng);
-      p.ops.push_back(wgrad);
-      p.edges.emplace_back(last >= 0 ? last : k, static_cast<int>(p.ops.size()) - 1);
-    }
-    last = k;
-  }
-  return p;
-}
-
 void BM_BackwardLike(benchmark::State& state) {
-  const ScheduleProblem p = BackwardLike(static_cast<int>(state.range(0)));
+  const int ops = static_cast<int>(state.range(0));
+  const ScheduleProblem p = testing::BackwardLike(ops, 2, 2, static_cast<unsigned>(ops));
   SchedulerOptions options;
   options.solve.time_limit_s = 60;
   options.cache = false;

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "phaze/ilp/solver_backend.hpp"
-#include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "plugin_registry.hpp"
 
 namespace phaze {
 namespace {
@@ -93,26 +93,18 @@ IlpModel BuildModel(const Dag& d) {
       m.AddRow(0, {{xij, 1}, {xji, 1}, {y[i], -1}}, kInfinity);  // intra-op ops run alone
       m.AddRow(0, {{xij, 1}, {xji, 1}, {y[j], -1}}, kInfinity);
       // t_i + p_i − H(1 − x_ij) ≤ t_j
-      m.AddRow(-kInfinity, {{t[i], 1}, {y[i], -(d.single[i] - d.all[i])}, {t[j], -1}, {xij, horizon}},
+      m.AddRow(-kInfinity,
+               {{t[i], 1}, {y[i], -(d.single[i] - d.all[i])}, {t[j], -1}, {xij, horizon}},
                horizon - d.single[i]);
-      m.AddRow(-kInfinity, {{t[j], 1}, {y[j], -(d.single[j] - d.all[j])}, {t[i], -1}, {xji, horizon}},
+      m.AddRow(-kInfinity,
+               {{t[j], 1}, {y[j], -(d.single[j] - d.all[j])}, {t[i], -1}, {xji, horizon}},
                horizon - d.single[j]);
     }
   }
   return m;
 }
 
-Registry& Plugins() {
-  static Registry* r = [] {
-    auto* reg = new Registry();
-    PluginSources s;
-    s.directories = {PHAZE_PLUGIN_DIR};
-    s.use_default_directory = false;
-    PluginLoader::LoadAll(s, *reg);
-    return reg;
-  }();
-  return *r;
-}
+Registry& Plugins() { return testing::BuiltPlugins(); }
 
 void Solve(benchmark::State& state, const std::string& backend_name, const IlpModel& model,
            double time_limit_s) {
@@ -142,10 +134,18 @@ void BM_Backward17(benchmark::State& state, std::string backend) {
   Solve(state, backend, BuildModel(BackwardLike(8, rng)), 30);
 }
 
-BENCHMARK_CAPTURE(BM_Forward40, cbc, std::string("cbc"))->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_Forward40, lpsolve, std::string("lpsolve"))->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_Backward17, cbc, std::string("cbc"))->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK_CAPTURE(BM_Backward17, lpsolve, std::string("lpsolve"))->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_Forward40, cbc, std::string("cbc"))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Forward40, lpsolve, std::string("lpsolve"))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Backward17, cbc, std::string("cbc"))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Backward17, lpsolve, std::string("lpsolve"))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace phaze

@@ -16,6 +16,7 @@
 #include "phaze/schedule/list_schedule.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
+#include "schedule/backward_like.hpp"
 
 namespace phaze {
 namespace {
@@ -334,42 +335,13 @@ TEST(Scheduler, HeuristicAndBoundBracketTheOptimum) {
   }
 }
 
-// A backward-like DAG: a chain of input-gradient GEMMs, each with a weight-gradient GEMM branching
-// off it, vector ops in between (the hard case).
-ScheduleProblem BackwardLike(int ops, int num_tc, int num_vc, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> latency(1e-5, 1e-4), ratio(0.2, 0.9);
-  ScheduleProblem p;
-  p.name = "backward" + std::to_string(ops);
-  p.num_tc = num_tc;
-  p.num_vc = num_vc;
-  int last = -1;
-  while (static_cast<int>(p.ops.size()) < ops) {
-    const int k = static_cast<int>(p.ops.size());
-    const bool gemm = k % 3 != 2;
-    ScheduleOp op{"op" + std::to_string(k), gemm ? ScheduleClass::kTensor : ScheduleClass::kVector,
-                  latency(rng), 0};
-    op.all_cores_s = op.single_core_s * ratio(rng);
-    p.ops.push_back(op);
-    if (last >= 0) p.edges.emplace_back(last, k);
-    if (gemm && static_cast<int>(p.ops.size()) < ops) {  // the weight gradient branches off
-      ScheduleOp wgrad{"wgrad" + std::to_string(k), ScheduleClass::kTensor, latency(rng), 0};
-      wgrad.all_cores_s = wgrad.single_core_s * ratio(rng);
-      p.ops.push_back(wgrad);
-      p.edges.emplace_back(last >= 0 ? last : k, static_cast<int>(p.ops.size()) - 1);
-    }
-    last = k;
-  }
-  return p;
-}
-
 TEST(Scheduler, TimeLimitGivesTheIncumbentWithItsGap) {
   auto cbc = Backend("cbc");
   if (!cbc) GTEST_SKIP() << "no cbc backend built";
   SchedulerOptions o;
   o.solve.time_limit_s = 0.05;
   o.fast_paths = false;
-  const ScheduleProblem p = BackwardLike(60, 2, 2, 7);
+  const ScheduleProblem p = testing::BackwardLike(60, 2, 2, 7);
   const ScheduleResult r = Scheduler(cbc, o).Solve(p);
   EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
   EXPECT_LE(r.stats.lower_bound_s, r.makespan_s);

@@ -4,6 +4,7 @@
 #include <boost/program_options/options_description.hpp>
 
 #include "phaze/cli/command_context.hpp"
+#include "phaze/graph/graph_builder.hpp"
 
 namespace phaze::cli {
 
@@ -16,6 +17,9 @@ void AddPlaceOptions(boost::program_options::options_description& d);
 int RunPlace(CommandContext& ctx);
 
 void AddGraphOptions(boost::program_options::options_description& d);
+// --micro-batch, --sequence-length and, where the command has them, --no-fusion and --optimizer,
+// checked (UsageError on bad values).
+GraphOptions ReadGraphOptions(const boost::program_options::variables_map& vm);
 int RunGraph(CommandContext& ctx);
 
 void AddArchOptions(boost::program_options::options_description& d);

@@ -29,6 +29,23 @@ void AddGraphOptions(po::options_description& d) {
       "the strategy's width (devices per slice)");
 }
 
+GraphOptions ReadGraphOptions(const po::variables_map& vm) {
+  GraphOptions options;
+  options.micro_batch = vm["micro-batch"].as<std::int64_t>();
+  options.sequence_length = vm["sequence-length"].as<std::int64_t>();
+  if (options.micro_batch < 1) throw UsageError("--micro-batch: expected an integer ≥ 1");
+  if (options.sequence_length < 0) throw UsageError("--sequence-length: expected an integer ≥ 0");
+  options.fusion = !vm.count("no-fusion");
+  if (vm.count("optimizer")) {
+    const std::string optimizer = vm["optimizer"].as<std::string>();
+    if (optimizer != "adam-mixed" && optimizer != "sgd") {
+      throw UsageError("--optimizer: expected adam-mixed or sgd, found '" + optimizer + "'");
+    }
+    options.optimizer = OptimizerSpec::Named(optimizer);
+  }
+  return options;
+}
+
 int RunGraph(CommandContext& ctx) {
   if (!ctx.vm.count("model")) throw UsageError("phaze graph: --model FILE is required");
   const std::string format = ctx.vm["format"].as<std::string>();
@@ -47,17 +64,7 @@ int RunGraph(CommandContext& ctx) {
     }
     graph = ParseLayerGraphFile(root);
   } else {
-    GraphOptions options;
-    options.micro_batch = ctx.vm["micro-batch"].as<std::int64_t>();
-    options.sequence_length = ctx.vm["sequence-length"].as<std::int64_t>();
-    if (options.micro_batch < 1) throw UsageError("--micro-batch: expected an integer ≥ 1");
-    if (options.sequence_length < 0) throw UsageError("--sequence-length: expected an integer ≥ 0");
-    options.fusion = !ctx.vm.count("no-fusion");
-    const std::string optimizer = ctx.vm["optimizer"].as<std::string>();
-    if (optimizer != "adam-mixed" && optimizer != "sgd") {
-      throw UsageError("--optimizer: expected adam-mixed or sgd, found '" + optimizer + "'");
-    }
-    options.optimizer = OptimizerSpec::Named(optimizer);
+    const GraphOptions options = ReadGraphOptions(ctx.vm);
     const ModelSpec model = ParseModelSpec(root);
     try {
       if (ctx.vm.count("strategy")) {
@@ -66,10 +73,8 @@ int RunGraph(CommandContext& ctx) {
         run.strategy = {name, std::nullopt, std::nullopt};
         run.CheckComponents(ctx.registry, false, false, true);
         const auto strategy = ctx.registry.CreateStrategy(name, run.strategy.Params());
-        GraphOptions unfused = options;
-        unfused.fusion = false;
-        graph = SliceLayerGraph(*strategy, name, BuildLayerGraph(model, unfused),
-                                ctx.vm["width"].as<std::int64_t>(), options.fusion);
+        graph = BuildSlicedLayerGraph(*strategy, name, model, options,
+                                      ctx.vm["width"].as<std::int64_t>());
       } else {
         graph = BuildLayerGraph(model, options);
       }

@@ -28,7 +28,8 @@ int RunPlace(CommandContext& ctx) {
     char tail = 0;
     if (std::sscanf(spec.c_str(), "%d,%d,%d%c", &f.pipeline_stages, &f.data_parallel,
                     &f.tensor_parallel, &tail) != 3) {
-      throw UsageError("--fixed: expected p,d,t (three integers, e.g. 8,128,1), found '" + spec + "'");
+      throw UsageError("--fixed: expected p,d,t (three integers, e.g. 8,128,1), found '" + spec +
+                       "'");
     }
     plan = search.Evaluate(problem, f);
   } else {

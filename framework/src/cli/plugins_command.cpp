@@ -46,7 +46,9 @@ int RunPlugins(CommandContext& ctx) {
     return 0;
   }
   // One row per component, grouped by plugin; plugins without components get one row too.
-  struct Row { std::string kind, name, version, plugin, file; };
+  struct Row {
+    std::string kind, name, version, plugin, file;
+  };
   std::vector<Row> rows;
   for (const auto& c : components) {
     rows.push_back({std::string(KindShortName(c.kind)), c.name, c.plugin.version, c.plugin.name,
@@ -58,7 +60,8 @@ int RunPlugins(CommandContext& ctx) {
     if (!any) rows.push_back({"-", "-", p.version, p.name, p.file});
   }
   Row header{"KIND", "NAME", "VERSION", "PLUGIN", "FILE"};
-  size_t w[4] = {header.kind.size(), header.name.size(), header.version.size(), header.plugin.size()};
+  size_t w[4] = {header.kind.size(), header.name.size(), header.version.size(),
+                 header.plugin.size()};
   for (const auto& r : rows) {
     w[0] = std::max(w[0], r.kind.size());
     w[1] = std::max(w[1], r.name.size());

@@ -100,18 +100,12 @@ int RunSchedule(CommandContext& ctx) {
       if (IsLayerGraphDocument(root)) {
         graph = ParseLayerGraphFile(root);
       } else {
-        GraphOptions options;
-        options.micro_batch = ctx.vm["micro-batch"].as<std::int64_t>();
-        options.sequence_length = ctx.vm["sequence-length"].as<std::int64_t>();
-        if (options.micro_batch < 1) throw UsageError("--micro-batch: expected an integer ≥ 1");
+        const GraphOptions options = ReadGraphOptions(ctx.vm);
         const ModelSpec model = ParseModelSpec(root);
         if (width > 1 || ctx.vm.count("strategy")) {
           const auto strategy =
               ctx.registry.CreateStrategy(run.strategy.name, run.strategy.Params());
-          GraphOptions unfused = options;
-          unfused.fusion = false;
-          graph = SliceLayerGraph(*strategy, run.strategy.name, BuildLayerGraph(model, unfused),
-                                  width, true);
+          graph = BuildSlicedLayerGraph(*strategy, run.strategy.name, model, options, width);
         } else {
           graph = BuildLayerGraph(model, options);
         }

@@ -54,6 +54,10 @@ std::vector<int> PriorityOrder(const ScheduleProblem& p, const Precedence& prec,
   return order;
 }
 
+ModeChoice Flipped(ModeChoice mode) {
+  return mode == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+}
+
 }  // namespace
 
 ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec,
@@ -185,13 +189,13 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
     bool improved = false;
     for (int i = 0; i < n; ++i) {
       if (!p.ops[i].IntraOpUseful()) continue;
-      modes[i] = modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      modes[i] = Flipped(modes[i]);
       ScheduleResult r = GenerateSchedule(p, prec, *best_order, modes);
       if (r.makespan_s < best.makespan_s) {
         best = std::move(r);
         improved = true;
       } else {
-        modes[i] = modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+        modes[i] = Flipped(modes[i]);
       }
     }
     if (!improved) break;
@@ -233,8 +237,7 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
     std::vector<ModeChoice> trial_modes = modes;
     auto flip_one = [&] {
       const int i = flippable[rng() % flippable.size()];
-      trial_modes[i] =
-          trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+      trial_modes[i] = Flipped(trial_modes[i]);
       return i;
     };
     if (kind <= 1) {
@@ -253,8 +256,7 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
       trial_order.erase(trial_order.begin() + k);
       trial_order.insert(trial_order.begin() + to, i);
       if (kind == 3 && p.ops[i].IntraOpUseful()) {
-        trial_modes[i] =
-            trial_modes[i] == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
+        trial_modes[i] = Flipped(trial_modes[i]);
       }
     }
     ScheduleResult r = GenerateSchedule(p, prec, trial_order, trial_modes);

@@ -27,6 +27,14 @@ LayerGraph SliceLayerGraph(const ParallelismStrategy& strategy, const std::strin
   return slice;
 }
 
+LayerGraph BuildSlicedLayerGraph(const ParallelismStrategy& strategy,
+                                 const std::string& strategy_name, const ModelSpec& model,
+                                 GraphOptions options, std::int64_t width) {
+  const bool fusion = options.fusion;
+  options.fusion = false;
+  return SliceLayerGraph(strategy, strategy_name, BuildLayerGraph(model, options), width, fusion);
+}
+
 std::vector<std::int64_t> SupportedWidths(const ParallelismStrategy& strategy,
                                           const LayerGraph& full,
                                           const std::vector<std::int64_t>& candidates) {

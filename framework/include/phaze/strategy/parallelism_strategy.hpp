@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/layer_graph.hpp"
 
 namespace phaze {
@@ -29,6 +30,12 @@ class ParallelismStrategy {
 // unsupported width, or when `full` is fused.
 LayerGraph SliceLayerGraph(const ParallelismStrategy& strategy, const std::string& strategy_name,
                            const LayerGraph& full, std::int64_t width, bool fusion);
+
+// A model's per-device layer graph: built unfused with `options`, sliced `width` ways, fused when
+// options.fusion — the one path from a model description to a sliced graph.
+LayerGraph BuildSlicedLayerGraph(const ParallelismStrategy& strategy,
+                                 const std::string& strategy_name, const ModelSpec& model,
+                                 GraphOptions options, std::int64_t width);
 
 // The widths among `candidates` the strategy supports for `full`.
 std::vector<std::int64_t> SupportedWidths(const ParallelismStrategy& strategy,
