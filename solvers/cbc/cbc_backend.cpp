@@ -11,7 +11,9 @@
 // ILPs of one architecture one after another.
 #include <coin/Cbc_C_Interface.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -111,6 +113,9 @@ class CbcBackend final : public SolverBackend {
       // moment (seen here at 0.05 s on a 60-op scheduling ILP; coin-or/Cbc#353 is the same code
       // path): with a time limit, no MIP preprocessing.
       Cbc_setParameter(cbc, "preprocess", "off");
+    }
+    if (options.node_limit > 0) {
+      Cbc_setMaximumNodes(cbc, static_cast<int>(std::min<std::int64_t>(options.node_limit, INT32_MAX)));
     }
     Cbc_setAllowableFractionGap(cbc, options.relative_gap);
     Cbc_setAllowableGap(cbc, options.absolute_gap);

@@ -5,8 +5,10 @@
 // lower bound is 0, so every bound is set explicitly; set_timeout takes whole seconds (0 = none),
 // so a time limit is rounded *up* to whole seconds; a row-less unbounded model can report OPTIMAL
 // at an objective of ±1e30, which is mapped to unbounded. lp_solve reports no best bound for a
-// stopped search (best_bound = −inf for minimisation), and ignores warm starts and cutoffs.
+// stopped search (best_bound = −inf for minimisation), and ignores warm starts and cutoffs. A node
+// limit is implemented with the abort callback.
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -107,6 +109,20 @@ class LpSolveBackend final : public SolverBackend {
     }
     if (std::isfinite(options.time_limit_s)) {
       set_timeout(lp, static_cast<long>(std::ceil(options.time_limit_s)));
+    }
+    // A node limit through the abort callback (lp_solve has no parameter for it): it asks the
+    // solver's own node count, so the stop point is reproducible.
+    std::int64_t node_limit = options.node_limit;
+    if (node_limit > 0) {
+      put_abortfunc(
+          lp,
+          [](lprec* l, void* handle) -> int {
+            return static_cast<std::int64_t>(get_total_nodes(l)) >=
+                           *static_cast<std::int64_t*>(handle)
+                       ? TRUE
+                       : FALSE;
+          },
+          &node_limit);
     }
     set_mip_gap(lp, TRUE, options.absolute_gap);   // TRUE: absolute gap
     set_mip_gap(lp, FALSE, options.relative_gap);  // FALSE: relative gap

@@ -74,6 +74,10 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
     SchedulerOptions options;
     options.solve.time_limit_s =
         std::getenv("PHAZE_BENCH_TL") ? std::atof(std::getenv("PHAZE_BENCH_TL")) : 10;
+    if (const char* nodes = std::getenv("PHAZE_BENCH_NODES")) {  // a node limit instead of time
+      options.solve.node_limit = std::atoll(nodes);
+      options.solve.time_limit_s = kInfinity;
+    }
     if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_ILP")) options.dump_dir = dir;
     const Scheduler scheduler(backend, options);
     ilp = fast = worst = not_optimal = max_gap = 0;

@@ -129,11 +129,11 @@ int RunSchedule(CommandContext& ctx) {
   }
 
   SchedulerOptions options;
-  options.solve.time_limit_s = run.solver.time_limit_s;
-  options.solve.relative_gap = run.solver.relative_gap;
-  options.solve.absolute_gap = run.solver.absolute_gap;
-  options.solve.verbose = run.solver.verbose;
-  if (ctx.vm.count("time-limit")) options.solve.time_limit_s = ctx.vm["time-limit"].as<double>();
+  options.solve = run.solver.Options();
+  if (ctx.vm.count("time-limit")) {
+    options.solve.time_limit_s = ctx.vm["time-limit"].as<double>();
+    options.solve.node_limit = 0;  // an explicit time limit replaces the default node limit
+  }
   if (ctx.vm.count("gap")) options.solve.relative_gap = ctx.vm["gap"].as<double>();
   if (!(options.solve.time_limit_s > 0) || !(options.solve.relative_gap >= 0)) {
     throw UsageError("--time-limit must be > 0 and --gap ≥ 0");

@@ -1,25 +1,88 @@
-// `phaze search --config RUN.yaml`: validates the run config and the plugin names it uses. The
-// search driver itself is built by issue 9; until then the command stops after validation.
+// `phaze search --config RUN.yaml [--threads N] [--output-dir DIR] [--max-configs N]`: the whole
+// Phaze run (framework/search). Prints a summary table; writes results.json, report.md and the
+// SVG plots into the output directory (run config `output.directory`, relative to the working
+// directory); -o FILE also writes results.json there. Ctrl-C stops after the configs being
+// evaluated, writing the partial results (marked "complete": false). Exit 1 when no explored
+// config is feasible for any model, with the reasons.
+#include <atomic>
+#include <csignal>
+
 #include "commands.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/search/search_driver.hpp"
+#include "phaze/search/search_report.hpp"
+
+namespace po = boost::program_options;
 
 namespace phaze::cli {
 
-void AddSearchOptions(boost::program_options::options_description&) {}
+void AddSearchOptions(po::options_description& d) {
+  d.add_options()("threads", po::value<int>(), "evaluate this many configs at once (default: the "
+                                                "run config's search.threads, 0 = all cores)")(
+      "output-dir", po::value<std::string>(), "output directory (default: output.directory)")(
+      "max-configs", po::value<std::int64_t>(), "stop after this many configs (search.max_configs)");
+}
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnInterrupt(int) { g_interrupted = true; }
+
+// Installs the Ctrl-C handler for the lifetime of the search and restores the previous one.
+class InterruptGuard {
+ public:
+  InterruptGuard() : previous_(std::signal(SIGINT, OnInterrupt)) { g_interrupted = false; }
+  ~InterruptGuard() { std::signal(SIGINT, previous_); }
+
+ private:
+  void (*previous_)(int);
+};
+
+}  // namespace
 
 int RunSearch(CommandContext& ctx) {
   if (ctx.global.config.empty()) {
     throw UsageError("phaze search: --config RUN.yaml is required (see share/runs/)");
   }
-  RunConfig rc = RunConfig::ParseFile(ctx.global.config);
-  rc.CheckComponents(ctx.registry, /*check_solver=*/true, /*check_estimator=*/true,
-                     /*check_strategy=*/true);
-  ctx.log.Verbose("effective run config:\n" + rc.ToJson().Dump());
-  throw NotImplementedError("phaze search: not implemented yet: the run config '" +
-                            ctx.global.config +
-                            "' is valid, but the search driver (issue 9) is not built in this "
-                            "version");
+  RunConfig run = RunConfig::ParseFile(ctx.global.config);
+  if (ctx.vm.count("max-configs")) {
+    const auto n = ctx.vm["max-configs"].as<std::int64_t>();
+    if (n < 0) throw UsageError("--max-configs: expected 0 (no limit) or a positive integer");
+    run.search.max_configs = n;
+  }
+  if (ctx.vm.count("output-dir")) run.output.directory = ctx.vm["output-dir"].as<std::string>();
+  SearchDriverOptions options;
+  if (ctx.vm.count("threads")) {
+    options.threads = ctx.vm["threads"].as<int>();
+    if (options.threads < 1) throw UsageError("--threads: expected a positive integer");
+  }
+  ctx.log.Verbose("effective run config:\n" + run.ToJson().Dump());
+
+  InterruptGuard guard;
+  options.stop = &g_interrupted;
+  const SearchResults results = RunSearchDriver(run, ctx.registry, ctx.progress, ctx.log, options);
+  WriteSearchOutputs(results, run.output.directory, run.output.plots);
+  if (!ctx.global.output.empty()) {
+    WriteTextFileAtomic(ctx.global.output, SearchResultsToJson(results).Dump(1) + "\n");
+  }
+  ctx.out << SearchSummary(results) << "outputs in " << run.output.directory << "/\n";
+  if (results.outcome.stop_reason == "interrupted") {
+    ctx.err << "interrupted: partial results written (results.json has \"complete\": false)\n";
+  }
+  if (!results.AnyFeasible()) {
+    ctx.err << "no explored architecture is feasible for any model:\n";
+    if (!results.outcome.explored.empty()) {
+      for (const auto& m : results.outcome.explored.front().evaluation.models) {
+        ctx.err << "  " << m.model << " on " << results.outcome.explored.front().point.arch.name
+                << ": " << m.best.reason << "\n";
+      }
+    }
+    return static_cast<int>(ExitCode::kNoFeasibleResult);
+  }
+  return 0;
 }
 
 }  // namespace phaze::cli

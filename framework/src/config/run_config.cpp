@@ -38,6 +38,17 @@ void CheckDistinct(const ConfigNode& node, const std::vector<T>& values) {
 
 }  // namespace
 
+SolveOptions RunConfig::Solver::Options() const {
+  SolveOptions o;
+  o.time_limit_s = time_limit_s > 0 ? time_limit_s : kInfinity;
+  o.node_limit = node_limit;
+  o.relative_gap = relative_gap;
+  o.absolute_gap = absolute_gap;
+  o.threads = static_cast<int>(threads);
+  o.verbose = verbose;
+  return o;
+}
+
 ConfigNode ComponentChoice::Params() const {
   if (params) return *params;
   std::string source = name_node ? name_node->Source() : "<defaults>";
@@ -68,9 +79,15 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       if (m.IsScalar()) {
         e.file = m.AsString();
       } else {
-        m.ExpectKeys({"file", "weight"});
+        m.ExpectKeys({"file", "weight", "expert", "presets"});
         e.file = m.Child("file").AsString();
         if (auto w = m.Optional("weight")) e.weight = w->AsPositiveDouble();
+        if (auto x = m.Optional("expert")) {
+          const auto v = x->AsList(&ConfigNode::AsPositiveInt);
+          if (v.size() != 3) x->Fail("expected [p, d, t]: pipeline stages, data- and tensor-parallel widths");
+          e.expert = ExpertPlacement{v[0], v[1], v[2]};
+        }
+        if (auto p = m.Optional("presets")) e.presets = p->AsList(&ConfigNode::AsString);
       }
       e.resolved = std::filesystem::path(e.file).is_absolute() ? e.file : (base / e.file).string();
       rc.models.push_back(e);
@@ -135,10 +152,14 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (s->IsScalar()) {
       rc.solver.backend = {s->AsString(), *s, std::nullopt};
     } else {
-      s->ExpectKeys({"backend", "time_limit_s", "relative_gap", "absolute_gap", "threads",
-                     "verbose", "params"});
+      s->ExpectKeys({"backend", "time_limit_s", "node_limit", "relative_gap", "absolute_gap",
+                     "threads", "verbose", "params"});
       rc.solver.backend = ParseComponent(*s, "backend", rc.solver.backend);
-      if (auto v = s->Optional("time_limit_s")) rc.solver.time_limit_s = v->AsPositiveDouble();
+      if (auto v = s->Optional("time_limit_s")) rc.solver.time_limit_s = v->AsNonNegativeDouble();
+      if (auto v = s->Optional("node_limit")) {
+        rc.solver.node_limit = v->AsInt();
+        if (rc.solver.node_limit < 0) v->Fail("expected 0 (no limit) or a positive integer");
+      }
       if (auto v = s->Optional("relative_gap")) rc.solver.relative_gap = v->AsNonNegativeDouble();
       if (auto v = s->Optional("absolute_gap")) rc.solver.absolute_gap = v->AsNonNegativeDouble();
       if (auto v = s->Optional("threads")) rc.solver.threads = v->AsPositiveInt();
@@ -203,6 +224,16 @@ Json RunConfig::ToJson() const {
     Json e = Json::MakeObject();
     e["file"] = m.file;
     e["weight"] = m.weight;
+    if (m.expert) {
+      Json x = Json::MakeArray();
+      for (auto v : {m.expert->pipeline_stages, m.expert->data_parallel, m.expert->tensor_parallel}) {
+        x.Push(v);
+      }
+      e["expert"] = x;
+    }
+    Json mp = Json::MakeArray();
+    for (const auto& p : m.presets) mp.Push(p);
+    e["presets"] = mp;
     models_json.Push(e);
   }
   j["models"] = models_json;
@@ -230,6 +261,7 @@ Json RunConfig::ToJson() const {
   auto& s = j["solver"];
   s["backend"] = solver.backend.name;
   s["time_limit_s"] = solver.time_limit_s;
+  s["node_limit"] = solver.node_limit;
   s["relative_gap"] = solver.relative_gap;
   s["absolute_gap"] = solver.absolute_gap;
   s["threads"] = solver.threads;

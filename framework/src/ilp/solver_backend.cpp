@@ -21,6 +21,7 @@ std::string SolveOptions::Validate(int num_variables) const {
   if (!(relative_gap >= 0) || !std::isfinite(relative_gap)) return "relative_gap must be >= 0";
   if (!(absolute_gap >= 0) || !std::isfinite(absolute_gap)) return "absolute_gap must be >= 0";
   if (threads < 1) return "threads must be >= 1";
+  if (node_limit < 0) return "node_limit must be >= 0";
   if (!warm_start.empty() && static_cast<int>(warm_start.size()) != num_variables) {
     return "warm_start has " + std::to_string(warm_start.size()) + " values for " +
            std::to_string(num_variables) + " variables";

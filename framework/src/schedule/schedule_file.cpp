@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "phaze/core/xml.hpp"
+
 namespace phaze {
 
 ScheduleProblem ParseScheduleProblem(const ConfigNode& root) {
@@ -133,29 +135,6 @@ Json ScheduleToJson(const ScheduleProblem& p, const ScheduleResult& r) {
 
 namespace {
 
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 const char* Colour(ScheduleClass cls) {
   switch (cls) {
     case ScheduleClass::kTensor:
@@ -219,8 +198,8 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
   std::snprintf(buf, sizeof buf,
                 "<text x=\"%.0f\" y=\"20\" font-size=\"14\">%s — makespan %.2f µs "
                 "(sequential %.2f µs), %s</text>\n",
-                left, Escape(title).c_str(), r.makespan_s * 1e6, p.SequentialMakespan() * 1e6,
-                Escape(r.stats.path + ", " + r.stats.status).c_str());
+                left, XmlEscape(title).c_str(), r.makespan_s * 1e6, p.SequentialMakespan() * 1e6,
+                XmlEscape(r.stats.path + ", " + r.stats.status).c_str());
   svg << buf;
   for (std::size_t k = 0; k < labels.size(); ++k) {
     std::snprintf(buf, sizeof buf, "<text x=\"4\" y=\"%.1f\">%s</text>\n",
@@ -234,11 +213,11 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
     std::snprintf(buf, sizeof buf,
                   "<g><title>%s</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
                   "fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>",
-                  Escape(tip).c_str(), x, y, w, row_h - 4, colour);
+                  XmlEscape(tip).c_str(), x, y, w, row_h - 4, colour);
     svg << buf;
     if (w > 7.0 * name.size()) {
       std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 3,
-                    y + row_h * 0.6, Escape(name).c_str());
+                    y + row_h * 0.6, XmlEscape(name).c_str());
       svg << buf;
     }
     svg << "</g>\n";

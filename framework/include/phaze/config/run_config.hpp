@@ -14,6 +14,7 @@
 
 #include "phaze/config/config_node.hpp"
 #include "phaze/core/json.hpp"
+#include "phaze/ilp/solver_backend.hpp"
 
 namespace phaze {
 
@@ -27,10 +28,19 @@ struct ComponentChoice {
   ConfigNode Params() const;
 };
 
+// An expert (hand-chosen) placement {p, d, t}: pipeline stages, data- and tensor-parallel widths.
+struct ExpertPlacement {
+  std::int64_t pipeline_stages = 1;
+  std::int64_t data_parallel = 1;
+  std::int64_t tensor_parallel = 1;
+};
+
 struct ModelEntry {
   std::string file;       // as written
   std::string resolved;   // relative to the run config's directory
   double weight = 1.0;    // for the weighted mean of the common config
+  std::optional<ExpertPlacement> expert;  // `expert: [p, d, t]`: evaluated on every baseline
+  std::vector<std::string> presets;       // baseline architectures for this model only (Spotlight)
 };
 
 struct RunConfig {
@@ -39,7 +49,8 @@ struct RunConfig {
 
   struct Arch {
     std::string space;                 // search-space file ("" = built-in paper space)
-    std::vector<std::string> presets;  // extra configs evaluated as baselines
+    std::vector<std::string> presets = {"tpuv4"};  // baselines for every model; the first is the
+                                                   // reference of the speed-ups
   } arch;
 
   struct Cluster {
@@ -59,11 +70,14 @@ struct RunConfig {
 
   struct Solver {
     ComponentChoice backend{"cbc", std::nullopt, std::nullopt};
-    double time_limit_s = 10.0;
+    double time_limit_s = 0.0;      // per ILP segment; 0 = none (time limits are not reproducible)
+    std::int64_t node_limit = 100;  // branch-and-bound nodes per ILP solve; 0 = none
     double relative_gap = 1e-4;
     double absolute_gap = 0.0;
     std::int64_t threads = 1;
     bool verbose = false;
+    // These settings as the backend's options (a zero time limit becomes "none").
+    SolveOptions Options() const;
   } solver;
 
   ComponentChoice estimator{"analytic", std::nullopt, std::nullopt};

@@ -28,6 +28,9 @@ std::string_view SolveStatusName(SolveStatus status);
 
 struct SolveOptions {
   double time_limit_s = kInfinity;  // wall-clock limit; infinity = none
+  // Branch-and-bound node limit; 0 = none. Unlike a time limit it stops at the same point on every
+  // run and machine, so results are reproducible (the search uses it).
+  std::int64_t node_limit = 0;
   double relative_gap = 1e-4;       // stop when |incumbent − bound| ≤ gap·|incumbent|
   double absolute_gap = 0.0;        // … or ≤ this
   int threads = 1;                  // where the backend supports it

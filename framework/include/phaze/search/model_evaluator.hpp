@@ -1,0 +1,129 @@
+// One model on one architecture (DESIGN §1's pipeline for a single config): per-op estimates →
+// the ILP schedule of every unique layer slice's forward, backward and recompute pass → the
+// placement DP for every micro-batch size, HBM size and recompute setting, sharing the estimates
+// and schedules across them (the reference restarts everything for each).
+//
+// PrepareModel does the architecture-independent part once per run: the layer graph of every
+// micro-batch size, sliced by the strategy for every tensor-parallel width it supports.
+// ModelEvaluator::Evaluate then costs one architecture. Plans are compared by throughput; ties go
+// to the smaller micro-batch, then no recompute, then the smaller HBM (a deterministic order).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/config/run_config.hpp"
+#include "phaze/estimate/estimator.hpp"
+#include "phaze/graph/layer_graph.hpp"
+#include "phaze/placement/placement_search.hpp"
+#include "phaze/schedule/scheduler.hpp"
+#include "phaze/strategy/parallelism_strategy.hpp"
+
+namespace phaze {
+
+// The architecture-independent part of a model: its sliced layer graphs.
+struct PreparedModel {
+  std::string name;  // the workload's name
+  std::string file;
+  double weight = 1;
+  std::optional<ExpertPlacement> expert;
+  std::vector<std::string> presets;  // this model's own baseline architectures
+  std::int64_t sequence_length = 0;
+  std::int64_t parameters = 0;
+  double flops_per_token = 0;  // model FLOPs (forward + backward GEMMs, attention included)
+
+  struct Slice {
+    std::int64_t micro_batch = 1;
+    std::int64_t width = 1;
+    LayerGraph graph;
+  };
+  std::vector<Slice> slices;         // micro-batch-major, widths ascending
+  std::vector<std::string> refused;  // "t=8: …" widths the strategy refused (for the report)
+};
+
+// Builds every (micro-batch, width) slice. Throws ConfigError (located at the entry) when the model
+// file is bad or no width is supported.
+PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
+                           const ParallelismStrategy& strategy);
+
+// A plan with the training settings it was found for, and its metrics.
+struct PlanChoice {
+  bool feasible = false;
+  std::string reason;  // when infeasible
+  PlacementPlan plan;
+  std::int64_t micro_batch = 0;
+  bool recompute = false;
+  double hbm_gib = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;  // model FLOP/s over the cluster's peak tensor FLOP/s
+  struct Stage {
+    std::string first_layer, last_layer;
+    int layers = 0;
+    int devices = 1;
+    double load_s = 0;
+    double peak_memory_bytes = 0;
+  };
+  std::vector<Stage> stages;
+
+  double Throughput() const { return feasible ? plan.throughput_samples_per_s : 0.0; }
+  // Strictly better: higher throughput (a feasible plan beats an infeasible one).
+  bool BetterThan(const PlanChoice& other) const { return Throughput() > other.Throughput(); }
+};
+
+// The schedule of one unique layer slice and pass, kept for reports.
+struct LayerScheduleSummary {
+  std::int64_t micro_batch = 0;
+  std::int64_t width = 0;
+  std::string layer;
+  Pass pass = Pass::kForward;
+  double makespan_s = 0;
+  double sequential_s = 0;  // every op intra-op, one after another
+  std::string path;
+  std::string status;
+  double gap = 0;
+};
+
+struct ModelEvaluation {
+  std::string model;
+  PlanChoice best;                       // over micro-batch, width, HBM, recompute
+  std::vector<PlanChoice> best_per_hbm;  // indexed like training.hbm_gib
+  std::optional<PlanChoice> expert;      // the model's expert {p, d, t}, best settings for it
+  std::vector<LayerScheduleSummary> schedules;
+  int ilp_answers = 0;      // schedules that needed the solver
+  int fast_answers = 0;     // answered by a fast path
+  double max_gap = 0;       // worst relative gap of a schedule
+  double schedule_seconds = 0;  // wall time of estimates + schedules (timing; not reproducible)
+  double placement_seconds = 0;
+};
+
+class ModelEvaluator {
+ public:
+  ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estimator> estimator,
+                 std::shared_ptr<const SolverBackend> backend);
+
+  // Evaluates `model` on `arch`. Estimator errors (UnsupportedOpError) become an infeasible result
+  // with the reason; other errors propagate. Thread-safe; deterministic for a deterministic solver.
+  ModelEvaluation Evaluate(const PreparedModel& model, const ArchConfig& arch,
+                           bool with_expert) const;
+
+  // The schedule of one unique layer slice and pass (for the Gantt chart of a winner).
+  ScheduleResult ScheduleLayer(const PreparedModel& model, const ArchConfig& arch,
+                               std::int64_t micro_batch, std::int64_t width,
+                               const std::string& layer, Pass pass,
+                               ScheduleProblem* problem) const;
+
+  SchedulerOptions Options() const { return scheduler_options_; }
+
+ private:
+  const RunConfig& run_;
+  std::shared_ptr<const Estimator> estimator_;
+  std::shared_ptr<const SolverBackend> backend_;
+  SchedulerOptions scheduler_options_;
+  ClusterConfig cluster_;
+};
+
+}  // namespace phaze

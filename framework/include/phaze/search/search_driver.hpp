@@ -1,0 +1,80 @@
+// The whole Phaze run (DESIGN §1, §7): prepares every model once, enumerates the architecture space
+// by decreasing area, evaluates each config for every model (ModelEvaluator) in RunArchSearch, picks
+// the best config per model and in common, and evaluates the baselines — each baseline
+// architecture (arch.presets for every model, a model's own `presets`) with our DP and with the
+// model's expert placement. The first of arch.presets with expert placement (the paper's
+// "TPUv4-expert") is the reference of every speed-up; without an expert placement, that preset
+// with our DP.
+//
+// Common score of a config = the mean of its per-model best throughputs — arithmetic, weighted
+// (by each model's `weight`) or geometric (search.mean) — and 0 when any model is infeasible on it.
+// Winners: the highest score (per model: throughput); ties go to the earlier config (larger area).
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phaze/config/run_config.hpp"
+#include "phaze/core/logger.hpp"
+#include "phaze/core/progress.hpp"
+#include "phaze/plugin/registry.hpp"
+#include "phaze/schedule/schedule_problem.hpp"
+#include "phaze/search/arch_search.hpp"
+#include "phaze/search/model_evaluator.hpp"
+
+namespace phaze {
+
+struct BaselineResult {
+  std::string arch;      // preset name
+  std::string model;
+  std::string kind;      // "expert" | "phaze-dp"
+  double area_mm2 = 0;
+  double peak_flops = 0;
+  PlanChoice plan;
+};
+
+// The winner's main layer schedule (for the Gantt chart): the largest unique layer's backward pass.
+struct WinnerSchedule {
+  std::string title;
+  ScheduleProblem problem;
+  ScheduleResult result;
+};
+
+struct SearchResults {
+  RunConfig run;
+  std::string space_name;
+  double area_budget_mm2 = 0;
+  std::vector<PreparedModel> models;  // graphs dropped after the search (names, figures kept)
+  ArchSearchOutcome outcome;
+  std::vector<int> best_per_model;  // index into outcome.explored; −1 when none is feasible
+  int best_common = -1;
+  std::vector<BaselineResult> baselines;
+  std::optional<WinnerSchedule> winner_schedule;
+  std::vector<PluginRecord> plugins;  // versions of what was used
+  std::string solver_version;
+  struct Timings {
+    double prepare_s = 0, search_s = 0, baselines_s = 0, total_s = 0;
+  } timings;
+
+  bool AnyFeasible() const;
+  // The reference throughput of `model` (first global preset, expert when given), 0 when unknown.
+  double ReferenceThroughput(const std::string& model) const;
+};
+
+struct SearchDriverOptions {
+  int threads = 0;  // overrides search.threads when > 0
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Runs the search. Throws ConfigError for bad models or spaces, Error when an evaluation fails.
+SearchResults RunSearchDriver(const RunConfig& run, const Registry& registry,
+                              ProgressSink& progress, Logger& log,
+                              const SearchDriverOptions& options = {});
+
+// A score from per-model throughputs (0 when any is 0).
+double CommonScore(const std::vector<double>& throughputs, const std::vector<double>& weights,
+                   const std::string& mean);
+
+}  // namespace phaze

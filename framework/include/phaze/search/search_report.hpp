@@ -1,0 +1,30 @@
+// The outputs of a search (issue 9): results.json (every explored config with its per-model
+// results, the winners, the baselines and speed-ups, the effective run config, plugin versions;
+// wall times only under the top-level "timings" key, so two runs of the same inputs give the same
+// file apart from it), report.md (the paper's Table 1, Figure 4 as a table, Table 3's MFU) and SVG
+// plots (throughput vs area, the winner's pipelines, the winner's main layer schedule). The schema
+// is documented in share/runs/README.md.
+#pragma once
+
+#include <string>
+
+#include "phaze/core/json.hpp"
+#include "phaze/search/search_driver.hpp"
+
+namespace phaze {
+
+Json PlanChoiceToJson(const PlanChoice& choice);
+Json SearchResultsToJson(const SearchResults& results);
+std::string SearchReportMarkdown(const SearchResults& results);
+// Explored configs' common score against area; the winner and the first baseline preset marked.
+std::string ThroughputAreaSvg(const SearchResults& results);
+// The common winner's pipeline per model: stages as boxes sized by layer count, with devices.
+std::string PipelineSvg(const SearchResults& results);
+// A few lines for the terminal: winners and speed-ups.
+std::string SearchSummary(const SearchResults& results);
+
+// Writes results.json, report.md and (with `plots`) throughput-vs-area.svg, pipeline.svg and
+// schedule.svg into `directory` (created), each atomically.
+void WriteSearchOutputs(const SearchResults& results, const std::string& directory, bool plots);
+
+}  // namespace phaze

@@ -1,0 +1,618 @@
+#include "phaze/search/search_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "phaze/core/files.hpp"
+#include "phaze/core/xml.hpp"
+#include "phaze/schedule/schedule_file.hpp"
+#include "phaze/version.hpp"
+
+namespace phaze {
+namespace {
+
+std::string Fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string PlanText(const PlanChoice& c) {
+  if (!c.feasible) return "infeasible";
+  return "{p " + std::to_string(c.plan.pipeline_stages) + ", d " +
+         std::to_string(c.plan.data_parallel) + ", t " + std::to_string(c.plan.tensor_parallel) +
+         "}";
+}
+
+std::string ArchText(const ArchConfig& a) {
+  return std::to_string(a.num_tc) + "×" + std::to_string(a.pe_x) + "×" + std::to_string(a.pe_y) +
+         " TC, " + std::to_string(a.num_vc) + "×" + std::to_string(a.pe_vc) + " VC, GLB " +
+         std::to_string(a.glb_bytes >> 20) + " MiB";
+}
+
+// Geometric mean of the positive values (0 when none).
+double GeoMean(const std::vector<double>& v) {
+  double s = 0;
+  int n = 0;
+  for (double x : v) {
+    if (x > 0) {
+      s += std::log(x);
+      ++n;
+    }
+  }
+  return n ? std::exp(s / n) : 0;
+}
+
+// One column of the speed-up table: a label and the throughput per model (0 = none).
+struct Design {
+  std::string label;
+  std::vector<double> throughput;
+};
+
+std::vector<Design> Designs(const SearchResults& r) {
+  std::vector<Design> out;
+  const std::size_t n = r.models.size();
+  std::vector<std::string> order;  // baseline labels in first-seen order
+  std::map<std::string, Design> by_label;
+  for (const auto& b : r.baselines) {
+    // Per-model presets (Spotlight) share one column per kind.
+    const bool global = std::find(r.run.arch.presets.begin(), r.run.arch.presets.end(), b.arch) !=
+                        r.run.arch.presets.end();
+    std::string name = global ? b.arch : b.arch.substr(0, b.arch.find('-'));
+    const std::string label = name + (b.kind == "expert" ? " expert" : " + Phaze DP");
+    if (!by_label.count(label)) {
+      order.push_back(label);
+      by_label[label] = {label, std::vector<double>(n, 0)};
+    }
+    for (std::size_t m = 0; m < n; ++m) {
+      if (r.models[m].name == b.model) by_label[label].throughput[m] = b.plan.Throughput();
+    }
+  }
+  for (const auto& l : order) out.push_back(by_label[l]);
+  Design per_model{"Phaze per-model", std::vector<double>(n, 0)};
+  Design common{"Phaze common", std::vector<double>(n, 0)};
+  for (std::size_t m = 0; m < n; ++m) {
+    if (r.best_per_model[m] >= 0) {
+      per_model.throughput[m] =
+          r.outcome.explored[r.best_per_model[m]].evaluation.models[m].best.Throughput();
+    }
+    if (r.best_common >= 0) {
+      common.throughput[m] = r.outcome.explored[r.best_common].evaluation.models[m].best.Throughput();
+    }
+  }
+  out.push_back(per_model);
+  out.push_back(common);
+  return out;
+}
+
+Json WinnerJson(const SearchResults& r, int index, int model) {
+  Json w = Json::MakeObject();
+  const auto& e = r.outcome.explored[index];
+  w["rank"] = e.rank;
+  w["arch"] = e.point.arch.ToJson();
+  w["area_mm2"] = e.point.area_um2 * 1e-6;
+  w["area_share_of_budget"] = e.point.area_um2 * 1e-6 / r.area_budget_mm2;
+  w["peak_flops"] = e.point.arch.PeakTensorFlopsPerS();
+  if (model >= 0) {
+    w["result"] = PlanChoiceToJson(e.evaluation.models[model].best);
+  } else {
+    w["score"] = e.evaluation.score;
+    Json per = Json::MakeArray();
+    for (const auto& m : e.evaluation.models) {
+      Json j = PlanChoiceToJson(m.best);
+      j["model"] = m.model;
+      per.Push(j);
+    }
+    w["results"] = per;
+  }
+  return w;
+}
+
+}  // namespace
+
+Json PlanChoiceToJson(const PlanChoice& c) {
+  Json j = Json::MakeObject();
+  j["feasible"] = c.feasible;
+  if (!c.feasible) {
+    j["reason"] = c.reason;
+    return j;
+  }
+  j["throughput_samples_per_s"] = c.plan.throughput_samples_per_s;
+  j["throughput_tokens_per_s"] = c.tokens_per_s;
+  j["time_per_batch_s"] = c.plan.time_per_batch_s;
+  j["mfu"] = c.mfu;
+  j["micro_batch"] = c.micro_batch;
+  j["recompute"] = c.recompute;
+  j["hbm_gib"] = c.hbm_gib;
+  Json& p = j["plan"];
+  p["pipeline_stages"] = c.plan.pipeline_stages;
+  p["data_parallel"] = c.plan.data_parallel;
+  p["tensor_parallel"] = c.plan.tensor_parallel;
+  p["micro_batches_per_batch"] = c.plan.micro_batches;
+  p["max_stage_load_s"] = c.plan.max_stage_load_s;
+  p["bubble_share"] = c.plan.bubble_share;
+  p["sync_share"] = c.plan.sync_share;
+  Json stages = Json::MakeArray();
+  for (const auto& s : c.stages) {
+    Json sj = Json::MakeObject();
+    sj["first_layer"] = s.first_layer;
+    sj["last_layer"] = s.last_layer;
+    sj["layers"] = s.layers;
+    sj["devices"] = s.devices;
+    sj["load_s"] = s.load_s;
+    sj["peak_memory_bytes"] = s.peak_memory_bytes;
+    stages.Push(sj);
+  }
+  p["stages"] = stages;
+  return j;
+}
+
+Json SearchResultsToJson(const SearchResults& r) {
+  Json j = Json::MakeObject();
+  j["phaze_version"] = kVersion;
+  j["complete"] = r.outcome.stop_reason == "converged" || r.outcome.stop_reason == "exhausted";
+  j["stop_reason"] = r.outcome.stop_reason;
+  j["run_config"] = r.run.ToJson();
+  Json plugins = Json::MakeArray();
+  for (const auto& p : r.plugins) {
+    Json pj = Json::MakeObject();
+    pj["name"] = p.name;
+    pj["version"] = p.version;
+    plugins.Push(pj);
+  }
+  j["plugins"] = plugins;
+  j["solver"] = r.solver_version;
+  Json& space = j["space"];
+  space["name"] = r.space_name;
+  space["candidates"] = r.outcome.candidates;
+  space["explored"] = static_cast<std::int64_t>(r.outcome.explored.size());
+  space["buckets_done"] = r.outcome.buckets_done;
+  space["area_budget_mm2"] = r.area_budget_mm2;
+  Json bucket_best = Json::MakeArray();
+  for (double v : r.outcome.bucket_best) bucket_best.Push(v);
+  space["bucket_best"] = bucket_best;
+
+  Json models = Json::MakeArray();
+  for (const auto& m : r.models) {
+    Json mj = Json::MakeObject();
+    mj["name"] = m.name;
+    mj["file"] = m.file;
+    mj["parameters"] = m.parameters;
+    mj["sequence_length"] = m.sequence_length;
+    mj["flops_per_token"] = m.flops_per_token;
+    Json refused = Json::MakeArray();
+    for (const auto& x : m.refused) refused.Push(x);
+    mj["refused_widths"] = refused;
+    models.Push(mj);
+  }
+  j["models"] = models;
+
+  Json& winners = j["winners"];
+  Json per_model = Json::MakeArray();
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    Json w = r.best_per_model[m] >= 0 ? WinnerJson(r, r.best_per_model[m], static_cast<int>(m))
+                                      : Json::MakeObject();
+    w["model"] = r.models[m].name;
+    if (r.best_per_model[m] < 0) w["reason"] = "no explored config is feasible for this model";
+    per_model.Push(w);
+  }
+  winners["per_model"] = per_model;
+  winners["common"] = r.best_common >= 0 ? WinnerJson(r, r.best_common, -1) : Json();
+  winners["mean"] = r.run.search.mean;
+
+  Json baselines = Json::MakeArray();
+  for (const auto& b : r.baselines) {
+    Json bj = Json::MakeObject();
+    bj["arch"] = b.arch;
+    bj["model"] = b.model;
+    bj["kind"] = b.kind;
+    bj["area_mm2"] = b.area_mm2;
+    bj["peak_flops"] = b.peak_flops;
+    bj["result"] = PlanChoiceToJson(b.plan);
+    baselines.Push(bj);
+  }
+  j["baselines"] = baselines;
+
+  // Speed-ups over the reference (first preset, expert placement).
+  Json speedups = Json::MakeObject();
+  const auto designs = Designs(r);
+  Json rows = Json::MakeArray();
+  std::vector<std::vector<double>> ratios(designs.size());
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    Json row = Json::MakeObject();
+    row["model"] = r.models[m].name;
+    const double ref = r.ReferenceThroughput(r.models[m].name);
+    row["reference_samples_per_s"] = ref;
+    for (std::size_t d = 0; d < designs.size(); ++d) {
+      const double v = designs[d].throughput[m];
+      const double s = ref > 0 && v > 0 ? v / ref : 0;
+      ratios[d].push_back(s);
+      row[designs[d].label] = s > 0 ? Json(s) : Json();
+    }
+    rows.Push(row);
+  }
+  speedups["reference"] =
+      r.run.arch.presets.empty() ? Json() : Json(r.run.arch.presets.front() + " expert");
+  speedups["per_model"] = rows;
+  Json geo = Json::MakeObject();
+  for (std::size_t d = 0; d < designs.size(); ++d) {
+    const double g = GeoMean(ratios[d]);
+    geo[designs[d].label] = g > 0 ? Json(g) : Json();
+  }
+  speedups["geomean"] = geo;
+  j["speedups"] = speedups;
+
+  Json explored = Json::MakeArray();
+  for (const auto& e : r.outcome.explored) {
+    Json ej = Json::MakeObject();
+    ej["rank"] = e.rank;
+    ej["arch"] = e.point.arch.ToJson();
+    ej["area_mm2"] = e.point.area_um2 * 1e-6;
+    ej["bucket"] = e.bucket;
+    ej["score"] = e.evaluation.score;
+    Json ms = Json::MakeArray();
+    for (const auto& m : e.evaluation.models) {
+      Json mj = Json::MakeObject();
+      mj["model"] = m.model;
+      mj["best"] = PlanChoiceToJson(m.best);
+      Json hbm = Json::MakeArray();
+      for (const auto& c : m.best_per_hbm) {
+        hbm.Push(c.feasible ? Json(c.plan.throughput_samples_per_s) : Json());
+      }
+      mj["best_throughput_per_hbm"] = hbm;
+      mj["schedules_by_ilp"] = m.ilp_answers;
+      mj["schedules_by_fast_path"] = m.fast_answers;
+      mj["max_schedule_gap"] = m.max_gap;
+      ms.Push(mj);
+    }
+    ej["models"] = ms;
+    explored.Push(ej);
+  }
+  j["explored"] = explored;
+
+  if (r.winner_schedule) {
+    Json s = ScheduleToJson(r.winner_schedule->problem, r.winner_schedule->result);
+    s["title"] = r.winner_schedule->title;
+    if (s.Find("stats")) s["stats"]["solve_time_s"] = Json();  // a timing
+    j["winner_schedule"] = s;
+  }
+
+  // Wall times: the only part that differs between runs of the same inputs.
+  Json& t = j["timings"];
+  t["prepare_s"] = r.timings.prepare_s;
+  t["search_s"] = r.timings.search_s;
+  t["baselines_s"] = r.timings.baselines_s;
+  t["total_s"] = r.timings.total_s;
+  double schedule_s = 0, placement_s = 0;
+  Json per_config = Json::MakeArray();
+  for (const auto& e : r.outcome.explored) {
+    per_config.Push(e.evaluation.seconds);
+    for (const auto& m : e.evaluation.models) {
+      schedule_s += m.schedule_seconds;
+      placement_s += m.placement_seconds;
+    }
+  }
+  t["estimate_and_schedule_s"] = schedule_s;
+  t["placement_s"] = placement_s;
+  t["per_config_s"] = per_config;
+  if (r.winner_schedule) t["winner_schedule_solve_s"] = r.winner_schedule->result.stats.solve_time_s;
+  return j;
+}
+
+std::string SearchReportMarkdown(const SearchResults& r) {
+  std::ostringstream md;
+  const auto& explored = r.outcome.explored;
+  md << "# Phaze search report\n\n"
+     << "Run config `" << r.run.source << "`; space `" << r.space_name << "`: "
+     << explored.size() << " of " << r.outcome.candidates
+     << " configs explored by decreasing area (stop: " << r.outcome.stop_reason
+     << "); area budget " << Fmt("%.3f", r.area_budget_mm2) << " mm²; "
+     << r.run.cluster.num_accelerators << " accelerators, global batch "
+     << r.run.training.global_batch << "; solver " << r.solver_version << ".\n\n";
+
+  md << "## Architectures (the paper's Table 1)\n\n"
+     << "| model | design | TC (n×x×y) | VC (n×lanes) | GLB MiB | area mm² | samples/s | plan {p,d,t} "
+        "| b | recompute | HBM GiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  auto row = [&](const std::string& model, const std::string& design, const ArchConfig& a,
+                 double area_mm2, const PlanChoice& c) {
+    md << "| " << model << " | " << design << " | " << a.num_tc << "×" << a.pe_x << "×" << a.pe_y
+       << " | " << a.num_vc << "×" << a.pe_vc << " | " << (a.glb_bytes >> 20) << " | "
+       << Fmt("%.2f", area_mm2) << " | "
+       << (c.feasible ? Fmt("%.4g", c.plan.throughput_samples_per_s) : "infeasible") << " | "
+       << PlanText(c) << " | " << (c.feasible ? std::to_string(c.micro_batch) : "") << " | "
+       << (c.feasible ? (c.recompute ? "on" : "off") : "") << " | "
+       << (c.feasible ? Fmt("%g", c.hbm_gib) : "") << " |\n";
+  };
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    const std::string& name = r.models[m].name;
+    if (r.best_per_model[m] >= 0) {
+      const auto& e = explored[r.best_per_model[m]];
+      row(name, "Phaze per-model", e.point.arch, e.point.area_um2 * 1e-6,
+          e.evaluation.models[m].best);
+    }
+    if (r.best_common >= 0) {
+      const auto& e = explored[r.best_common];
+      row(name, "Phaze common", e.point.arch, e.point.area_um2 * 1e-6, e.evaluation.models[m].best);
+    }
+    for (const auto& b : r.baselines) {
+      if (b.model != name) continue;
+      row(name, b.arch + (b.kind == "expert" ? " expert" : " + Phaze DP"), LoadArchConfig(b.arch),
+          b.area_mm2, b.plan);
+    }
+  }
+
+  const auto designs = Designs(r);
+  md << "\n## Speed-up over " << (r.run.arch.presets.empty() ? "-" : r.run.arch.presets.front())
+     << " with expert placement (the paper's Figure 4)\n\n| model |";
+  for (const auto& d : designs) md << " " << d.label << " |";
+  md << "\n|---|";
+  for (std::size_t d = 0; d < designs.size(); ++d) md << "---|";
+  md << "\n";
+  std::vector<std::vector<double>> ratios(designs.size());
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    const double ref = r.ReferenceThroughput(r.models[m].name);
+    md << "| " << r.models[m].name << " |";
+    for (std::size_t d = 0; d < designs.size(); ++d) {
+      const double v = designs[d].throughput[m];
+      const double s = ref > 0 && v > 0 ? v / ref : 0;
+      ratios[d].push_back(s);
+      md << " " << (s > 0 ? Fmt("%.2f×", s) : "–") << " |";
+    }
+    md << "\n";
+  }
+  md << "| **geomean** |";
+  for (std::size_t d = 0; d < designs.size(); ++d) {
+    const double g = GeoMean(ratios[d]);
+    md << " " << (g > 0 ? Fmt("**%.2f×**", g) : "–") << " |";
+  }
+  md << "\n\n";
+
+  md << "## Model FLOPs utilisation (the paper's Table 3)\n\n"
+     << "MFU = tokens/s × model FLOPs per token / (accelerators × peak tensor FLOP/s); model FLOPs "
+        "are the forward and backward GEMMs, attention included (PaLM, appendix B).\n\n"
+     << "| model | FLOPs/token |";
+  for (const auto& b : r.run.arch.presets) md << " " << b << " expert | " << b << " + Phaze DP |";
+  md << " Phaze per-model | Phaze common |\n|---|---|";
+  for (std::size_t k = 0; k < r.run.arch.presets.size(); ++k) md << "---|---|";
+  md << "---|---|\n";
+  auto mfu = [](const PlanChoice& c) { return c.feasible ? Fmt("%.1f%%", 100 * c.mfu) : "–"; };
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    const std::string& name = r.models[m].name;
+    md << "| " << name << " | " << Fmt("%.3g", r.models[m].flops_per_token) << " |";
+    for (const auto& preset : r.run.arch.presets) {
+      std::string ex = "–", dp = "–";
+      for (const auto& b : r.baselines) {
+        if (b.arch != preset || b.model != name) continue;
+        (b.kind == "expert" ? ex : dp) = mfu(b.plan);
+      }
+      md << " " << ex << " | " << dp << " |";
+    }
+    md << " "
+       << (r.best_per_model[m] >= 0
+               ? mfu(explored[r.best_per_model[m]].evaluation.models[m].best)
+               : "–")
+       << " | "
+       << (r.best_common >= 0 ? mfu(explored[r.best_common].evaluation.models[m].best) : "–")
+       << " |\n";
+  }
+
+  if (r.best_common >= 0 && r.run.training.hbm_gib.size() > 1) {
+    md << "\n## HBM size on the common winner (samples/s)\n\n| model |";
+    for (double h : r.run.training.hbm_gib) md << " " << Fmt("%g", h) << " GiB |";
+    md << "\n|---|";
+    for (std::size_t k = 0; k < r.run.training.hbm_gib.size(); ++k) md << "---|";
+    md << "\n";
+    for (const auto& m : explored[r.best_common].evaluation.models) {
+      md << "| " << m.model << " |";
+      for (const auto& c : m.best_per_hbm) {
+        md << " " << (c.feasible ? Fmt("%.4g", c.plan.throughput_samples_per_s) : "infeasible")
+           << " |";
+      }
+      md << "\n";
+    }
+  }
+  if (r.winner_schedule) {
+    const auto& w = *r.winner_schedule;
+    md << "\n## Main layer schedule\n\n" << w.title << ": makespan "
+       << Fmt("%.2f", w.result.makespan_s * 1e6) << " µs against "
+       << Fmt("%.2f", w.problem.SequentialMakespan() * 1e6)
+       << " µs with every op intra-op in sequence (" << w.result.stats.path << ", "
+       << w.result.stats.status << ").\n";
+  }
+  md << "\nPlots: `throughput-vs-area.svg`, `pipeline.svg`, `schedule.svg`. All figures: "
+        "`results.json`.\n";
+  return md.str();
+}
+
+std::string ThroughputAreaSvg(const SearchResults& r) {
+  const double W = 720, H = 440, left = 80, right = 20, top = 40, bottom = 50;
+  double max_area = r.area_budget_mm2, min_area = max_area, max_score = 0;
+  for (const auto& e : r.outcome.explored) {
+    min_area = std::min(min_area, e.point.area_um2 * 1e-6);
+    max_score = std::max(max_score, e.evaluation.score);
+  }
+  // The first preset with our DP, scored like a config.
+  double ref_score = 0, ref_area = 0;
+  if (!r.run.arch.presets.empty()) {
+    std::vector<double> thr, w;
+    for (const auto& m : r.models) {
+      w.push_back(m.weight);
+      double v = 0;
+      for (const auto& b : r.baselines) {
+        if (b.arch == r.run.arch.presets.front() && b.model == m.name && b.kind == "phaze-dp") {
+          v = b.plan.Throughput();
+          ref_area = b.area_mm2;
+        }
+      }
+      thr.push_back(v);
+    }
+    ref_score = CommonScore(thr, w, r.run.search.mean);
+    max_score = std::max(max_score, ref_score);
+    if (ref_area > 0) {
+      min_area = std::min(min_area, ref_area);
+      max_area = std::max(max_area, ref_area);
+    }
+  }
+  if (max_score <= 0) max_score = 1;
+  if (max_area - min_area < 1e-9) min_area = max_area * 0.9;
+  auto X = [&](double a) { return left + (a - min_area) / (max_area - min_area) * (W - left - right); };
+  auto Y = [&](double s) { return H - bottom - s / (max_score * 1.05) * (H - top - bottom); };
+  std::ostringstream svg;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"%.0f\" y=\"22\" "
+                "font-size=\"14\">Explored architectures: %s throughput vs area</text>\n",
+                W, H, left, XmlEscape(r.run.search.mean + "-mean").c_str());
+  svg << buf;
+  std::snprintf(buf, sizeof buf,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>"
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">area (mm²)</text>\n"
+                "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
+                "text-anchor=\"middle\">samples/s</text>\n",
+                left, H - bottom, W - right, H - bottom, left, top, left, H - bottom,
+                (left + W - right) / 2, H - 12, (top + H - bottom) / 2, (top + H - bottom) / 2);
+  svg << buf;
+  for (int k = 0; k <= 4; ++k) {
+    const double a = min_area + (max_area - min_area) * k / 4, s = max_score * 1.05 * k / 4;
+    std::snprintf(buf, sizeof buf,
+                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.1f</text>"
+                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
+                  X(a), H - bottom + 16, a, left - 4, Y(s) + 4, s);
+    svg << buf;
+  }
+  for (std::size_t i = 0; i < r.outcome.explored.size(); ++i) {
+    const auto& e = r.outcome.explored[i];
+    const bool win = static_cast<int>(i) == r.best_common;
+    std::snprintf(buf, sizeof buf,
+                  "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\"><title>%s: %.2f mm², %.4g "
+                  "samples/s</title></circle>\n",
+                  X(e.point.area_um2 * 1e-6), Y(e.evaluation.score), win ? 6 : 3,
+                  win ? "#e15759" : "#4e79a7", XmlEscape(e.point.arch.name).c_str(),
+                  e.point.area_um2 * 1e-6, e.evaluation.score);
+    svg << buf;
+  }
+  if (ref_area > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "<rect x=\"%.2f\" y=\"%.2f\" width=\"10\" height=\"10\" fill=\"#f28e2b\"/>"
+                  "<text x=\"%.2f\" y=\"%.2f\">%s + Phaze DP</text>\n",
+                  X(ref_area) - 5, Y(ref_score) - 5, X(ref_area) - 8, Y(ref_score) - 9,
+                  XmlEscape(r.run.arch.presets.front()).c_str());
+    svg << buf;
+  }
+  if (r.best_common >= 0) {
+    const auto& e = r.outcome.explored[r.best_common];
+    std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" fill=\"#e15759\">winner %s</text>\n",
+                  X(e.point.area_um2 * 1e-6) + 8, Y(e.evaluation.score) + 4,
+                  XmlEscape(e.point.arch.name).c_str());
+    svg << buf;
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::string PipelineSvg(const SearchResults& r) {
+  const int c = r.best_common >= 0 ? r.best_common : -1;
+  const double W = 900, left = 150, row_h = 46, top = 40;
+  std::ostringstream svg;
+  char buf[768];
+  const double H = top + row_h * static_cast<double>(std::max<std::size_t>(1, r.models.size())) + 20;
+  std::snprintf(buf, sizeof buf,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"10\" y=\"22\" "
+                "font-size=\"14\">Pipelines on %s (stages sized by layers)</text>\n",
+                W, H, c >= 0 ? XmlEscape(r.outcome.explored[c].point.arch.name).c_str() : "–");
+  svg << buf;
+  const char* colours[] = {"#4e79a7", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948"};
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    const double y = top + row_h * static_cast<double>(m);
+    const int idx = c >= 0 ? c : r.best_per_model[m];
+    std::snprintf(buf, sizeof buf, "<text x=\"6\" y=\"%.1f\">%s</text>\n", y + 16,
+                  XmlEscape(r.models[m].name).c_str());
+    svg << buf;
+    if (idx < 0) continue;
+    const PlanChoice& p = r.outcome.explored[idx].evaluation.models[m].best;
+    if (!p.feasible) continue;
+    std::snprintf(buf, sizeof buf, "<text x=\"6\" y=\"%.1f\" fill=\"#555\">d=%d t=%d b=%lld</text>\n",
+                  y + 30, p.plan.data_parallel, p.plan.tensor_parallel,
+                  static_cast<long long>(p.micro_batch));
+    svg << buf;
+    int total = 0;
+    for (const auto& s : p.stages) total += s.layers;
+    double x = left;
+    for (std::size_t k = 0; k < p.stages.size(); ++k) {
+      const auto& s = p.stages[k];
+      const double w = (W - left - 10) * s.layers / std::max(1, total);
+      std::snprintf(buf, sizeof buf,
+                    "<g><title>stage %zu: %s .. %s (%d layers), %d device(s), load %.4g s, memory "
+                    "%.3g GiB</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" "
+                    "fill=\"%s\" stroke=\"white\"/>",
+                    k, XmlEscape(s.first_layer).c_str(), XmlEscape(s.last_layer).c_str(), s.layers,
+                    s.devices, s.load_s, s.peak_memory_bytes / 1073741824.0, x, y + 4,
+                    std::max(0.5, w), colours[k % 6]);
+      svg << buf;
+      if (w > 30) {
+        std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\" fill=\"white\">%d×%d</text>",
+                      x + 3, y + 21, s.layers, s.devices);
+        svg << buf;
+      }
+      svg << "</g>\n";
+      x += w;
+    }
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+std::string SearchSummary(const SearchResults& r) {
+  std::ostringstream out;
+  out << "explored " << r.outcome.explored.size() << " of " << r.outcome.candidates
+      << " architectures (" << r.outcome.stop_reason << ")\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-22s %-44s %9s %14s %9s %6s\n", "model", "best architecture",
+                "area mm²", "samples/s", "vs ref", "MFU");
+  out << line;
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    const double ref = r.ReferenceThroughput(r.models[m].name);
+    if (r.best_per_model[m] < 0) {
+      std::snprintf(line, sizeof line, "%-22s %-44s\n", r.models[m].name.c_str(), "no feasible config");
+      out << line;
+      continue;
+    }
+    const auto& e = r.outcome.explored[r.best_per_model[m]];
+    const auto& c = e.evaluation.models[m].best;
+    std::snprintf(line, sizeof line, "%-22s %-44s %9.2f %14.4g %9s %5.1f%%\n",
+                  r.models[m].name.c_str(), ArchText(e.point.arch).c_str(),
+                  e.point.area_um2 * 1e-6, c.Throughput(),
+                  ref > 0 ? Fmt("%.2fx", c.Throughput() / ref).c_str() : "-", 100 * c.mfu);
+    out << line;
+  }
+  if (r.best_common >= 0) {
+    const auto& e = r.outcome.explored[r.best_common];
+    out << "common: " << ArchText(e.point.arch) << ", " << Fmt("%.2f", e.point.area_um2 * 1e-6)
+        << " mm², " << r.run.search.mean << "-mean " << Fmt("%.4g", e.evaluation.score)
+        << " samples/s\n";
+  }
+  return out.str();
+}
+
+void WriteSearchOutputs(const SearchResults& r, const std::string& directory, bool plots) {
+  const std::filesystem::path dir(directory);
+  WriteTextFileAtomic((dir / "results.json").string(), SearchResultsToJson(r).Dump(1) + "\n");
+  WriteTextFileAtomic((dir / "report.md").string(), SearchReportMarkdown(r));
+  if (!plots) return;
+  WriteTextFileAtomic((dir / "throughput-vs-area.svg").string(), ThroughputAreaSvg(r));
+  WriteTextFileAtomic((dir / "pipeline.svg").string(), PipelineSvg(r));
+  if (r.winner_schedule) {
+    WriteTextFileAtomic((dir / "schedule.svg").string(),
+                        ScheduleToSvg(r.winner_schedule->problem, r.winner_schedule->result,
+                                      r.winner_schedule->title));
+  }
+}
+
+}  // namespace phaze
