@@ -78,6 +78,7 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
       options.solve.node_limit = std::atoll(nodes);
       options.solve.time_limit_s = kInfinity;
     }
+    if (const char* gap = std::getenv("PHAZE_BENCH_GAP")) options.solve.relative_gap = std::atof(gap);
     if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_ILP")) options.dump_dir = dir;
     const Scheduler scheduler(backend, options);
     ilp = fast = worst = not_optimal = max_gap = 0;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "phaze/config/config_node.hpp"
 #include "test_util.hpp"
 
 namespace phaze {
@@ -238,12 +239,121 @@ TEST(Cli, SearchReportsConfigErrorsWithLocation) {
   EXPECT_EQ(no_config.exit_code, 2);
   EXPECT_NE(no_config.err.find("--config RUN.yaml is required"), std::string::npos);
 
-  testing::WriteFile(run, "models: [m.yaml]\nsolver: lpsolve\n");
-  auto valid = Phaze("search --config " + run.string());
-  EXPECT_EQ(valid.exit_code, 2);
-  EXPECT_NE(valid.err.find("is valid, but the search driver (issue 9) is not built"),
-            std::string::npos)
-      << valid.err;
+  testing::WriteFile(run, "models: [missing.yaml]\n");
+  auto missing = Phaze("search --config " + run.string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("missing.yaml"), std::string::npos) << missing.err;
+}
+
+// A tiny search: tiny-gpt on a 16-config space (4 area buckets of 10 mm² hold several configs).
+std::string TinySearchConfig(const std::string& extra = "") {
+  const std::string workloads = std::string(PHAZE_SOURCE_DIR) + "/workloads/";
+  return "models:\n  - file: " + workloads + "tiny-gpt.yaml\n    expert: [2, 4, 1]\n"
+         "arch: {space: space.yaml, presets: [tpuv4]}\n"
+         "cluster: {num_accelerators: 16}\n"
+         "training: {global_batch: 64, micro_batches: [1, 2], tensor_parallel_widths: [1, 2],\n"
+         "           hbm_gib: [16, 32], recompute: [false, true]}\n"
+         "search: {hysteresis_level: 2, bucket_width_mm2: 10}\n" + extra;
+}
+
+const char* kTinySpace =
+    "name: tiny\nnum_tc: [8, 4]\nnum_vc: [2, 1]\npe_x: [128, 64]\npe_y: [128, 64]\n"
+    "glb_mib: [128, 64]\narea_budget: {preset: tpuv4}\nmin_area_fraction: 0.1\n"
+    "min_area_fraction_single_core: 0.1\n";
+
+// results.json without the wall times (the only part allowed to differ between runs).
+std::string WithoutTimings(const std::string& json) { return json.substr(0, json.find("\"timings\"")); }
+
+TEST(Cli, SearchEndToEndOnATinySpace) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", kTinySpace);
+  testing::WriteFile(dir / "run.yaml", TinySearchConfig());
+  auto r = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 1 --output-dir " +
+                 (dir / "out").string());
+  std::filesystem::rename(dir / "out", dir / "out1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tiny-gpt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("common:"), std::string::npos) << r.out;
+  for (const char* f : {"results.json", "report.md", "throughput-vs-area.svg", "pipeline.svg",
+                        "schedule.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / "out1" / f)) << f;
+  }
+  const std::string text = testing::Slurp(dir / "out1" / "results.json");
+  const ConfigNode j = ConfigNode::ParseString(text, "results.json");
+  for (const char* key : {"complete", "stop_reason", "run_config", "plugins", "space", "models",
+                          "winners", "baselines", "speedups", "explored", "timings"}) {
+    EXPECT_TRUE(j.Has(key)) << key;
+  }
+  EXPECT_TRUE(j.Child("complete").AsBool());
+  // tiny-gpt's model FLOPs per token, by hand: per block QKV 2·64·192 + out 2·64·64 + FFN
+  // 2·(2·64·256) + attention scores and context 2·(2·32·64) = 106,496; two blocks and the LM head
+  // 2·64·256 give 245,760 forward; ×3 with the backward pass.
+  EXPECT_DOUBLE_EQ(j.Child("models").Elements()[0].Child("flops_per_token").AsDouble(), 737280.0);
+  // The winner is at least as good as every explored config, and is one of them.
+  const double best = j.Child("winners").Child("common").Child("score").AsDouble();
+  const auto explored = j.Child("explored").Elements();
+  ASSERT_GE(explored.size(), 2u);
+  bool found = false;
+  for (const auto& e : explored) {
+    EXPECT_LE(e.Child("score").AsDouble(), best);
+    found = found || e.Child("score").AsDouble() == best;
+    // Area order: decreasing.
+  }
+  EXPECT_TRUE(found);
+  for (std::size_t i = 1; i < explored.size(); ++i) {
+    EXPECT_GE(explored[i - 1].Child("area_mm2").AsDouble(),
+              explored[i].Child("area_mm2").AsDouble());
+  }
+  // MFU = tokens/s × FLOPs per token / (16 accelerators × peak).
+  const ConfigNode winner = j.Child("winners").Child("per_model").Elements()[0].Child("result");
+  const double peak = j.Child("winners").Child("per_model").Elements()[0].Child("peak_flops").AsDouble();
+  EXPECT_NEAR(winner.Child("mfu").AsDouble(),
+              winner.Child("throughput_samples_per_s").AsDouble() * 32 * 737280.0 / (16 * peak),
+              1e-12);
+  // Baselines: tpuv4 with the expert placement and with our DP; our DP is never worse.
+  double expert = 0, dp = 0;
+  for (const auto& b : j.Child("baselines").Elements()) {
+    const double thr = b.Child("result").Child("throughput_samples_per_s").AsDouble();
+    (b.Child("kind").AsString() == "expert" ? expert : dp) = thr;
+  }
+  EXPECT_GT(expert, 0);
+  EXPECT_GE(dp, expert);
+  const std::string report = testing::Slurp(dir / "out1" / "report.md");
+  for (const char* s : {"Table 1", "Figure 4", "Table 3", "geomean", "tpuv4 expert"}) {
+    EXPECT_NE(report.find(s), std::string::npos) << s;
+  }
+
+  // Same results with two threads (timings aside), and with -o.
+  auto r2 = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 2 -q -o " +
+                  (dir / "two.json").string() + " --output-dir " + (dir / "out").string());
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_EQ(WithoutTimings(testing::Slurp(dir / "out" / "results.json")), WithoutTimings(text));
+  EXPECT_EQ(WithoutTimings(testing::Slurp(dir / "two.json")), WithoutTimings(text));
+}
+
+TEST(Cli, SearchBudgetAndInfeasibility) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", kTinySpace);
+  testing::WriteFile(dir / "run.yaml", TinySearchConfig());
+  auto r = Phaze("search --config " + (dir / "run.yaml").string() + " --max-configs 2 -q " +
+                 "--output-dir " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode j = ConfigNode::ParseFile((dir / "out" / "results.json").string());
+  EXPECT_EQ(j.Child("stop_reason").AsString(), "max_configs");
+  EXPECT_FALSE(j.Child("complete").AsBool());
+  EXPECT_EQ(j.Child("explored").Elements().size(), 2u);
+
+  // 1 KiB of HBM holds no stage: every config is infeasible → exit 1 with the reason.
+  testing::WriteFile(dir / "run.yaml",
+                     TinySearchConfig() + "output: {directory: " + (dir / "none").string() + "}\n");
+  std::string text = testing::Slurp(dir / "run.yaml");
+  text.replace(text.find("hbm_gib: [16, 32]"), 17, "hbm_gib: [0.000001]");
+  testing::WriteFile(dir / "run.yaml", text);
+  auto none = Phaze("search --config " + (dir / "run.yaml").string() + " -q --max-configs 3");
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.err.find("no explored architecture is feasible"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("exceeds the HBM"), std::string::npos) << none.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "none" / "results.json"));
 }
 
 TEST(Cli, GraphSummaryJsonDotAndImport) {

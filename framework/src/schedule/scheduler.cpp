@@ -693,6 +693,14 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       return heuristic;
     }
   }
+  // Within the requested relative gap of the bound already: what the solver would stop at.
+  if (options_.fast_paths &&
+      heuristic.makespan_s - lower_bound <= options_.solve.relative_gap * heuristic.makespan_s) {
+    heuristic.stats.path = "list-schedule";
+    heuristic.stats.lower_bound_s = lower_bound;
+    heuristic.stats.gap = (heuristic.makespan_s - lower_bound) / heuristic.makespan_s;
+    return heuristic;
+  }
   if (!backend_) {
     throw Error("schedule problem '" + segment.name +
                 "' needs the ILP, but the scheduler has no solver backend");

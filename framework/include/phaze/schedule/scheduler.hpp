@@ -8,6 +8,8 @@
 //     chains);
 //  2. per segment, the exact fast paths: a chain (no two ops may overlap) is Σ min(ℓ_i, ℓ̂_i); a
 //     heuristic list schedule whose makespan meets a lower bound is optimal;
+//     and, once the heuristic is improved by local search, a schedule within the requested
+//     relative gap of the lower bound is returned as the solver would (status optimal, gap set);
 //  3. otherwise the ILP, built with times scaled so the serial length is 1000 (solver tolerances
 //     are absolute), strengthened by the heuristic (MIP start, T ≤ its makespan, big-M = its
 //     makespan rather than the serial length — both exact, as an optimum never exceeds it), path

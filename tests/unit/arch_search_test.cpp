@@ -1,0 +1,150 @@
+// The search loop (framework/search/arch_search) with a synthetic evaluator: hysteresis worked by
+// hand, determinism across thread counts, budgets, the stop flag and failures; the common-score
+// means by hand.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <stdexcept>
+
+#include "phaze/core/error.hpp"
+#include "phaze/search/arch_search.hpp"
+#include "phaze/search/search_driver.hpp"
+
+namespace phaze {
+namespace {
+
+// Configs with the given areas (mm², decreasing) named c0, c1, …
+std::vector<ArchPoint> Points(const std::vector<double>& areas_mm2) {
+  std::vector<ArchPoint> out;
+  for (std::size_t i = 0; i < areas_mm2.size(); ++i) {
+    ArchPoint p;
+    p.arch.name = "c" + std::to_string(i);
+    p.area_um2 = areas_mm2[i] * 1e6;
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Scores looked up by config name.
+ConfigEvaluator Scores(const std::vector<double>& scores) {
+  return [scores](const ArchPoint& p) {
+    ConfigEvaluation e;
+    e.score = scores.at(std::stoul(p.arch.name.substr(1)));
+    return e;
+  };
+}
+
+TEST(Hysteresis, LastLevelMaximaNonIncreasing) {
+  EXPECT_FALSE(HysteresisConverged({5, 4, 3}, 4));  // too few buckets
+  EXPECT_TRUE(HysteresisConverged({5, 4, 3}, 3));
+  EXPECT_TRUE(HysteresisConverged({1, 5, 5, 4}, 3));  // equal counts as non-increasing
+  EXPECT_FALSE(HysteresisConverged({5, 4, 6}, 3));
+  EXPECT_TRUE(HysteresisConverged({1, 9, 6, 6}, 2));
+  EXPECT_FALSE(HysteresisConverged({0, 0, 0}, 3));  // nothing feasible yet: keep looking
+}
+
+TEST(Hysteresis, AreaBuckets) {
+  EXPECT_EQ(AreaBucket(278826676.0, 0.01), 27882);  // 278.826676 mm² / 0.01 mm²
+  EXPECT_EQ(AreaBucket(278820000.0, 0.01), 27882);
+  EXPECT_EQ(AreaBucket(278819999.0, 0.01), 27881);
+  EXPECT_EQ(AreaBucket(150e6, 10), 15);
+}
+
+TEST(ArchSearchLoop, StopsWhereHysteresisSaysWithAnyThreadCount) {
+  // Buckets of 1 mm²: {10.5, 10.2} {9.7} {8.1} {7.9, 7.5} {6.0} {5.5} …
+  // Bucket maxima: 3, 4, 2, 2 → with level 3, converged after bucket 4 ({7.9, 7.5}): 4 ≥ 2 ≥ 2.
+  const auto points = Points({10.5, 10.2, 9.7, 8.1, 7.9, 7.5, 6.0, 5.5});
+  const auto eval = Scores({3, 1, 4, 2, 2, 0, 9, 9});
+  for (int threads : {1, 2, 4}) {
+    ArchSearchOptions o;
+    o.hysteresis_level = 3;
+    o.bucket_width_mm2 = 1;
+    o.threads = threads;
+    NullProgress progress;
+    const auto out = RunArchSearch(points, o, eval, progress);
+    EXPECT_EQ(out.stop_reason, "converged") << threads;
+    ASSERT_EQ(out.explored.size(), 6u) << threads;
+    for (std::size_t i = 0; i < out.explored.size(); ++i) {
+      EXPECT_EQ(out.explored[i].rank, static_cast<std::int64_t>(i));
+      EXPECT_EQ(out.explored[i].point.arch.name, "c" + std::to_string(i));
+    }
+    EXPECT_EQ(out.bucket_best, (std::vector<double>{3, 4, 2, 2}));
+    EXPECT_EQ(out.explored[4].bucket, 7);
+  }
+}
+
+TEST(ArchSearchLoop, ExhaustiveAndBudgets) {
+  const auto points = Points({10.5, 10.2, 9.7, 8.1, 7.9, 7.5, 6.0, 5.5});
+  const auto eval = Scores({3, 1, 4, 2, 2, 0, 9, 9});
+  NullProgress progress;
+  ArchSearchOptions o;
+  o.hysteresis_level = 3;
+  o.bucket_width_mm2 = 1;
+  o.exhaustive = true;
+  auto all = RunArchSearch(points, o, eval, progress);
+  EXPECT_EQ(all.stop_reason, "exhausted");
+  EXPECT_EQ(all.explored.size(), 8u);
+
+  o.max_configs = 3;
+  o.threads = 2;
+  auto budget = RunArchSearch(points, o, eval, progress);
+  EXPECT_EQ(budget.stop_reason, "max_configs");
+  EXPECT_EQ(budget.explored.size(), 3u);
+  EXPECT_EQ(budget.candidates, 8);
+
+  // Never converges (scores keep rising), so the hysteresis search visits everything.
+  o.exhaustive = false;
+  o.max_configs = 0;
+  auto rising = RunArchSearch(points, o, Scores({1, 2, 3, 4, 5, 6, 7, 8}), progress);
+  EXPECT_EQ(rising.stop_reason, "exhausted");
+  EXPECT_EQ(rising.explored.size(), 8u);
+}
+
+TEST(ArchSearchLoop, StopFlagKeepsWhatWasEvaluated) {
+  const auto points = Points({10.5, 10.2, 9.7, 8.1, 7.9});
+  std::atomic<bool> stop{false};
+  ConfigEvaluator eval = [&](const ArchPoint& p) {
+    if (p.arch.name == "c1") stop = true;  // "Ctrl-C" while c1 is evaluated
+    ConfigEvaluation e;
+    e.score = 1;
+    return e;
+  };
+  ArchSearchOptions o;
+  o.exhaustive = true;
+  NullProgress progress;
+  const auto out = RunArchSearch(points, o, eval, progress, &stop);
+  EXPECT_EQ(out.stop_reason, "interrupted");
+  ASSERT_EQ(out.explored.size(), 2u);  // c0 and c1 complete; nothing started after the flag
+}
+
+TEST(ArchSearchLoop, AFailingEvaluationNamesTheConfig) {
+  const auto points = Points({10.5, 10.2, 9.7, 8.1});
+  ConfigEvaluator eval = [](const ArchPoint& p) -> ConfigEvaluation {
+    if (p.arch.name == "c2") throw std::runtime_error("estimator crashed");
+    return {};
+  };
+  for (int threads : {1, 3}) {
+    ArchSearchOptions o;
+    o.exhaustive = true;
+    o.threads = threads;
+    NullProgress progress;
+    try {
+      RunArchSearch(points, o, eval, progress);
+      FAIL() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "evaluating architecture c2: estimator crashed");
+    }
+  }
+}
+
+TEST(CommonScore, Means) {
+  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {1, 1}, "arithmetic"), 5);
+  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {3, 1}, "weighted"), (6.0 + 8.0) / 4.0);
+  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {1, 1}, "geometric"), 4);
+  EXPECT_EQ(CommonScore({2, 0}, {1, 1}, "arithmetic"), 0);  // a model infeasible on the config
+  EXPECT_EQ(CommonScore({}, {}, "geometric"), 0);
+}
+
+}  // namespace
+}  // namespace phaze
