@@ -43,6 +43,9 @@ std::string Fmt(double v) {
 
 class CbcBackend final : public SolverBackend {
  public:
+  // `cuts: false` switches CBC's cut generators off: on the scheduling ILPs the root cuts take most
+  // of the time (2.3 s of 2.5 s on a BERT-large backward block) and lift the bound by under 1%.
+  explicit CbcBackend(bool cuts = true) : cuts_(cuts) {}
   std::string Name() const override { return "cbc"; }
   std::string Version() const override { return std::string("CBC ") + Cbc_getVersion(); }
 
@@ -114,6 +117,7 @@ class CbcBackend final : public SolverBackend {
       // path): with a time limit, no MIP preprocessing.
       Cbc_setParameter(cbc, "preprocess", "off");
     }
+    if (!cuts_) Cbc_setParameter(cbc, "cuts", "off");
     if (options.node_limit > 0) {
       Cbc_setMaximumNodes(cbc, static_cast<int>(std::min<std::int64_t>(options.node_limit, INT32_MAX)));
     }
@@ -192,6 +196,8 @@ class CbcBackend final : public SolverBackend {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }
+ private:
+  bool cuts_ = true;
 };
 
 plugin::PluginInfo CbcPlugin() {
@@ -200,8 +206,9 @@ plugin::PluginInfo CbcPlugin() {
             registry.AddSolverBackend(
                 "cbc", "COIN-OR CBC branch-and-cut (C interface); wall-clock time limit",
                 [](const ConfigNode& params) {
-                  params.ExpectKeys(std::initializer_list<std::string_view>{});
-                  return std::make_shared<CbcBackend>();
+                  params.ExpectKeys({"cuts"});
+                  const auto cuts = params.Optional("cuts");
+                  return std::make_shared<CbcBackend>(cuts ? cuts->AsBool() : true);
                 });
           }};
 }
