@@ -9,13 +9,13 @@
 
 namespace phaze {
 
-namespace {
-
 std::vector<int> AllCores(int count) {
   std::vector<int> v(count);
   std::iota(v.begin(), v.end(), 0);
   return v;
 }
+
+namespace {
 
 // Longest path from each op to a sink, the op's own latency included.
 std::vector<double> BottomLevels(const ScheduleProblem& p, const Precedence& prec,

@@ -625,13 +625,20 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
     const auto& members = segments[k];
     ScheduleProblem sub;
     sub.name = problem.name + (segments.size() > 1 ? "-seg" + std::to_string(k) : "");
-    sub.num_tc = problem.num_tc;
-    sub.num_vc = problem.num_vc;
     std::vector<int> local(n, -1);
+    int tensor_ops = 0, vector_ops = 0;
     for (int i : members) {
       local[i] = static_cast<int>(sub.ops.size());
       sub.ops.push_back(problem.ops[i]);
+      tensor_ops += problem.ops[i].UsesTensorCore();
+      vector_ops += problem.ops[i].UsesVectorCore();
     }
+    // Cores beyond the number of ops that could use them never matter: at most that many run at
+    // once, and fused ops still find min(tensor_ops, vector_ops) pairs. Exact, and it keeps the
+    // heuristics and the ILP small on a 4096-core architecture. Intra-op ops get every real core
+    // back below.
+    sub.num_tc = std::max(1, std::min(problem.num_tc, tensor_ops));
+    sub.num_vc = std::max(1, std::min(problem.num_vc, vector_ops));
     for (const auto& [from, to] : problem.edges) {
       if (local[from] >= 0 && local[to] >= 0) sub.edges.emplace_back(local[from], local[to]);
     }
@@ -639,6 +646,10 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
     for (int i : members) {
       ScheduledOp s = r.ops[local[i]];
       s.start_s += offset;
+      if (s.intra_op) {
+        if (!s.tensor_cores.empty()) s.tensor_cores = AllCores(problem.num_tc);
+        if (!s.vector_cores.empty()) s.vector_cores = AllCores(problem.num_vc);
+      }
       result.ops[i] = std::move(s);
     }
     offset += r.makespan_s;

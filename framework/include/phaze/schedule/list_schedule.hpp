@@ -19,6 +19,9 @@ namespace phaze {
 
 enum class ModeChoice : char { kSingle, kIntra, kEarliestFinish };
 
+// {0, 1, …, count − 1}: the cores an intra-op op holds.
+std::vector<int> AllCores(int count);
+
 // One serial generation; `order` must be a topological order of all ops. kIntra on an op whose
 // class cannot be intra-op (a link op) is treated as kSingle.
 ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence& precedence,
