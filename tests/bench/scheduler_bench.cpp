@@ -68,7 +68,11 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
   static std::map<std::string, std::vector<ScheduleProblem>> sets;
   if (!sets.count(arch)) sets[arch] = LayerProblems(arch);
   const auto& problems = sets[arch];
-  const auto backend = Plugins().CreateSolverBackend(backend_name);
+  // PHAZE_BENCH_CBC_PARAMS='{cuts: false}' passes backend parameters (as the run configs do).
+  const char* params = std::getenv("PHAZE_BENCH_CBC_PARAMS");
+  const auto backend = Plugins().CreateSolverBackend(
+      backend_name, params && backend_name == "cbc" ? ConfigNode::ParseString(params, "env")
+                                                    : ConfigNode::EmptyMap("bench", "params"));
   double ilp = 0, fast = 0, worst = 0, not_optimal = 0, max_gap = 0, max_ops = 0;
   for (auto _ : state) {
     SchedulerOptions options;
