@@ -6,7 +6,7 @@
 // PrepareModel does the architecture-independent part once per run: the layer graph of every
 // micro-batch size, sliced by the strategy for every tensor-parallel width it supports.
 // ModelEvaluator::Evaluate then costs one architecture. Plans are compared by throughput; ties go
-// to the smaller micro-batch, then no recompute, then the smaller HBM (a deterministic order).
+// to the smaller micro-batch, then no recompute, then the HBM size listed first (deterministic).
 #pragma once
 
 #include <cstdint>
