@@ -16,14 +16,6 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-const PreparedModel::Slice* FindSlice(const PreparedModel& model, std::int64_t b,
-                                      std::int64_t width) {
-  for (const auto& s : model.slices) {
-    if (s.micro_batch == b && s.width == width) return &s;
-  }
-  return nullptr;
-}
-
 // The per-layer figures the DP needs, for one slice, from the makespans of its unique layers.
 LayerTable MakeLayerTable(const LayerGraph& graph, const std::vector<double>& forward,
                           const std::vector<double>& backward,
@@ -72,6 +64,14 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 }
 
 }  // namespace
+
+const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
+                                                     std::int64_t width) const {
+  for (const auto& s : slices) {
+    if (s.micro_batch == micro_batch && s.width == width) return &s;
+  }
+  return nullptr;
+}
 
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
                            const ParallelismStrategy& strategy) {
@@ -227,7 +227,7 @@ ScheduleResult ModelEvaluator::ScheduleLayer(const PreparedModel& model, const A
                                              std::int64_t micro_batch, std::int64_t width,
                                              const std::string& layer, Pass pass,
                                              ScheduleProblem* problem) const {
-  const PreparedModel::Slice* slice = FindSlice(model, micro_batch, width);
+  const PreparedModel::Slice* slice = model.FindSlice(micro_batch, width);
   if (!slice) {
     throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
                                std::to_string(micro_batch) + ", width " + std::to_string(width));

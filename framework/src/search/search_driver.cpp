@@ -149,9 +149,9 @@ SearchResults RunSearchDriver(const RunConfig& run, const Registry& registry,
     auto add = [&](const std::string& preset, const PreparedModel& m) {
       const ArchConfig arch = LoadArchConfig(preset);
       const ModelEvaluation ev = evaluator.Evaluate(m, arch, /*with_expert=*/true);
-      const double area_mm2 = estimator->AreaMm2(arch), peak = arch.PeakTensorFlopsPerS();
-      if (ev.expert) res.baselines.push_back({preset, m.name, "expert", area_mm2, peak, *ev.expert});
-      res.baselines.push_back({preset, m.name, "phaze-dp", area_mm2, peak, ev.best});
+      const double area_mm2 = estimator->AreaMm2(arch);
+      if (ev.expert) res.baselines.push_back({preset, arch, m.name, "expert", area_mm2, *ev.expert});
+      res.baselines.push_back({preset, arch, m.name, "phaze-dp", area_mm2, ev.best});
     };
     for (const auto& m : res.models) {
       for (const auto& p : run.arch.presets) add(p, m);
@@ -167,11 +167,8 @@ SearchResults RunSearchDriver(const RunConfig& run, const Registry& registry,
       const auto& m = res.models[0];
       const auto& plan = explored[c].evaluation.models[0].best;
       // The unique layer with the most backward ops (the transformer block).
-      const LayerGraph* g = nullptr;
-      for (const auto& s : m.slices) {
-        if (s.micro_batch == plan.micro_batch && s.width == plan.plan.tensor_parallel) g = &s.graph;
-      }
-      if (g) {
+      if (const auto* slice = m.FindSlice(plan.micro_batch, plan.plan.tensor_parallel)) {
+        const LayerGraph* g = &slice->graph;
         const UniqueLayer* main = &g->unique_layers.front();
         for (const auto& u : g->unique_layers) {
           if (u.backward.Ops().size() > main->backward.Ops().size()) main = &u;

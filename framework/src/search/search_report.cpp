@@ -47,10 +47,13 @@ double GeoMean(const std::vector<double>& v) {
   return n ? std::exp(s / n) : 0;
 }
 
-// One column of the speed-up table: a label and the throughput per model (0 = none).
+// One column of the speed-up table: a label, the throughput per model and the speed-up over the
+// reference per model (0 = none), and the geometric mean of those speed-ups.
 struct Design {
   std::string label;
   std::vector<double> throughput;
+  std::vector<double> speedup;
+  double geomean = 0;
 };
 
 std::vector<Design> Designs(const SearchResults& r) {
@@ -86,6 +89,13 @@ std::vector<Design> Designs(const SearchResults& r) {
   }
   out.push_back(per_model);
   out.push_back(common);
+  for (auto& d : out) {
+    for (std::size_t m = 0; m < n; ++m) {
+      const double ref = r.ReferenceThroughput(r.models[m].name), v = d.throughput[m];
+      d.speedup.push_back(ref > 0 && v > 0 ? v / ref : 0);
+    }
+    d.geomean = GeoMean(d.speedup);
+  }
   return out;
 }
 
@@ -211,7 +221,7 @@ Json SearchResultsToJson(const SearchResults& r) {
     bj["model"] = b.model;
     bj["kind"] = b.kind;
     bj["area_mm2"] = b.area_mm2;
-    bj["peak_flops"] = b.peak_flops;
+    bj["peak_flops"] = b.config.PeakTensorFlopsPerS();
     bj["result"] = PlanChoiceToJson(b.plan);
     baselines.Push(bj);
   }
@@ -221,28 +231,18 @@ Json SearchResultsToJson(const SearchResults& r) {
   Json speedups = Json::MakeObject();
   const auto designs = Designs(r);
   Json rows = Json::MakeArray();
-  std::vector<std::vector<double>> ratios(designs.size());
   for (std::size_t m = 0; m < r.models.size(); ++m) {
     Json row = Json::MakeObject();
     row["model"] = r.models[m].name;
-    const double ref = r.ReferenceThroughput(r.models[m].name);
-    row["reference_samples_per_s"] = ref;
-    for (std::size_t d = 0; d < designs.size(); ++d) {
-      const double v = designs[d].throughput[m];
-      const double s = ref > 0 && v > 0 ? v / ref : 0;
-      ratios[d].push_back(s);
-      row[designs[d].label] = s > 0 ? Json(s) : Json();
-    }
+    row["reference_samples_per_s"] = r.ReferenceThroughput(r.models[m].name);
+    for (const auto& d : designs) row[d.label] = d.speedup[m] > 0 ? Json(d.speedup[m]) : Json();
     rows.Push(row);
   }
   speedups["reference"] =
       r.run.arch.presets.empty() ? Json() : Json(r.run.arch.presets.front() + " expert");
   speedups["per_model"] = rows;
   Json geo = Json::MakeObject();
-  for (std::size_t d = 0; d < designs.size(); ++d) {
-    const double g = GeoMean(ratios[d]);
-    geo[designs[d].label] = g > 0 ? Json(g) : Json();
-  }
+  for (const auto& d : designs) geo[d.label] = d.geomean > 0 ? Json(d.geomean) : Json();
   speedups["geomean"] = geo;
   j["speedups"] = speedups;
 
@@ -340,7 +340,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     }
     for (const auto& b : r.baselines) {
       if (b.model != name) continue;
-      row(name, b.arch + (b.kind == "expert" ? " expert" : " + Phaze DP"), LoadArchConfig(b.arch),
+      row(name, b.arch + (b.kind == "expert" ? " expert" : " + Phaze DP"), b.config,
           b.area_mm2, b.plan);
     }
   }
@@ -352,23 +352,15 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   md << "\n|---|";
   for (std::size_t d = 0; d < designs.size(); ++d) md << "---|";
   md << "\n";
-  std::vector<std::vector<double>> ratios(designs.size());
   for (std::size_t m = 0; m < r.models.size(); ++m) {
-    const double ref = r.ReferenceThroughput(r.models[m].name);
     md << "| " << r.models[m].name << " |";
-    for (std::size_t d = 0; d < designs.size(); ++d) {
-      const double v = designs[d].throughput[m];
-      const double s = ref > 0 && v > 0 ? v / ref : 0;
-      ratios[d].push_back(s);
-      md << " " << (s > 0 ? Fmt("%.2f×", s) : "–") << " |";
+    for (const auto& d : designs) {
+      md << " " << (d.speedup[m] > 0 ? Fmt("%.2f×", d.speedup[m]) : "–") << " |";
     }
     md << "\n";
   }
   md << "| **geomean** |";
-  for (std::size_t d = 0; d < designs.size(); ++d) {
-    const double g = GeoMean(ratios[d]);
-    md << " " << (g > 0 ? Fmt("**%.2f×**", g) : "–") << " |";
-  }
+  for (const auto& d : designs) md << " " << (d.geomean > 0 ? Fmt("**%.2f×**", d.geomean) : "–") << " |";
   md << "\n\n";
 
   md << "## Model FLOPs utilisation (the paper's Table 3)\n\n"

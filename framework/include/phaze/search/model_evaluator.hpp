@@ -43,6 +43,9 @@ struct PreparedModel {
   };
   std::vector<Slice> slices;         // micro-batch-major, widths ascending
   std::vector<std::string> refused;  // "t=8: …" widths the strategy refused (for the report)
+
+  // The slice for (micro-batch, width), or null.
+  const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width) const;
 };
 
 // Builds every (micro-batch, width) slice. Throws ConfigError (located at the entry) when the model

@@ -28,10 +28,10 @@ namespace phaze {
 
 struct BaselineResult {
   std::string arch;      // preset name
+  ArchConfig config;     // the preset as loaded
   std::string model;
   std::string kind;      // "expert" | "phaze-dp"
   double area_mm2 = 0;
-  double peak_flops = 0;
   PlanChoice plan;
 };
 
