@@ -1,14 +1,28 @@
-// The `phaze` host executable: everything is in libphaze_framework (phaze::cli::RunApp).
+// The `phaze` host executable: everything is in libphaze_framework (phaze::cli::RunApp). Under
+// mpirun, the Cluster makes this process one rank of a distributed search.
 #include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
 
 #include "phaze/cli/app.hpp"
+#include "phaze/cluster/cluster.hpp"
+#include "phaze/core/error.hpp"
 
 int main(int argc, char** argv) {
   phaze::cli::Environment env;
   if (const char* p = std::getenv("PHAZE_PLUGIN_PATH")) env.plugin_path = p;
   env.stderr_is_terminal = isatty(STDERR_FILENO) != 0;
-  return phaze::cli::RunApp({argv + 1, argv + argc}, env, std::cout, std::cerr);
+  try {
+    phaze::Cluster cluster;
+    env.cluster = &cluster;
+    const int code = phaze::cli::RunApp({argv + 1, argv + argc}, env, std::cout, std::cerr);
+    for (const auto& note : cluster.Finish()) {
+      if (code == 0) std::cerr << "warning: " << note << "\n";
+    }
+    return code;
+  } catch (const phaze::Error& e) {  // the cluster could not start
+    std::cerr << "error: " << e.what() << "\n";
+    return static_cast<int>(phaze::ExitCode::kUsageError);
+  }
 }

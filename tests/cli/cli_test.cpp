@@ -6,6 +6,7 @@
 
 #include "phaze/config/config_node.hpp"
 #include "test_util.hpp"
+#include "tiny_search.hpp"
 
 namespace phaze {
 namespace {
@@ -245,29 +246,10 @@ TEST(Cli, SearchReportsConfigErrorsWithLocation) {
   EXPECT_NE(missing.err.find("missing.yaml"), std::string::npos) << missing.err;
 }
 
-// A tiny search: tiny-gpt on a 16-config space (4 area buckets of 10 mm² hold several configs).
-std::string TinySearchConfig(const std::string& extra = "") {
-  const std::string workloads = std::string(PHAZE_SOURCE_DIR) + "/workloads/";
-  return "models:\n  - file: " + workloads + "tiny-gpt.yaml\n    expert: [2, 4, 1]\n"
-         "arch: {space: space.yaml, presets: [tpuv4]}\n"
-         "cluster: {num_accelerators: 16}\n"
-         "training: {global_batch: 64, micro_batches: [1, 2], tensor_parallel_widths: [1, 2],\n"
-         "           hbm_gib: [16, 32], recompute: [false, true]}\n"
-         "search: {hysteresis_level: 2, bucket_width_mm2: 10}\n" + extra;
-}
-
-const char* kTinySpace =
-    "name: tiny\nnum_tc: [8, 4]\nnum_vc: [2, 1]\npe_x: [128, 64]\npe_y: [128, 64]\n"
-    "glb_mib: [128, 64]\narea_budget: {preset: tpuv4}\nmin_area_fraction: 0.1\n"
-    "min_area_fraction_single_core: 0.1\n";
-
-// results.json without the wall times (the only part allowed to differ between runs).
-std::string WithoutTimings(const std::string& json) { return json.substr(0, json.find("\"timings\"")); }
-
 TEST(Cli, SearchEndToEndOnATinySpace) {
   testing::TempDir dir;
-  testing::WriteFile(dir / "space.yaml", kTinySpace);
-  testing::WriteFile(dir / "run.yaml", TinySearchConfig());
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig());
   auto r = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 1 --output-dir " +
                  (dir / "out").string());
   std::filesystem::rename(dir / "out", dir / "out1");
@@ -327,14 +309,14 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
   auto r2 = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 2 -q -o " +
                   (dir / "two.json").string() + " --output-dir " + (dir / "out").string());
   ASSERT_EQ(r2.exit_code, 0) << r2.err;
-  EXPECT_EQ(WithoutTimings(testing::Slurp(dir / "out" / "results.json")), WithoutTimings(text));
-  EXPECT_EQ(WithoutTimings(testing::Slurp(dir / "two.json")), WithoutTimings(text));
+  EXPECT_EQ(testing::WithoutTimings(testing::Slurp(dir / "out" / "results.json")), testing::WithoutTimings(text));
+  EXPECT_EQ(testing::WithoutTimings(testing::Slurp(dir / "two.json")), testing::WithoutTimings(text));
 }
 
 TEST(Cli, SearchBudgetAndInfeasibility) {
   testing::TempDir dir;
-  testing::WriteFile(dir / "space.yaml", kTinySpace);
-  testing::WriteFile(dir / "run.yaml", TinySearchConfig());
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig());
   auto r = Phaze("search --config " + (dir / "run.yaml").string() + " --max-configs 2 -q " +
                  "--output-dir " + (dir / "out").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -345,7 +327,7 @@ TEST(Cli, SearchBudgetAndInfeasibility) {
 
   // 1 KiB of HBM holds no stage: every config is infeasible → exit 1 with the reason.
   testing::WriteFile(dir / "run.yaml",
-                     TinySearchConfig() + "output: {directory: " + (dir / "none").string() + "}\n");
+                     testing::TinySearchConfig() + "output: {directory: " + (dir / "none").string() + "}\n");
   std::string text = testing::Slurp(dir / "run.yaml");
   text.replace(text.find("hbm_gib: [16, 32]"), 17, "hbm_gib: [0.000001]");
   testing::WriteFile(dir / "run.yaml", text);

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "phaze/core/error.hpp"
 #include "phaze/search/arch_search.hpp"
@@ -135,6 +137,122 @@ TEST(ArchSearchLoop, AFailingEvaluationNamesTheConfig) {
     } catch (const Error& e) {
       EXPECT_STREQ(e.what(), "evaluating architecture c2: estimator crashed");
     }
+  }
+}
+
+// A stand-in for the MPI coordinator: takes up to `batch` configs at once and reports them in
+// reverse order (as another process finishing out of order would), failing on `fail_on`.
+class BatchRemote final : public RemoteEvaluator {
+ public:
+  BatchRemote(std::vector<ArchPoint> points, ConfigEvaluator eval, std::size_t batch,
+              std::int64_t fail_on = -1)
+      : points_(std::move(points)), eval_(std::move(eval)), batch_(batch), fail_on_(fail_on) {}
+  void Serve(WorkSource& work) override {
+    while (true) {
+      std::vector<std::int64_t> got;
+      while (got.size() < batch_) {
+        const auto i = work.Take();
+        if (!i) break;
+        got.push_back(*i);
+      }
+      if (got.empty()) {
+        EXPECT_TRUE(work.Closed());
+        return;
+      }
+      for (auto it = got.rbegin(); it != got.rend(); ++it) {
+        if (*it == fail_on_) {
+          work.Failed(*it, "rank 7 (host test)", "plugin threw");
+        } else {
+          work.Done(*it, eval_(points_[static_cast<std::size_t>(*it)]));
+        }
+        ++evaluated;
+      }
+    }
+  }
+  std::atomic<int> evaluated{0};
+
+ private:
+  std::vector<ArchPoint> points_;
+  ConfigEvaluator eval_;
+  std::size_t batch_;
+  std::int64_t fail_on_;
+};
+
+TEST(ArchSearchLoop, ARemoteEvaluatorGivesTheSameSearch) {
+  // The same space and expectations as StopsWhereHysteresisSaysWithAnyThreadCount.
+  const auto points = Points({10.5, 10.2, 9.7, 8.1, 7.9, 7.5, 6.0, 5.5});
+  const auto eval = Scores({3, 1, 4, 2, 2, 0, 9, 9});
+  for (int threads : {0, 1, 2}) {
+    for (std::size_t batch : {1, 3}) {
+      BatchRemote remote(points, eval, batch);
+      ArchSearchOptions o;
+      o.hysteresis_level = 3;
+      o.bucket_width_mm2 = 1;
+      o.threads = threads;
+      o.remote = &remote;
+      NullProgress progress;
+      const auto out = RunArchSearch(points, o, eval, progress);
+      EXPECT_EQ(out.stop_reason, "converged") << threads << " " << batch;
+      ASSERT_EQ(out.explored.size(), 6u) << threads << " " << batch;
+      for (std::size_t i = 0; i < out.explored.size(); ++i) {
+        EXPECT_EQ(out.explored[i].point.arch.name, "c" + std::to_string(i));
+      }
+      EXPECT_EQ(out.bucket_best, (std::vector<double>{3, 4, 2, 2}));
+      if (threads == 0) {
+        EXPECT_GE(remote.evaluated.load(), 6);  // it did all the work
+      }
+    }
+  }
+}
+
+TEST(ArchSearchLoop, RemoteFailuresNameWhereTheyHappened) {
+  const auto points = Points({10.5, 10.2, 9.7, 8.1});
+  const auto eval = Scores({1, 1, 1, 1});
+  BatchRemote remote(points, eval, 2, /*fail_on=*/2);
+  ArchSearchOptions o;
+  o.exhaustive = true;
+  o.threads = 0;
+  o.remote = &remote;
+  NullProgress progress;
+  try {
+    RunArchSearch(points, o, eval, progress);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "evaluating architecture c2 on rank 7 (host test): plugin threw");
+  }
+
+  // A remote that cannot serve at all aborts the search with its own message, even while local
+  // threads would carry on.
+  class Broken final : public RemoteEvaluator {
+   public:
+    void Serve(WorkSource&) override { throw Error("rank 3 (host x) could not take part"); }
+  } broken;
+  o.threads = 1;
+  o.remote = &broken;
+  ConfigEvaluator slow = [](const ArchPoint&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ConfigEvaluation e;
+    e.score = 1;
+    return e;
+  };
+  try {
+    RunArchSearch(points, o, slow, progress);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "rank 3 (host x) could not take part");
+  }
+
+  // A local failure names the local process when it has a name.
+  o.remote = nullptr;
+  o.local_name = "rank 0 (host y)";
+  ConfigEvaluator bad = [](const ArchPoint&) -> ConfigEvaluation {
+    throw std::runtime_error("estimator crashed");
+  };
+  try {
+    RunArchSearch(points, o, bad, progress);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "evaluating architecture c0 on rank 0 (host y): estimator crashed");
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "phaze/cli/command_context.hpp"
+#include "phaze/cluster/cluster.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/version.hpp"
@@ -116,6 +117,18 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
   const auto cmds = Commands();
   // Outlives the handlers below: an exception thrown by plugin code must not outlive the plugin.
   Registry registry;
+  const bool worker = env.cluster && env.cluster->Rank() > 0;
+  bool worker_verbose = false;
+  // An error: printed, and on a worker rank reported to rank 0 instead (printed with --verbose).
+  auto fail = [&](ExitCode code, const std::string& kind, const std::string& what,
+                  const std::string& hint = "") {
+    if (worker) env.cluster->SetFailure(what);
+    if (!worker || worker_verbose) {
+      err << (worker ? env.cluster->Where(env.cluster->Rank()) + ": " : std::string()) << kind
+          << what << "\n" << hint;
+    }
+    return ExitFor(code);
+  };
   try {
     po::options_description all("all");
     all.add(GlobalDescription());
@@ -161,6 +174,7 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     po::store(parsed, vm);
     po::notify(vm);
 
+    if (worker && (!cmd || cmd->name != "search")) return 0;  // only the search is distributed
     if (vm.count("version")) {
       out << "phaze " << kVersion << " (plugin ABI " << plugin::kAbiVersion << ")\n";
       return 0;
@@ -193,6 +207,10 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     if (vm.count("quiet") && verbose_count)
       throw UsageError("--quiet and --verbose exclude each other");
     g.verbosity = vm.count("quiet") ? 0 : 1 + verbose_count;
+    if (worker) {  // worker ranks are silent unless asked: rank 0 reports for the run
+      worker_verbose = verbose_count > 0;
+      g.verbosity = worker_verbose ? g.verbosity : 0;
+    }
     g.progress = g.verbosity > 0 && (env.stderr_is_terminal || vm.count("progress"));
 
     Logger log(err, static_cast<LogLevel>(std::min(g.verbosity, 3)));
@@ -203,20 +221,16 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     for (const auto& f : PluginLoader::LoadAll(g.plugins, registry)) {
       log.Verbose("loaded plugin " + f.string());
     }
-    CommandContext ctx{g, vm, registry, out, err, log, progress};
+    CommandContext ctx{g, vm, registry, out, err, log, progress, env.cluster};
     return cmd->run(ctx);
   } catch (const po::error& e) {
-    err << "error: " << e.what() << "\nTry 'phaze --help'.\n";
-    return ExitFor(ExitCode::kUsageError);
+    return fail(ExitCode::kUsageError, "error: ", e.what(), "Try 'phaze --help'.\n");
   } catch (const InvalidArgumentError& e) {
-    err << "internal error: " << e.what() << "\n";
-    return ExitFor(ExitCode::kInternalError);
+    return fail(ExitCode::kInternalError, "internal error: ", e.what());
   } catch (const Error& e) {
-    err << "error: " << e.what() << "\n";
-    return ExitFor(ExitCode::kUsageError);
+    return fail(ExitCode::kUsageError, "error: ", e.what());
   } catch (const std::exception& e) {
-    err << "internal error: " << e.what() << "\n";
-    return ExitFor(ExitCode::kInternalError);
+    return fail(ExitCode::kInternalError, "internal error: ", e.what());
   }
 }
 

@@ -2,12 +2,15 @@
 // Phaze run (framework/search). Prints a summary table; writes results.json, report.md and the
 // SVG plots into the output directory (run config `output.directory`, relative to the working
 // directory); -o FILE also writes results.json there. Ctrl-C stops after the configs being
-// evaluated, writing the partial results (marked "complete": false). Exit 1 when no explored
-// config is feasible for any model, with the reasons.
+// evaluated, writing the partial results (marked "complete": false); so does SIGUSR1. Exit 1 when
+// no explored config is feasible for any model, with the reasons. Under mpirun (framework/cluster)
+// rank 0 runs the search and writes the outputs; the other ranks evaluate configs for it.
 #include <atomic>
 #include <csignal>
+#include <memory>
 
 #include "commands.hpp"
+#include "phaze/cluster/cluster.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
@@ -31,14 +34,24 @@ std::atomic<bool> g_interrupted{false};
 
 extern "C" void OnInterrupt(int) { g_interrupted = true; }
 
-// Installs the Ctrl-C handler for the lifetime of the search and restores the previous one.
+// Installs the stop handler for the lifetime of the search and restores the previous ones:
+// Ctrl-C (SIGINT), and SIGUSR1, which mpirun forwards to every rank (`kill -USR1 <mpirun pid>`
+// stops a distributed search with partial results; mpirun answers Ctrl-C by killing the job).
 class InterruptGuard {
  public:
-  InterruptGuard() : previous_(std::signal(SIGINT, OnInterrupt)) { g_interrupted = false; }
-  ~InterruptGuard() { std::signal(SIGINT, previous_); }
+  InterruptGuard()
+      : previous_int_(std::signal(SIGINT, OnInterrupt)),
+        previous_usr1_(std::signal(SIGUSR1, OnInterrupt)) {
+    g_interrupted = false;
+  }
+  ~InterruptGuard() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGUSR1, previous_usr1_);
+  }
 
  private:
-  void (*previous_)(int);
+  void (*previous_int_)(int);
+  void (*previous_usr1_)(int);
 };
 
 }  // namespace
@@ -63,7 +76,22 @@ int RunSearch(CommandContext& ctx) {
 
   InterruptGuard guard;
   options.stop = &g_interrupted;
-  const SearchResults results = RunSearchDriver(run, ctx.registry, ctx.progress, ctx.log, options);
+  const SearchContext context(run, ctx.registry, ctx.log);
+  std::unique_ptr<RemoteEvaluator> coordinator;
+  if (ctx.cluster && ctx.cluster->Distributed()) {
+    if (ctx.cluster->Rank() > 0) {  // a worker: evaluate what rank 0 sends, print nothing
+      ctx.cluster->Serve(context.Fingerprint(), context.SearchThreads(options.threads),
+                         [&](std::int64_t i) {
+                           return context.Evaluate(context.Configs().at(static_cast<std::size_t>(i)));
+                         });
+      return 0;
+    }
+    coordinator = ctx.cluster->Coordinator(context.Fingerprint());
+    options.remote = coordinator.get();
+    options.local_name = ctx.cluster->Where(0);
+    ctx.log.Info("distributed search: " + std::to_string(ctx.cluster->Size()) + " ranks");
+  }
+  const SearchResults results = RunSearchDriver(context, ctx.progress, options);
   WriteSearchOutputs(results, run.output.directory, run.output.plots);
   if (!ctx.global.output.empty()) {
     WriteTextFileAtomic(ctx.global.output, SearchResultsToJson(results).Dump(1) + "\n");

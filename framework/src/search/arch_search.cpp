@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -29,6 +30,109 @@ std::int64_t AreaBucket(double area_um2, double bucket_width_mm2) {
   return static_cast<std::int64_t>(std::floor(area_um2 / (bucket_width_mm2 * 1e6)));
 }
 
+namespace {
+
+// The configs being evaluated: handed out in order by Take (to local threads and the remote
+// evaluator), filled in by Done/Failed, consumed in order by RunArchSearch's thread.
+class SearchQueue final : public WorkSource {
+ public:
+  struct Slot {
+    std::optional<ConfigEvaluation> result;
+    bool failed = false;
+    std::string where, message;
+  };
+
+  SearchQueue(std::int64_t planned, std::function<bool()> may_start)
+      : slots_(static_cast<std::size_t>(planned)), may_start_(std::move(may_start)) {}
+
+  std::optional<std::int64_t> Take() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!closed_ && next_ < static_cast<std::int64_t>(slots_.size()) && may_start_()) {
+        ++in_flight_;
+        return next_++;
+      }
+      closed_ = true;
+    }
+    changed_.notify_all();  // the consumer may be waiting for a config nobody will take
+    return std::nullopt;
+  }
+  bool Closed() override {
+    std::lock_guard lock(mutex_);
+    return closed_ || next_ >= static_cast<std::int64_t>(slots_.size()) || !may_start_();
+  }
+  void Done(std::int64_t index, ConfigEvaluation result) override {
+    Fill(index, [&](Slot& s) { s.result = std::move(result); });
+  }
+  void Failed(std::int64_t index, const std::string& where, const std::string& message) override {
+    Fill(index, [&](Slot& s) {
+      s.failed = true;
+      s.where = where;
+      s.message = message;
+    });
+  }
+  void Abort(const std::string& message) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!abort_) abort_ = message;
+      closed_ = true;
+    }
+    changed_.notify_all();
+  }
+  // No more configs are handed out.
+  void Close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  // Waits for config `index`. Empty slot: nobody will ever evaluate it (budget, stop). Sets
+  // `abort` when the search was aborted.
+  Slot Wait(std::int64_t index, std::optional<std::string>& abort) {
+    std::unique_lock lock(mutex_);
+    auto& slot = slots_[static_cast<std::size_t>(index)];
+    changed_.wait(lock, [&] {
+      if (slot.result || slot.failed || abort_) return true;
+      // Not yet taken, nothing running that could take it, and nothing may start.
+      if (next_ > index || in_flight_ > 0) return false;
+      closed_ = closed_ || !may_start_();
+      return closed_;
+    });
+    abort = abort_;
+    return std::move(slot);
+  }
+
+ private:
+  template <typename F>
+  void Fill(std::int64_t index, F&& set) {
+    {
+      std::lock_guard lock(mutex_);
+      set(slots_.at(static_cast<std::size_t>(index)));
+      --in_flight_;
+    }
+    changed_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Slot> slots_;
+  std::function<bool()> may_start_;
+  std::int64_t next_ = 0;
+  std::int64_t in_flight_ = 0;
+  bool closed_ = false;
+  std::optional<std::string> abort_;
+};
+
+std::string Message(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+}  // namespace
+
 ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
                                 const ArchSearchOptions& options, const ConfigEvaluator& evaluate,
                                 ProgressSink& progress, const std::atomic<bool>* stop) {
@@ -41,89 +145,49 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   const std::int64_t planned =
       options.max_configs > 0 ? std::min(options.max_configs, out.candidates) : out.candidates;
 
-  struct Slot {
-    std::optional<ConfigEvaluation> result;
-    std::exception_ptr error;
-  };
-  std::vector<Slot> slots(static_cast<std::size_t>(planned));
-  std::mutex mutex;
-  std::condition_variable filled;
-  std::atomic<std::int64_t> next{0};
-  std::atomic<bool> halt{false};  // no new evaluations
-  std::atomic<std::int64_t> in_flight{0};
-
-  auto may_start = [&] {
-    if (halt.load() || (stop && stop->load())) return false;
+  SearchQueue queue(planned, [&] {
+    if (stop && stop->load()) return false;
     return !(options.max_seconds > 0 && elapsed() > options.max_seconds);
-  };
-  // in_flight changes under the mutex so the consumer's wait cannot miss a worker leaving.
-  auto leave = [&] {
-    {
-      std::lock_guard lock(mutex);
-      --in_flight;
-    }
-    filled.notify_all();
-  };
+  });
   auto worker = [&] {
-    while (true) {
-      {
-        std::lock_guard lock(mutex);
-        ++in_flight;
-      }
-      if (!may_start()) {
-        leave();
-        break;
-      }
-      const std::int64_t i = next.fetch_add(1);
-      if (i >= planned) {
-        leave();
-        break;
-      }
-      Slot slot;
+    while (const auto i = queue.Take()) {
       try {
         const auto t0 = Clock::now();
-        slot.result = evaluate(configs[static_cast<std::size_t>(i)]);
-        slot.result->seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        ConfigEvaluation result = evaluate(configs[static_cast<std::size_t>(*i)]);
+        result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        queue.Done(*i, std::move(result));
       } catch (...) {
-        slot.error = std::current_exception();
+        queue.Failed(*i, options.local_name, Message(std::current_exception()));
       }
-      {
-        std::lock_guard lock(mutex);
-        slots[static_cast<std::size_t>(i)] = std::move(slot);
-        --in_flight;
-      }
-      filled.notify_all();
     }
   };
-  const int threads = std::max(1, options.threads);
+  const int threads = std::max(options.remote ? 0 : 1, options.threads);
   std::vector<std::thread> pool;
   for (int k = 0; k < threads; ++k) pool.emplace_back(worker);
-  auto finish = [&] {
-    halt = true;
-    for (auto& t : pool) t.join();
-    pool.clear();
-  };
+  if (options.remote) {
+    pool.emplace_back([&] {
+      try {
+        options.remote->Serve(queue);
+      } catch (...) {
+        queue.Abort(Message(std::current_exception()));
+      }
+    });
+  }
 
   progress.Begin("search", planned);
   double best = 0;
   double bucket_best = 0;
-  std::exception_ptr failure;
-  std::string failed_config;
+  std::optional<std::string> failure;
   for (std::int64_t i = 0; i < planned; ++i) {
-    Slot slot;
-    {
-      std::unique_lock lock(mutex);
-      // Wait for config i, unless nobody will ever evaluate it (budget, stop).
-      filled.wait(lock, [&] {
-        return slots[static_cast<std::size_t>(i)].result ||
-               slots[static_cast<std::size_t>(i)].error ||
-               (next.load() <= i && in_flight.load() == 0 && !may_start());
-      });
-      slot = std::move(slots[static_cast<std::size_t>(i)]);
+    std::optional<std::string> abort;
+    SearchQueue::Slot slot = queue.Wait(i, abort);
+    if (abort) {
+      failure = *abort;
+      break;
     }
-    if (slot.error) {
-      failure = slot.error;
-      failed_config = configs[static_cast<std::size_t>(i)].arch.name;
+    if (slot.failed) {
+      failure = "evaluating architecture " + configs[static_cast<std::size_t>(i)].arch.name +
+                (slot.where.empty() ? "" : " on " + slot.where) + ": " + slot.message;
       break;
     }
     if (!slot.result) {
@@ -156,15 +220,10 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       }
     }
   }
-  finish();
+  queue.Close();
+  for (auto& t : pool) t.join();
   progress.End();
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const std::exception& e) {
-      throw Error("evaluating architecture " + failed_config + ": " + e.what());
-    }
-  }
+  if (failure) throw Error(*failure);
   if (out.stop_reason.empty()) {
     out.stop_reason = planned < out.candidates ? "max_configs" : "exhausted";
   }

@@ -65,6 +65,20 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 
 }  // namespace
 
+PreparedModel PreparedModel::WithoutSlices() const {
+  PreparedModel m;
+  m.name = name;
+  m.file = file;
+  m.weight = weight;
+  m.expert = expert;
+  m.presets = presets;
+  m.sequence_length = sequence_length;
+  m.parameters = parameters;
+  m.flops_per_token = flops_per_token;
+  m.refused = refused;
+  return m;
+}
+
 const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
                                                      std::int64_t width) const {
   for (const auto& s : slices) {

@@ -69,15 +69,15 @@ std::vector<Design> Designs(const SearchResults& r) {
     const std::string label = name + (b.kind == "expert" ? " expert" : " + Phaze DP");
     if (!by_label.count(label)) {
       order.push_back(label);
-      by_label[label] = {label, std::vector<double>(n, 0)};
+      by_label[label] = {label, std::vector<double>(n, 0), {}, 0};
     }
     for (std::size_t m = 0; m < n; ++m) {
       if (r.models[m].name == b.model) by_label[label].throughput[m] = b.plan.Throughput();
     }
   }
   for (const auto& l : order) out.push_back(by_label[l]);
-  Design per_model{"Phaze per-model", std::vector<double>(n, 0)};
-  Design common{"Phaze common", std::vector<double>(n, 0)};
+  Design per_model{"Phaze per-model", std::vector<double>(n, 0), {}, 0};
+  Design common{"Phaze common", std::vector<double>(n, 0), {}, 0};
   for (std::size_t m = 0; m < n; ++m) {
     if (r.best_per_model[m] >= 0) {
       per_model.throughput[m] =

@@ -8,11 +8,18 @@
 #include <string>
 #include <vector>
 
+namespace phaze {
+class Cluster;
+}
+
 namespace phaze::cli {
 
 struct Environment {
   std::string plugin_path;          // the value of PHAZE_PLUGIN_PATH ("" when unset)
   bool stderr_is_terminal = false;  // progress is drawn only on a terminal unless --progress
+  // The processes of this run (null: this process alone). On a worker rank (> 0) only `search`
+  // runs, nothing is printed unless --verbose, and an error goes to rank 0 (Cluster::SetFailure).
+  Cluster* cluster = nullptr;
 };
 
 // args excludes argv[0]. Normal output goes to `out`, errors/progress/logs to `err`.

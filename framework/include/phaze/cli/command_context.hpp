@@ -13,6 +13,10 @@
 #include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
 
+namespace phaze {
+class Cluster;
+}
+
 namespace phaze::cli {
 
 struct GlobalOptions {
@@ -31,6 +35,7 @@ struct CommandContext {
   std::ostream& err;
   Logger& log;
   ProgressSink& progress;
+  Cluster* cluster = nullptr;  // null when this process runs alone
 };
 
 }  // namespace phaze::cli

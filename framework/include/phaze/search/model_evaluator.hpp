@@ -46,6 +46,8 @@ struct PreparedModel {
 
   // The slice for (micro-batch, width), or null.
   const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width) const;
+  // A copy without the (large) graphs, for results.
+  PreparedModel WithoutSlices() const;
 };
 
 // Builds every (micro-batch, width) slice. Throws ConfigError (located at the entry) when the model

@@ -1,5 +1,6 @@
-// The whole Phaze run (DESIGN §1, §7): prepares every model once, enumerates the architecture space
-// by decreasing area, evaluates each config for every model (ModelEvaluator) in RunArchSearch, picks
+// The whole Phaze run (DESIGN §1, §7): prepares every model once and enumerates the architecture
+// space by decreasing area (SearchContext), evaluates each config for every model in RunArchSearch
+// (locally, and on other MPI ranks when given a RemoteEvaluator), picks
 // the best config per model and in common, and evaluates the baselines — each baseline
 // architecture (arch.presets for every model, a model's own `presets`) with our DP and with the
 // model's expert placement. The first of arch.presets with expert placement (the paper's
@@ -23,6 +24,7 @@
 #include "phaze/schedule/schedule_problem.hpp"
 #include "phaze/search/arch_search.hpp"
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/search_context.hpp"
 
 namespace phaze {
 
@@ -66,15 +68,16 @@ struct SearchResults {
 struct SearchDriverOptions {
   int threads = 0;  // overrides search.threads when > 0
   const std::atomic<bool>* stop = nullptr;
+  RemoteEvaluator* remote = nullptr;  // other processes evaluating configs (MPI), not owned
+  std::string local_name;             // this process in error messages ("rank 0 on node1")
 };
 
 // Runs the search. Throws ConfigError for bad models or spaces, Error when an evaluation fails.
 SearchResults RunSearchDriver(const RunConfig& run, const Registry& registry,
                               ProgressSink& progress, Logger& log,
                               const SearchDriverOptions& options = {});
-
-// A score from per-model throughputs (0 when any is 0).
-double CommonScore(const std::vector<double>& throughputs, const std::vector<double>& weights,
-                   const std::string& mean);
+// The same on a context built beforehand (which an MPI run needs for its fingerprint).
+SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progress,
+                              const SearchDriverOptions& options = {});
 
 }  // namespace phaze

@@ -1,0 +1,18 @@
+// The binary form of a ConfigEvaluation (every model's plans, schedule summaries and statistics),
+// as an MPI worker sends it to rank 0 (framework/cluster). Exact: Decode(Encode(e)) has every field
+// equal to e's, doubles bit for bit. A new field of PlanChoice, PlacementPlan, ModelEvaluation or
+// LayerScheduleSummary must be added here too (the distributed-run test compares results.json).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "phaze/search/arch_search.hpp"
+
+namespace phaze {
+
+std::string EncodeConfigEvaluation(const ConfigEvaluation& evaluation);
+// Throws Error on a malformed message.
+ConfigEvaluation DecodeConfigEvaluation(std::string_view bytes);
+
+}  // namespace phaze

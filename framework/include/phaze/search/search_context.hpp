@@ -1,0 +1,67 @@
+// What every process of a run builds the same way from the run config (DESIGN §7): the prepared
+// models, the architecture space in decreasing-area order, the estimator, solver backend and
+// ModelEvaluator, and the evaluation of one config for every model with its common score. The
+// search driver (rank 0) and each MPI worker rank build one; configs are then named by their
+// index in Configs(), and Fingerprint() lets rank 0 check that a worker sees the same list.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "phaze/arch/arch_space.hpp"
+#include "phaze/config/run_config.hpp"
+#include "phaze/core/logger.hpp"
+#include "phaze/plugin/registry.hpp"
+#include "phaze/search/arch_search.hpp"
+#include "phaze/search/model_evaluator.hpp"
+
+namespace phaze {
+
+class SearchContext {
+ public:
+  // Throws ConfigError for bad models or spaces, PluginError for unknown components.
+  SearchContext(const RunConfig& run, const Registry& registry, Logger& log);
+  SearchContext(const SearchContext&) = delete;  // the evaluator refers to run_
+  SearchContext& operator=(const SearchContext&) = delete;
+
+  const RunConfig& Run() const { return run_; }
+  const std::vector<PreparedModel>& Models() const { return models_; }
+  const std::vector<ArchPoint>& Configs() const { return configs_; }  // decreasing area
+  const std::string& SpaceName() const { return space_name_; }
+  double AreaBudgetMm2() const { return area_budget_mm2_; }
+  const Estimator& GetEstimator() const { return *estimator_; }
+  const ModelEvaluator& Evaluator() const { return *evaluator_; }
+  std::string SolverVersion() const;
+  const std::vector<PluginRecord>& Plugins() const { return plugins_; }
+  double PrepareSeconds() const { return prepare_s_; }  // wall time of the constructor
+
+  // Evaluation threads of this process: `requested` when > 0, else search.threads, else (0) one
+  // per hardware thread.
+  int SearchThreads(int requested) const;
+  // Every model on `point` (our DP, no expert placement) and the common score (CommonScore).
+  ConfigEvaluation Evaluate(const ArchPoint& point) const;
+  // A digest of the models and the config list (names and areas, in order): equal in two
+  // processes that will evaluate the same config for the same index.
+  std::string Fingerprint() const;
+
+ private:
+  RunConfig run_;
+  std::vector<PluginRecord> plugins_;
+  std::vector<PreparedModel> models_;
+  std::vector<double> weights_;
+  std::string space_name_;
+  double area_budget_mm2_ = 0;
+  std::vector<ArchPoint> configs_;
+  std::shared_ptr<const Estimator> estimator_;
+  std::shared_ptr<const SolverBackend> backend_;
+  std::unique_ptr<ModelEvaluator> evaluator_;
+  double prepare_s_ = 0;
+};
+
+// A score from per-model throughputs (0 when any is 0): their arithmetic, weighted or geometric
+// mean (search.mean).
+double CommonScore(const std::vector<double>& throughputs, const std::vector<double>& weights,
+                   const std::string& mean);
+
+}  // namespace phaze

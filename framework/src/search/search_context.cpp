@@ -1,0 +1,131 @@
+#include "phaze/search/search_context.hpp"
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "phaze/arch/area_model.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/json.hpp"
+#include "phaze/core/paths.hpp"
+
+namespace phaze {
+namespace {
+
+std::string SpacePath(const RunConfig& run) {
+  if (run.arch.space.empty() || run.arch.space == "paper") {
+    return (ShareDirectory() / "arch" / "paper-space.yaml").string();
+  }
+  std::filesystem::path p(run.arch.space);
+  if (p.is_relative()) p = std::filesystem::path(run.source).parent_path() / p;
+  return p.string();
+}
+
+// FNV-1a, 64 bit.
+class Digest {
+ public:
+  void Add(std::string_view s) {
+    for (unsigned char c : s) hash_ = (hash_ ^ c) * 1099511628211ULL;
+    hash_ = (hash_ ^ 0xff) * 1099511628211ULL;  // separator
+  }
+  void Add(double v) { Add(std::to_string(std::bit_cast<std::uint64_t>(v))); }
+  std::string Hex() const {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash_));
+    return buf;
+  }
+
+ private:
+  std::uint64_t hash_ = 14695981039346656037ULL;
+};
+
+}  // namespace
+
+double CommonScore(const std::vector<double>& throughputs, const std::vector<double>& weights,
+                   const std::string& mean) {
+  if (throughputs.empty()) return 0;
+  double sum = 0, weight_sum = 0, log_sum = 0;
+  for (std::size_t i = 0; i < throughputs.size(); ++i) {
+    if (!(throughputs[i] > 0)) return 0;
+    sum += (mean == "weighted" ? weights[i] : 1.0) * throughputs[i];
+    weight_sum += mean == "weighted" ? weights[i] : 1.0;
+    log_sum += std::log(throughputs[i]);
+  }
+  if (mean == "geometric") return std::exp(log_sum / static_cast<double>(throughputs.size()));
+  return sum / weight_sum;
+}
+
+SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Logger& log)
+    : run_(run), plugins_(registry.Plugins()) {
+  run_.CheckComponents(registry, true, true, true);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  // The architecture-independent layer graphs.
+  const auto strategy = registry.CreateStrategy(run_.strategy.name, run_.strategy.Params());
+  for (const auto& entry : run_.models) {
+    models_.push_back(PrepareModel(entry, run_, *strategy));
+    const auto& m = models_.back();
+    weights_.push_back(m.weight);
+    log.Verbose("model " + m.name + ": " + std::to_string(m.slices.size()) +
+                " (micro-batch, width) slices");
+    for (const auto& r : m.refused) log.Verbose("  " + m.name + " " + r);
+  }
+
+  // The space.
+  const AreaModel area = AreaModel::Default();
+  const ArchSpace space = ArchSpace::LoadFile(SpacePath(run_), area);
+  space_name_ = space.name;
+  area_budget_mm2_ = space.area_budget_um2 * 1e-6;
+  configs_ = space.Enumerate(area);
+  if (configs_.empty()) {
+    throw ConfigError(SpacePath(run_) + ": the space has no config inside the area window");
+  }
+
+  estimator_ = registry.CreateEstimator(run_.estimator.name, run_.estimator.Params());
+  backend_ = registry.CreateSolverBackend(run_.solver.backend.name, run_.solver.backend.Params());
+  evaluator_ = std::make_unique<ModelEvaluator>(run_, estimator_, backend_);
+  prepare_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int SearchContext::SearchThreads(int requested) const {
+  if (requested > 0) return requested;
+  if (run_.search.threads > 0) return static_cast<int>(run_.search.threads);
+  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+std::string SearchContext::SolverVersion() const { return backend_->Version(); }
+
+ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point) const {
+  ConfigEvaluation ce;
+  std::vector<double> thr;
+  for (const auto& m : models_) {
+    ce.models.push_back(evaluator_->Evaluate(m, point.arch, /*with_expert=*/false));
+    thr.push_back(ce.models.back().best.Throughput());
+  }
+  ce.score = CommonScore(thr, weights_, run_.search.mean);
+  return ce;
+}
+
+std::string SearchContext::Fingerprint() const {
+  Digest d;
+  Json settings = run_.ToJson();  // where the file lives and where outputs go may differ by node
+  settings["source"] = "";
+  settings["output"] = "";
+  d.Add(settings.Dump());
+  for (const auto& m : models_) {
+    d.Add(m.name);
+    d.Add(static_cast<double>(m.slices.size()));
+    d.Add(m.flops_per_token);
+  }
+  for (const auto& c : configs_) {
+    d.Add(c.arch.name);
+    d.Add(c.area_um2);
+  }
+  return std::to_string(models_.size()) + " models, " + std::to_string(configs_.size()) +
+         " configs, digest " + d.Hex();
+}
+
+}  // namespace phaze

@@ -1,0 +1,184 @@
+// The binary form of a ConfigEvaluation that MPI workers send to rank 0: every field survives the
+// round trip exactly (doubles bit for bit, including −0, denormals, infinities and NaN payloads),
+// and malformed messages are errors, not crashes. Also the ByteWriter/ByteReader primitives.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "phaze/core/byte_stream.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/search/evaluation_codec.hpp"
+
+namespace phaze {
+namespace {
+
+std::uint64_t Bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
+TEST(ByteStream, PrimitivesRoundTripExactly) {
+  const double values[] = {0.1, -0.0, 5e-324, std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), 1.0 / 3.0};
+  ByteWriter w;
+  w.Int(-1);
+  w.Int(std::numeric_limits<std::int64_t>::max());
+  for (double v : values) w.Double(v);
+  w.String("");
+  w.String(std::string("a\0b", 3));
+  w.Bool(true);
+  EXPECT_EQ(w.Bytes().size(), 8u * (2 + 6 + 2 + 1) + 3);
+  ByteReader r(w.Bytes());
+  EXPECT_EQ(r.Int(), -1);
+  EXPECT_EQ(r.Int(), std::numeric_limits<std::int64_t>::max());
+  for (double v : values) EXPECT_EQ(Bits(r.Double()), Bits(v));
+  EXPECT_EQ(r.String(), "");
+  EXPECT_EQ(r.String(), std::string("a\0b", 3));
+  EXPECT_TRUE(r.Bool());
+  EXPECT_TRUE(r.AtEnd());
+  EXPECT_NO_THROW(r.ExpectEnd());
+  // Little-endian on the wire, whatever the host: 1 is 01 00 … 00.
+  ByteWriter one;
+  one.Int(1);
+  EXPECT_EQ(one.Bytes(), std::string("\x01\0\0\0\0\0\0\0", 8));
+}
+
+TEST(ByteStream, MalformedMessagesAreErrors) {
+  ByteWriter w;
+  w.Int(5);
+  EXPECT_THROW(ByteReader(w.Bytes().substr(0, 7)).Int(), Error);  // truncated
+  ByteReader overlong(w.Bytes());
+  EXPECT_THROW(overlong.String(), Error);  // a 5-byte string with no bytes
+  ByteWriter negative;
+  negative.Int(-3);
+  EXPECT_THROW(ByteReader(negative.Bytes()).Count(), Error);
+  ByteReader extra(w.Bytes() + "x");
+  extra.Int();
+  EXPECT_THROW(extra.ExpectEnd(), Error);
+}
+
+PlanChoice SamplePlan(double seed, bool feasible) {
+  PlanChoice c;
+  c.feasible = feasible;
+  c.reason = feasible ? "" : "stage 3 needs 81.2 GiB, exceeds the HBM";
+  c.plan.feasible = feasible;
+  c.plan.reason = c.reason;
+  c.plan.time_per_batch_s = seed * 1.1;
+  c.plan.throughput_samples_per_s = seed * 3.3;
+  c.plan.tensor_parallel = 2;
+  c.plan.data_parallel = 64;
+  c.plan.pipeline_stages = 8;
+  c.plan.micro_batches = 512;
+  c.plan.stages = {{0, 3, 2, seed * 0.1, 1e9 + seed}, {4, 9, 4, seed * 0.2, -0.0}};
+  c.plan.max_stage_load_s = seed / 7;
+  c.plan.bubble_share = 0.0625;
+  c.plan.sync_share = 5e-324;
+  c.micro_batch = 4;
+  c.recompute = true;
+  c.hbm_gib = 80;
+  c.tokens_per_s = seed * 1e6;
+  c.mfu = 0.41;
+  c.stages = {{"embedding", "block_3", 4, 2, 0.5, 2e9}, {"block_4", "head", 6, 4, 0.25, 3e9}};
+  return c;
+}
+
+TEST(EvaluationCodec, EveryFieldRoundTrips) {
+  ConfigEvaluation e;
+  e.score = 1.0 / 3.0;
+  e.seconds = 12.5;
+  for (int m = 0; m < 2; ++m) {
+    ModelEvaluation me;
+    me.model = m == 0 ? "bert-large" : "gpt2-xl";
+    me.best = SamplePlan(1.5 + m, true);
+    me.best_per_hbm = {SamplePlan(0.5, false), SamplePlan(2.5, true)};
+    if (m == 1) me.expert = SamplePlan(0.75, true);
+    me.schedules = {{1, 2, "block", Pass::kBackward, 1e-3, 2e-3, "ilp", "optimal", 0.004},
+                    {8, 1, "head", Pass::kRecompute, 5e-4, 5e-4, "fast", "no incomparable pair", 0}};
+    me.ilp_answers = 17;
+    me.fast_answers = 3;
+    me.max_gap = 0.012;
+    me.schedule_seconds = 0.8;
+    me.placement_seconds = 0.01;
+    e.models.push_back(me);
+  }
+  const std::string bytes = EncodeConfigEvaluation(e);
+  const ConfigEvaluation d = DecodeConfigEvaluation(bytes);
+  EXPECT_EQ(EncodeConfigEvaluation(d), bytes);
+
+  // Field by field, independently of the encoder.
+  EXPECT_EQ(Bits(d.score), Bits(e.score));
+  EXPECT_EQ(d.seconds, 12.5);
+  ASSERT_EQ(d.models.size(), 2u);
+  for (std::size_t m = 0; m < 2; ++m) {
+    const ModelEvaluation& a = e.models[m];
+    const ModelEvaluation& b = d.models[m];
+    EXPECT_EQ(b.model, a.model);
+    auto same_plan = [](const PlanChoice& x, const PlanChoice& y) {
+      EXPECT_EQ(x.feasible, y.feasible);
+      EXPECT_EQ(x.reason, y.reason);
+      EXPECT_EQ(x.plan.feasible, y.plan.feasible);
+      EXPECT_EQ(x.plan.reason, y.plan.reason);
+      EXPECT_EQ(Bits(x.plan.time_per_batch_s), Bits(y.plan.time_per_batch_s));
+      EXPECT_EQ(Bits(x.plan.throughput_samples_per_s), Bits(y.plan.throughput_samples_per_s));
+      EXPECT_EQ(x.plan.tensor_parallel, y.plan.tensor_parallel);
+      EXPECT_EQ(x.plan.data_parallel, y.plan.data_parallel);
+      EXPECT_EQ(x.plan.pipeline_stages, y.plan.pipeline_stages);
+      EXPECT_EQ(x.plan.micro_batches, y.plan.micro_batches);
+      ASSERT_EQ(x.plan.stages.size(), y.plan.stages.size());
+      for (std::size_t i = 0; i < x.plan.stages.size(); ++i) {
+        EXPECT_EQ(x.plan.stages[i].first_layer, y.plan.stages[i].first_layer);
+        EXPECT_EQ(x.plan.stages[i].last_layer, y.plan.stages[i].last_layer);
+        EXPECT_EQ(x.plan.stages[i].devices, y.plan.stages[i].devices);
+        EXPECT_EQ(Bits(x.plan.stages[i].load_s), Bits(y.plan.stages[i].load_s));
+        EXPECT_EQ(Bits(x.plan.stages[i].peak_memory_bytes), Bits(y.plan.stages[i].peak_memory_bytes));
+      }
+      EXPECT_EQ(Bits(x.plan.max_stage_load_s), Bits(y.plan.max_stage_load_s));
+      EXPECT_EQ(Bits(x.plan.bubble_share), Bits(y.plan.bubble_share));
+      EXPECT_EQ(Bits(x.plan.sync_share), Bits(y.plan.sync_share));
+      EXPECT_EQ(x.micro_batch, y.micro_batch);
+      EXPECT_EQ(x.recompute, y.recompute);
+      EXPECT_EQ(x.hbm_gib, y.hbm_gib);
+      EXPECT_EQ(Bits(x.tokens_per_s), Bits(y.tokens_per_s));
+      EXPECT_EQ(Bits(x.mfu), Bits(y.mfu));
+      ASSERT_EQ(x.stages.size(), y.stages.size());
+      for (std::size_t i = 0; i < x.stages.size(); ++i) {
+        EXPECT_EQ(x.stages[i].first_layer, y.stages[i].first_layer);
+        EXPECT_EQ(x.stages[i].last_layer, y.stages[i].last_layer);
+        EXPECT_EQ(x.stages[i].layers, y.stages[i].layers);
+        EXPECT_EQ(x.stages[i].devices, y.stages[i].devices);
+        EXPECT_EQ(x.stages[i].load_s, y.stages[i].load_s);
+        EXPECT_EQ(x.stages[i].peak_memory_bytes, y.stages[i].peak_memory_bytes);
+      }
+    };
+    same_plan(a.best, b.best);
+    ASSERT_EQ(b.best_per_hbm.size(), 2u);
+    same_plan(a.best_per_hbm[0], b.best_per_hbm[0]);
+    same_plan(a.best_per_hbm[1], b.best_per_hbm[1]);
+    ASSERT_EQ(a.expert.has_value(), b.expert.has_value());
+    if (a.expert) same_plan(*a.expert, *b.expert);
+    ASSERT_EQ(b.schedules.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(b.schedules[i].micro_batch, a.schedules[i].micro_batch);
+      EXPECT_EQ(b.schedules[i].width, a.schedules[i].width);
+      EXPECT_EQ(b.schedules[i].layer, a.schedules[i].layer);
+      EXPECT_EQ(b.schedules[i].pass, a.schedules[i].pass);
+      EXPECT_EQ(Bits(b.schedules[i].makespan_s), Bits(a.schedules[i].makespan_s));
+      EXPECT_EQ(Bits(b.schedules[i].sequential_s), Bits(a.schedules[i].sequential_s));
+      EXPECT_EQ(b.schedules[i].path, a.schedules[i].path);
+      EXPECT_EQ(b.schedules[i].status, a.schedules[i].status);
+      EXPECT_EQ(b.schedules[i].gap, a.schedules[i].gap);
+    }
+    EXPECT_EQ(b.ilp_answers, 17);
+    EXPECT_EQ(b.fast_answers, 3);
+    EXPECT_EQ(b.max_gap, 0.012);
+    EXPECT_EQ(b.schedule_seconds, 0.8);
+    EXPECT_EQ(b.placement_seconds, 0.01);
+  }
+
+  // Any truncation is an Error.
+  for (std::size_t cut : {std::size_t{0}, std::size_t{9}, bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_THROW(DecodeConfigEvaluation(std::string_view(bytes).substr(0, cut)), Error) << cut;
+  }
+}
+
+}  // namespace
+}  // namespace phaze
