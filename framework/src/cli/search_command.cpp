@@ -89,6 +89,7 @@ int RunSearch(CommandContext& ctx) {
     coordinator = ctx.cluster->Coordinator(context.Fingerprint());
     options.remote = coordinator.get();
     options.local_name = ctx.cluster->Where(0);
+    options.processes = ctx.cluster->Size();
     ctx.log.Info("distributed search: " + std::to_string(ctx.cluster->Size()) + " ranks");
   }
   const SearchResults results = RunSearchDriver(context, ctx.progress, options);

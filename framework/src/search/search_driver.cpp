@@ -60,6 +60,8 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   so.max_configs = run.search.max_configs;
   so.max_seconds = run.search.max_seconds;
   so.threads = context.SearchThreads(options.threads);
+  res.timings.threads = so.threads;
+  res.timings.processes = options.processes;
   so.remote = options.remote;
   so.local_name = options.local_name;
   auto t0 = std::chrono::steady_clock::now();

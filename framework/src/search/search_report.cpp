@@ -287,6 +287,8 @@ Json SearchResultsToJson(const SearchResults& r) {
   t["search_s"] = r.timings.search_s;
   t["baselines_s"] = r.timings.baselines_s;
   t["total_s"] = r.timings.total_s;
+  t["processes"] = r.timings.processes;  // MPI ranks
+  t["threads"] = r.timings.threads;      // evaluation threads per process
   double schedule_s = 0, placement_s = 0;
   Json per_config = Json::MakeArray();
   for (const auto& e : r.outcome.explored) {

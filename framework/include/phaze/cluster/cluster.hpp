@@ -37,7 +37,7 @@ class Cluster {
   int Rank() const;
   int Size() const;
   bool Distributed() const { return Size() > 1; }
-  // "rank 2 on node7".
+  // "rank 2 (host node7)".
   std::string Where(int rank) const;
 
   // Rank 0: the other ranks as a RemoteEvaluator for RunArchSearch. A worker whose fingerprint

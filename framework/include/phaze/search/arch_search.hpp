@@ -40,7 +40,7 @@ struct ArchSearchOptions {
   int threads = 1;  // local evaluation threads; 0 is allowed when `remote` evaluates
   // Evaluates configs in other processes as well (null: none). Not owned.
   RemoteEvaluator* remote = nullptr;
-  // Where local evaluations run, for error messages ("rank 0 on node1"); empty in a local run.
+  // Where local evaluations run, for error messages ("rank 0 (host node1)"); empty in a local run.
   std::string local_name;
 };
 
@@ -88,7 +88,7 @@ class WorkSource {
   virtual bool Closed() = 0;
   // Reports the result of a taken config (its `seconds` as measured where it ran).
   virtual void Done(std::int64_t index, ConfigEvaluation result) = 0;
-  // Reports that evaluating a taken config threw; `where` names the process ("rank 2 on node7").
+  // Reports that evaluating a taken config threw; `where` names the process ("rank 2 (host node7)").
   virtual void Failed(std::int64_t index, const std::string& where, const std::string& message) = 0;
   // Stops the whole search with this error (e.g. a process that could not start).
   virtual void Abort(const std::string& message) = 0;

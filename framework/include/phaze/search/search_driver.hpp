@@ -58,6 +58,7 @@ struct SearchResults {
   std::string solver_version;
   struct Timings {
     double prepare_s = 0, search_s = 0, baselines_s = 0, total_s = 0;
+    int processes = 1, threads = 1;  // how the search ran
   } timings;
 
   bool AnyFeasible() const;
@@ -69,7 +70,8 @@ struct SearchDriverOptions {
   int threads = 0;  // overrides search.threads when > 0
   const std::atomic<bool>* stop = nullptr;
   RemoteEvaluator* remote = nullptr;  // other processes evaluating configs (MPI), not owned
-  std::string local_name;             // this process in error messages ("rank 0 on node1")
+  std::string local_name;             // this process in error messages ("rank 0 (host node1)")
+  int processes = 1;                  // MPI ranks taking part (for the timings)
 };
 
 // Runs the search. Throws ConfigError for bad models or spaces, Error when an evaluation fails.
