@@ -335,6 +335,28 @@ TEST(Scheduler, HeuristicAndBoundBracketTheOptimum) {
   }
 }
 
+TEST(Scheduler, HeadBodyTailBoundByHand) {
+  // v (vector, 3) releases t1 and t2 (tensor, 1 each); t0 (tensor, 1) is free; one core each.
+  // Critical path 3 + 1 = 4 and tensor work 3, but t1 and t2 cannot start before 3, so
+  // T ≥ 3 + 1 + 1 = 5, which the schedule t0 ∥ v, then t1, t2 attains.
+  ScheduleProblem p;
+  p.num_tc = 1;
+  p.num_vc = 1;
+  p.ops = {{"v", ScheduleClass::kVector, 3, 3},
+           {"t0", ScheduleClass::kTensor, 1, 1},
+           {"t1", ScheduleClass::kTensor, 1, 1},
+           {"t2", ScheduleClass::kTensor, 1, 1}};
+  p.edges = {{0, 2}, {0, 3}};
+  const Precedence prec(p);
+  EXPECT_DOUBLE_EQ(MakespanLowerBound(p, prec), 5);
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 5);
+  // The tail side: t1 and t2 feed v; they must end by T − 3.
+  p.edges = {{2, 0}, {3, 0}};
+  const Precedence reversed(p);
+  EXPECT_DOUBLE_EQ(MakespanLowerBound(p, reversed), 5);
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 5);
+}
+
 TEST(Scheduler, TimeLimitGivesTheIncumbentWithItsGap) {
   auto cbc = Backend("cbc");
   if (!cbc) GTEST_SKIP() << "no cbc backend built";

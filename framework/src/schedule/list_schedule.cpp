@@ -275,17 +275,63 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
   return best;
 }
 
-double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec) {
+namespace {
+
+// Head-body-tail bound of one core class (`uses` picks its ops, `cores` counts them). Every op i
+// starts no earlier than its head r_i (longest path to it, ops at their minimum latency) and ends
+// no later than T − q_i (q_i: longest path after it). So for a ≤ r_i and b ≤ q_i, the ops of
+// S(a, b) = {i : r_i ≥ a, q_i ≥ b} all run inside [a, T − b], where each keeps the class's cores
+// busy for at least w_i = min(ℓ̂_i, ℓ_i / cores) on average: T ≥ a + Σ_{S(a,b)} w_i + b. With
+// a = b = 0 this is the class's work bound; with S = {i} it is r_i + w_i + q_i.
+double HeadBodyTail(const ScheduleProblem& p, const std::vector<double>& head,
+                    const std::vector<double>& tail, bool (ScheduleOp::*uses)() const,
+                    int cores) {
+  struct Item {
+    double r, q, w;
+  };
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const ScheduleOp& op = p.ops[i];
+    if (!(op.*uses)()) continue;
+    items.push_back({head[i], tail[i], std::min(op.MinLatency(), op.single_core_s / cores)});
+  }
+  std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.r > y.r; });
   double bound = 0;
-  for (double level : BottomLevels(p, prec, [](const ScheduleOp& op) { return op.MinLatency(); })) {
-    bound = std::max(bound, level);
+  std::vector<Item> set;  // ops with r ≥ a, kept sorted by q descending
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const Item& it = items[k];
+    set.insert(std::upper_bound(set.begin(), set.end(), it,
+                                [](const Item& x, const Item& y) { return x.q > y.q; }),
+               it);
+    if (k + 1 < items.size() && items[k + 1].r == it.r) continue;  // a = it.r: take all equal
+    double body = 0;
+    for (const Item& s : set) {  // b = s.q: every op with q ≥ b, in decreasing q
+      body += s.w;
+      bound = std::max(bound, it.r + body + s.q);
+    }
   }
-  double tensor = 0, vector = 0;
-  for (const auto& op : p.ops) {
-    if (op.UsesTensorCore()) tensor += std::min(op.MinLatency(), op.single_core_s / p.num_tc);
-    if (op.UsesVectorCore()) vector += std::min(op.MinLatency(), op.single_core_s / p.num_vc);
+  return bound;
+}
+
+}  // namespace
+
+double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec) {
+  auto min_latency = [](const ScheduleOp& op) { return op.MinLatency(); };
+  const std::vector<double> bottom = BottomLevels(p, prec, min_latency);
+  std::vector<double> head(p.ops.size(), 0), tail(p.ops.size(), 0);
+  for (int i : prec.Order()) {
+    for (int s : prec.Successors()[i]) {
+      head[s] = std::max(head[s], head[i] + p.ops[i].MinLatency());
+    }
   }
-  return std::max({bound, tensor, vector});
+  double bound = 0;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    tail[i] = bottom[i] - p.ops[i].MinLatency();
+    bound = std::max(bound, bottom[i]);  // the critical path
+  }
+  bound = std::max(bound, HeadBodyTail(p, head, tail, &ScheduleOp::UsesTensorCore, p.num_tc));
+  bound = std::max(bound, HeadBodyTail(p, head, tail, &ScheduleOp::UsesVectorCore, p.num_vc));
+  return bound;
 }
 
 }  // namespace phaze

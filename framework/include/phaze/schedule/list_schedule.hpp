@@ -40,8 +40,10 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedenc
 ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence& precedence,
                                const ScheduleResult& start, int evaluations);
 
-// max(longest path with every op at min(ℓ_i, ℓ̂_i); per class Σ_i min(ℓ̂_i, ℓ_i / cores of the
-// class) over the ops that use the class — an intra-op op holds the whole chip).
+// max(longest path with every op at min(ℓ_i, ℓ̂_i); per class, the head-body-tail bound
+// max over a, b of a + Σ_{i: head ≥ a, tail ≥ b} min(ℓ̂_i, ℓ_i / cores of the class) + b over the
+// ops that use the class, heads and tails being longest paths at minimum latency — with
+// a = b = 0 the class's total work per core; an intra-op op holds the whole chip).
 double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence);
 
 }  // namespace phaze
