@@ -84,6 +84,9 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
     }
     if (const char* gap = std::getenv("PHAZE_BENCH_GAP")) options.solve.relative_gap = std::atof(gap);
     if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_ILP")) options.dump_dir = dir;
+    if (const char* e = std::getenv("PHAZE_BENCH_IMPROVE")) {  // local-search evaluations
+      options.improvement_evaluations = std::atoi(e);
+    }
     const Scheduler scheduler(backend, options);
     ilp = fast = worst = not_optimal = max_gap = 0;
     for (const auto& p : problems) {
@@ -103,9 +106,12 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
       const ScheduleResult r = scheduler.Solve(p);
       if (std::getenv("PHAZE_BENCH_VERBOSE")) {
         std::fprintf(
-            stderr, "%-60s %3zu ops %-13s %-8s %8.3f s gap %.2g segs %d solves %d vars %d\n",
+            stderr,
+            "%-60s %3zu ops %-13s %-8s %8.3f s makespan %.6g bound %.6g gap %.2g segs %d solves "
+            "%d vars %d\n",
             p.name.c_str(), p.ops.size(), r.stats.path.c_str(), r.stats.status.c_str(),
-            r.stats.solve_time_s, r.stats.gap, r.stats.segments, r.stats.solves, r.stats.variables);
+            r.stats.solve_time_s, r.makespan_s, r.stats.lower_bound_s, r.stats.gap,
+            r.stats.segments, r.stats.solves, r.stats.variables);
       }
       max_ops = std::max(max_ops, static_cast<double>(p.ops.size()));
       (r.stats.path == "ilp" ? ilp : fast) += 1;
