@@ -48,18 +48,17 @@ class SearchQueue final : public WorkSource {
   std::optional<std::int64_t> Take() override {
     {
       std::lock_guard lock(mutex_);
-      if (!closed_ && next_ < static_cast<std::int64_t>(slots_.size()) && may_start_()) {
+      if (!ClosedLocked()) {
         ++in_flight_;
         return next_++;
       }
-      closed_ = true;
     }
     changed_.notify_all();  // the consumer may be waiting for a config nobody will take
     return std::nullopt;
   }
   bool Closed() override {
     std::lock_guard lock(mutex_);
-    return closed_ || next_ >= static_cast<std::int64_t>(slots_.size()) || !may_start_();
+    return ClosedLocked();
   }
   void Done(std::int64_t index, ConfigEvaluation result) override {
     Fill(index, [&](Slot& s) { s.result = std::move(result); });
@@ -93,14 +92,20 @@ class SearchQueue final : public WorkSource {
       if (slot.result || slot.failed || abort_) return true;
       // Not yet taken, nothing running that could take it, and nothing may start.
       if (next_ > index || in_flight_ > 0) return false;
-      closed_ = closed_ || !may_start_();
-      return closed_;
+      return ClosedLocked();
     });
     abort = abort_;
     return std::move(slot);
   }
 
  private:
+  // Nothing more will be handed out (the mutex is held): closed, the list handed out, or a
+  // budget or the stop flag forbids new evaluations.
+  bool ClosedLocked() {
+    closed_ = closed_ || next_ >= static_cast<std::int64_t>(slots_.size()) || !may_start_();
+    return closed_;
+  }
+
   template <typename F>
   void Fill(std::int64_t index, F&& set) {
     {
