@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <numeric>
 #include <queue>
 #include <random>
+#include <utility>
 
 namespace phaze {
 
@@ -60,13 +62,65 @@ ModeChoice Flipped(ModeChoice mode) {
 
 }  // namespace
 
+namespace {
+
+struct Busy {
+  double start, finish;
+};
+
+// The busy intervals of one resource (a core, or the chip for intra-op ops) and their last finish.
+struct Timeline {
+  std::vector<Busy> busy;
+  double last = 0;
+
+  void Add(double start, double finish) {
+    busy.push_back({start, finish});
+    last = std::max(last, finish);
+  }
+  bool Overlaps(double start, double finish) const {
+    for (const Busy& b : busy) {
+      if (b.start < finish && start < b.finish) return true;
+    }
+    return false;
+  }
+};
+
+// The earliest start ≥ ready at which [start, start + duration) is free on every timeline: with
+// back-filling the first gap long enough, else after the last interval of each.
+double EarliestFit(double ready, double duration, std::initializer_list<const Timeline*> lines,
+                   bool backfill) {
+  double start = ready;
+  if (!backfill) {
+    for (const Timeline* l : lines) start = std::max(start, l->last);
+    return start;
+  }
+  // No start before the end of an interval that [start, start + duration) overlaps is free
+  // either, so jump there until nothing overlaps.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const Timeline* l : lines) {
+      for (const Busy& b : l->busy) {
+        if (b.start < start + duration && start < b.finish) {
+          start = b.finish;
+          moved = true;
+        }
+      }
+    }
+  }
+  return start;
+}
+
+}  // namespace
+
 ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec,
                                 const std::vector<int>& order,
-                                const std::vector<ModeChoice>& modes) {
+                                const std::vector<ModeChoice>& modes, bool backfill) {
   const int paired = p.PairedCores();
-  std::vector<double> tc_free(p.num_tc, 0), vc_free(p.num_vc, 0);
-  double barrier = 0;    // finish of the last intra-op op
-  double core_done = 0;  // latest finish of any core op placed so far
+  // No schedule of n ops needs more than n cores of a class; the others stay idle.
+  const int n = static_cast<int>(p.ops.size());
+  std::vector<Timeline> tc(std::min(p.num_tc, n)), vc(std::min(p.num_vc, n));
+  Timeline intra_ops;  // intra-op ops: no core op may overlap them
+  Timeline core_ops;   // every core op: an intra-op op may overlap none
   ScheduleResult r;
   r.ops.resize(p.ops.size());
   r.stats.path = "list-schedule";
@@ -90,17 +144,26 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
         best_start = start;
       }
     };
-    const double single_ready = std::max(ready, barrier);
+    const double d = op.single_core_s;
     if (op.cls == ScheduleClass::kFused) {
-      for (int c = 0; c < paired; ++c) {
-        consider(c, std::max({single_ready, tc_free[c], vc_free[c]}), false);
+      bool tried_idle = false;  // idle pairs are all alike
+      for (int c = 0; c < std::min<int>(paired, tc.size()); ++c) {
+        const bool idle = tc[c].busy.empty() && vc[c].busy.empty();
+        if (idle && std::exchange(tried_idle, true)) continue;
+        consider(c, EarliestFit(ready, d, {&intra_ops, &tc[c], &vc[c]}, backfill), false);
       }
     } else {
       const bool tensor = op.cls == ScheduleClass::kTensor;
-      const auto& mine = tensor ? tc_free : vc_free;
-      const auto& other = tensor ? vc_free : tc_free;
+      const auto& mine = tensor ? tc : vc;
+      const auto& other = tensor ? vc : tc;
+      bool tried_idle_pair = false, tried_idle_unpaired = false;  // idle ones are all alike
       for (int c = 0; c < static_cast<int>(mine.size()); ++c) {
-        const double start = std::max(single_ready, mine[c]);
+        if (mine[c].busy.empty()) {
+          const bool pair_idle = c < static_cast<int>(other.size()) && other[c].busy.empty();
+          if (c >= paired && std::exchange(tried_idle_unpaired, true)) continue;
+          if (c < paired && pair_idle && std::exchange(tried_idle_pair, true)) continue;
+        }
+        const double start = EarliestFit(ready, d, {&intra_ops, &mine[c]}, backfill);
         // Tie-break: keep whole pairs free for fused ops.
         const bool unpaired = c >= paired;
         const bool best_unpaired = best >= paired;
@@ -108,14 +171,14 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
         if (best >= 0 && start == best_start) {
           if (unpaired != best_unpaired) {
             better = unpaired;
-          } else if (!unpaired) {
-            better = other[c] > other[best];
+          } else if (!unpaired && c < static_cast<int>(other.size())) {
+            better = best >= static_cast<int>(other.size()) || other[c].last > other[best].last;
           }
         }
         consider(c, start, better);
       }
     }
-    const double intra_start = std::max(ready, core_done);
+    const double intra_start = EarliestFit(ready, op.all_cores_s, {&core_ops}, backfill);
     const ModeChoice mode = modes[i];
     bool intra = false;
     if (mode == ModeChoice::kIntra) {
@@ -129,22 +192,20 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
       s.duration_s = op.all_cores_s;
       if (op.UsesTensorCore()) s.tensor_cores = AllCores(p.num_tc);
       if (op.UsesVectorCore()) s.vector_cores = AllCores(p.num_vc);
-      barrier = s.Finish();
-      std::fill(tc_free.begin(), tc_free.end(), std::max(barrier, 0.0));
-      std::fill(vc_free.begin(), vc_free.end(), std::max(barrier, 0.0));
+      intra_ops.Add(s.start_s, s.Finish());
     } else {
       s.start_s = best_start;
       s.duration_s = op.single_core_s;
       if (op.UsesTensorCore()) {
         s.tensor_cores = {best};
-        tc_free[best] = s.Finish();
+        tc[best].Add(s.start_s, s.Finish());
       }
       if (op.UsesVectorCore()) {
         s.vector_cores = {best};
-        vc_free[best] = s.Finish();
+        vc[best].Add(s.start_s, s.Finish());
       }
     }
-    core_done = std::max(core_done, s.Finish());
+    core_ops.Add(s.start_s, s.Finish());
     r.makespan_s = std::max(r.makespan_s, s.Finish());
   }
   return r;
@@ -170,17 +231,21 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
   ScheduleResult best;
   const std::vector<int>* best_order = nullptr;
   bool have = false;
+  bool best_backfill = false;
   for (const auto& order : orders) {
     for (const auto& modes : mode_sets) {
-      ScheduleResult r = GenerateSchedule(p, prec, order, modes);
-      if (!have || r.makespan_s < best.makespan_s) {
-        best = std::move(r);
-        best_order = &order;
-        have = true;
+      for (bool backfill : {false, true}) {
+        ScheduleResult r = GenerateSchedule(p, prec, order, modes, backfill);
+        if (!have || r.makespan_s < best.makespan_s) {
+          best = std::move(r);
+          best_order = &order;
+          best_backfill = backfill;
+          have = true;
+        }
       }
     }
   }
-  if (!have) return GenerateSchedule(p, prec, prec.Order(), std::vector<ModeChoice>(n));
+  if (!have) return GenerateSchedule(p, prec, prec.Order(), std::vector<ModeChoice>(n), false);
   // Local search: flip one op's mode at a time (the others keep theirs) while it helps.
   std::vector<ModeChoice> modes(n);
   for (int i = 0; i < n; ++i)
@@ -190,7 +255,7 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
     for (int i = 0; i < n; ++i) {
       if (!p.ops[i].IntraOpUseful()) continue;
       modes[i] = Flipped(modes[i]);
-      ScheduleResult r = GenerateSchedule(p, prec, *best_order, modes);
+      ScheduleResult r = GenerateSchedule(p, prec, *best_order, modes, best_backfill);
       if (r.makespan_s < best.makespan_s) {
         best = std::move(r);
         improved = true;
@@ -219,7 +284,7 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
   std::vector<ModeChoice> modes(n);
   for (int i = 0; i < n; ++i)
     modes[i] = start.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
-  ScheduleResult best = GenerateSchedule(p, prec, order, modes);
+  ScheduleResult best = GenerateSchedule(p, prec, order, modes, /*backfill=*/true);
   if (start.makespan_s < best.makespan_s) best = start;
   double current = best.makespan_s;
   std::vector<int> flippable;
@@ -259,7 +324,7 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
         trial_modes[i] = Flipped(trial_modes[i]);
       }
     }
-    ScheduleResult r = GenerateSchedule(p, prec, trial_order, trial_modes);
+    ScheduleResult r = GenerateSchedule(p, prec, trial_order, trial_modes, /*backfill=*/true);
     // Simulated annealing: worse moves pass with probability exp(−Δ/θ), θ cooling from 2% of
     // the start makespan to 0.01% — several single-core ops side by side beat intra-op only
     // together, so the way there goes uphill.
@@ -277,35 +342,27 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
 
 namespace {
 
-// Head-body-tail bound of one core class (`uses` picks its ops, `cores` counts them). Every op i
-// starts no earlier than its head r_i (longest path to it, ops at their minimum latency) and ends
-// no later than T − q_i (q_i: longest path after it). So for a ≤ r_i and b ≤ q_i, the ops of
-// S(a, b) = {i : r_i ≥ a, q_i ≥ b} all run inside [a, T − b], where each keeps the class's cores
-// busy for at least w_i = min(ℓ̂_i, ℓ_i / cores) on average: T ≥ a + Σ_{S(a,b)} w_i + b. With
-// a = b = 0 this is the class's work bound; with S = {i} it is r_i + w_i + q_i.
-double HeadBodyTail(const ScheduleProblem& p, const std::vector<double>& head,
-                    const std::vector<double>& tail, bool (ScheduleOp::*uses)() const,
-                    int cores) {
-  struct Item {
-    double r, q, w;
-  };
-  std::vector<Item> items;
-  for (std::size_t i = 0; i < p.ops.size(); ++i) {
-    const ScheduleOp& op = p.ops[i];
-    if (!(op.*uses)()) continue;
-    items.push_back({head[i], tail[i], std::min(op.MinLatency(), op.single_core_s / cores)});
-  }
-  std::sort(items.begin(), items.end(), [](const Item& x, const Item& y) { return x.r > y.r; });
+// Head-body-tail bound of one resource, the ops given by heads r_i, tails q_i and loads w_i (the
+// time they keep the resource's cores busy, on average per core). Every op i starts no earlier
+// than r_i and ends no later than T − q_i. So for a ≤ r_i and b ≤ q_i, the ops of
+// S(a, b) = {i : r_i ≥ a, q_i ≥ b} all run inside [a, T − b]: T ≥ a + Σ_{S(a,b)} w_i + b. With
+// a = b = 0 this is the resource's work bound; with S = {i} it is r_i + w_i + q_i.
+struct Load {
+  double r, q, w;
+};
+
+double HeadBodyTail(std::vector<Load> items) {
+  std::sort(items.begin(), items.end(), [](const Load& x, const Load& y) { return x.r > y.r; });
   double bound = 0;
-  std::vector<Item> set;  // ops with r ≥ a, kept sorted by q descending
+  std::vector<Load> set;  // ops with r ≥ a, kept sorted by q descending
   for (std::size_t k = 0; k < items.size(); ++k) {
-    const Item& it = items[k];
+    const Load& it = items[k];
     set.insert(std::upper_bound(set.begin(), set.end(), it,
-                                [](const Item& x, const Item& y) { return x.q > y.q; }),
+                                [](const Load& x, const Load& y) { return x.q > y.q; }),
                it);
     if (k + 1 < items.size() && items[k + 1].r == it.r) continue;  // a = it.r: take all equal
     double body = 0;
-    for (const Item& s : set) {  // b = s.q: every op with q ≥ b, in decreasing q
+    for (const Load& s : set) {  // b = s.q: every op with q ≥ b, in decreasing q
       body += s.w;
       bound = std::max(bound, it.r + body + s.q);
     }
@@ -313,25 +370,90 @@ double HeadBodyTail(const ScheduleProblem& p, const std::vector<double>& head,
   return bound;
 }
 
-}  // namespace
+enum Mode : signed char { kOpen = -1, kOneCore = 0, kAllCores = 1 };
 
-double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec) {
-  auto min_latency = [](const ScheduleOp& op) { return op.MinLatency(); };
-  const std::vector<double> bottom = BottomLevels(p, prec, min_latency);
-  std::vector<double> head(p.ops.size(), 0), tail(p.ops.size(), 0);
-  for (int i : prec.Order()) {
-    for (int s : prec.Successors()[i]) {
-      head[s] = std::max(head[s], head[i] + p.ops[i].MinLatency());
-    }
+// A lower bound on every schedule whose modes agree with `mode` (kOpen: either). Each op takes
+// its duration in its mode (an open one the smaller); heads and tails are longest paths at those
+// durations. The bound is the longest path and, per core class, the head-body-tail bound of the
+// ops that keep the class's cores busy: a one-core op of the class for ℓ_i / cores on average,
+// an all-cores op of any class for ℓ̂_i (it holds the whole chip), an open op of the class for
+// min(ℓ̂_i, ℓ_i / cores). Every value is at most its value under any choice of the open modes,
+// so the bound holds for all of them.
+double ModeBound(const ScheduleProblem& p, const Precedence& prec, const std::vector<Mode>& mode) {
+  const std::size_t n = p.ops.size();
+  std::vector<double> d(n), head(n, 0), tail(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const ScheduleOp& op = p.ops[i];
+    d[i] = mode[i] == kOpen ? op.MinLatency() : op.Latency(mode[i] == kAllCores);
+  }
+  const auto& order = prec.Order();
+  for (int i : order) {
+    for (int s : prec.Successors()[i]) head[s] = std::max(head[s], head[i] + d[i]);
   }
   double bound = 0;
-  for (std::size_t i = 0; i < p.ops.size(); ++i) {
-    tail[i] = bottom[i] - p.ops[i].MinLatency();
-    bound = std::max(bound, bottom[i]);  // the critical path
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    for (int s : prec.Successors()[*it]) tail[*it] = std::max(tail[*it], tail[s] + d[s]);
+    bound = std::max(bound, head[*it] + d[*it] + tail[*it]);  // the critical path
   }
-  bound = std::max(bound, HeadBodyTail(p, head, tail, &ScheduleOp::UsesTensorCore, p.num_tc));
-  bound = std::max(bound, HeadBodyTail(p, head, tail, &ScheduleOp::UsesVectorCore, p.num_vc));
+  std::vector<Load> items;
+  for (bool tensor : {true, false}) {
+    const int cores = tensor ? p.num_tc : p.num_vc;
+    items.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const ScheduleOp& op = p.ops[i];
+      if (!op.UsesCores()) continue;
+      const bool mine = tensor ? op.UsesTensorCore() : op.UsesVectorCore();
+      double w = 0;
+      if (mode[i] == kAllCores) {
+        w = op.all_cores_s;
+      } else if (mine) {
+        w = op.single_core_s / cores;
+        if (mode[i] == kOpen) w = std::min(w, op.MinLatency());
+      }
+      if (w > 0) items.push_back({head[i], tail[i], w});
+    }
+    bound = std::max(bound, HeadBodyTail(items));
+  }
   return bound;
+}
+
+}  // namespace
+
+double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec, double upper,
+                          int max_nodes) {
+  const std::size_t n = p.ops.size();
+  // Ops whose mode is open: the ones intra-op parallelism can help, the ones blocking the chip
+  // longest or gaining most from it decided first.
+  std::vector<int> open;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p.ops[i].IntraOpUseful()) open.push_back(static_cast<int>(i));
+  }
+  auto weight = [&](int i) {
+    return std::max(p.ops[i].all_cores_s, p.ops[i].single_core_s - p.ops[i].all_cores_s);
+  };
+  std::stable_sort(open.begin(), open.end(), [&](int a, int b) { return weight(a) > weight(b); });
+  std::vector<Mode> modes(n, kOneCore);
+  for (int i : open) modes[i] = kOpen;
+  // Best-first branch and bound over the open modes: the smallest bound among the nodes not yet
+  // branched on is a lower bound on every schedule. It stops at a node whose modes are all
+  // decided (its bound is the final one), at `upper`, or after `max_nodes` branchings.
+  struct Node {
+    double bound;
+    std::size_t depth;  // open[0, depth) decided
+    std::vector<Mode> mode;
+    bool operator<(const Node& o) const { return bound > o.bound; }  // min-heap
+  };
+  std::priority_queue<Node> queue;
+  queue.push({ModeBound(p, prec, modes), 0, std::move(modes)});
+  for (int nodes = 0;; ++nodes) {
+    Node node = queue.top();
+    if (node.depth == open.size() || node.bound >= upper || nodes >= max_nodes) return node.bound;
+    queue.pop();
+    for (Mode m : {kOneCore, kAllCores}) {
+      node.mode[open[node.depth]] = m;
+      queue.push({ModeBound(p, prec, node.mode), node.depth + 1, node.mode});
+    }
+  }
 }
 
 }  // namespace phaze

@@ -680,7 +680,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
   if (segment.ops.empty()) return {};
   const Precedence prec(segment);
   ScheduleResult heuristic = HeuristicSchedule(segment, prec);
-  const double lower_bound = MakespanLowerBound(segment, prec);
+  const double lower_bound = MakespanLowerBound(segment, prec, heuristic.makespan_s);
   heuristic.stats.segments = 1;
   if (options_.fast_paths) {
     const double tol = kRelativeTolerance * segment.SerialMakespan();

@@ -10,6 +10,7 @@
 // placed before it has finished, and core ops placed after it start when it has finished.
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "phaze/schedule/precedence.hpp"
@@ -26,7 +27,7 @@ std::vector<int> AllCores(int count);
 // class cannot be intra-op (a link op) is treated as kSingle.
 ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence& precedence,
                                 const std::vector<int>& order,
-                                const std::vector<ModeChoice>& modes);
+                                const std::vector<ModeChoice>& modes, bool backfill);
 
 // The best of several priority rules (longest remaining path, topological) × mode rules (earliest
 // finish, all fastest, all single), improved by flipping single ops' modes while that helps.
@@ -40,10 +41,16 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedenc
 ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence& precedence,
                                const ScheduleResult& start, int evaluations);
 
-// max(longest path with every op at min(ℓ_i, ℓ̂_i); per class, the head-body-tail bound
-// max over a, b of a + Σ_{i: head ≥ a, tail ≥ b} min(ℓ̂_i, ℓ_i / cores of the class) + b over the
-// ops that use the class, heads and tails being longest paths at minimum latency — with
-// a = b = 0 the class's total work per core; an intra-op op holds the whole chip).
-double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence);
+// A lower bound on the makespan of every schedule: for each choice of the intra-op modes, the
+// longest path at the modes' durations and, per core class, the head-body-tail bound
+// max over a, b of a + Σ_{i: head ≥ a, tail ≥ b} w_i + b, heads and tails being longest paths and
+// w_i the time op i keeps the class's cores busy on average (ℓ_i / cores for a one-core op of the
+// class, ℓ̂_i for an all-cores op of any class, which holds the whole chip); the minimum over the
+// modes, found by best-first branch and bound over the ops' modes (an undecided op counts at its
+// smallest duration and load). It stops early, with a weaker but still valid bound, once the bound
+// reaches `upper` (a known makespan: no need to go higher) or after `max_nodes` branchings.
+double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence,
+                          double upper = std::numeric_limits<double>::infinity(),
+                          int max_nodes = 2000);
 
 }  // namespace phaze
