@@ -269,7 +269,8 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
 }
 
 ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
-                               const ScheduleResult& start, int evaluations) {
+                               const ScheduleResult& start, int evaluations, double good_enough,
+                               unsigned seed) {
   const int n = static_cast<int>(p.ops.size());
   if (n < 2) return start;
   // The list order of `start`: by start time, ties in topological order.
@@ -291,10 +292,10 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
   for (int i = 0; i < n; ++i) {
     if (p.ops[i].IntraOpUseful()) flippable.push_back(i);
   }
-  std::mt19937 rng(12345u + static_cast<unsigned>(n));
+  std::mt19937 rng(12345u + static_cast<unsigned>(n) + 7919u * seed);
   const double start_theta = 0.02 * best.makespan_s;
   std::vector<int> position(n);
-  for (int e = 0; e < evaluations; ++e) {
+  for (int e = 0; e < evaluations && best.makespan_s > good_enough; ++e) {
     // Moves: flip one op's mode, flip two (two single-core ops side by side can beat both
     // intra-op when neither alone does), move one op, or move one and flip it.
     const unsigned kind = flippable.empty() ? 2 : rng() % 4;
@@ -342,15 +343,17 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
 
 namespace {
 
-// Head-body-tail bound of one resource, the ops given by heads r_i, tails q_i and loads w_i (the
-// time they keep the resource's cores busy, on average per core). Every op i starts no earlier
-// than r_i and ends no later than T − q_i. So for a ≤ r_i and b ≤ q_i, the ops of
-// S(a, b) = {i : r_i ≥ a, q_i ≥ b} all run inside [a, T − b]: T ≥ a + Σ_{S(a,b)} w_i + b. With
-// a = b = 0 this is the resource's work bound; with S = {i} it is r_i + w_i + q_i.
+// One op as seen by one core class: head r (earliest start), tail q (time it must leave after
+// its end), duration d and the share of the class's cores it holds while running.
 struct Load {
-  double r, q, w;
+  double r, q, d, share;
+  double Work() const { return d * share; }  // time it keeps the class's cores busy, on average
 };
 
+// Head-body-tail bound. Every op i starts no earlier than r_i and ends no later than T − q_i. So
+// for a ≤ r_i and b ≤ q_i, the ops of S(a, b) = {i : r_i ≥ a, q_i ≥ b} all run inside
+// [a, T − b]: T ≥ a + Σ_{S(a,b)} w_i + b. With a = b = 0 this is the class's work bound; with
+// S = {i} it is r_i + d_i·share_i + q_i.
 double HeadBodyTail(std::vector<Load> items) {
   std::sort(items.begin(), items.end(), [](const Load& x, const Load& y) { return x.r > y.r; });
   double bound = 0;
@@ -363,59 +366,106 @@ double HeadBodyTail(std::vector<Load> items) {
     if (k + 1 < items.size() && items[k + 1].r == it.r) continue;  // a = it.r: take all equal
     double body = 0;
     for (const Load& s : set) {  // b = s.q: every op with q ≥ b, in decreasing q
-      body += s.w;
+      body += s.Work();
       bound = std::max(bound, it.r + body + s.q);
     }
   }
   return bound;
 }
 
+// Energetic reasoning (Baptiste, Le Pape and Nuijten): with makespan T, op i runs inside
+// [r_i, T − q_i], so in an interval [t1, t2] it runs for at least the smaller of its overlaps
+// when started first thing and when ended last thing. True when some interval needs more core
+// time than the class has there: then no schedule of length T exists.
+bool Overloaded(const std::vector<Load>& items, double T) {
+  std::vector<double> from, to;
+  for (const Load& it : items) {
+    const double deadline = T - it.q;
+    from.insert(from.end(), {it.r, it.r + it.d, deadline - it.d});
+    to.insert(to.end(), {deadline, deadline - it.d, it.r + it.d});
+  }
+  std::sort(from.begin(), from.end());
+  from.erase(std::unique(from.begin(), from.end()), from.end());
+  std::sort(to.begin(), to.end());
+  to.erase(std::unique(to.begin(), to.end()), to.end());
+  for (double t1 : from) {
+    for (auto t2 = std::upper_bound(to.begin(), to.end(), t1); t2 != to.end(); ++t2) {
+      const double length = *t2 - t1;
+      double energy = 0;
+      for (const Load& it : items) {
+        const double deadline = T - it.q;
+        const double left = std::min(it.r + it.d, *t2) - std::max(it.r, t1);
+        const double right = std::min(deadline, *t2) - std::max(deadline - it.d, t1);
+        energy += it.share * std::max(0.0, std::min({it.d, length, left, right}));
+      }
+      if (energy > length * (1 + 1e-9)) return true;
+    }
+  }
+  return false;
+}
+
 enum Mode : signed char { kOpen = -1, kOneCore = 0, kAllCores = 1 };
 
-// A lower bound on every schedule whose modes agree with `mode` (kOpen: either). Each op takes
-// its duration in its mode (an open one the smaller); heads and tails are longest paths at those
-// durations. The bound is the longest path and, per core class, the head-body-tail bound of the
-// ops that keep the class's cores busy: a one-core op of the class for ℓ_i / cores on average,
-// an all-cores op of any class for ℓ̂_i (it holds the whole chip), an open op of the class for
-// min(ℓ̂_i, ℓ_i / cores). Every value is at most its value under any choice of the open modes,
-// so the bound holds for all of them.
-double ModeBound(const ScheduleProblem& p, const Precedence& prec, const std::vector<Mode>& mode) {
-  const std::size_t n = p.ops.size();
-  std::vector<double> d(n), head(n, 0), tail(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const ScheduleOp& op = p.ops[i];
-    d[i] = mode[i] == kOpen ? op.MinLatency() : op.Latency(mode[i] == kAllCores);
-  }
-  const auto& order = prec.Order();
-  for (int i : order) {
-    for (int s : prec.Successors()[i]) head[s] = std::max(head[s], head[i] + d[i]);
-  }
-  double bound = 0;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    for (int s : prec.Successors()[*it]) tail[*it] = std::max(tail[*it], tail[s] + d[s]);
-    bound = std::max(bound, head[*it] + d[*it] + tail[*it]);  // the critical path
-  }
-  std::vector<Load> items;
-  for (bool tensor : {true, false}) {
-    const int cores = tensor ? p.num_tc : p.num_vc;
-    items.clear();
+// The ops under a choice of modes (kOpen: either): durations (an open op the smaller), heads and
+// tails (longest paths at those durations) and, per class, the loads — a one-core op of the class
+// holds 1/cores of it, an all-cores op of any class all of it (it holds the whole chip), an open
+// op of the class min(ℓ̂_i, ℓ_i / cores) on average over its shorter duration. Every figure is at
+// most its value under any choice of the open modes, so bounds from them hold for all of them.
+struct ModeView {
+  double critical_path = 0;
+  std::vector<Load> tensor, vector;
+
+  ModeView(const ScheduleProblem& p, const Precedence& prec, const std::vector<Mode>& mode) {
+    const std::size_t n = p.ops.size();
+    std::vector<double> d(n), head(n, 0), tail(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const ScheduleOp& op = p.ops[i];
-      if (!op.UsesCores()) continue;
-      const bool mine = tensor ? op.UsesTensorCore() : op.UsesVectorCore();
-      double w = 0;
-      if (mode[i] == kAllCores) {
-        w = op.all_cores_s;
-      } else if (mine) {
-        w = op.single_core_s / cores;
-        if (mode[i] == kOpen) w = std::min(w, op.MinLatency());
-      }
-      if (w > 0) items.push_back({head[i], tail[i], w});
+      d[i] = mode[i] == kOpen ? op.MinLatency() : op.Latency(mode[i] == kAllCores);
     }
-    bound = std::max(bound, HeadBodyTail(items));
+    const auto& order = prec.Order();
+    for (int i : order) {
+      for (int s : prec.Successors()[i]) head[s] = std::max(head[s], head[i] + d[i]);
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      for (int s : prec.Successors()[*it]) tail[*it] = std::max(tail[*it], tail[s] + d[s]);
+      critical_path = std::max(critical_path, head[*it] + d[*it] + tail[*it]);
+    }
+    for (bool is_tensor : {true, false}) {
+      const int cores = is_tensor ? p.num_tc : p.num_vc;
+      auto& loads = is_tensor ? tensor : vector;
+      for (std::size_t i = 0; i < n; ++i) {
+        const ScheduleOp& op = p.ops[i];
+        if (!op.UsesCores()) continue;
+        const bool mine = is_tensor ? op.UsesTensorCore() : op.UsesVectorCore();
+        double share = 0;
+        if (mode[i] == kAllCores) {
+          share = 1;
+        } else if (mine) {
+          share = 1.0 / cores;
+          if (mode[i] == kOpen) share = std::min(share * op.single_core_s, d[i]) / d[i];
+        }
+        if (share > 0 && d[i] > 0) loads.push_back({head[i], tail[i], d[i], share});
+      }
+    }
   }
-  return bound;
-}
+
+  double Bound() const {
+    return std::max({critical_path, HeadBodyTail(tensor), HeadBodyTail(vector)});
+  }
+
+  // The smallest T in [lo, hi] energetic reasoning cannot rule out (to 1e-5 relative), given that
+  // none below lo exists; hi when even hi is ruled out.
+  double Energetic(double lo, double hi) const {
+    auto overloaded = [&](double T) { return Overloaded(tensor, T) || Overloaded(vector, T); };
+    if (!overloaded(lo)) return lo;
+    if (overloaded(hi)) return hi;
+    while (hi - lo > 1e-5 * hi) {
+      const double mid = (lo + hi) / 2;
+      (overloaded(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
+};
 
 }  // namespace
 
@@ -435,23 +485,32 @@ double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec, doub
   std::vector<Mode> modes(n, kOneCore);
   for (int i : open) modes[i] = kOpen;
   // Best-first branch and bound over the open modes: the smallest bound among the nodes not yet
-  // branched on is a lower bound on every schedule. It stops at a node whose modes are all
-  // decided (its bound is the final one), at `upper`, or after `max_nodes` branchings.
+  // branched on is a lower bound on every schedule. A node whose modes are all decided is
+  // strengthened by energetic reasoning once (it is costlier) and goes back into the queue. It
+  // stops at a strengthened node, at `upper`, or after `max_nodes` branchings.
   struct Node {
     double bound;
     std::size_t depth;  // open[0, depth) decided
     std::vector<Mode> mode;
+    bool strengthened;
     bool operator<(const Node& o) const { return bound > o.bound; }  // min-heap
   };
+  const double ceiling = std::isfinite(upper) ? upper : p.SerialMakespan();
   std::priority_queue<Node> queue;
-  queue.push({ModeBound(p, prec, modes), 0, std::move(modes)});
+  queue.push({ModeView(p, prec, modes).Bound(), 0, std::move(modes), false});
   for (int nodes = 0;; ++nodes) {
     Node node = queue.top();
-    if (node.depth == open.size() || node.bound >= upper || nodes >= max_nodes) return node.bound;
+    if (node.bound >= upper || nodes >= max_nodes || node.strengthened) return node.bound;
     queue.pop();
+    if (node.depth == open.size()) {
+      node.bound = ModeView(p, prec, node.mode).Energetic(node.bound, std::max(node.bound, ceiling));
+      node.strengthened = true;
+      queue.push(std::move(node));
+      continue;
+    }
     for (Mode m : {kOneCore, kAllCores}) {
       node.mode[open[node.depth]] = m;
-      queue.push({ModeBound(p, prec, node.mode), node.depth + 1, node.mode});
+      queue.push({ModeView(p, prec, node.mode).Bound(), node.depth + 1, node.mode, false});
     }
   }
 }

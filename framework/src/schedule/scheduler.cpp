@@ -696,7 +696,18 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     }
   }
   if (options_.improvement_evaluations > 0) {
-    heuristic = ImproveSchedule(segment, prec, heuristic, options_.improvement_evaluations);
+    // Independent rounds of local search from the list schedule, each with its own seed, while a
+    // round still finds a better schedule than the rounds before and the best is not yet within
+    // the requested gap of the bound.
+    const double good_enough = lower_bound / (1 - options_.solve.relative_gap);
+    const ScheduleResult list = heuristic;
+    for (int round = 0; round < options_.improvement_rounds; ++round) {
+      ScheduleResult r = ImproveSchedule(segment, prec, list, options_.improvement_evaluations,
+                                         good_enough, round);
+      if (round > 0 && r.makespan_s >= heuristic.makespan_s) break;
+      heuristic = std::move(r);
+      if (heuristic.makespan_s <= good_enough) break;
+    }
     heuristic.stats.path = "list-schedule";
     if (options_.fast_paths &&
         heuristic.makespan_s <= lower_bound + kRelativeTolerance * segment.SerialMakespan()) {

@@ -34,12 +34,14 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence
 // stats.path is "list-schedule".
 ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedence& precedence);
 
-// Local search from `start` (a schedule of this problem): moves an op to another place in the list
-// (within its predecessors and successors) or flips its mode, keeping changes that do not lengthen
-// the schedule, for `evaluations` serial generations (pseudo-random with a fixed seed, so the
-// result is deterministic). Returns the best schedule seen.
+// Local search from `start` (a schedule of this problem) by simulated annealing over back-filled
+// serial generations: moves an op to another place in the list (within its predecessors and
+// successors), flips one or two ops' modes, or both, for `evaluations` generations or until a
+// schedule no longer than `good_enough` is found. Pseudo-random from `seed`, so the result is
+// deterministic. Returns the best schedule seen (never worse than `start`).
 ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence& precedence,
-                               const ScheduleResult& start, int evaluations);
+                               const ScheduleResult& start, int evaluations,
+                               double good_enough = 0, unsigned seed = 0);
 
 // A lower bound on the makespan of every schedule: for each choice of the intra-op modes, the
 // longest path at the modes' durations and, per core class, the head-body-tail bound

@@ -39,7 +39,8 @@ struct SchedulerOptions {
   bool presolve = true;         // dominated modes fixed, segments split at articulation ops
   bool fast_paths = true;       // chain and heuristic-meets-bound answers without the solver
   bool heuristic_start = true;  // MIP start, T ≤ heuristic makespan, big-M = that makespan
-  int improvement_evaluations = 20000;  // local search on the list schedule before the ILP
+  int improvement_evaluations = 20000;  // local search on the list schedule before the ILP,
+  int improvement_rounds = 4;            // in up to this many rounds while they improve it
   bool path_cuts = true;  // T ≥ Σ_{i∈P} p_i + Σ_{j∉P} ℓ̂_j·y_j per source-sink path P
   int max_path_cuts = 2000;  // beyond: one longest path through each op instead
   bool work_bounds = true;  // T ≥ Σ_j ℓ̂_j·y_j + Σ_{i∈class} (1−y_i)·ℓ_i / cores of the class
