@@ -420,6 +420,23 @@ TEST(Scheduler, BackFillingUsesEarlierGaps) {
   EXPECT_DOUBLE_EQ(early.makespan_s, 7);
 }
 
+TEST(Scheduler, EnergeticBoundByHand) {
+  // Three independent tensor ops of 2 on two tensor cores: work 6 / 2 = 3, but one core must run
+  // two of them, so T = 4. Energetic reasoning sees it: for T < 4 every op must run in the middle
+  // of [0, T] for 4 − T at least, 3 ops on 2 cores.
+  ScheduleProblem p;
+  p.num_tc = 2;
+  p.num_vc = 1;
+  p.ops = {{"a", ScheduleClass::kTensor, 2, 2},
+           {"b", ScheduleClass::kTensor, 2, 2},
+           {"c", ScheduleClass::kTensor, 2, 2}};
+  const Precedence prec(p);
+  EXPECT_DOUBLE_EQ(MakespanLowerBound(p, prec, kInfinity, 0), 3);
+  EXPECT_NEAR(MakespanLowerBound(p, prec), 4, 1e-4);
+  EXPECT_LE(MakespanLowerBound(p, prec), 4);
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 4);
+}
+
 TEST(Scheduler, ModeBoundByHand) {
   // One core each; v (vector, 10 on one core, 4 on all) and t (tensor, 8) are independent.
   // Without choosing modes the bound is 8 (t's work, and v at 4). With v on all cores the chip
