@@ -3,11 +3,12 @@
 // solver — whenever a heuristic schedule meets a lower bound.
 //
 // Serial schedule generation: ops are taken in a list order (topological); each starts as early as
-// its predecessors, the cores it needs and the exclusivity of intra-op ops allow, appended after
-// the ops already placed (no back-filling). A single-core op takes the core of its class free
-// first (ties: an unpaired core, then a paired one whose partner is busy longest, so pairs stay
-// free for fused ops); a fused op the pair free first; an intra-op op starts when every core op
-// placed before it has finished, and core ops placed after it start when it has finished.
+// its predecessors, the cores it needs and the exclusivity of intra-op ops allow — either appended
+// after the ops already placed, or back-filled into the first idle gap long enough (so an op late
+// in the list can still use cores that appending would leave idle). A
+// single-core op takes the core of its class free first (ties: an unpaired core, then a paired one
+// whose partner finishes last, so pairs stay free for fused ops); a fused op the pair free first;
+// an intra-op op needs every core idle for its whole duration.
 #pragma once
 
 #include <limits>
@@ -30,8 +31,8 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence
                                 const std::vector<ModeChoice>& modes, bool backfill);
 
 // The best of several priority rules (longest remaining path, topological) × mode rules (earliest
-// finish, all fastest, all single), improved by flipping single ops' modes while that helps.
-// stats.path is "list-schedule".
+// finish, all fastest, all single) × appending or back-filling, improved by flipping single ops'
+// modes while that helps. stats.path is "list-schedule".
 ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedence& precedence);
 
 // Local search from `start` (a schedule of this problem) by simulated annealing over back-filled
