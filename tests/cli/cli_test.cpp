@@ -122,24 +122,25 @@ TEST(Cli, UsageErrorsExitWithCode2) {
 
 TEST(Cli, ScheduleAGraphFileWithEitherSolver) {
   testing::TempDir dir;
-  // Three independent tensor ops of 2 µs that gain nothing from intra-op, on two tensor cores:
-  // two run side by side, then the third — 4 µs (the ILP, with one lazy re-solve, proves it).
-  testing::WriteFile(dir / "g.json", R"({"name": "three", "num_tc": 2, "num_vc": 1, "ops": [
-    {"name": "a", "class": "tensor", "single_core_s": 2e-6, "all_cores_s": 2e-6},
-    {"name": "b", "class": "tensor", "single_core_s": 2e-6, "all_cores_s": 2e-6},
-    {"name": "c", "class": "tensor", "single_core_s": 2e-6, "all_cores_s": 2e-6},
-    {"name": "d", "class": "vector", "single_core_s": 1e-6, "all_cores_s": 1e-6}],
-    "edges": [{"from": "a", "to": "d"}]})");
+  // a (vector) and c (fused, after b) take 1 µs on all cores, where each runs alone on the chip,
+  // against 4 and 3 µs on one core; b (vector) takes 1 µs on one core. So a, b and c run one
+  // after another: 3 µs. The bounds stop at 2.5 µs (the vector cores' work): the ILP proves it.
+  testing::WriteFile(dir / "g.json", R"({"name": "three", "num_tc": 2, "num_vc": 2, "ops": [
+    {"name": "a", "class": "vector", "single_core_s": 4e-6, "all_cores_s": 1e-6},
+    {"name": "b", "class": "vector", "single_core_s": 1e-6, "all_cores_s": 4e-6},
+    {"name": "c", "class": "fused", "single_core_s": 3e-6, "all_cores_s": 1e-6}],
+    "edges": [{"from": "b", "to": "c"}]})");
   for (const char* solver : {"cbc", "lpsolve"}) {
     const auto json = dir / (std::string(solver) + ".json");
     auto r = Phaze("schedule --graph " + (dir / "g.json").string() + " --solver " + solver +
                    " -o " + json.string() + " --gantt " + (dir / "g.svg").string() +
                    " --dump-ilp " + (dir / "ilp").string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("three: makespan 4.000 µs (sequential 7.000 µs"), std::string::npos)
+    EXPECT_NE(r.out.find("three: makespan 3.000 µs (sequential 6.000 µs"), std::string::npos)
         << r.out;
     const std::string doc = testing::Slurp(json);
-    EXPECT_NE(doc.find("\"makespan_s\": 4e-06"), std::string::npos) << doc;
+    EXPECT_NE(doc.find("\"makespan_s\": 3e-06"), std::string::npos) << doc;
+    EXPECT_NE(doc.find("\"path\": \"ilp\""), std::string::npos) << doc;
     EXPECT_NE(doc.find(std::string("\"solver\": \"") + solver + "\""), std::string::npos);
     EXPECT_NE(testing::Slurp(dir / "g.svg").find("<svg"), std::string::npos);
     EXPECT_TRUE(std::filesystem::exists(dir / "ilp" / "three-solve0.lp"));
