@@ -122,28 +122,33 @@ TEST(Cli, UsageErrorsExitWithCode2) {
 
 TEST(Cli, ScheduleAGraphFileWithEitherSolver) {
   testing::TempDir dir;
-  // a (vector) and c (fused, after b) take 1 µs on all cores, where each runs alone on the chip,
-  // against 4 and 3 µs on one core; b (vector) takes 1 µs on one core. So a, b and c run one
-  // after another: 3 µs. The bounds stop at 2.5 µs (the vector cores' work): the ILP proves it.
-  testing::WriteFile(dir / "g.json", R"({"name": "three", "num_tc": 2, "num_vc": 2, "ops": [
-    {"name": "a", "class": "vector", "single_core_s": 4e-6, "all_cores_s": 1e-6},
-    {"name": "b", "class": "vector", "single_core_s": 1e-6, "all_cores_s": 4e-6},
-    {"name": "c", "class": "fused", "single_core_s": 3e-6, "all_cores_s": 1e-6}],
-    "edges": [{"from": "b", "to": "c"}]})");
+  // On two cores of each class: a (fused) takes 1 µs on all cores, where it runs alone on the
+  // chip, against 4 µs on one pair; b and c (vector) take 4 µs, d (vector) 1 µs, on one core
+  // each. Two vector cores hold 9 µs of work that does not split better than 5 + 4, so 1 + 5 =
+  // 6 µs. The bounds stop at 1 + 9 / 2 = 5.5 µs; the ILP proves 6, re-solving once with
+  // core-assignment rows (without them b, c and d would share the two cores as if divisible).
+  testing::WriteFile(dir / "g.json", R"({"name": "four", "num_tc": 2, "num_vc": 2, "ops": [
+    {"name": "a", "class": "fused", "single_core_s": 4e-6, "all_cores_s": 1e-6},
+    {"name": "b", "class": "vector", "single_core_s": 4e-6, "all_cores_s": 4e-6},
+    {"name": "c", "class": "vector", "single_core_s": 4e-6, "all_cores_s": 4e-6},
+    {"name": "d", "class": "vector", "single_core_s": 1e-6, "all_cores_s": 3e-6}]})");
   for (const char* solver : {"cbc", "lpsolve"}) {
     const auto json = dir / (std::string(solver) + ".json");
     auto r = Phaze("schedule --graph " + (dir / "g.json").string() + " --solver " + solver +
                    " -o " + json.string() + " --gantt " + (dir / "g.svg").string() +
                    " --dump-ilp " + (dir / "ilp").string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("three: makespan 3.000 µs (sequential 6.000 µs"), std::string::npos)
+    EXPECT_NE(r.out.find("four: makespan 6.000 µs (sequential 12.000 µs"), std::string::npos)
         << r.out;
     const std::string doc = testing::Slurp(json);
-    EXPECT_NE(doc.find("\"makespan_s\": 3e-06"), std::string::npos) << doc;
+    const auto at = doc.find("\"makespan_s\": ");
+    ASSERT_NE(at, std::string::npos) << doc;
+    EXPECT_NEAR(std::stod(doc.substr(at + 14)), 6e-6, 1e-15) << doc;
     EXPECT_NE(doc.find("\"path\": \"ilp\""), std::string::npos) << doc;
     EXPECT_NE(doc.find(std::string("\"solver\": \"") + solver + "\""), std::string::npos);
     EXPECT_NE(testing::Slurp(dir / "g.svg").find("<svg"), std::string::npos);
-    EXPECT_TRUE(std::filesystem::exists(dir / "ilp" / "three-solve0.lp"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "ilp" / "four-solve0.lp"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "ilp" / "four-solve1.lp"));
   }
   testing::WriteFile(dir / "bad.json", R"({"num_tc": 1, "num_vc": 1, "ops": [
     {"name": "a", "class": "matrix", "single_core_s": 1, "all_cores_s": 1}]})");

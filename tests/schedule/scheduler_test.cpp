@@ -437,6 +437,27 @@ TEST(Scheduler, EnergeticBoundByHand) {
   EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 4);
 }
 
+TEST(Scheduler, ChipPathBoundByHand) {
+  // Two cores of each class. a (vector) and c (fused, after b) take 1 on all cores, where each
+  // runs alone on the chip, against 4 and 3 on one core; b (vector) takes 1 on one core. So a, b
+  // and c run one after another: 3, the path b → c plus a, which no head-body-tail or energetic
+  // bound sees (the vector cores' work is 1 + 1/2 + 1).
+  ScheduleProblem p;
+  p.num_tc = 2;
+  p.num_vc = 2;
+  p.ops = {{"a", ScheduleClass::kVector, 4, 1},
+           {"b", ScheduleClass::kVector, 1, 4},
+           {"c", ScheduleClass::kFused, 3, 1}};
+  p.edges = {{1, 2}};
+  EXPECT_DOUBLE_EQ(MakespanLowerBound(p, Precedence(p)), 3);
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 3);
+  // A link op occupies no core, so an all-cores op may overlap it: with b a link op, a runs
+  // beside it and the optimum is 2. The bound must not count b.
+  p.ops[1].cls = ScheduleClass::kLink;
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 2);
+  EXPECT_DOUBLE_EQ(MakespanLowerBound(p, Precedence(p)), 2);
+}
+
 TEST(Scheduler, ModeBoundByHand) {
   // One core each; v (vector, 10 on one core, 4 on all) and t (tensor, 8) are independent.
   // Without choosing modes the bound is 8 (t's work, and v at 4). With v on all cores the chip

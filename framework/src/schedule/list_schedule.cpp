@@ -60,10 +60,6 @@ ModeChoice Flipped(ModeChoice mode) {
   return mode == ModeChoice::kIntra ? ModeChoice::kSingle : ModeChoice::kIntra;
 }
 
-}  // namespace
-
-namespace {
-
 struct Busy {
   double start, finish;
 };
@@ -413,6 +409,7 @@ enum Mode : signed char { kOpen = -1, kOneCore = 0, kAllCores = 1 };
 // most its value under any choice of the open modes, so bounds from them hold for all of them.
 struct ModeView {
   double critical_path = 0;
+  double chip_path = 0;  // a path plus the all-cores ops off it
   std::vector<Load> tensor, vector;
 
   ModeView(const ScheduleProblem& p, const Precedence& prec, const std::vector<Mode>& mode) {
@@ -430,6 +427,19 @@ struct ModeView {
       for (int s : prec.Successors()[*it]) tail[*it] = std::max(tail[*it], tail[s] + d[s]);
       critical_path = std::max(critical_path, head[*it] + d[*it] + tail[*it]);
     }
+    // No two ops of a path overlap, nor an all-cores op any other core op: every all-cores op
+    // plus the longest path through the other core ops (link ops, which may overlap an all-cores
+    // op, and all-cores ops weigh nothing on it).
+    double all_cores = 0;
+    std::vector<double> reach(n, 0);  // that path's longest prefix ending at i
+    for (int i : order) {
+      const bool alone = mode[i] == kAllCores;
+      if (alone) all_cores += d[i];
+      reach[i] += alone || !p.ops[i].UsesCores() ? 0 : d[i];
+      for (int s : prec.Successors()[i]) reach[s] = std::max(reach[s], reach[i]);
+      chip_path = std::max(chip_path, reach[i]);
+    }
+    chip_path += all_cores;
     for (bool is_tensor : {true, false}) {
       const int cores = is_tensor ? p.num_tc : p.num_vc;
       auto& loads = is_tensor ? tensor : vector;
@@ -450,7 +460,7 @@ struct ModeView {
   }
 
   double Bound() const {
-    return std::max({critical_path, HeadBodyTail(tensor), HeadBodyTail(vector)});
+    return std::max({critical_path, chip_path, HeadBodyTail(tensor), HeadBodyTail(vector)});
   }
 
   // The smallest T in [lo, hi] energetic reasoning cannot rule out (to 1e-4 relative, far below

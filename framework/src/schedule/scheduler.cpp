@@ -699,7 +699,8 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     // Independent rounds of local search from the list schedule, each with its own seed, while a
     // round still finds a better schedule than the rounds before and the best is not yet within
     // the requested gap of the bound.
-    const double good_enough = lower_bound / (1 - options_.solve.relative_gap);
+    const double gap = options_.solve.relative_gap;
+    const double good_enough = gap < 1 ? lower_bound / (1 - gap) : kInfinity;
     const ScheduleResult list = heuristic;
     for (int round = 0; round < options_.improvement_rounds; ++round) {
       ScheduleResult r = ImproveSchedule(segment, prec, list, options_.improvement_evaluations,

@@ -5,10 +5,10 @@
 // Serial schedule generation: ops are taken in a list order (topological); each starts as early as
 // its predecessors, the cores it needs and the exclusivity of intra-op ops allow — either appended
 // after the ops already placed, or back-filled into the first idle gap long enough (so an op late
-// in the list can still use cores that appending would leave idle). A
-// single-core op takes the core of its class free first (ties: an unpaired core, then a paired one
-// whose partner finishes last, so pairs stay free for fused ops); a fused op the pair free first;
-// an intra-op op needs every core idle for its whole duration.
+// in the list can still use cores that appending would leave idle). A single-core op takes the
+// core of its class free first (ties: an unpaired core, then a paired one whose partner finishes
+// last, so pairs stay free for fused ops); a fused op the pair free first; an intra-op op needs
+// every core idle for its whole duration.
 #pragma once
 
 #include <limits>
