@@ -355,24 +355,7 @@ TEST(Scheduler, EveryGeneratedScheduleIsValid) {
     for (int trial = 0; trial < 4; ++trial) {
       std::vector<double> priority(n);
       for (double& x : priority) x = std::generate_canonical<double, 32>(rng);
-      std::vector<int> order = prec.Order();
-      // A random topological order: repeatedly the ready op of highest random priority.
-      std::vector<int> indegree(n), ready;
-      order.clear();
-      for (int i = 0; i < n; ++i) {
-        indegree[i] = static_cast<int>(prec.Predecessors()[i].size());
-        if (indegree[i] == 0) ready.push_back(i);
-      }
-      while (!ready.empty()) {
-        auto it = std::max_element(ready.begin(), ready.end(),
-                                   [&](int a, int b) { return priority[a] < priority[b]; });
-        const int i = *it;
-        ready.erase(it);
-        order.push_back(i);
-        for (int s : prec.Successors()[i]) {
-          if (--indegree[s] == 0) ready.push_back(s);
-        }
-      }
+      const std::vector<int> order = PriorityOrder(p, prec, priority);  // a random one
       std::vector<ModeChoice> modes(n);
       for (auto& m : modes) m = static_cast<ModeChoice>(rng() % 3);
       for (bool backfill : {false, true}) {

@@ -17,22 +17,6 @@ std::vector<int> AllCores(int count) {
   return v;
 }
 
-namespace {
-
-// Longest path from each op to a sink, the op's own latency included.
-std::vector<double> BottomLevels(const ScheduleProblem& p, const Precedence& prec,
-                                 const std::function<double(const ScheduleOp&)>& latency) {
-  std::vector<double> level(p.ops.size(), 0);
-  const auto& order = prec.Order();
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    double tail = 0;
-    for (int s : prec.Successors()[*it]) tail = std::max(tail, level[s]);
-    level[*it] = latency(p.ops[*it]) + tail;
-  }
-  return level;
-}
-
-// List order: among ready ops, the highest priority first (ties: the smallest index).
 std::vector<int> PriorityOrder(const ScheduleProblem& p, const Precedence& prec,
                                const std::vector<double>& priority) {
   const int n = static_cast<int>(p.ops.size());
@@ -54,6 +38,21 @@ std::vector<int> PriorityOrder(const ScheduleProblem& p, const Precedence& prec,
     }
   }
   return order;
+}
+
+namespace {
+
+// Longest path from each op to a sink, the op's own latency included.
+std::vector<double> BottomLevels(const ScheduleProblem& p, const Precedence& prec,
+                                 const std::function<double(const ScheduleOp&)>& latency) {
+  std::vector<double> level(p.ops.size(), 0);
+  const auto& order = prec.Order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    double tail = 0;
+    for (int s : prec.Successors()[*it]) tail = std::max(tail, level[s]);
+    level[*it] = latency(p.ops[*it]) + tail;
+  }
+  return level;
 }
 
 ModeChoice Flipped(ModeChoice mode) {
@@ -419,27 +418,27 @@ struct ModeView {
       const ScheduleOp& op = p.ops[i];
       d[i] = mode[i] == kOpen ? op.MinLatency() : op.Latency(mode[i] == kAllCores);
     }
-    const auto& order = prec.Order();
-    for (int i : order) {
-      for (int s : prec.Successors()[i]) head[s] = std::max(head[s], head[i] + d[i]);
-    }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      for (int s : prec.Successors()[*it]) tail[*it] = std::max(tail[*it], tail[s] + d[s]);
-      critical_path = std::max(critical_path, head[*it] + d[*it] + tail[*it]);
-    }
     // No two ops of a path overlap, nor an all-cores op any other core op: every all-cores op
     // plus the longest path through the other core ops (link ops, which may overlap an all-cores
-    // op, and all-cores ops weigh nothing on it).
+    // op, and all-cores ops weigh nothing on it) is a bound too.
     double all_cores = 0;
     std::vector<double> reach(n, 0);  // that path's longest prefix ending at i
+    const auto& order = prec.Order();
     for (int i : order) {
       const bool alone = mode[i] == kAllCores;
       if (alone) all_cores += d[i];
       reach[i] += alone || !p.ops[i].UsesCores() ? 0 : d[i];
-      for (int s : prec.Successors()[i]) reach[s] = std::max(reach[s], reach[i]);
       chip_path = std::max(chip_path, reach[i]);
+      for (int s : prec.Successors()[i]) {
+        head[s] = std::max(head[s], head[i] + d[i]);
+        reach[s] = std::max(reach[s], reach[i]);
+      }
     }
     chip_path += all_cores;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      for (int s : prec.Successors()[*it]) tail[*it] = std::max(tail[*it], tail[s] + d[s]);
+      critical_path = std::max(critical_path, head[*it] + d[*it] + tail[*it]);
+    }
     for (bool is_tensor : {true, false}) {
       const int cores = is_tensor ? p.num_tc : p.num_vc;
       auto& loads = is_tensor ? tensor : vector;

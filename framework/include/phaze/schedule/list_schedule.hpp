@@ -24,6 +24,11 @@ enum class ModeChoice : char { kSingle, kIntra, kEarliestFinish };
 // {0, 1, …, count − 1}: the cores an intra-op op holds.
 std::vector<int> AllCores(int count);
 
+// A topological order taking, among the ready ops, the one of highest priority first (ties: the
+// smallest index).
+std::vector<int> PriorityOrder(const ScheduleProblem& problem, const Precedence& precedence,
+                               const std::vector<double>& priority);
+
 // One serial generation; `order` must be a topological order of all ops. kIntra on an op whose
 // class cannot be intra-op (a link op) is treated as kSingle.
 ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence& precedence,
@@ -44,14 +49,16 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence&
                                const ScheduleResult& start, int evaluations,
                                double good_enough = 0, unsigned seed = 0);
 
-// A lower bound on the makespan of every schedule: for each choice of the intra-op modes, the
-// longest path at the modes' durations and, per core class, the head-body-tail bound
-// max over a, b of a + Σ_{i: head ≥ a, tail ≥ b} w_i + b, heads and tails being longest paths and
-// w_i the time op i keeps the class's cores busy on average (ℓ_i / cores for a one-core op of the
-// class, ℓ̂_i for an all-cores op of any class, which holds the whole chip); the minimum over the
+// A lower bound on the makespan of every schedule: the minimum over the choices of the intra-op
 // modes, found by best-first branch and bound over the ops' modes (an undecided op counts at its
-// smallest duration and load). It stops early, with a weaker but still valid bound, once the bound
-// reaches `upper` (a known makespan: no need to go higher) or after `max_nodes` branchings.
+// smallest duration and load), of the largest of: the longest path at the modes' durations; every
+// all-cores op plus the longest path through the other core ops; per core class, the
+// head-body-tail bound max over a, b of a + Σ_{i: head ≥ a, tail ≥ b} w_i + b, heads and tails
+// being longest paths and w_i the time op i keeps the class's cores busy on average (ℓ_i / cores
+// for a one-core op of the class, ℓ̂_i for an all-cores op of any class, which holds the whole
+// chip); and, once every mode is decided, energetic reasoning. It stops early, with a weaker but
+// still valid bound, once the bound reaches `upper` (a known makespan: no need to go higher) or
+// after `max_nodes` branchings.
 double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence,
                           double upper = std::numeric_limits<double>::infinity(),
                           int max_nodes = 2000);
