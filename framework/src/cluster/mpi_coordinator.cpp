@@ -22,6 +22,9 @@ class MpiCoordinator final : public RemoteEvaluator {
     const auto n = static_cast<std::size_t>(state_.size);
     std::vector<std::int64_t> capacity(n, 0), busy(n, 0);
     std::map<std::int64_t, int> outstanding;  // config index → rank
+    // Every worker says READY or GONE once. The run ends only after all have spoken, so a rank
+    // that could not start fails the run even when the others finished the search without it.
+    std::size_t silent = n - 1;
     bool closed = false;
     while (true) {
       // Hand out work to every rank with a free thread.
@@ -39,7 +42,7 @@ class MpiCoordinator final : public RemoteEvaluator {
           outstanding[*index] = static_cast<int>(r);
         }
       }
-      if (closed && outstanding.empty()) break;
+      if (closed && outstanding.empty() && silent == 0) break;
       // While nothing is out, new work can only come from a rank getting ready: wait for it, but
       // notice when the search ends without needing the workers.
       const auto message = outstanding.empty() && !closed ? Poll(work, closed) : mpi::Receive();
@@ -50,6 +53,7 @@ class MpiCoordinator final : public RemoteEvaluator {
       switch (message->tag) {
         case mpi::kReady: {
           capacity[static_cast<std::size_t>(r)] = reader.Int();
+          --silent;
           const std::string theirs = reader.String();
           if (theirs != fingerprint_) {
             throw Error(where + " does not see the same search as rank 0 (" + theirs + " vs " +

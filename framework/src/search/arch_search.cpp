@@ -169,12 +169,14 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   const int threads = std::max(options.remote ? 0 : 1, options.threads);
   std::vector<std::thread> pool;
   for (int k = 0; k < threads; ++k) pool.emplace_back(worker);
+  std::optional<std::string> remote_failure;  // may come after the last result was read
   if (options.remote) {
     pool.emplace_back([&] {
       try {
         options.remote->Serve(queue);
       } catch (...) {
-        queue.Abort(Message(std::current_exception()));
+        remote_failure = Message(std::current_exception());
+        queue.Abort(*remote_failure);
       }
     });
   }
@@ -228,6 +230,7 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   queue.Close();
   for (auto& t : pool) t.join();
   progress.End();
+  if (!failure) failure = remote_failure;
   if (failure) throw Error(*failure);
   if (out.stop_reason.empty()) {
     out.stop_reason = planned < out.candidates ? "max_configs" : "exhausted";
