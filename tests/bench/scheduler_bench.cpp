@@ -6,6 +6,7 @@
 // random DAGs of 17 / 34 / 60 / 100 ops (the hard case of the issue) with CBC.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -13,7 +14,9 @@
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "phaze/core/files.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
+#include "phaze/schedule/schedule_file.hpp"
 #include "phaze/schedule/scheduler.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
@@ -112,6 +115,13 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
             p.name.c_str(), p.ops.size(), r.stats.path.c_str(), r.stats.status.c_str(),
             r.stats.solve_time_s, r.makespan_s, r.stats.lower_bound_s, r.stats.gap,
             r.stats.segments, r.stats.solves, r.stats.variables);
+      }
+      // PHAZE_BENCH_DUMP_DAG=DIR writes each problem not proven within the gap as a DAG file
+      // (`phaze schedule --graph DIR/F.json` solves it again).
+      if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_DAG"); dir && r.stats.status != "optimal") {
+        std::string file = arch + "-" + p.name + ".json";
+        std::replace(file.begin(), file.end(), '/', '-');
+        WriteTextFileAtomic(std::string(dir) + "/" + file, ScheduleProblemToJson(p).Dump(1) + "\n");
       }
       max_ops = std::max(max_ops, static_cast<double>(p.ops.size()));
       (r.stats.path == "ilp" ? ilp : fast) += 1;

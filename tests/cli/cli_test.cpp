@@ -125,16 +125,23 @@ TEST(Cli, ScheduleAGraphFileWithEitherSolver) {
   // On two cores of each class: a (fused) takes 1 µs on all cores, where it runs alone on the
   // chip, against 4 µs on one pair; b and c (vector) take 4 µs, d (vector) 1 µs, on one core
   // each. Two vector cores hold 9 µs of work that does not split better than 5 + 4, so 1 + 5 =
-  // 6 µs. The bounds stop at 1 + 9 / 2 = 5.5 µs; the ILP proves 6, re-solving once with
-  // core-assignment rows (without them b, c and d would share the two cores as if divisible).
+  // 6 µs. The bounds stop at 1 + 9 / 2 = 5.5 µs; the schedule search proves 6, and so does the
+  // ILP without it, re-solving once with core-assignment rows (without them b, c and d would
+  // share the two cores as if divisible).
   testing::WriteFile(dir / "g.json", R"({"name": "four", "num_tc": 2, "num_vc": 2, "ops": [
     {"name": "a", "class": "fused", "single_core_s": 4e-6, "all_cores_s": 1e-6},
     {"name": "b", "class": "vector", "single_core_s": 4e-6, "all_cores_s": 4e-6},
     {"name": "c", "class": "vector", "single_core_s": 4e-6, "all_cores_s": 4e-6},
     {"name": "d", "class": "vector", "single_core_s": 1e-6, "all_cores_s": 3e-6}]})");
+  auto searched = Phaze("schedule --graph " + (dir / "g.json").string());
+  ASSERT_EQ(searched.exit_code, 0) << searched.err;
+  EXPECT_NE(searched.out.find("four: makespan 6.000 µs (sequential 12.000 µs, 2.000x) — search, "
+                              "optimal, gap 0;"),
+            std::string::npos)
+      << searched.out;
   for (const char* solver : {"cbc", "lpsolve"}) {
     const auto json = dir / (std::string(solver) + ".json");
-    auto r = Phaze("schedule --graph " + (dir / "g.json").string() + " --solver " + solver +
+    auto r = Phaze("schedule --search-nodes 0 --graph " + (dir / "g.json").string() + " --solver " + solver +
                    " -o " + json.string() + " --gantt " + (dir / "g.svg").string() +
                    " --dump-ilp " + (dir / "ilp").string());
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -14,6 +14,7 @@
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/list_schedule.hpp"
+#include "phaze/schedule/schedule_search.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
 #include "schedule/backward_like.hpp"
@@ -306,7 +307,7 @@ TEST(Scheduler, FastPathsAgreeWithTheSolverOnTheSameInputs) {
   SchedulerOptions solver_only = Exact();
   solver_only.fast_paths = false;
   const Scheduler fast(nullptr, Exact()), slow(cbc, solver_only);
-  int chain = 0, list = 0;
+  int chain = 0, list = 0, search = 0;
   for (const auto& p : Cases()) {
     ScheduleResult f;
     try {
@@ -318,9 +319,11 @@ TEST(Scheduler, FastPathsAgreeWithTheSolverOnTheSameInputs) {
     EXPECT_NEAR(f.makespan_s, s.makespan_s, 1e-6 * s.makespan_s) << p.name;
     chain += f.stats.path == "chain";
     list += f.stats.path == "list-schedule";
+    search += f.stats.path == "search";
   }
   EXPECT_GT(chain, 10);
   EXPECT_GT(list, 10);
+  EXPECT_GT(search, 10);
 }
 
 TEST(Scheduler, HeuristicAndBoundBracketTheOptimum) {
@@ -418,6 +421,78 @@ TEST(Scheduler, EnergeticBoundByHand) {
   EXPECT_NEAR(MakespanLowerBound(p, prec), 4, 1e-3);
   EXPECT_LE(MakespanLowerBound(p, prec), 4);
   EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 4);
+}
+
+TEST(ScheduleSearch, ProvesWhatEnergeticReasoningCannot) {
+  // Five independent tensor ops of 3 on two tensor cores: one core runs three of them, so T = 9.
+  // The work bound says 7.5, and energetic reasoning adds nothing: no op has to run in any
+  // particular part of [0, T] for T ≥ 6. Searching the schedules proves 9.
+  ScheduleProblem p;
+  p.num_tc = 2;
+  p.num_vc = 1;
+  for (const char* name : {"a", "b", "c", "d", "e"}) p.ops.push_back({name, ScheduleClass::kTensor, 3, 3});
+  const Precedence prec(p);
+  EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), 9);
+  EXPECT_LT(MakespanLowerBound(p, prec), 7.51);
+  const ModeRestriction open(p.ops.size(), -1);
+  // From a poor incumbent (every op one after another): the search finds a 9 and proves it.
+  const ScheduleSearchResult r = SearchSchedules(p, prec, open, 15, 15, 100000);
+  EXPECT_TRUE(r.complete);
+  EXPECT_DOUBLE_EQ(r.lower_bound_s, 9);
+  ASSERT_TRUE(r.better.has_value());
+  EXPECT_DOUBLE_EQ(r.better->makespan_s, 9);
+  EXPECT_EQ(CheckSchedule(p, *r.better, kTol), "");
+  // Asked only to show nothing is below 8, it stops there: a bound of at least 8, no schedule.
+  const ScheduleSearchResult enough = SearchSchedules(p, prec, open, 9, 8, 100000);
+  EXPECT_TRUE(enough.complete);
+  EXPECT_GE(enough.lower_bound_s, 8);
+  EXPECT_LE(enough.lower_bound_s, 9);
+  EXPECT_FALSE(enough.better.has_value());
+  // Out of nodes, it says so.
+  EXPECT_FALSE(SearchSchedules(p, prec, open, 15, 15, 2).complete);
+  // Through the mode bound (as the scheduler calls it), and the scheduler without a backend.
+  LowerBoundOptions o;
+  o.enough = 9;
+  o.search_nodes = 100000;
+  EXPECT_DOUBLE_EQ(MakespanLowerBound(p, prec, o), 9);
+  const ScheduleResult s = Scheduler(nullptr).Solve(p);
+  EXPECT_DOUBLE_EQ(s.makespan_s, 9);
+  EXPECT_EQ(s.stats.status, "optimal");
+}
+
+TEST(ScheduleSearch, FindsTheOptimumOfEveryRandomDag) {
+  // With no incumbent and every mode open, the search is exact on the cores-as-pools relaxation:
+  // its bound never exceeds the oracle's optimum and, without fused ops (whose pairs the pools
+  // do not track), equals it, with a valid schedule of that makespan.
+  int exact = 0;
+  for (std::size_t k = 0; k < Cases().size(); ++k) {
+    const auto& p = Cases()[k];
+    const Precedence prec(p);
+    const ScheduleSearchResult r =
+        SearchSchedules(p, prec, ModeRestriction(p.ops.size(), -1), kInfinity, kInfinity, 1 << 22);
+    ASSERT_TRUE(r.complete) << p.name;
+    ASSERT_TRUE(r.better.has_value()) << p.name;
+    EXPECT_EQ(CheckSchedule(p, *r.better, kTol), "") << p.name;
+    EXPECT_LE(r.lower_bound_s, Oracle()[k] * (1 + 1e-12)) << p.name;
+    EXPECT_GE(r.better->makespan_s, Oracle()[k] * (1 - 1e-12)) << p.name;
+    const bool fused = std::any_of(p.ops.begin(), p.ops.end(), [](const ScheduleOp& op) {
+      return op.cls == ScheduleClass::kFused;
+    });
+    if (!fused) {
+      EXPECT_NEAR(r.lower_bound_s, Oracle()[k], 1e-9 * Oracle()[k]) << p.name;
+      EXPECT_NEAR(r.better->makespan_s, Oracle()[k], 1e-9 * Oracle()[k]) << p.name;
+      ++exact;
+    }
+    // Modes restricted: every op of the schedule found runs in a mode it was allowed, and the
+    // bound holds for that restriction (never above what was found).
+    ModeRestriction single(p.ops.size(), 0);
+    const ScheduleSearchResult s = SearchSchedules(p, prec, single, kInfinity, kInfinity, 1 << 22);
+    ASSERT_TRUE(s.complete && s.better.has_value()) << p.name;
+    for (const ScheduledOp& op : s.better->ops) EXPECT_FALSE(op.intra_op) << p.name;
+    EXPECT_LE(s.lower_bound_s, s.better->makespan_s * (1 + 1e-12)) << p.name;
+    EXPECT_GE(s.better->makespan_s, Oracle()[k] * (1 - 1e-12)) << p.name;
+  }
+  EXPECT_GT(exact, 100);  // 119 of the 320
 }
 
 TEST(Scheduler, ChipPathBoundByHand) {

@@ -37,6 +37,8 @@ void AddScheduleOptions(po::options_description& d) {
       "solver", po::value<std::string>(), "ILP backend (default: the run config's, cbc)")(
       "time-limit", po::value<double>(), "seconds per layer for the ILP (default: run config)")(
       "gap", po::value<double>(), "relative optimality gap (default: run config, 1e-4)")(
+      "search-nodes", po::value<std::int64_t>(),
+      "nodes of the schedule search before the ILP (0: none; default 200000)")(
       "gantt", po::value<std::string>(), "write the schedule as an SVG Gantt chart")(
       "dump-ilp", po::value<std::string>(), "write every ILP solved into this directory (.lp)");
 }
@@ -137,6 +139,10 @@ int RunSchedule(CommandContext& ctx) {
   if (ctx.vm.count("gap")) options.solve.relative_gap = ctx.vm["gap"].as<double>();
   if (!(options.solve.time_limit_s > 0) || !(options.solve.relative_gap >= 0)) {
     throw UsageError("--time-limit must be > 0 and --gap ≥ 0");
+  }
+  if (ctx.vm.count("search-nodes")) {
+    options.search_nodes = ctx.vm["search-nodes"].as<std::int64_t>();
+    if (options.search_nodes < 0) throw UsageError("--search-nodes: expected 0 or more");
   }
   if (ctx.vm.count("dump-ilp")) options.dump_dir = ctx.vm["dump-ilp"].as<std::string>();
   const Scheduler scheduler(

@@ -1,5 +1,7 @@
 #include "phaze/schedule/list_schedule.hpp"
 
+#include "phaze/schedule/schedule_search.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -478,8 +480,8 @@ struct ModeView {
 
 }  // namespace
 
-double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec, double upper,
-                          int max_nodes) {
+double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec,
+                          const LowerBoundOptions& options, ScheduleResult* better) {
   const std::size_t n = p.ops.size();
   // Ops whose mode is open: the ones intra-op parallelism can help, the ones blocking the chip
   // longest or gaining most from it decided first.
@@ -495,8 +497,9 @@ double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec, doub
   for (int i : open) modes[i] = kOpen;
   // Best-first branch and bound over the open modes: the smallest bound among the nodes not yet
   // branched on is a lower bound on every schedule. A node whose modes are all decided is
-  // strengthened by energetic reasoning once (it is costlier) and goes back into the queue. It
-  // stops at a strengthened node, at `upper`, after `max_nodes` branchings or 16 strengthenings.
+  // strengthened once (energetic reasoning, at most 16 times in all; then the schedule search
+  // while its budget lasts) and goes back into the queue. It stops at a strengthened node, at
+  // `upper`, after `max_nodes` branchings or when nothing is left to strengthen with.
   struct Node {
     double bound;
     std::size_t depth;  // open[0, depth) decided
@@ -504,17 +507,33 @@ double MakespanLowerBound(const ScheduleProblem& p, const Precedence& prec, doub
     bool strengthened;
     bool operator<(const Node& o) const { return bound > o.bound; }  // min-heap
   };
+  double upper = options.upper;
   const double ceiling = std::isfinite(upper) ? upper : p.SerialMakespan();
-  int strengthenings = 16;  // energetic reasoning is the costly part: at most this many times
+  int energetic = 16;  // energetic reasoning is costly: at most this many times
+  long search_nodes = options.search_nodes;
   std::priority_queue<Node> queue;
   queue.push({ModeView(p, prec, modes).Bound(), 0, std::move(modes), false});
   for (int nodes = 0;; ++nodes) {
     Node node = queue.top();
-    if (node.bound >= upper || nodes >= max_nodes || node.strengthened) return node.bound;
+    if (node.bound >= upper || nodes >= options.max_nodes || node.strengthened) return node.bound;
     queue.pop();
     if (node.depth == open.size()) {
-      if (strengthenings-- == 0) return node.bound;
-      node.bound = ModeView(p, prec, node.mode).Energetic(node.bound, std::max(node.bound, ceiling));
+      if (energetic == 0 && search_nodes <= 0) return node.bound;
+      if (energetic > 0) {
+        --energetic;
+        node.bound = ModeView(p, prec, node.mode).Energetic(node.bound, std::max(node.bound, ceiling));
+      }
+      if (search_nodes > 0 && node.bound < options.enough) {
+        const ScheduleSearchResult s =
+            SearchSchedules(p, prec, ModeRestriction(node.mode.begin(), node.mode.end()), upper,
+                            options.enough, search_nodes);
+        search_nodes -= s.nodes;
+        if (s.complete) node.bound = std::max(node.bound, s.lower_bound_s);
+        if (s.better) {
+          upper = s.better->makespan_s;
+          if (better) *better = *s.better;
+        }
+      }
       node.strengthened = true;
       queue.push(std::move(node));
       continue;

@@ -542,7 +542,8 @@ Replay ReplaySolution(const ScheduleProblem& p, const Precedence& prec, const Il
 }
 
 int PathRank(const std::string& path) {
-  if (path == "ilp") return 3;
+  if (path == "ilp") return 4;
+  if (path == "search") return 3;
   if (path == "list-schedule") return 2;
   if (path == "chain") return 1;
   return 0;
@@ -680,7 +681,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
   if (segment.ops.empty()) return {};
   const Precedence prec(segment);
   ScheduleResult heuristic = HeuristicSchedule(segment, prec);
-  const double lower_bound = MakespanLowerBound(segment, prec, heuristic.makespan_s);
+  double lower_bound = MakespanLowerBound(segment, prec, heuristic.makespan_s);
   heuristic.stats.segments = 1;
   if (options_.fast_paths) {
     const double tol = kRelativeTolerance * segment.SerialMakespan();
@@ -695,11 +696,11 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       return heuristic;
     }
   }
+  const double gap = options_.solve.relative_gap;
   if (options_.improvement_evaluations > 0) {
     // Independent rounds of local search from the list schedule, each with its own seed, while a
     // round still finds a better schedule than the rounds before and the best is not yet within
     // the requested gap of the bound.
-    const double gap = options_.solve.relative_gap;
     const double good_enough = gap < 1 ? lower_bound / (1 - gap) : kInfinity;
     const ScheduleResult list = heuristic;
     for (int round = 0; round < options_.improvement_rounds; ++round) {
@@ -713,6 +714,29 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     if (options_.fast_paths &&
         heuristic.makespan_s <= lower_bound + kRelativeTolerance * segment.SerialMakespan()) {
       heuristic.stats.lower_bound_s = heuristic.makespan_s;
+      return heuristic;
+    }
+  }
+  if (options_.fast_paths && options_.search_nodes > 0 &&
+      heuristic.makespan_s - lower_bound > gap * heuristic.makespan_s) {
+    // Search the schedules under the choices of modes the bound cannot rule out: it proves the
+    // gap the bound alone cannot (a packing loss) or finds a shorter schedule.
+    LowerBoundOptions search;
+    search.upper = heuristic.makespan_s;
+    search.max_nodes = 20000;
+    search.enough = heuristic.makespan_s * (1 - gap + 1e-9);  // a hair more: no rounding doubt
+    search.search_nodes = options_.search_nodes;
+    ScheduleResult better;
+    const double searched = MakespanLowerBound(segment, prec, search, &better);
+    if (!better.ops.empty()) {
+      better.stats = heuristic.stats;
+      heuristic = std::move(better);
+    }
+    lower_bound = std::max(lower_bound, std::min(searched, heuristic.makespan_s));
+    if (heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s) {
+      heuristic.stats.path = "search";
+      heuristic.stats.lower_bound_s = lower_bound;
+      heuristic.stats.gap = (heuristic.makespan_s - lower_bound) / heuristic.makespan_s;
       return heuristic;
     }
   }

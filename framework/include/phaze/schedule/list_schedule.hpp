@@ -56,11 +56,27 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence&
 // head-body-tail bound max over a, b of a + Σ_{i: head ≥ a, tail ≥ b} w_i + b, heads and tails
 // being longest paths and w_i the time op i keeps the class's cores busy on average (ℓ_i / cores
 // for a one-core op of the class, ℓ̂_i for an all-cores op of any class, which holds the whole
-// chip); and, once every mode is decided, energetic reasoning. It stops early, with a weaker but
-// still valid bound, once the bound reaches `upper` (a known makespan: no need to go higher) or
-// after `max_nodes` branchings.
+// chip); and, once every mode is decided, energetic reasoning, then (with `search_nodes`) the
+// depth-first search of schedule_search.hpp over that choice of modes, up to `enough`.
+struct LowerBoundOptions {
+  // A known makespan: the bound stops there (no need to go higher).
+  double upper = std::numeric_limits<double>::infinity();
+  int max_nodes = 2000;  // mode branchings; beyond, a weaker but still valid bound
+  // The bound the caller needs (e.g. `upper` less the gap it may keep): leaves below it are
+  // searched, sharing `search_nodes` nodes among them (0: never).
+  double enough = std::numeric_limits<double>::infinity();
+  long search_nodes = 0;
+};
+// `better` (optional) receives a schedule shorter than `upper` if the search came across one.
 double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence,
-                          double upper = std::numeric_limits<double>::infinity(),
-                          int max_nodes = 2000);
+                          const LowerBoundOptions& options, ScheduleResult* better = nullptr);
+inline double MakespanLowerBound(const ScheduleProblem& problem, const Precedence& precedence,
+                                 double upper = std::numeric_limits<double>::infinity(),
+                                 int max_nodes = 2000) {
+  LowerBoundOptions options;
+  options.upper = upper;
+  options.max_nodes = max_nodes;
+  return MakespanLowerBound(problem, precedence, options);
+}
 
 }  // namespace phaze

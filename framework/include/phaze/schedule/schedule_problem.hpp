@@ -70,7 +70,8 @@ struct ScheduledOp {
 
 struct ScheduleStats {
   // Which path answered: "empty", "chain" (no two ops may overlap), "list-schedule" (a heuristic
-  // schedule met a lower bound), "ilp"; for a problem split into segments, the strongest used.
+  // schedule met a lower bound), "search" (the schedule search proved it within the gap),
+  // "ilp"; for a problem split into segments, the strongest used.
   std::string path = "empty";
   std::string status = "optimal";  // SolveStatusName of the worst segment, "optimal" on fast paths
   double gap = 0;                  // relative gap of the returned makespan (0 when proven optimal)

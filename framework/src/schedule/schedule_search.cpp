@@ -1,0 +1,255 @@
+#include "phaze/schedule/schedule_search.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <utility>
+
+#include "phaze/schedule/list_schedule.hpp"
+
+namespace phaze {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// The pools: tensor cores, vector cores, paired cores (for fused ops).
+constexpr int kPools = 3;
+
+struct OpMode {
+  double duration;
+  std::array<int, kPools> use;
+  bool intra;
+};
+
+class ScheduleSearch {
+ public:
+  ScheduleSearch(const ScheduleProblem& p, const Precedence& prec, const ModeRestriction& allowed,
+                 double upper, double enough, long max_nodes)
+      : p_(p), prec_(prec), n_(static_cast<int>(p.ops.size())), upper_(upper),
+        threshold_(std::min(enough, upper)), max_nodes_(max_nodes),
+        capacity_{p.num_tc, p.num_vc, p.PairedCores()} {
+    modes_.resize(n_);
+    min_duration_.resize(n_);
+    tail_.assign(n_, 0);
+    for (auto& e : energy_) e.assign(n_, 0);
+    for (int i = 0; i < n_; ++i) {
+      const ScheduleOp& op = p.ops[i];
+      const bool fused = op.cls == ScheduleClass::kFused;
+      const signed char a = allowed[i];
+      if (a != 1 || !op.IntraOpUseful()) {
+        modes_[i].push_back({op.single_core_s,
+                             {op.UsesTensorCore() ? 1 : 0, op.UsesVectorCore() ? 1 : 0, fused ? 1 : 0},
+                             false});
+      }
+      if (a != 0 && op.IntraOpUseful()) {
+        modes_[i].push_back({op.all_cores_s, capacity_, true});
+      }
+      min_duration_[i] = kNever;
+      for (int r = 0; r < 2; ++r) energy_[r][i] = kNever;
+      for (const OpMode& m : modes_[i]) {
+        min_duration_[i] = std::min(min_duration_[i], m.duration);
+        // Time the op keeps the whole pool busy, on average: the least over its modes.
+        for (int r = 0; r < 2; ++r) {
+          energy_[r][i] = std::min(energy_[r][i], m.duration * m.use[r] / capacity_[r]);
+        }
+      }
+    }
+    const auto& order = prec.Order();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      for (int s : prec.Successors()[*it]) tail_[*it] = std::max(tail_[*it], tail_[s] + min_duration_[s]);
+    }
+    placed_.assign(n_, 0);
+    start_.assign(n_, 0);
+    finish_.assign(n_, 0);
+    mode_.assign(n_, 0);
+    waiting_.resize(n_);
+    for (int i = 0; i < n_; ++i) waiting_[i] = static_cast<int>(prec.Predecessors()[i].size());
+    head_.resize(n_);
+  }
+
+  ScheduleSearchResult Run() {
+    ScheduleSearchResult result;
+    result.complete = Dfs(-1, -1);
+    result.lower_bound_s = std::min(floor_, shortest_);
+    result.better = std::move(better_);
+    result.nodes = nodes_;
+    return result;
+  }
+
+ private:
+  const OpMode& ModeOf(int i) const { return modes_[i][mode_[i]]; }
+
+  int Usage(int pool, double t) const {
+    int used = 0;
+    for (int k : order_) {
+      if (start_[k] <= t && t < finish_[k]) used += ModeOf(k).use[pool];
+    }
+    return used;
+  }
+
+  // Whether m fits the pools over [t, t + duration): usage only rises where a placed op starts.
+  bool Fits(const OpMode& m, double t) const {
+    auto free_at = [&](double x) {
+      for (int r = 0; r < kPools; ++r) {
+        if (m.use[r] > 0 && Usage(r, x) + m.use[r] > capacity_[r]) return false;
+      }
+      return true;
+    };
+    if (!free_at(t)) return false;
+    for (int k : order_) {
+      if (start_[k] > t && start_[k] < t + m.duration && !free_at(start_[k])) return false;
+    }
+    return true;
+  }
+
+  double EarliestStart(int j, const OpMode& m) const {
+    double ready = 0;
+    for (int q : prec_.Predecessors()[j]) ready = std::max(ready, finish_[q]);
+    if (Fits(m, ready)) return ready;
+    std::vector<double> times;  // a later start is at some op's finish
+    for (int k : order_) {
+      if (finish_[k] > ready) times.push_back(finish_[k]);
+    }
+    std::sort(times.begin(), times.end());
+    for (double t : times) {
+      if (Fits(m, t)) return t;
+    }
+    return kNever;  // not reached: once every placed op has finished, anything fits
+  }
+
+  // A bound on every completion of the current partial schedule, whose last start is tau (no op
+  // still to place starts earlier).
+  double Bound(double tau) {
+    double bound = 0;
+    for (int k : order_) bound = std::max(bound, finish_[k]);
+    for (int i : prec_.Order()) {  // longest paths at the smallest durations
+      if (placed_[i]) continue;
+      double head = tau;
+      for (int q : prec_.Predecessors()[i]) {
+        head = std::max(head, placed_[q] ? finish_[q] : head_[q] + min_duration_[q]);
+      }
+      head_[i] = head;
+      bound = std::max(bound, head + min_duration_[i] + tail_[i]);
+    }
+    // Per pool: the remaining work packed into what the placed ops leave free after tau (their
+    // use only falls from there), then the smallest tail of an op that needs it.
+    for (int r = 0; r < 2; ++r) {
+      double work = 0, tail = kNever;
+      for (int i = 0; i < n_; ++i) {
+        if (placed_[i] || energy_[r][i] <= 0) continue;
+        work += energy_[r][i];
+        tail = std::min(tail, tail_[i]);
+      }
+      if (work <= 0) continue;
+      std::vector<std::pair<double, int>> ends;
+      int used = 0;
+      for (int k : order_) {
+        const int u = ModeOf(k).use[r];
+        if (u > 0 && finish_[k] > tau) {
+          used += u;
+          ends.emplace_back(finish_[k], u);
+        }
+      }
+      std::sort(ends.begin(), ends.end());
+      double t = tau;
+      for (const auto& [end, u] : ends) {
+        const double room = (1.0 - static_cast<double>(used) / capacity_[r]) * (end - t);
+        if (room >= work) break;
+        work -= room;
+        t = end;
+        used -= u;
+      }
+      const double free = 1.0 - static_cast<double>(used) / capacity_[r];
+      bound = std::max(bound, t + work / free + tail);  // free > 0: some op of the pool ended
+    }
+    return bound;
+  }
+
+  // Every op placed: the relaxation's schedule, replayed on real cores.
+  void Complete() {
+    double makespan = 0;
+    for (int k : order_) makespan = std::max(makespan, finish_[k]);
+    shortest_ = std::min(shortest_, makespan);
+    std::vector<ModeChoice> choices(n_);
+    for (int i = 0; i < n_; ++i) choices[i] = ModeOf(i).intra ? ModeChoice::kIntra : ModeChoice::kSingle;
+    ScheduleResult real = GenerateSchedule(p_, prec_, order_, choices, /*backfill=*/true);
+    if (real.makespan_s < upper_) {
+      upper_ = real.makespan_s;
+      better_ = std::move(real);
+    }
+    threshold_ = std::min(threshold_, makespan);
+  }
+
+  // False when the node budget ran out.
+  bool Dfs(double tau, int last) {
+    if (static_cast<int>(order_.size()) == n_) {
+      Complete();
+      return true;
+    }
+    if (++nodes_ > max_nodes_) return false;
+    struct Child {
+      int op, mode;
+      double start, priority;
+    };
+    std::vector<Child> children;
+    for (int j = 0; j < n_; ++j) {
+      if (placed_[j] || waiting_[j] > 0) continue;
+      for (int m = 0; m < static_cast<int>(modes_[j].size()); ++m) {
+        const double t = EarliestStart(j, modes_[j][m]);
+        if (t < tau || (t == tau && j < last)) continue;  // another order makes this schedule
+        children.push_back({j, m, t, modes_[j][m].duration + tail_[j]});
+      }
+    }
+    std::sort(children.begin(), children.end(), [](const Child& a, const Child& b) {
+      return a.start != b.start ? a.start < b.start : a.priority > b.priority;
+    });
+    for (const Child& c : children) {
+      placed_[c.op] = 1;
+      mode_[c.op] = c.mode;
+      start_[c.op] = c.start;
+      finish_[c.op] = c.start + modes_[c.op][c.mode].duration;
+      order_.push_back(c.op);
+      for (int s : prec_.Successors()[c.op]) --waiting_[s];
+      const double bound = Bound(c.start);
+      bool within_budget = true;
+      if (bound >= threshold_) {
+        floor_ = std::min(floor_, bound);
+      } else {
+        within_budget = Dfs(c.start, c.op);
+      }
+      for (int s : prec_.Successors()[c.op]) ++waiting_[s];
+      order_.pop_back();
+      placed_[c.op] = 0;
+      if (!within_budget) return false;
+    }
+    return true;
+  }
+
+  const ScheduleProblem& p_;
+  const Precedence& prec_;
+  const int n_;
+  double upper_, threshold_;
+  const long max_nodes_;
+  const std::array<int, kPools> capacity_;
+  std::vector<std::vector<OpMode>> modes_;
+  std::vector<double> min_duration_, tail_;
+  std::array<std::vector<double>, 2> energy_;
+  // The partial schedule.
+  std::vector<char> placed_;
+  std::vector<double> start_, finish_, head_;
+  std::vector<int> mode_, waiting_, order_;
+  double floor_ = kNever;     // the least bound of a pruned node
+  double shortest_ = kNever;  // the shortest complete schedule of the relaxation
+  std::optional<ScheduleResult> better_;
+  long nodes_ = 0;
+};
+
+}  // namespace
+
+ScheduleSearchResult SearchSchedules(const ScheduleProblem& problem, const Precedence& precedence,
+                                     const ModeRestriction& modes, double upper, double enough,
+                                     long max_nodes) {
+  return ScheduleSearch(problem, precedence, modes, upper, enough, max_nodes).Run();
+}
+
+}  // namespace phaze
