@@ -87,6 +87,7 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
     }
     if (const char* gap = std::getenv("PHAZE_BENCH_GAP")) options.solve.relative_gap = std::atof(gap);
     if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_ILP")) options.dump_dir = dir;
+    if (const char* e = std::getenv("PHAZE_BENCH_SEARCH")) options.search_nodes = std::atol(e);
     if (const char* e = std::getenv("PHAZE_BENCH_IMPROVE")) {  // local-search evaluations
       options.improvement_evaluations = std::atoi(e);
     }

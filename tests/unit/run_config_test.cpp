@@ -50,7 +50,7 @@ TEST(RunConfig, ValuesOverrideDefaultsAndPathsResolveAgainstTheConfig) {
 TEST(RunConfig, ExpertPlacementsBaselinePresetsAndSolverLimits) {
   RunConfig rc = Parse(
       "models:\n  - {file: a.yaml, expert: [8, 128, 1], presets: [spotlight-bert]}\n"
-      "solver: {node_limit: 7, time_limit_s: 0}\n");
+      "solver: {node_limit: 7, time_limit_s: 0, search_nodes: 0}\n");
   ASSERT_TRUE(rc.models[0].expert.has_value());
   EXPECT_EQ(rc.models[0].expert->pipeline_stages, 8);
   EXPECT_EQ(rc.models[0].expert->data_parallel, 128);
@@ -60,19 +60,23 @@ TEST(RunConfig, ExpertPlacementsBaselinePresetsAndSolverLimits) {
   const SolveOptions o = rc.solver.Options();
   EXPECT_EQ(o.node_limit, 7);
   EXPECT_EQ(o.time_limit_s, kInfinity);  // 0 = none
+  EXPECT_EQ(rc.solver.search_nodes, 0);
+  EXPECT_EQ(RunConfig().solver.search_nodes, 200000);
   EXPECT_EQ(rc.ToJson().Find("models")->AsArray()[0].Find("expert")->Dump(-1), "[8,128,1]");
   EXPECT_EQ(ErrorOf([] { Parse("models:\n  - {file: a, expert: [8, 128]}\n"); }),
             "run.yaml:2:23: models[0].expert: expected [p, d, t]: pipeline stages, data- and "
             "tensor-parallel widths");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolver: {node_limit: -1}\n"); }),
             "run.yaml:2:22: solver.node_limit: expected 0 (no limit) or a positive integer");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolver: {search_nodes: -5}\n"); }),
+            "run.yaml:2:24: solver.search_nodes: expected 0 (no search) or a positive integer");
 }
 
 TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolver:\n  backend: cbc\n  time_limt_s: 5\n"); }),
             "run.yaml:4:3: solver.time_limt_s: unknown key 'time_limt_s'; did you mean "
-            "'time_limit_s'? (allowed keys: backend, time_limit_s, node_limit, relative_gap, "
-            "absolute_gap, threads, verbose, params)");
+            "'time_limit_s'? (allowed keys: backend, time_limit_s, node_limit, search_nodes, "
+            "relative_gap, absolute_gap, threads, verbose, params)");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ncluster:\n  num_accelerators: many\n"); }),
             "run.yaml:3:21: cluster.num_accelerators: expected an integer, found 'many'");
   EXPECT_EQ(ErrorOf([] { Parse("solver: cbc\n"); }).rfind("run.yaml:1:1: missing required key 'models'", 0), 0u);

@@ -38,7 +38,7 @@ void AddScheduleOptions(po::options_description& d) {
       "time-limit", po::value<double>(), "seconds per layer for the ILP (default: run config)")(
       "gap", po::value<double>(), "relative optimality gap (default: run config, 1e-4)")(
       "search-nodes", po::value<std::int64_t>(),
-      "nodes of the schedule search before the ILP (0: none; default 200000)")(
+      "nodes of the schedule search before the ILP (0: none; default: run config)")(
       "gantt", po::value<std::string>(), "write the schedule as an SVG Gantt chart")(
       "dump-ilp", po::value<std::string>(), "write every ILP solved into this directory (.lp)");
 }
@@ -132,6 +132,7 @@ int RunSchedule(CommandContext& ctx) {
 
   SchedulerOptions options;
   options.solve = run.solver.Options();
+  options.search_nodes = run.solver.search_nodes;
   if (ctx.vm.count("time-limit")) {
     options.solve.time_limit_s = ctx.vm["time-limit"].as<double>();
     options.solve.node_limit = 0;  // an explicit time limit replaces the default node limit

@@ -152,13 +152,17 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (s->IsScalar()) {
       rc.solver.backend = {s->AsString(), *s, std::nullopt};
     } else {
-      s->ExpectKeys({"backend", "time_limit_s", "node_limit", "relative_gap", "absolute_gap",
-                     "threads", "verbose", "params"});
+      s->ExpectKeys({"backend", "time_limit_s", "node_limit", "search_nodes", "relative_gap",
+                     "absolute_gap", "threads", "verbose", "params"});
       rc.solver.backend = ParseComponent(*s, "backend", rc.solver.backend);
       if (auto v = s->Optional("time_limit_s")) rc.solver.time_limit_s = v->AsNonNegativeDouble();
       if (auto v = s->Optional("node_limit")) {
         rc.solver.node_limit = v->AsInt();
         if (rc.solver.node_limit < 0) v->Fail("expected 0 (no limit) or a positive integer");
+      }
+      if (auto v = s->Optional("search_nodes")) {
+        rc.solver.search_nodes = v->AsInt();
+        if (rc.solver.search_nodes < 0) v->Fail("expected 0 (no search) or a positive integer");
       }
       if (auto v = s->Optional("relative_gap")) rc.solver.relative_gap = v->AsNonNegativeDouble();
       if (auto v = s->Optional("absolute_gap")) rc.solver.absolute_gap = v->AsNonNegativeDouble();
@@ -262,6 +266,7 @@ Json RunConfig::ToJson() const {
   s["backend"] = solver.backend.name;
   s["time_limit_s"] = solver.time_limit_s;
   s["node_limit"] = solver.node_limit;
+  s["search_nodes"] = solver.search_nodes;
   s["relative_gap"] = solver.relative_gap;
   s["absolute_gap"] = solver.absolute_gap;
   s["threads"] = solver.threads;

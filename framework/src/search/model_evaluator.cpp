@@ -139,6 +139,7 @@ ModelEvaluator::ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estim
                                std::shared_ptr<const SolverBackend> backend)
     : run_(run), estimator_(std::move(estimator)), backend_(std::move(backend)) {
   scheduler_options_.solve = run.solver.Options();
+  scheduler_options_.search_nodes = run.solver.search_nodes;
   cluster_.num_accelerators = run.cluster.num_accelerators;
   cluster_.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
   cluster_.link_latency_s = run.cluster.link_latency_s;
