@@ -89,30 +89,42 @@ class ScheduleSearch {
 
   // Whether m fits the pools over [t, t + duration): usage only rises where a placed op starts.
   bool Fits(const OpMode& m, double t) const {
-    auto free_at = [&](double x) {
-      for (int r = 0; r < kPools; ++r) {
-        if (m.use[r] > 0 && Usage(r, x) + m.use[r] > capacity_[r]) return false;
-      }
-      return true;
-    };
-    if (!free_at(t)) return false;
+    if (!FreeAt(m, t)) return false;
     for (int k : order_) {
-      if (start_[k] > t && start_[k] < t + m.duration && !free_at(start_[k])) return false;
+      if (start_[k] > t && start_[k] < t + m.duration && !FreeAt(m, start_[k])) return false;
     }
     return true;
   }
 
-  double EarliestStart(int j, const OpMode& m) const {
+  bool FreeAt(const OpMode& m, double t) const {
+    for (int r = 0; r < kPools; ++r) {
+      if (m.use[r] > 0 && Usage(r, t) + m.use[r] > capacity_[r]) return false;
+    }
+    return true;
+  }
+
+  // Where serial generation would start op j in mode m after the ops placed, or kNever when that
+  // is before the last op placed (start tau, index last): then another order makes the schedule.
+  double EarliestStart(int j, const OpMode& m, double tau, int last) {
     double ready = 0;
     for (int q : prec_.Predecessors()[j]) ready = std::max(ready, finish_[q]);
-    if (Fits(m, ready)) return ready;
-    std::vector<double> times;  // a later start is at some op's finish
+    times_.clear();  // a start later than ready is at some op's finish
     for (int k : order_) {
-      if (finish_[k] > ready) times.push_back(finish_[k]);
+      if (finish_[k] > ready) times_.push_back(finish_[k]);
     }
-    std::sort(times.begin(), times.end());
-    for (double t : times) {
-      if (Fits(m, t)) return t;
+    std::sort(times_.begin(), times_.end());
+    const bool idle = m.use[0] + m.use[1] == 0;
+    // Before tau a placed op may still start inside the op's span: the full check.
+    if (ready < tau && (idle || Fits(m, ready))) return kNever;
+    for (double t : times_) {
+      if (t >= tau) break;
+      if (Fits(m, t)) return kNever;
+    }
+    // From tau on, no placed op starts any more: usage only falls, so the start alone decides.
+    const double from = std::max(ready, tau);
+    if (idle || FreeAt(m, from)) return from == tau && j < last ? kNever : from;
+    for (double t : times_) {
+      if (t > from && FreeAt(m, t)) return t;
     }
     return kNever;  // not reached: once every placed op has finished, anything fits
   }
@@ -141,7 +153,8 @@ class ScheduleSearch {
         tail = std::min(tail, tail_[i]);
       }
       if (work <= 0) continue;
-      std::vector<std::pair<double, int>> ends;
+      auto& ends = ends_;
+      ends.clear();
       int used = 0;
       for (int k : order_) {
         const int u = ModeOf(k).use[r];
@@ -195,8 +208,8 @@ class ScheduleSearch {
     for (int j = 0; j < n_; ++j) {
       if (placed_[j] || waiting_[j] > 0) continue;
       for (int m = 0; m < static_cast<int>(modes_[j].size()); ++m) {
-        const double t = EarliestStart(j, modes_[j][m]);
-        if (t < tau || (t == tau && j < last)) continue;  // another order makes this schedule
+        const double t = EarliestStart(j, modes_[j][m], tau, last);
+        if (t == kNever) continue;  // another order makes this schedule
         children.push_back({j, m, t, modes_[j][m].duration + tail_[j]});
       }
     }
@@ -238,6 +251,8 @@ class ScheduleSearch {
   std::vector<char> placed_;
   std::vector<double> start_, finish_, head_;
   std::vector<int> mode_, waiting_, order_;
+  std::vector<double> times_;                 // EarliestStart's scratch
+  std::vector<std::pair<double, int>> ends_;  // Bound's
   double floor_ = kNever;     // the least bound of a pruned node
   double shortest_ = kNever;  // the shortest complete schedule of the relaxation
   std::optional<ScheduleResult> better_;
