@@ -1,7 +1,5 @@
 #include "phaze/schedule/list_schedule.hpp"
 
-#include "phaze/schedule/schedule_search.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -10,6 +8,8 @@
 #include <queue>
 #include <random>
 #include <utility>
+
+#include "phaze/schedule/schedule_search.hpp"
 
 namespace phaze {
 

@@ -10,6 +10,8 @@
 //     heuristic list schedule whose makespan meets a lower bound is optimal;
 //     and, once the heuristic is improved by local search, a schedule within the requested
 //     relative gap of the lower bound is returned as the solver would (status optimal, gap set);
+//     still outside the gap, the schedule search (schedule_search.hpp) on the mode bound's
+//     leaves proves the gap or finds a shorter schedule (path "search");
 //  3. otherwise the ILP, built with times scaled so the serial length is 1000 (solver tolerances
 //     are absolute), strengthened by the heuristic (MIP start, T ≤ its makespan, big-M = its
 //     makespan rather than the serial length — both exact, as an optimum never exceeds it), path
@@ -42,7 +44,7 @@ struct SchedulerOptions {
   int improvement_evaluations = 20000;  // local search on the list schedule before the ILP,
   int improvement_rounds = 4;            // in up to this many rounds while they improve it
   // Then, if still not within the gap, the schedule search (schedule_search.hpp) under the mode
-  // bound's choices of modes, with this many nodes in all (0: none) — about 1.5 µs each.
+  // bound's choices of modes, with this many nodes in all (0: none) — about 0.6 µs each.
   long search_nodes = 200000;
   bool path_cuts = true;  // T ≥ Σ_{i∈P} p_i + Σ_{j∉P} ℓ̂_j·y_j per source-sink path P
   int max_path_cuts = 2000;  // beyond: one longest path through each op instead
