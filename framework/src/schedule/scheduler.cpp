@@ -18,6 +18,7 @@ namespace {
 
 constexpr double kScaledSerialLength = 1000.0;  // the serial schedule's length in ILP units
 constexpr double kRelativeTolerance = 1e-9;
+constexpr int kSearchModeBranchings = 20000;  // the mode bound's budget when it runs the search
 
 std::string CacheKey(const ScheduleProblem& p) {
   std::string key = std::to_string(p.num_tc) + "," + std::to_string(p.num_vc) + ";";
@@ -717,13 +718,14 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       return heuristic;
     }
   }
+  std::string proven_by = "list-schedule";
   if (options_.fast_paths && options_.search_nodes > 0 &&
       heuristic.makespan_s - lower_bound > gap * heuristic.makespan_s) {
     // Search the schedules under the choices of modes the bound cannot rule out: it proves the
     // gap the bound alone cannot (a packing loss) or finds a shorter schedule.
     LowerBoundOptions search;
     search.upper = heuristic.makespan_s;
-    search.max_nodes = 20000;
+    search.max_nodes = kSearchModeBranchings;
     search.enough = heuristic.makespan_s * (1 - gap + 1e-9);  // a hair more: no rounding doubt
     search.search_nodes = options_.search_nodes;
     ScheduleResult better;
@@ -733,17 +735,11 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       heuristic = std::move(better);
     }
     lower_bound = std::max(lower_bound, std::min(searched, heuristic.makespan_s));
-    if (heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s) {
-      heuristic.stats.path = "search";
-      heuristic.stats.lower_bound_s = lower_bound;
-      heuristic.stats.gap = (heuristic.makespan_s - lower_bound) / heuristic.makespan_s;
-      return heuristic;
-    }
+    proven_by = "search";
   }
-  // Within the requested relative gap of the bound already: what the solver would stop at.
-  if (options_.fast_paths &&
-      heuristic.makespan_s - lower_bound <= options_.solve.relative_gap * heuristic.makespan_s) {
-    heuristic.stats.path = "list-schedule";
+  // Within the requested relative gap of the bound: what the solver would stop at.
+  if (options_.fast_paths && heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s) {
+    heuristic.stats.path = proven_by;
     heuristic.stats.lower_bound_s = lower_bound;
     heuristic.stats.gap = (heuristic.makespan_s - lower_bound) / heuristic.makespan_s;
     return heuristic;
