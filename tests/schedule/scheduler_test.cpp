@@ -460,6 +460,32 @@ TEST(ScheduleSearch, ProvesWhatEnergeticReasoningCannot) {
   EXPECT_EQ(s.stats.status, "optimal");
 }
 
+TEST(ScheduleSearch, SinksOnAllCoresGoLastUnlessALinkOpCanRunBesideThem) {
+  // x is a sink: 10 on its vector core, 2 on all cores. a (tensor, 2) comes before b (tensor, 1).
+  // On all cores x runs alone, so a, b, x one after another: 5, with x last (the search tries x
+  // on all cores only after every other op); x on its own core beside them takes 10.
+  ScheduleProblem p;
+  p.num_tc = 1;
+  p.num_vc = 1;
+  p.ops = {{"a", ScheduleClass::kTensor, 2, 2},
+           {"b", ScheduleClass::kTensor, 1, 1},
+           {"x", ScheduleClass::kVector, 10, 2}};
+  p.edges = {{0, 1}};
+  const ModeRestriction open(p.ops.size(), -1);
+  for (double expected : {5.0, 3.0}) {
+    const Precedence prec(p);
+    EXPECT_DOUBLE_EQ(Exhaustive(p).Solve(), expected);
+    const ScheduleSearchResult r = SearchSchedules(p, prec, open, kInfinity, kInfinity, 1000);
+    ASSERT_TRUE(r.complete && r.better.has_value());
+    EXPECT_DOUBLE_EQ(r.lower_bound_s, expected);
+    EXPECT_DOUBLE_EQ(r.better->makespan_s, expected);
+    EXPECT_EQ(CheckSchedule(p, *r.better, kTol), "");
+    // With a a link op, which occupies no core, x on all cores runs beside it: x ∥ a, then b,
+    // 3. Putting x last would say 5.
+    p.ops[0].cls = ScheduleClass::kLink;
+  }
+}
+
 TEST(ScheduleSearch, FindsTheOptimumOfEveryRandomDag) {
   // With no incumbent and every mode open, the search is exact on the cores-as-pools relaxation:
   // its bound never exceeds the oracle's optimum and, without fused ops (whose pairs the pools

@@ -54,9 +54,25 @@ class ScheduleSearch {
         }
       }
     }
+    // A sink's all-cores mode is only ever taken after every other op (see Dfs) — unless a link
+    // op, which may run beside it, could. A sink that has no other mode is left out of the
+    // bounds, which add its duration at the end instead.
+    last_.assign(n_, 0);
+    for (int i = 0; i < n_; ++i) {
+      last_[i] = prec.Successors()[i].empty() && modes_[i].back().intra;
+      for (int k = 0; k < n_ && last_[i]; ++k) {
+        last_[i] = p.ops[k].UsesCores() || prec.Before(k, i);
+      }
+      if (AlwaysLast(i)) {
+        appended_ += modes_[i][0].duration;
+        for (int r = 0; r < 2; ++r) energy_[r][i] = 0;
+      }
+    }
     const auto& order = prec.Order();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      for (int s : prec.Successors()[*it]) tail_[*it] = std::max(tail_[*it], tail_[s] + min_duration_[s]);
+      for (int s : prec.Successors()[*it]) {
+        if (!AlwaysLast(s)) tail_[*it] = std::max(tail_[*it], tail_[s] + min_duration_[s]);
+      }
     }
     placed_.assign(n_, 0);
     start_.assign(n_, 0);
@@ -78,6 +94,7 @@ class ScheduleSearch {
 
  private:
   const OpMode& ModeOf(int i) const { return modes_[i][mode_[i]]; }
+  bool AlwaysLast(int i) const { return last_[i] && modes_[i].size() == 1; }
 
   int Usage(int pool, double t) const {
     int used = 0;
@@ -135,7 +152,7 @@ class ScheduleSearch {
     double bound = 0;
     for (int k : order_) bound = std::max(bound, finish_[k]);
     for (int i : prec_.Order()) {  // longest paths at the smallest durations
-      if (placed_[i]) continue;
+      if (placed_[i] || AlwaysLast(i)) continue;
       double head = tau;
       for (int q : prec_.Predecessors()[i]) {
         head = std::max(head, placed_[q] ? finish_[q] : head_[q] + min_duration_[q]);
@@ -175,17 +192,27 @@ class ScheduleSearch {
       const double free = 1.0 - static_cast<double>(used) / capacity_[r];
       bound = std::max(bound, t + work / free + tail);  // free > 0: some op of the pool ended
     }
-    return bound;
+    return bound + appended_;
   }
 
-  // Every op placed: the relaxation's schedule, replayed on real cores.
+  // Every op placed, but sinks that then take all cores one after another: the relaxation's
+  // schedule, replayed on real cores.
   void Complete() {
     double makespan = 0;
     for (int k : order_) makespan = std::max(makespan, finish_[k]);
-    shortest_ = std::min(shortest_, makespan);
+    std::vector<int> order = order_;
     std::vector<ModeChoice> choices(n_);
-    for (int i = 0; i < n_; ++i) choices[i] = ModeOf(i).intra ? ModeChoice::kIntra : ModeChoice::kSingle;
-    ScheduleResult real = GenerateSchedule(p_, prec_, order_, choices, /*backfill=*/true);
+    for (int i = 0; i < n_; ++i) {
+      if (placed_[i]) {
+        choices[i] = ModeOf(i).intra ? ModeChoice::kIntra : ModeChoice::kSingle;
+      } else {  // a sink left: all cores, after the others
+        choices[i] = ModeChoice::kIntra;
+        makespan += modes_[i].back().duration;
+        order.push_back(i);
+      }
+    }
+    shortest_ = std::min(shortest_, makespan);
+    ScheduleResult real = GenerateSchedule(p_, prec_, order, choices, /*backfill=*/true);
     if (real.makespan_s < upper_) {
       upper_ = real.makespan_s;
       better_ = std::move(real);
@@ -200,6 +227,12 @@ class ScheduleSearch {
       return true;
     }
     if (++nodes_ > max_nodes_) return false;
+    // A sink on all cores can go last: take it out, close the gap it leaves by moving every op
+    // after it earlier by its duration, and put it at the end — the makespan does not grow. So
+    // sinks only take all cores once every other op is placed, one after another.
+    bool only_sinks_left = true;
+    for (int j = 0; j < n_ && only_sinks_left; ++j) only_sinks_left = placed_[j] || last_[j];
+    if (only_sinks_left) Complete();
     struct Child {
       int op, mode;
       double start, priority;
@@ -208,6 +241,7 @@ class ScheduleSearch {
     for (int j = 0; j < n_; ++j) {
       if (placed_[j] || waiting_[j] > 0) continue;
       for (int m = 0; m < static_cast<int>(modes_[j].size()); ++m) {
+        if (last_[j] && modes_[j][m].intra) continue;
         const double t = EarliestStart(j, modes_[j][m], tau, last);
         if (t == kNever) continue;  // another order makes this schedule
         children.push_back({j, m, t, modes_[j][m].duration + tail_[j]});
@@ -246,6 +280,8 @@ class ScheduleSearch {
   const std::array<int, kPools> capacity_;
   std::vector<std::vector<OpMode>> modes_;
   std::vector<double> min_duration_, tail_;
+  std::vector<char> last_;  // a sink that may take all cores: it does so after every other op
+  double appended_ = 0;     // the all-cores time of the sinks with no other mode
   std::array<std::vector<double>, 2> energy_;
   // The partial schedule.
   std::vector<char> placed_;

@@ -7,10 +7,13 @@
 // The tree is the serial schedule generation of list_schedule.hpp over every list order and mode,
 // restricted to orders by start time (ties: by index) with every op at its earliest start: each
 // active schedule — and so an optimal one — is visited exactly once, and an op that could start
-// before the op placed last is never tried after it. Cores are pools per class (a fused op takes
-// one tensor core, one vector core and one of the paired cores; an intra-op op all of them), a
-// relaxation of the core identities that is exact unless fused ops' pairs bind; complete
-// schedules are replayed by GenerateSchedule on real cores. A node is pruned when a bound on
+// before the op placed last is never tried after it. A sink (an op no other op waits for) takes
+// all cores only after every other op: moved there, with the ops after it moved up by its
+// duration, it makes no schedule longer — unless a link op, which runs beside an all-cores op,
+// could overlap it. Cores are pools per class (a fused op takes one tensor core, one vector core
+// and one of the paired cores; an intra-op op all of them), a relaxation of the core identities
+// that is exact unless fused ops' pairs bind; complete schedules are replayed by GenerateSchedule
+// on real cores. A node is pruned when a bound on
 // every completion — the longest remaining path from the latest start, per class the remaining
 // work packed into the free cores from then on plus the smallest tail — reaches the target.
 #pragma once
