@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -76,7 +77,7 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
   const auto backend = Plugins().CreateSolverBackend(
       backend_name, params && backend_name == "cbc" ? ConfigNode::ParseString(params, "env")
                                                     : ConfigNode::EmptyMap("bench", "params"));
-  double ilp = 0, fast = 0, worst = 0, not_optimal = 0, max_gap = 0, max_ops = 0;
+  double ilp = 0, fast = 0, worst = 0, slowest = 0, not_optimal = 0, max_gap = 0, max_ops = 0;
   for (auto _ : state) {
     SchedulerOptions options;
     options.solve.time_limit_s =
@@ -92,7 +93,7 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
       options.improvement_evaluations = std::atoi(e);
     }
     const Scheduler scheduler(backend, options);
-    ilp = fast = worst = not_optimal = max_gap = 0;
+    ilp = fast = worst = slowest = not_optimal = max_gap = 0;
     for (const auto& p : problems) {
       if (const char* only = std::getenv("PHAZE_BENCH_ONLY");
           only && p.name.find(only) == std::string::npos)
@@ -107,7 +108,10 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
         for (auto [a, b] : p.edges) std::fprintf(stderr, "  %d>%d", a, b);
         std::fprintf(stderr, "\n");
       }
+      const auto started = std::chrono::steady_clock::now();
       const ScheduleResult r = scheduler.Solve(p);
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+      slowest = std::max(slowest, took.count());  // everything: heuristics, bounds, search, ILP
       if (std::getenv("PHAZE_BENCH_VERBOSE")) {
         std::fprintf(
             stderr,
@@ -137,6 +141,7 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
   state.counters["answered_by_ilp"] = ilp;
   state.counters["answered_fast"] = fast;
   state.counters["worst_ilp_s"] = worst;
+  state.counters["slowest_problem_s"] = slowest;
   state.counters["not_optimal"] = not_optimal;
   state.counters["max_gap"] = max_gap;
 }

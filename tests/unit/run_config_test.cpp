@@ -61,7 +61,7 @@ TEST(RunConfig, ExpertPlacementsBaselinePresetsAndSolverLimits) {
   EXPECT_EQ(o.node_limit, 7);
   EXPECT_EQ(o.time_limit_s, kInfinity);  // 0 = none
   EXPECT_EQ(rc.solver.search_nodes, 0);
-  EXPECT_EQ(RunConfig().solver.search_nodes, 200000);
+  EXPECT_EQ(RunConfig().solver.search_nodes, 500000);
   EXPECT_EQ(rc.ToJson().Find("models")->AsArray()[0].Find("expert")->Dump(-1), "[8,128,1]");
   EXPECT_EQ(ErrorOf([] { Parse("models:\n  - {file: a, expert: [8, 128]}\n"); }),
             "run.yaml:2:23: models[0].expert: expected [p, d, t]: pipeline stages, data- and "

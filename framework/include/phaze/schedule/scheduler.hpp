@@ -44,8 +44,8 @@ struct SchedulerOptions {
   int improvement_evaluations = 20000;  // local search on the list schedule before the ILP,
   int improvement_rounds = 4;            // in up to this many rounds while they improve it
   // Then, if still not within the gap, the schedule search (schedule_search.hpp) under the mode
-  // bound's choices of modes, with this many nodes in all (0: none) — about 0.6 µs each.
-  long search_nodes = 200000;
+  // bound's choices of modes, with this many nodes in all (0: none) — about 1 µs each.
+  long search_nodes = 500000;
   bool path_cuts = true;  // T ≥ Σ_{i∈P} p_i + Σ_{j∉P} ℓ̂_j·y_j per source-sink path P
   int max_path_cuts = 2000;  // beyond: one longest path through each op instead
   bool work_bounds = true;  // T ≥ Σ_j ℓ̂_j·y_j + Σ_{i∈class} (1−y_i)·ℓ_i / cores of the class
