@@ -13,9 +13,9 @@
 // could overlap it. Cores are pools per class (a fused op takes one tensor core, one vector core
 // and one of the paired cores; an intra-op op all of them), a relaxation of the core identities
 // that is exact unless fused ops' pairs bind; complete schedules are replayed by GenerateSchedule
-// on real cores. A node is pruned when a bound on
-// every completion — the longest remaining path from the latest start, per class the remaining
-// work packed into the free cores from then on plus the smallest tail — reaches the target.
+// on real cores. A node is pruned when a bound on every completion — the longest remaining path
+// from the latest start, per class the remaining work packed into the free cores from then on
+// plus the smallest tail, plus the sinks that can only take all cores — reaches the target.
 #pragma once
 
 #include <optional>
