@@ -13,7 +13,7 @@ PlacementProblem Gpt3Like() {
   p.num_accelerators = 1024;
   p.global_batch = 4096;
   p.micro_batch = 1;
-  p.link_bandwidth_bytes_per_s = 4.3e9;
+  p.network = Network::Flat(4.3e9);
   p.hbm_bytes = 80.0 * (1ull << 30);
   p.recompute = true;
   const double h = 12288, seq = 2048;

@@ -34,7 +34,7 @@ const char* const kModels[] = {"opt-350m",      "bert-large",        "gpt2-xl",
 
 std::vector<ScheduleProblem> LayerProblems(const std::string& arch_name) {
   const ArchConfig arch = LoadArchConfig(arch_name);
-  const ClusterConfig cluster;
+  const Network cluster = Network::Flat(4294967296.0);  // the paper's 4 GiB/s link
   const ConfigNode none = ConfigNode::EmptyMap("bench", "params");
   const CachedEstimator estimator(Plugins().CreateEstimator("analytic", none));
   const auto strategy = Plugins().CreateStrategy("megatron", none);

@@ -678,7 +678,7 @@ TEST(SchedulerOnModels, EveryLayerOfTheEightModelsSchedules) {
       for (const auto& u : g.unique_layers) {
         for (Pass pass : {Pass::kForward, Pass::kBackward}) {
           const ScheduleProblem p = BuildScheduleProblem(PassGraph(u, pass), pass, *estimator, arch,
-                                                         ClusterConfig{}, model + u.name);
+                                                         Network::Flat(4294967296.0), model + u.name);
           const ScheduleResult r = scheduler.Solve(p);
           const Precedence prec(p);
           EXPECT_EQ(CheckSchedule(p, r, 1e-12), "") << p.name;

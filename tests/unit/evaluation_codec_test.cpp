@@ -68,12 +68,26 @@ PlanChoice SamplePlan(double seed, bool feasible) {
   c.plan.data_parallel = 64;
   c.plan.pipeline_stages = 8;
   c.plan.micro_batches = 512;
-  c.plan.stages = {{0, 3, 2, seed * 0.1, 1e9 + seed}, {4, 9, 4, seed * 0.2, -0.0}};
+  for (int k = 0; k < 2; ++k) {
+    StagePlan s;
+    s.first_layer = k == 0 ? 0 : 4;
+    s.last_layer = k == 0 ? 3 : 9;
+    s.devices = 2 + 2 * k;
+    s.load_s = seed * 0.1 * (k + 1);
+    s.forward_s = seed * 0.03;
+    s.backward_s = seed / 3;
+    s.recompute_s = k == 0 ? -0.0 : seed * 0.07;
+    s.peak_memory_bytes = k == 0 ? 1e9 + seed : -0.0;
+    s.memory = {1e8 + k, 2e8, 6e8 / 7, seed * 1e7, 5e-324, 8.5};
+    c.plan.stages.push_back(s);
+  }
+  c.plan.virtual_stages = 3;
+  c.plan.breakdown = {seed, seed / 3, 0.1, 0.2, 0.3, 1.0 / 7, 0.5, 5e-324, 1, 2};
   c.plan.max_stage_load_s = seed / 7;
   c.plan.bubble_share = 0.0625;
   c.plan.sync_share = 5e-324;
   c.micro_batch = 4;
-  c.recompute = true;
+  c.recompute = RecomputeMode::kSelective;
   c.hbm_gib = 80;
   c.tokens_per_s = seed * 1e6;
   c.mfu = 0.41;
@@ -130,7 +144,28 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
         EXPECT_EQ(x.plan.stages[i].devices, y.plan.stages[i].devices);
         EXPECT_EQ(Bits(x.plan.stages[i].load_s), Bits(y.plan.stages[i].load_s));
         EXPECT_EQ(Bits(x.plan.stages[i].peak_memory_bytes), Bits(y.plan.stages[i].peak_memory_bytes));
+        EXPECT_EQ(Bits(x.plan.stages[i].forward_s), Bits(y.plan.stages[i].forward_s));
+        EXPECT_EQ(Bits(x.plan.stages[i].backward_s), Bits(y.plan.stages[i].backward_s));
+        EXPECT_EQ(Bits(x.plan.stages[i].recompute_s), Bits(y.plan.stages[i].recompute_s));
+        const StageMemory& mx = x.plan.stages[i].memory;
+        const StageMemory& my = y.plan.stages[i].memory;
+        for (auto f : {&StageMemory::weight_bytes, &StageMemory::gradient_bytes,
+                       &StageMemory::optimizer_state_bytes, &StageMemory::activation_bytes,
+                       &StageMemory::working_bytes, &StageMemory::in_flight}) {
+          EXPECT_EQ(Bits(mx.*f), Bits(my.*f));
+        }
       }
+      EXPECT_EQ(x.plan.virtual_stages, y.plan.virtual_stages);
+      const StepBreakdown& bx = x.plan.breakdown;
+      const StepBreakdown& by = y.plan.breakdown;
+      for (auto f : {&StepBreakdown::forward_s, &StepBreakdown::backward_s,
+                     &StepBreakdown::recompute_s, &StepBreakdown::pipeline_send_s,
+                     &StepBreakdown::bubble_s, &StepBreakdown::data_parallel_s,
+                     &StepBreakdown::optimizer_s, &StepBreakdown::tied_embedding_s}) {
+        EXPECT_EQ(Bits(bx.*f), Bits(by.*f));
+      }
+      EXPECT_EQ(bx.bottleneck_stage, by.bottleneck_stage);
+      EXPECT_EQ(bx.pipeline_level, by.pipeline_level);
       EXPECT_EQ(Bits(x.plan.max_stage_load_s), Bits(y.plan.max_stage_load_s));
       EXPECT_EQ(Bits(x.plan.bubble_share), Bits(y.plan.bubble_share));
       EXPECT_EQ(Bits(x.plan.sync_share), Bits(y.plan.sync_share));

@@ -261,9 +261,12 @@ TEST(Workloads, MemoryFiguresAndOptimizer) {
   const UniqueLayer& block = Layer(adam, "block");
   EXPECT_EQ(block.parameters, p);
   EXPECT_EQ(block.weight_bytes, 2 * p);
-  EXPECT_EQ(block.gradient_bytes, 2 * p);
+  EXPECT_EQ(block.gradient_bytes, 4 * p);         // fp32 gradients (Megatron mixed precision)
   EXPECT_EQ(block.optimizer_state_bytes, 12 * p);  // fp32 master + two fp32 moments
+  // 18 bytes per parameter in all (Korthikanti et al., Narayanan et al.: 2 + 4 + 12).
+  EXPECT_EQ(block.weight_bytes + block.gradient_bytes + block.optimizer_state_bytes, 18 * p);
   EXPECT_EQ(Layer(sgd, "block").optimizer_state_bytes, 0);
+  EXPECT_EQ(Layer(sgd, "block").gradient_bytes, 2 * p);
   EXPECT_EQ(block.optimizer_step.vector.at(0).elements, p);
   EXPECT_EQ(block.optimizer_step.vector.at(0).function, "adam");
   // Edges carry the hidden state of one micro-batch: b·s·h·2 bytes.

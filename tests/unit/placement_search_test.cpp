@@ -32,7 +32,7 @@ PlacementProblem Problem(LayerTable table, std::int64_t K, std::int64_t global, 
   p.num_accelerators = K;
   p.global_batch = global;
   p.micro_batch = 1;
-  p.link_bandwidth_bytes_per_s = 1e9;
+  p.network = Network::Flat(1e9);
   p.hbm_bytes = hbm;
   return p;
 }
@@ -115,7 +115,7 @@ TEST(PlacementSearch, InfeasibleFixedStrategiesExplainAndNeverThrow) {
 
 double BruteForce(const PlacementProblem& p) {
   double best = INFINITY;
-  const double bw = p.link_bandwidth_bytes_per_s;
+  const double bw = p.network.Levels()[0].bandwidth_bytes_per_s;
   const std::int64_t B = p.global_batch / p.micro_batch;
   for (const auto& [t, table] : p.widths) {
     const int n = static_cast<int>(table.layers.size());
@@ -185,7 +185,7 @@ TEST(PlacementSearch, EqualsBruteForceOnRandomChains) {
     p.num_accelerators = pick(1, 16);
     p.micro_batch = pick(1, 4);
     p.global_batch = p.micro_batch * pick(1, 24);
-    p.link_bandwidth_bytes_per_s = uni(0.5, 4);
+    p.network = Network::Flat(uni(0.5, 4));
     p.recompute = pick(0, 1) == 1;
     for (int t : {1, 2, 4}) {
       if (pick(0, 2) == 0 && t != 1) continue;

@@ -29,7 +29,13 @@ TEST(RunConfig, DefaultsAreEchoedWithUnits) {
   EXPECT_EQ(rc.training.micro_batches, (std::vector<std::int64_t>{1, 2, 4, 8}));
   Json j = rc.ToJson();
   EXPECT_EQ(j.Find("solver")->Find("backend")->AsString(), "cbc");
-  EXPECT_DOUBLE_EQ(j.Find("cluster")->Find("link_bandwidth_bytes_per_s")->AsDouble(), 4294967296.0);
+  const auto& levels = j.Find("cluster")->Find("levels")->AsArray();
+  ASSERT_EQ(levels.size(), 1u);  // the paper's flat network
+  EXPECT_DOUBLE_EQ(levels[0].Find("bandwidth_bytes_per_s")->AsDouble(), 4294967296.0);
+  const auto& modes = j.Find("training")->Find("recompute")->AsArray();
+  ASSERT_EQ(modes.size(), 2u);
+  EXPECT_EQ(modes[0].AsString(), "none");
+  EXPECT_EQ(modes[1].AsString(), "full");
   EXPECT_EQ(j.Find("search")->Find("hysteresis_level")->Dump(), "6");
   EXPECT_EQ(j.Find("models")->AsArray().size(), 1u);
 }
@@ -44,7 +50,7 @@ TEST(RunConfig, ValuesOverrideDefaultsAndPathsResolveAgainstTheConfig) {
   EXPECT_DOUBLE_EQ(rc.models[0].weight, 2.0);
   EXPECT_EQ(rc.solver.backend.name, "lpsolve");
   EXPECT_EQ(rc.solver.threads, 2);
-  EXPECT_EQ(rc.training.recompute, std::vector<bool>{true});
+  EXPECT_EQ(rc.training.recompute, std::vector<RecomputeMode>{RecomputeMode::kFull});  // true = full
 }
 
 TEST(RunConfig, ExpertPlacementsBaselinePresetsAndSolverLimits) {

@@ -90,8 +90,9 @@ void AddEstimateOptions(po::options_description& d) {
       "KIND,BYTES,GROUP: all_reduce, all_gather, reduce_scatter, all_to_all (repeatable)")(
       "ops-file", po::value<std::string>(), "CSV of ops, one per line (see phaze estimate --help)")(
       "link-bandwidth", po::value<double>(),
-      "bytes/s per link for collectives (default: run config or 4 GiB/s)")(
-      "link-latency", po::value<double>(), "seconds per ring step (default: run config or 0)");
+      "a flat network of this many bytes/s per device for collectives (default: the run "
+      "config's network, or 4 GiB/s)")(
+      "link-latency", po::value<double>(), "seconds per ring step of that flat network (default 0)");
 }
 
 int RunEstimate(CommandContext& ctx) {
@@ -130,14 +131,15 @@ int RunEstimate(CommandContext& ctx) {
   run.CheckComponents(ctx.registry, false, true, false);
   const auto estimator = ctx.registry.CreateEstimator(choice.name, choice.Params());
   const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
-  ClusterConfig cluster;
-  cluster.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
-  cluster.link_latency_s = run.cluster.link_latency_s;
-  if (ctx.vm.count("link-bandwidth"))
-    cluster.link_bandwidth_bytes_per_s = ctx.vm["link-bandwidth"].as<double>();
-  if (ctx.vm.count("link-latency")) cluster.link_latency_s = ctx.vm["link-latency"].as<double>();
-  if (!(cluster.link_bandwidth_bytes_per_s > 0) || !(cluster.link_latency_s >= 0)) {
-    throw UsageError("--link-bandwidth must be > 0 and --link-latency ≥ 0");
+  // Collectives are the network model's (a group of consecutive ranks, as tensor parallelism).
+  Network network = run.cluster.network;
+  if (ctx.vm.count("link-bandwidth") || ctx.vm.count("link-latency")) {
+    network = Network::Flat(
+        ctx.vm.count("link-bandwidth") ? ctx.vm["link-bandwidth"].as<double>() : 4294967296.0,
+        ctx.vm.count("link-latency") ? ctx.vm["link-latency"].as<double>() : 0.0);
+    if (!network.Validate().empty()) {
+      throw UsageError("--link-bandwidth must be > 0 and --link-latency ≥ 0");
+    }
   }
 
   Json results = Json::MakeArray();
@@ -151,7 +153,8 @@ int RunEstimate(CommandContext& ctx) {
     j["request"] = label;
     char line[256];
     if (r.collective) {
-      const double s = estimator->CollectiveTimeS(*r.collective, r.bytes, r.group, cluster);
+      const double s = network.CollectiveS(*r.collective, static_cast<double>(r.bytes),
+                                           CommGroup{r.group, 1});
       j["time_s"] = s;
       std::snprintf(line, sizeof line, "%-36s %.6g s\n", label.c_str(), s);
     } else {

@@ -119,14 +119,11 @@ int RunSchedule(CommandContext& ctx) {
     const UniqueLayer& layer = PickLayer(graph, wanted);
     const Pass pass = ParsePass(ctx.vm["pass"].as<std::string>());
     const auto estimator = ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params());
-    ClusterConfig cluster;
-    cluster.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
-    cluster.link_latency_s = run.cluster.link_latency_s;
     where = graph.model + " " + layer.name + " " + std::string(ToString(pass)) +
             ", b=" + std::to_string(graph.micro_batch) +
             ", t=" + std::to_string(graph.tensor_parallel) + ", on " + arch.name;
     problem =
-        BuildScheduleProblem(PassGraph(layer, pass), pass, *estimator, arch, cluster,
+        BuildScheduleProblem(PassGraph(layer, pass), pass, *estimator, arch, run.cluster.network,
                              graph.model + "-" + layer.name + "-" + std::string(ToString(pass)));
   }
 

@@ -26,6 +26,14 @@ ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
   return c;
 }
 
+// none | selective | full, or true (full) / false (none) as the paper's on/off.
+RecomputeMode ParseRecomputeNode(const ConfigNode& node) {
+  const std::string text = node.AsString();
+  if (text == "true") return RecomputeMode::kFull;
+  if (text == "false") return RecomputeMode::kNone;
+  return ParseRecomputeMode(node.AsChoice({"none", "selective", "full", "true", "false"})).value();
+}
+
 template <class T>
 void CheckDistinct(const ConfigNode& node, const std::vector<T>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
@@ -105,17 +113,41 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   }
 
   if (auto c = root.Optional("cluster")) {
-    c->ExpectKeys({"num_accelerators", "link_bandwidth_bytes_per_s", "link_latency_s"});
+    c->ExpectKeys(
+        {"num_accelerators", "link_bandwidth_bytes_per_s", "link_latency_s", "levels", "system"});
     if (auto v = c->Optional("num_accelerators")) rc.cluster.num_accelerators = v->AsPositiveInt();
-    if (auto v = c->Optional("link_bandwidth_bytes_per_s")) {
-      rc.cluster.link_bandwidth_bytes_per_s = v->AsPositiveDouble();
+    auto levels = c->Optional("levels");
+    auto system = c->Optional("system");
+    auto bandwidth = c->Optional("link_bandwidth_bytes_per_s");
+    auto latency = c->Optional("link_latency_s");
+    const int ways = (levels ? 1 : 0) + (system ? 1 : 0) + (bandwidth || latency ? 1 : 0);
+    if (ways > 1) {
+      (levels ? *levels : *system)
+          .Fail("give one of levels, system, or link_bandwidth_bytes_per_s/link_latency_s (the "
+                "flat network)");
     }
-    if (auto v = c->Optional("link_latency_s")) rc.cluster.link_latency_s = v->AsNonNegativeDouble();
+    if (levels) rc.cluster.network = Network::ParseLevels(*levels);
+    if (system) {
+      std::string name = system->AsString();
+      if (name.find('/') != std::string::npos && !std::filesystem::path(name).is_absolute()) {
+        name = (base / name).string();
+      }
+      try {
+        rc.cluster.network = Network::LoadSystem(name);
+      } catch (const ConfigError& e) {
+        system->Fail(e.what());
+      }
+    }
+    if (bandwidth || latency) {
+      rc.cluster.network = Network::Flat(bandwidth ? bandwidth->AsPositiveDouble() : 4294967296.0,
+                                         latency ? latency->AsNonNegativeDouble() : 0.0);
+    }
   }
 
   if (auto t = root.Optional("training")) {
     t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
-                   "recompute", "optimizer"});
+                   "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
+                   "distributed_optimizer", "gradient_reduction_overlap"});
     if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsPositiveInt();
     if (auto v = t->Optional("micro_batches")) {
       rc.training.micro_batches = v->AsList(&ConfigNode::AsPositiveInt);
@@ -138,14 +170,34 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       CheckDistinct(*v, rc.training.hbm_gib);
     }
     if (auto v = t->Optional("recompute")) {
-      if (v->IsScalar()) {
-        rc.training.recompute = {v->AsBool()};
-      } else {
-        rc.training.recompute = v->AsList(&ConfigNode::AsBool);
-        CheckDistinct(*v, rc.training.recompute);
+      rc.training.recompute.clear();
+      for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
+        rc.training.recompute.push_back(ParseRecomputeNode(e));
       }
+      if (!v->IsScalar()) CheckDistinct(*v, rc.training.recompute);
     }
     if (auto v = t->Optional("optimizer")) rc.training.optimizer = v->AsChoice({"adam-mixed", "sgd"});
+    if (auto v = t->Optional("pipeline_schedule")) {
+      rc.training.pipeline_schedule = v->AsChoice({"1f1b", "interleaved", "gpipe"});
+    }
+    if (auto v = t->Optional("virtual_stages")) {
+      if (rc.training.pipeline_schedule != "interleaved") {
+        v->Fail("virtual_stages applies to pipeline_schedule: interleaved only");
+      }
+      rc.training.virtual_stages = v->AsList(&ConfigNode::AsPositiveInt);
+      CheckDistinct(*v, rc.training.virtual_stages);
+      auto elems = v->Elements();
+      for (size_t i = 0; i < elems.size(); ++i) {
+        if (rc.training.virtual_stages[i] < 2) {
+          elems[i].Fail("expected v >= 2 virtual stages per device (v = 1 is plain 1f1b)");
+        }
+      }
+    }
+    if (auto v = t->Optional("distributed_optimizer")) rc.training.distributed_optimizer = v->AsBool();
+    if (auto v = t->Optional("gradient_reduction_overlap")) {
+      rc.training.gradient_reduction_overlap = v->AsNonNegativeDouble();
+      if (rc.training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
+    }
   }
 
   if (auto s = root.Optional("solver")) {
@@ -246,8 +298,8 @@ Json RunConfig::ToJson() const {
   j["arch"]["space"] = arch.space;
   j["arch"]["presets"] = presets;
   j["cluster"]["num_accelerators"] = cluster.num_accelerators;
-  j["cluster"]["link_bandwidth_bytes_per_s"] = cluster.link_bandwidth_bytes_per_s;
-  j["cluster"]["link_latency_s"] = cluster.link_latency_s;
+  if (!cluster.network.Name().empty()) j["cluster"]["system"] = cluster.network.Name();
+  j["cluster"]["levels"] = cluster.network.ToJson();
   auto& t = j["training"];
   t["global_batch"] = training.global_batch;
   Json mb = Json::MakeArray(), tw = Json::MakeArray(), hbm = Json::MakeArray(),
@@ -255,12 +307,20 @@ Json RunConfig::ToJson() const {
   for (auto v : training.micro_batches) mb.Push(v);
   for (auto v : training.tensor_parallel_widths) tw.Push(v);
   for (auto v : training.hbm_gib) hbm.Push(v);
-  for (bool v : training.recompute) rec.Push(v);
+  for (RecomputeMode v : training.recompute) rec.Push(std::string(ToString(v)));
   t["micro_batches"] = mb;
   t["tensor_parallel_widths"] = tw;
   t["hbm_gib"] = hbm;
   t["recompute"] = rec;
   t["optimizer"] = training.optimizer;
+  t["pipeline_schedule"] = training.pipeline_schedule;
+  if (training.pipeline_schedule == "interleaved") {
+    Json vs = Json::MakeArray();
+    for (auto v : training.virtual_stages) vs.Push(v);
+    t["virtual_stages"] = vs;
+  }
+  t["distributed_optimizer"] = training.distributed_optimizer;
+  t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };
   auto& s = j["solver"];
   s["backend"] = solver.backend.name;

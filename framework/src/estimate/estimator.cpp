@@ -14,28 +14,6 @@ std::string_view ToString(Pass pass) {
   return "?";
 }
 
-std::string_view ToString(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return "all_reduce";
-    case CollectiveKind::kAllGather:
-      return "all_gather";
-    case CollectiveKind::kReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::kAllToAll:
-      return "all_to_all";
-  }
-  return "?";
-}
-
-std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text) {
-  for (auto k : {CollectiveKind::kAllReduce, CollectiveKind::kAllGather,
-                 CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll}) {
-    if (ToString(k) == text) return k;
-  }
-  return std::nullopt;
-}
-
 OpWork OpWork::Of(const Operator& op, const OperatorGraph& graph) {
   OpWork w;
   w.name = op.name;
@@ -91,16 +69,6 @@ std::string OpWork::Signature() const {
   s += "|r" + std::to_string(bytes_read) + "|w" + std::to_string(bytes_written) + "|p" +
        std::to_string(weight_bytes);
   return s;
-}
-
-double RingCollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                           const ClusterConfig& cluster) {
-  if (group_size <= 1 || bytes <= 0) return 0;
-  const double n = static_cast<double>(group_size);
-  const double share = (n - 1) / n * static_cast<double>(bytes);
-  const double steps = kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
-  const double volume = kind == CollectiveKind::kAllReduce ? 2 * share : share;
-  return volume / cluster.link_bandwidth_bytes_per_s + steps * cluster.link_latency_s;
 }
 
 }  // namespace phaze

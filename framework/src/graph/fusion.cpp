@@ -70,6 +70,7 @@ OperatorGraph FuseOperators(const OperatorGraph& graph) {
       for (const auto& w : sink.vector) producer.vector.push_back(w);
       for (int t : sink.saved) AppendUnique(producer.saved, t);
       producer.weight_bytes += sink.weight_bytes;
+      producer.attention_core = producer.attention_core && sink.attention_core;
       alive[s] = false;
       changed = true;
     }

@@ -29,6 +29,7 @@ class LayerWriter {
   std::int64_t parameters = 0;
   std::int64_t tied_parameters = 0;
   std::int64_t expert = -1;  // the MoE expert the ops being written belong to
+  bool attention_core = false;  // the ops being written are the attention core
 
   std::int64_t Tokens() const { return tokens_; }
   std::int64_t Batch() const { return b_; }
@@ -196,6 +197,7 @@ class LayerWriter {
     op.kind = kind;
     op.tp_role = role;
     op.expert = expert;
+    op.attention_core = attention_core;
     return op;
   }
 
@@ -232,6 +234,7 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
     k = w.Unary("attn.rotary_k", OpKind::kElementwise, "rotary", k, Save::kNothing, Role::kSharded);
   }
   using Save = LayerWriter::Save;
+  w.attention_core = true;  // scores … context: what selective recomputation re-runs
   int scores = w.BatchedGemm("attn.scores", q, k, {b * a, s, s, d});
   int scaled =
       w.Unary("attn.scale", OpKind::kElementwise, "scale", scores, Save::kNothing, Role::kSharded);
@@ -241,6 +244,7 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
                       Role::kSharded, s);
   probs = w.Dropout("attn.dropout", probs, m.dropout_attention, Role::kSharded);
   int context = w.BatchedGemm("attn.context", probs, v, {b * a, s, d, s});
+  w.attention_core = false;
   return w.Linear("attn.dense", context, h, h, m.bias, Role::kRow);
 }
 

@@ -27,6 +27,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   j["core"] = ToString(op.Core());
   j["tp_role"] = ToString(op.tp_role);
   if (op.expert >= 0) j["expert"] = op.expert;
+  if (op.attention_core) j["attention_core"] = true;
   if (op.gemm) {
     Json gemm = Json::MakeObject();
     gemm["batch"] = op.gemm->batch;
@@ -92,7 +93,7 @@ std::int64_t NonNegative(const ConfigNode& n) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "tp_role", "expert", "gemm", "flops", "vector", "inputs",
+  node.ExpectKeys({"name", "kind", "core", "tp_role", "expert", "attention_core", "gemm", "flops", "vector", "inputs",
                    "outputs", "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group"});
   Operator op;
@@ -114,6 +115,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
     op.tp_role = *role;
   }
   if (auto n = node.Optional("expert")) op.expert = NonNegative(*n);
+  if (auto n = node.Optional("attention_core")) op.attention_core = n->AsBool();
   if (auto n = node.Optional("gemm")) {
     n->ExpectKeys({"batch", "m", "n", "k"});
     GemmShape s;

@@ -1,12 +1,33 @@
 #include "phaze/graph/layer_graph.hpp"
 
+#include <set>
+
 #include "phaze/core/error.hpp"
 
 namespace phaze {
 
+std::string_view ToString(RecomputeMode mode) {
+  switch (mode) {
+    case RecomputeMode::kNone:
+      return "none";
+    case RecomputeMode::kSelective:
+      return "selective";
+    case RecomputeMode::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text) {
+  for (auto m : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+    if (ToString(m) == text) return m;
+  }
+  return std::nullopt;
+}
+
 OptimizerSpec OptimizerSpec::Named(const std::string& name) {
-  if (name == "adam-mixed") return {"adam-mixed", 12, "adam"};
-  if (name == "sgd") return {"sgd", 0, "sgd"};
+  if (name == "adam-mixed") return {"adam-mixed", 12, 4, "adam"};
+  if (name == "sgd") return {"sgd", 0, 2, "sgd"};
   throw InvalidArgumentError("unknown optimizer '" + name + "'; known: adam-mixed, sgd");
 }
 
@@ -56,13 +77,77 @@ std::string LayerGraph::Validate() const {
   return "";
 }
 
+std::int64_t UniqueLayer::SavedBytes(RecomputeMode mode) const {
+  switch (mode) {
+    case RecomputeMode::kNone:
+      return activation_bytes;
+    case RecomputeMode::kSelective:
+      return selective_activation_bytes;
+    case RecomputeMode::kFull:
+      return checkpoint_bytes;
+  }
+  return activation_bytes;
+}
+
+namespace {
+
+bool AttentionCoreTensor(const OperatorGraph& g, int t) {
+  return g.Producer(t) >= 0 && g.GetOp(g.Producer(t)).attention_core;
+}
+
+}  // namespace
+
+OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode) {
+  if (mode == RecomputeMode::kFull && layer.Recomputes(mode)) return layer.forward;
+  OperatorGraph out;
+  if (mode != RecomputeMode::kSelective) return out;
+  const OperatorGraph& g = layer.forward;
+  std::vector<int> remap(g.Tensors().size(), -1);
+  auto tensor = [&](int t) {
+    if (remap[t] < 0) {
+      const Tensor& x = g.GetTensor(t);
+      remap[t] = out.AddTensor(x.name, x.elements, x.dtype_bytes, x.requires_grad);
+    }
+    return remap[t];
+  };
+  for (const auto& op : g.Ops()) {
+    if (!op.attention_core) continue;
+    Operator copy = op;
+    for (auto* list : {&copy.inputs, &copy.outputs, &copy.saved}) {
+      for (int& t : *list) t = tensor(t);
+    }
+    out.AddOp(std::move(copy));
+  }
+  return out;
+}
+
 void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
                          const OptimizerSpec& optimizer) {
   const std::int64_t held = layer.parameters + layer.tied_parameters;
   layer.weight_bytes = held * dtype_bytes;
-  layer.gradient_bytes = held * dtype_bytes;
+  layer.gradient_bytes = held * optimizer.gradient_bytes_per_parameter;
   layer.optimizer_state_bytes = held * optimizer.state_bytes_per_parameter;
-  layer.activation_bytes = layer.forward.SavedBytes();
+  const OperatorGraph& g = layer.forward;
+  layer.activation_bytes = g.SavedBytes();
+  // Selective: a tensor the attention core produces is dropped unless an op outside the core keeps
+  // it (the context, which the output projection saves); the core's inputs (q, k, v) stay.
+  std::set<int> saved, kept;
+  for (const auto& op : g.Ops()) {
+    for (int t : op.saved) {
+      if (!op.attention_core || !AttentionCoreTensor(g, t)) kept.insert(t);
+    }
+  }
+  layer.selective_activation_bytes = 0;
+  for (int t : kept) layer.selective_activation_bytes += g.GetTensor(t).Bytes();
+  // Full recompute keeps a transformer block's hidden-state input (Megatron-LM checkpoints the
+  // blocks, not the embedding or the head).
+  layer.checkpoint_bytes = layer.activation_bytes;
+  if (layer.kind == "block") {
+    layer.checkpoint_bytes = 0;
+    for (int t : g.InputTensors()) {
+      if (g.GetTensor(t).requires_grad) layer.checkpoint_bytes += g.GetTensor(t).Bytes();
+    }
+  }
   Operator step;
   step.name = layer.name + ".optimizer_step";
   step.kind = OpKind::kOptimizer;

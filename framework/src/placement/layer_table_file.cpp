@@ -6,7 +6,7 @@ namespace phaze {
 
 PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
   root.ExpectKeys({"num_accelerators", "global_batch", "micro_batch", "link_bandwidth_bytes_per_s",
-                   "hbm_bytes", "recompute", "widths"});
+                   "levels", "hbm_bytes", "recompute", "widths"});
   PlacementProblem p;
   p.num_accelerators = root.Child("num_accelerators").AsPositiveInt();
   p.global_batch = root.Child("global_batch").AsPositiveInt();
@@ -16,7 +16,14 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     micro.Fail("global_batch " + std::to_string(p.global_batch) + " is not a multiple of " +
                std::to_string(p.micro_batch));
   }
-  p.link_bandwidth_bytes_per_s = root.Child("link_bandwidth_bytes_per_s").AsPositiveDouble();
+  if (auto levels = root.Optional("levels")) {
+    if (root.Has("link_bandwidth_bytes_per_s")) {
+      levels->Fail("give either levels or link_bandwidth_bytes_per_s (a flat network), not both");
+    }
+    p.network = Network::ParseLevels(*levels);
+  } else {
+    p.network = Network::Flat(root.Child("link_bandwidth_bytes_per_s").AsPositiveDouble());
+  }
   p.hbm_bytes = root.Child("hbm_bytes").AsPositiveDouble();
   if (auto r = root.Optional("recompute")) p.recompute = r->AsBool();
   auto widths = root.Child("widths");
@@ -34,8 +41,9 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     LayerTable table;
     std::map<std::string, int> index;
     for (const auto& ln : node.Child("layers").Elements()) {
-      ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s", "weight_bytes",
-                     "gradient_bytes", "optimizer_state_bytes", "activation_bytes",
+      ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
+                     "backward_recompute_s", "optimizer_step_s", "weight_bytes", "gradient_bytes",
+                     "optimizer_state_bytes", "activation_bytes", "working_bytes",
                      "tensor_parallel"});
       PlacementLayer l;
       auto name = ln.Child("name");
@@ -44,6 +52,9 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       l.forward_s = ln.Child("forward_s").AsNonNegativeDouble();
       l.backward_s = ln.Child("backward_s").AsNonNegativeDouble();
       if (auto v = ln.Optional("recompute_forward_s")) l.recompute_forward_s = v->AsNonNegativeDouble();
+      if (auto v = ln.Optional("backward_recompute_s")) l.backward_recompute_s = v->AsNonNegativeDouble();
+      if (auto v = ln.Optional("optimizer_step_s")) l.optimizer_step_s = v->AsNonNegativeDouble();
+      if (auto v = ln.Optional("working_bytes")) l.working_bytes = v->AsNonNegativeDouble();
       l.weight_bytes = ln.Child("weight_bytes").AsNonNegativeDouble();
       if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = v->AsNonNegativeDouble();
       if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = v->AsNonNegativeDouble();
@@ -88,12 +99,15 @@ Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& prob
   pl["tensor_parallel"] = plan.tensor_parallel;
   pl["data_parallel"] = plan.data_parallel;
   pl["pipeline_stages"] = plan.pipeline_stages;
+  pl["virtual_stages"] = plan.virtual_stages;
+  pl["schedule"] = std::string(ToString(problem.schedule));
   pl["micro_batch"] = problem.micro_batch;
   pl["micro_batches_per_batch"] = plan.micro_batches;
   pl["recompute"] = problem.recompute;
   pl["max_stage_load_s"] = plan.max_stage_load_s;
   pl["bubble_share"] = plan.bubble_share;
   pl["sync_share"] = plan.sync_share;
+  pl["breakdown"] = ToJson(plan.breakdown);
   const auto& layers = problem.widths.at(plan.tensor_parallel).layers;
   Json stages = Json::MakeArray();
   for (const auto& s : plan.stages) {
@@ -103,10 +117,40 @@ Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& prob
     sj["layers"] = names;
     sj["devices"] = s.devices;
     sj["load_s"] = s.load_s;
+    sj["forward_s"] = s.forward_s;
+    sj["backward_s"] = s.backward_s;
+    sj["recompute_s"] = s.recompute_s;
     sj["peak_memory_bytes"] = s.peak_memory_bytes;
+    sj["memory"] = ToJson(s.memory);
     stages.Push(sj);
   }
   pl["stages"] = stages;
+  return j;
+}
+
+Json ToJson(const StepBreakdown& b) {
+  Json j = Json::MakeObject();
+  j["forward_s"] = b.forward_s;
+  j["backward_s"] = b.backward_s;
+  j["recompute_s"] = b.recompute_s;
+  j["pipeline_send_s"] = b.pipeline_send_s;
+  j["bubble_s"] = b.bubble_s;
+  j["data_parallel_s"] = b.data_parallel_s;
+  j["optimizer_s"] = b.optimizer_s;
+  j["tied_embedding_s"] = b.tied_embedding_s;
+  j["bottleneck_stage"] = b.bottleneck_stage;
+  j["pipeline_level"] = b.pipeline_level;
+  return j;
+}
+
+Json ToJson(const StageMemory& m) {
+  Json j = Json::MakeObject();
+  j["weight_bytes"] = m.weight_bytes;
+  j["gradient_bytes"] = m.gradient_bytes;
+  j["optimizer_state_bytes"] = m.optimizer_state_bytes;
+  j["activation_bytes"] = m.activation_bytes;
+  j["working_bytes"] = m.working_bytes;
+  j["in_flight"] = m.in_flight;
   return j;
 }
 

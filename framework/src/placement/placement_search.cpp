@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace phaze {
 
@@ -12,10 +13,29 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool Finite(double v) { return std::isfinite(v) && v >= 0; }
 
-// Everything about contiguous stages [i, j) of one width's layer order, precomputed once.
+std::int64_t MicroBatches(const PlacementProblem& p) { return p.global_batch / p.micro_batch; }
+
+// What the memory check depends on besides the stage and its position (header comment).
+struct MemoryClass {
+  std::int64_t d = 1;  // divides the optimizer state (distributed optimizer)
+  std::int64_t m = 1;  // micro-batches per pipeline (GPipe)
+  int s = 1;           // stages (interleaved)
+  bool operator==(const MemoryClass&) const = default;
+};
+
+MemoryClass ClassOf(const PlacementProblem& p, std::int64_t d, int s) {
+  MemoryClass c;
+  if (p.distributed_optimizer) c.d = d;
+  if (p.schedule == PipelineSchedule::kGPipe) c.m = (MicroBatches(p) + d - 1) / d;
+  if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
+  return c;
+}
+
+// Everything about contiguous stages [i, j) of one width's layer order, precomputed once per
+// pipeline level (the level changes the send times inside the loads).
 class StageTable {
  public:
-  StageTable(const LayerTable& table, const PlacementProblem& problem, int t)
+  StageTable(const LayerTable& table, const PlacementProblem& problem, int t, int level)
       : n_(static_cast<int>(table.layers.size())), t_(t), problem_(problem), table_(table) {
     preds_.resize(n_);
     succs_.resize(n_);
@@ -24,42 +44,90 @@ class StageTable {
       succs_[e.from].push_back(e);
     }
     const size_t cells = static_cast<size_t>(n_ + 1) * (n_ + 1);
-    load_plain_.assign(cells, 0);
-    load_recompute_.assign(cells, 0);
-    base_memory_.assign(cells, 0);
-    stash_.assign(cells, 0);
-    weight_.assign(cells, 0);
+    for (auto* v : {&load_plain_, &load_recompute_, &base_memory_, &stash_, &weight_, &optimizer_,
+                    &optimizer_step_, &working_, &forward_, &backward_, &recompute_in_backward_,
+                    &recompute_stage_, &gradient_}) {
+      v->assign(cells, 0);
+    }
     has_tp_.assign(cells, 0);
     std::vector<double> finish(static_cast<size_t>(n_));
     for (int i = 0; i < n_; ++i) {
-      for (int j = i + 1; j <= n_; ++j) Fill(i, j, finish);
+      for (int j = i + 1; j <= n_; ++j) Fill(i, j, level, finish);
     }
   }
 
   int n() const { return n_; }
   int t() const { return t_; }
+  double TiedGradientBytes() const { return table_.tied_gradient_bytes; }
+  bool StageRecompute(int position) const { return problem_.recompute && position > 1; }
   double Load(int i, int j, int position) const {
-    return problem_.recompute && position > 1 ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
+    return StageRecompute(position) ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
   }
-  double Memory(int i, int j, int position) const {
-    return base_memory_[At(i, j)] + (position - 1) * stash_[At(i, j)];
+  double InFlight(int position, const MemoryClass& c) const {
+    switch (problem_.schedule) {
+      case PipelineSchedule::k1F1B:
+        break;
+      case PipelineSchedule::kGPipe:
+        return static_cast<double>(c.m);
+      case PipelineSchedule::kInterleaved: {
+        const double v = problem_.virtual_stages;
+        return (2.0 * (position - 1) + (v - 1) * c.s + 1) / v;
+      }
+    }
+    return position;
   }
-  bool Fits(int i, int j, int position) const {
-    return Memory(i, j, position) <= problem_.hbm_bytes;
+  StageMemory MemoryParts(int i, int j, int position, const MemoryClass& c) const {
+    const size_t k = At(i, j);
+    StageMemory m;
+    m.weight_bytes = weight_[k];
+    m.gradient_bytes = gradient_[k];
+    m.optimizer_state_bytes = optimizer_[k] / static_cast<double>(c.d);
+    m.in_flight = InFlight(position, c);
+    m.activation_bytes = Memory(i, j, position, c) - m.weight_bytes - m.gradient_bytes -
+                         m.optimizer_state_bytes - working_[k];
+    m.working_bytes = working_[k];
+    return m;
+  }
+  double Memory(int i, int j, int position, const MemoryClass& c) const {
+    const size_t k = At(i, j);
+    double memory = base_memory_[k] + (InFlight(position, c) - 1) * stash_[k] + working_[k];
+    if (c.d > 1) memory -= optimizer_[k] - optimizer_[k] / static_cast<double>(c.d);
+    return memory;
+  }
+  bool Fits(int i, int j, int position, const MemoryClass& c) const {
+    return Memory(i, j, position, c) <= problem_.hbm_bytes;
   }
   double WeightBytes(int i, int j) const { return weight_[At(i, j)]; }
+  double OptimizerStepS(int i, int j) const { return optimizer_step_[At(i, j)]; }
   // Devices of the stage: t if it holds a tensor-parallel layer, else 1.
   int Devices(int i, int j) const { return has_tp_[At(i, j)] ? t_ : 1; }
   // Counts toward m (stages with a = 1) only when t > 1.
   int SingleDevice(int i, int j) const { return t_ > 1 && !has_tp_[At(i, j)] ? 1 : 0; }
 
+  StagePlan MakeStage(int i, int j, int position, const MemoryClass& c) const {
+    StagePlan s;
+    s.first_layer = i;
+    s.last_layer = j - 1;
+    s.devices = Devices(i, j);
+    s.load_s = Load(i, j, position);
+    s.forward_s = forward_[At(i, j)];
+    s.backward_s = backward_[At(i, j)];
+    s.recompute_s = recompute_in_backward_[At(i, j)] +
+                    (StageRecompute(position) ? recompute_stage_[At(i, j)] : 0.0);
+    s.peak_memory_bytes = Memory(i, j, position, c);
+    s.memory = MemoryParts(i, j, position, c);
+    return s;
+  }
+
  private:
   size_t At(int i, int j) const { return static_cast<size_t>(i) * (n_ + 1) + j; }
 
-  void Fill(int i, int j, std::vector<double>& finish) {
+  void Fill(int i, int j, int level, std::vector<double>& finish) {
     const auto& L = table_.layers;
-    const double bw = problem_.link_bandwidth_bytes_per_s;
-    double fw = 0, recompute = 0, memory = 0, act = 0, weight = 0, incoming = 0;
+    const double v = problem_.virtual_stages;
+    auto send = [&](const PlacementEdge& e) { return problem_.network.SendS(e.bytes, level) * v; };
+    double fw = 0, recompute = 0, memory = 0, act = 0, weight = 0, incoming = 0, optimizer = 0,
+           step = 0, working = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0, gradient = 0;
     bool tp = false;
     for (int l = i; l < j; ++l) {
       double start = 0;
@@ -67,7 +135,7 @@ class StageTable {
         if (e.from >= i) {
           start = std::max(start, finish[e.from]);
         } else {
-          start = std::max(start, e.bytes / bw);
+          start = std::max(start, send(e));
           incoming += e.bytes;
         }
       }
@@ -78,6 +146,13 @@ class StageTable {
                 L[l].activation_bytes;
       act += L[l].activation_bytes;
       weight += L[l].weight_bytes;
+      gradient += L[l].GradientBytes();
+      optimizer += L[l].optimizer_state_bytes;
+      step += L[l].optimizer_step_s;
+      working = std::max(working, L[l].working_bytes);
+      fw_sum += L[l].forward_s;
+      bw_sum += L[l].backward_s;
+      rc_sum += L[l].backward_recompute_s;
       tp = tp || L[l].tensor_parallel;
     }
     auto backward = [&](double ready) {
@@ -85,9 +160,9 @@ class StageTable {
       for (int l = j - 1; l >= i; --l) {
         double start = ready;
         for (const auto& e : succs_[l]) {
-          start = std::max(start, e.to < j ? finish[e.to] : e.bytes / bw);
+          start = std::max(start, e.to < j ? finish[e.to] : send(e));
         }
-        finish[l] = start + L[l].backward_s;
+        finish[l] = start + (L[l].backward_s + L[l].backward_recompute_s);
         phase = std::max(phase, finish[l]);
       }
       return phase;
@@ -101,6 +176,14 @@ class StageTable {
     base_memory_[k] = memory;
     stash_[k] = problem_.recompute ? incoming : act;
     weight_[k] = weight;
+    gradient_[k] = gradient;
+    optimizer_[k] = optimizer;
+    optimizer_step_[k] = step;
+    working_[k] = working;
+    forward_[k] = fw_sum;
+    backward_[k] = bw_sum;
+    recompute_in_backward_[k] = rc_sum;
+    recompute_stage_[k] = recompute;
     has_tp_[k] = tp ? 1 : 0;
   }
 
@@ -108,40 +191,106 @@ class StageTable {
   const PlacementProblem& problem_;
   const LayerTable& table_;
   std::vector<std::vector<PlacementEdge>> preds_, succs_;
-  std::vector<double> load_plain_, load_recompute_, base_memory_, stash_, weight_;
+  std::vector<double> load_plain_, load_recompute_, base_memory_, stash_, weight_, optimizer_,
+      optimizer_step_, working_, forward_, backward_, recompute_in_backward_, recompute_stage_,
+      gradient_;
   std::vector<char> has_tp_;
 };
 
-std::int64_t MicroBatches(const PlacementProblem& p) { return p.global_batch / p.micro_batch; }
-
-double SyncSeconds(const PlacementProblem& p, int d, double first_stage_weight_bytes) {
-  return 4.0 * (d - 1) / d * first_stage_weight_bytes / p.link_bandwidth_bytes_per_s;
+// The level the pipeline's sends cross for (t, s, d) (header comment).
+int PipelineLevel(const PlacementProblem& p, int t, int s, std::int64_t d) {
+  return p.network.LevelHolding(static_cast<std::int64_t>(t) * s * d);
 }
 
-// Fills time, throughput and shares from the stages already in `plan`.
-void Finish(const PlacementProblem& p, const StageTable& st, PlacementPlan& plan) {
+double SyncSeconds(const PlacementProblem& p, int t, std::int64_t d, double first_stage_weight_bytes) {
+  const CommGroup group{d, t};
+  if (p.distributed_optimizer) {
+    return p.network.CollectiveS(CollectiveKind::kReduceScatter, 2 * first_stage_weight_bytes,
+                                 group) +
+           p.network.CollectiveS(CollectiveKind::kAllGather, first_stage_weight_bytes, group);
+  }
+  return p.network.CollectiveS(CollectiveKind::kAllReduce, 2 * first_stage_weight_bytes, group);
+}
+
+// Everything after the pipeline: exposed sync + the first stage's optimizer step + tied embedding.
+struct AfterPipeline {
+  double sync_s = 0, optimizer_s = 0, tied_s = 0;
+  double Total() const { return sync_s + optimizer_s + tied_s; }
+};
+
+AfterPipeline After(const PlacementProblem& p, const StageTable& st, int first_end, int s,
+                    std::int64_t d) {
+  AfterPipeline a;
+  a.sync_s = (1 - p.gradient_reduction_overlap) * SyncSeconds(p, st.t(), d, st.WeightBytes(0, first_end));
+  a.optimizer_s = st.OptimizerStepS(0, first_end);
+  if (p.distributed_optimizer) a.optimizer_s /= static_cast<double>(d);
+  if (s > 1 && st.TiedGradientBytes() > 0) {
+    a.tied_s = p.network.CollectiveS(CollectiveKind::kAllReduce, st.TiedGradientBytes(),
+                                     CommGroup{2, static_cast<std::int64_t>(st.t()) * d * (s - 1)});
+  }
+  return a;
+}
+
+double PipelineSteps(const PlacementProblem& p, std::int64_t d, int s) {
+  const double steps_base = static_cast<double>((MicroBatches(p) + d - 1) / d);
+  return steps_base + (s - 1) / static_cast<double>(p.virtual_stages);
+}
+
+// Fills time, throughput, shares and the breakdown from the stages already in `plan`.
+void Finish(const PlacementProblem& p, const StageTable& st, int level, PlacementPlan& plan) {
   const std::int64_t B = MicroBatches(p);
   const int d = plan.data_parallel;
   const int s = plan.pipeline_stages;
   double max_load = 0;
-  for (const auto& stage : plan.stages) max_load = std::max(max_load, stage.load_s);
-  const double sync =
-      SyncSeconds(p, d, st.WeightBytes(plan.stages[0].first_layer, plan.stages[0].last_layer + 1));
-  const double steps = static_cast<double>((B + d - 1) / d + s - 1);
+  int bottleneck = 0;
+  for (size_t k = 0; k < plan.stages.size(); ++k) {
+    if (plan.stages[k].load_s > max_load) {
+      max_load = plan.stages[k].load_s;
+      bottleneck = static_cast<int>(k);
+    }
+  }
+  const AfterPipeline after = After(p, st, plan.stages[0].last_layer + 1, s, d);
   plan.micro_batches = B;
+  plan.virtual_stages = p.virtual_stages;
   plan.max_stage_load_s = max_load;
-  plan.time_per_batch_s = steps * max_load + sync;
+  plan.time_per_batch_s = PipelineSteps(p, d, s) * max_load + after.sync_s;
+  plan.time_per_batch_s += after.optimizer_s + after.tied_s;
   plan.throughput_samples_per_s = static_cast<double>(p.global_batch) / plan.time_per_batch_s;
-  plan.bubble_share = (s - 1) * max_load / plan.time_per_batch_s;
-  plan.sync_share = sync / plan.time_per_batch_s;
+  StepBreakdown& b = plan.breakdown;
+  const double m = static_cast<double>((B + d - 1) / d);
+  const StagePlan& neck = plan.stages[bottleneck];
+  b.bottleneck_stage = bottleneck;
+  b.pipeline_level = level;
+  b.forward_s = m * neck.forward_s;
+  b.backward_s = m * neck.backward_s;
+  b.recompute_s = m * neck.recompute_s;
+  b.pipeline_send_s =
+      m * std::max(0.0, neck.load_s - neck.forward_s - neck.backward_s - neck.recompute_s);
+  b.bubble_s = (s - 1) / static_cast<double>(p.virtual_stages) * max_load;
+  b.data_parallel_s = after.sync_s;
+  b.optimizer_s = after.optimizer_s;
+  b.tied_embedding_s = after.tied_s;
+  plan.bubble_share = b.bubble_s / plan.time_per_batch_s;
+  plan.sync_share = after.sync_s / plan.time_per_batch_s;
   plan.feasible = true;
 }
 
-StagePlan MakeStage(const StageTable& st, int i, int j, int position) {
-  return StagePlan{i, j - 1, st.Devices(i, j), st.Load(i, j, position), st.Memory(i, j, position)};
-}
+// Lexicographic preference among equal times: smaller d, fewer stages, earlier split, fewer a = 1.
+using Key = std::tuple<double, std::int64_t, int, int, int>;
 
 }  // namespace
+
+std::string_view ToString(PipelineSchedule schedule) {
+  switch (schedule) {
+    case PipelineSchedule::k1F1B:
+      return "1f1b";
+    case PipelineSchedule::kInterleaved:
+      return "interleaved";
+    case PipelineSchedule::kGPipe:
+      return "gpipe";
+  }
+  return "?";
+}
 
 std::string PlacementProblem::Validate() const {
   if (widths.empty()) return "no tensor-parallel width given";
@@ -151,18 +300,28 @@ std::string PlacementProblem::Validate() const {
     return "global_batch " + std::to_string(global_batch) + " is not a multiple of micro_batch " +
            std::to_string(micro_batch);
   }
-  if (!(link_bandwidth_bytes_per_s > 0) || !std::isfinite(link_bandwidth_bytes_per_s)) {
-    return "link_bandwidth_bytes_per_s must be > 0";
-  }
+  if (std::string err = network.Validate(); !err.empty()) return err;
   if (!(hbm_bytes > 0)) return "hbm_bytes must be > 0";
+  if (virtual_stages < 1) return "virtual_stages must be >= 1";
+  if ((virtual_stages > 1) != (schedule == PipelineSchedule::kInterleaved)) {
+    return "virtual_stages > 1 goes with the interleaved schedule, and only with it";
+  }
+  if (recompute && schedule != PipelineSchedule::k1F1B) {
+    return "the paper's stage recompute is defined for the 1f1b schedule only";
+  }
+  if (!(gradient_reduction_overlap >= 0 && gradient_reduction_overlap <= 1)) {
+    return "gradient_reduction_overlap must be in [0, 1]";
+  }
   for (const auto& [t, table] : widths) {
     std::string w = "width " + std::to_string(t) + ": ";
     if (t < 1) return w + "widths must be >= 1";
     if (table.layers.empty()) return w + "no layers";
+    if (!Finite(table.tied_gradient_bytes)) return w + "tied_gradient_bytes must be >= 0";
     const int n = static_cast<int>(table.layers.size());
     for (const auto& l : table.layers) {
-      for (double v : {l.forward_s, l.backward_s, l.RecomputeForwardS(), l.weight_bytes,
-                       l.GradientBytes(), l.optimizer_state_bytes, l.activation_bytes}) {
+      for (double v : {l.forward_s, l.backward_s, l.RecomputeForwardS(), l.backward_recompute_s,
+                       l.optimizer_step_s, l.weight_bytes, l.GradientBytes(),
+                       l.optimizer_state_bytes, l.activation_bytes, l.working_bytes}) {
         if (!Finite(v)) return w + "layer '" + l.name + "' has a negative or non-finite value";
       }
     }
@@ -190,79 +349,112 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
   best.reason = "no placement fits: every stage split exceeds the HBM (" +
                 std::to_string(problem.hbm_bytes) + " bytes) or needs more accelerators than " +
                 std::to_string(K);
+  // The d worth evaluating: where ⌊K/d⌋ or ⌈B/d⌉ changes (for equal values the smallest d is best).
+  std::vector<std::int64_t> ds;
+  const std::int64_t dmax = std::min<std::int64_t>(K, B);
+  for (std::int64_t d = 1; d <= dmax; ++d) {
+    if (d > 1 && K / d == K / (d - 1) && (B + d - 1) / d == (B + d - 2) / (d - 1)) continue;
+    ds.push_back(d);
+  }
+  std::optional<Key> best_key;
   for (const auto& [t, table] : problem.widths) {
-    StageTable st(table, problem, t);
-    const int n = st.n();
+    const int n = static_cast<int>(table.layers.size());
     int q = 0;
     if (t > 1) {
       for (const auto& l : table.layers) q += l.tensor_parallel ? 0 : 1;
     }
     const int M = q + 1;
-    // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
-    auto idx = [&](int i, int s, int m) {
-      return (static_cast<size_t>(i) * (n + 1) + s) * M + m;
+    // The (level, memory class) groups of (d, s) pairs; a DP per group.
+    struct Group {
+      int level;
+      MemoryClass cls;
+      std::vector<std::pair<std::int64_t, int>> pairs;  // (d, s)
     };
-    std::vector<double> dp(static_cast<size_t>(n + 1) * (n + 1) * M, kInf);
-    std::vector<int> cut(dp.size(), -1);
-    dp[idx(n, 0, 0)] = 0;
-    for (int s = 1; s < n; ++s) {  // suffix DP (the first stage is handled below)
-      for (int i = n - s; i >= 1; --i) {
-        for (int j = i + 1; j <= n - (s - 1); ++j) {
-          if (s == 1 && j != n) continue;
-          if (!st.Fits(i, j, s)) continue;
-          const double load = st.Load(i, j, s);
-          const int delta = st.SingleDevice(i, j);
-          for (int mr = 0; mr < M - delta && mr <= s - 1; ++mr) {
-            double prev = dp[idx(j, s - 1, mr)];
-            if (prev == kInf) continue;
-            double v = std::max(prev, load);
-            size_t at = idx(i, s, mr + delta);
-            if (v < dp[at]) {
-              dp[at] = v;
-              cut[at] = j;
+    std::vector<Group> groups;
+    for (std::int64_t d : ds) {
+      for (int s = 1; s <= n; ++s) {
+        if (static_cast<std::int64_t>(s) > K / d) break;  // every stage needs a device
+        const int level = PipelineLevel(problem, t, s, d);
+        const MemoryClass cls = ClassOf(problem, d, s);
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+          return g.level == level && g.cls == cls;
+        });
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{level, cls, {}});
+        it->pairs.emplace_back(d, s);
+      }
+    }
+    std::vector<std::optional<StageTable>> tables(problem.network.Levels().size());
+    for (const Group& group : groups) {
+      auto& slot = tables[static_cast<size_t>(group.level)];
+      if (!slot) slot.emplace(table, problem, t, group.level);
+      const StageTable& st = *slot;
+      int smax = 0;
+      for (const auto& pr : group.pairs) smax = std::max(smax, pr.second);
+      // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
+      auto idx = [&](int i, int s, int m) {
+        return (static_cast<size_t>(i) * (n + 1) + s) * M + m;
+      };
+      std::vector<double> dp(static_cast<size_t>(n + 1) * (n + 1) * M, kInf);
+      std::vector<int> cut(dp.size(), -1);
+      dp[idx(n, 0, 0)] = 0;
+      for (int s = 1; s < smax; ++s) {  // suffix DP (the first stage is handled below)
+        for (int i = n - s; i >= 1; --i) {
+          for (int j = i + 1; j <= n - (s - 1); ++j) {
+            if (s == 1 && j != n) continue;
+            if (!st.Fits(i, j, s, group.cls)) continue;
+            const double load = st.Load(i, j, s);
+            const int delta = st.SingleDevice(i, j);
+            for (int mr = 0; mr < M - delta && mr <= s - 1; ++mr) {
+              double prev = dp[idx(j, s - 1, mr)];
+              if (prev == kInf) continue;
+              double v = std::max(prev, load);
+              size_t at = idx(i, s, mr + delta);
+              if (v < dp[at]) {
+                dp[at] = v;
+                cut[at] = j;
+              }
             }
           }
         }
       }
-    }
-    // First stage [0, j) at position s, the rest from dp; evaluate only the d at which ⌊K/d⌋ or
-    // ⌈B/d⌉ changes (for equal values the smallest d has the smallest sync term).
-    const std::int64_t dmax = std::min<std::int64_t>(K, B);
-    for (std::int64_t d = 1; d <= dmax; ++d) {
-      if (d > 1 && K / d == K / (d - 1) && (B + d - 1) / d == (B + d - 2) / (d - 1)) continue;
-      const std::int64_t kd = K / d;
-      const double steps_base = static_cast<double>((B + d - 1) / d);
-      for (int s = 1; s <= n; ++s) {
+      // First stage [0, j) at position s, the rest from dp.
+      for (const auto& [d, s] : group.pairs) {
+        const std::int64_t kd = K / d;
         for (int j = 1; j <= n - (s - 1); ++j) {
           if (s == 1 && j != n) continue;
-          if (!st.Fits(0, j, s)) continue;
+          if (!st.Fits(0, j, s, group.cls)) continue;
           const std::int64_t a0 = st.Devices(0, j);
           const double load0 = st.Load(0, j, s);
-          const double sync = SyncSeconds(problem, static_cast<int>(d), st.WeightBytes(0, j));
+          const AfterPipeline after = After(problem, st, j, s, d);
           for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
             const double rest = dp[idx(j, s - 1, mr)];
             if (rest == kInf) continue;
             const std::int64_t devices = a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
             if (devices > kd) continue;
-            const double time = (steps_base + s - 1) * std::max(rest, load0) + sync;
-            if (best.feasible && !(time < best.time_per_batch_s)) continue;
+            double time = PipelineSteps(problem, d, s) * std::max(rest, load0) + after.sync_s;
+            time += after.optimizer_s + after.tied_s;
+            const Key key{time, d, s, j, mr};
+            if (best_key && !(key < *best_key)) continue;
             PlacementPlan plan;
             plan.tensor_parallel = t;
             plan.data_parallel = static_cast<int>(d);
             plan.pipeline_stages = s;
-            plan.stages.push_back(MakeStage(st, 0, j, s));
+            plan.stages.push_back(st.MakeStage(0, j, s, group.cls));
             for (int i = j, ss = s - 1, m = mr; ss > 0; --ss) {
               int next = cut[idx(i, ss, m)];
-              plan.stages.push_back(MakeStage(st, i, next, ss));
+              plan.stages.push_back(st.MakeStage(i, next, ss, group.cls));
               m -= st.SingleDevice(i, next);
               i = next;
             }
-            Finish(problem, st, plan);
+            Finish(problem, st, group.level, plan);
             best = plan;
+            best_key = key;
           }
         }
       }
     }
+    // A later (larger) width wins only when strictly faster.
+    if (best_key) best_key = Key{std::get<0>(*best_key), -1, -1, -1, -1};
   }
   return best;
 }
@@ -301,29 +493,52 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
                   " micro-batches per batch";
     return plan;
   }
-  StageTable st(it->second, problem, fixed.tensor_parallel);
-  std::int64_t devices = 0;
-  int i = 0;
-  for (int k = 0; k < p; ++k) {
-    int len = n / p + (k < n % p ? 1 : 0);
-    int position = p - k;
-    plan.stages.push_back(MakeStage(st, i, i + len, position));
-    devices += st.Devices(i, i + len);
-    if (!st.Fits(i, i + len, position)) {
-      plan.reason = name + "stage " + std::to_string(k) + " (layers " + std::to_string(i) + "-" +
-                    std::to_string(i + len - 1) + ") needs " +
-                    std::to_string(st.Memory(i, i + len, position)) + " bytes > HBM " +
-                    std::to_string(problem.hbm_bytes);
+  std::vector<int> starts = {0};
+  if (fixed.stage_starts.empty()) {
+    for (int k = 0, i = 0; k + 1 < p; ++k) {
+      i += n / p + (k < n % p ? 1 : 0);
+      starts.push_back(i);
+    }
+  } else {
+    if (static_cast<int>(fixed.stage_starts.size()) != p - 1) {
+      plan.reason = name + "expected " + std::to_string(p - 1) + " stage boundaries, got " +
+                    std::to_string(fixed.stage_starts.size());
       return plan;
     }
-    i += len;
+    for (int b : fixed.stage_starts) {
+      if (b <= starts.back() || b >= n) {
+        plan.reason = name + "stage boundaries must increase within 1.." + std::to_string(n - 1);
+        return plan;
+      }
+      starts.push_back(b);
+    }
+  }
+  starts.push_back(n);
+  const int level = PipelineLevel(problem, fixed.tensor_parallel, p, d);
+  const MemoryClass cls = ClassOf(problem, d, p);
+  StageTable st(it->second, problem, fixed.tensor_parallel, level);
+  std::int64_t devices = 0;
+  for (int k = 0; k < p; ++k) {
+    const int i = starts[k], j = starts[k + 1];
+    const int position = p - k;
+    plan.stages.push_back(st.MakeStage(i, j, position, cls));
+    devices += st.Devices(i, j);
+    if (!st.Fits(i, j, position, cls)) {
+      const double need = st.Memory(i, j, position, cls);
+      plan.reason = name + "stage " + std::to_string(k) + " (layers " + std::to_string(i) + "-" +
+                    std::to_string(j - 1) + ") needs " + std::to_string(need) + " bytes > HBM " +
+                    std::to_string(problem.hbm_bytes) + ", over by " +
+                    std::to_string(need - problem.hbm_bytes) + " bytes (" +
+                    std::to_string((need - problem.hbm_bytes) / 1073741824.0) + " GiB)";
+      return plan;
+    }
   }
   if (devices * d > problem.num_accelerators) {
     plan.reason = name + "needs " + std::to_string(devices * d) + " accelerators, only " +
                   std::to_string(problem.num_accelerators) + " available";
     return plan;
   }
-  Finish(problem, st, plan);
+  Finish(problem, st, level, plan);
   return plan;
 }
 

@@ -10,7 +10,7 @@ const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass) {
 
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, const ArchConfig& arch,
-                                     const ClusterConfig& cluster, std::string name) {
+                                     const Network& network, std::string name) {
   ScheduleProblem problem;
   problem.name = std::move(name);
   problem.num_tc = static_cast<int>(arch.num_tc);
@@ -40,7 +40,8 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
     if (op.kind == OpKind::kCollective) {
       const auto kind = ParseCollectiveKind(op.collective);
       const double time =
-          kind ? estimator.CollectiveTimeS(*kind, op.collective_bytes, op.collective_group, cluster)
+          kind ? network.CollectiveS(*kind, static_cast<double>(op.collective_bytes),
+                                     CommGroup{op.collective_group, 1})
                : 0.0;
       keep = time > 0;
       s.cls = ScheduleClass::kLink;

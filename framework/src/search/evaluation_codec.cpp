@@ -2,11 +2,31 @@
 
 #include "phaze/core/byte_stream.hpp"
 #include "phaze/core/error.hpp"
+#include "phaze/graph/layer_graph.hpp"
 
 namespace phaze {
 namespace {
 
 // Each type has one Put and one Get, field by field in declaration order.
+
+// The doubles of a stage's memory and of a step breakdown, in declaration order.
+std::vector<double*> Doubles(StageMemory& m) {
+  return {&m.weight_bytes,    &m.gradient_bytes, &m.optimizer_state_bytes,
+          &m.activation_bytes, &m.working_bytes, &m.in_flight};
+}
+std::vector<double*> Doubles(StepBreakdown& b) {
+  return {&b.forward_s,       &b.backward_s,  &b.recompute_s,     &b.pipeline_send_s,
+          &b.bubble_s,        &b.data_parallel_s, &b.optimizer_s, &b.tied_embedding_s};
+}
+template <class T>
+void PutDoubles(ByteWriter& w, const T& value) {
+  T copy = value;
+  for (double* d : Doubles(copy)) w.Double(*d);
+}
+template <class T>
+void GetDoubles(ByteReader& r, T& value) {
+  for (double* d : Doubles(value)) *d = r.Double();
+}
 
 void Put(ByteWriter& w, const PlacementPlan& p) {
   w.Bool(p.feasible);
@@ -16,6 +36,7 @@ void Put(ByteWriter& w, const PlacementPlan& p) {
   w.Int(p.tensor_parallel);
   w.Int(p.data_parallel);
   w.Int(p.pipeline_stages);
+  w.Int(p.virtual_stages);
   w.Int(p.micro_batches);
   w.Int(static_cast<std::int64_t>(p.stages.size()));
   for (const auto& s : p.stages) {
@@ -23,11 +44,18 @@ void Put(ByteWriter& w, const PlacementPlan& p) {
     w.Int(s.last_layer);
     w.Int(s.devices);
     w.Double(s.load_s);
+    w.Double(s.forward_s);
+    w.Double(s.backward_s);
+    w.Double(s.recompute_s);
     w.Double(s.peak_memory_bytes);
+    PutDoubles(w, s.memory);
   }
   w.Double(p.max_stage_load_s);
   w.Double(p.bubble_share);
   w.Double(p.sync_share);
+  PutDoubles(w, p.breakdown);
+  w.Int(p.breakdown.bottleneck_stage);
+  w.Int(p.breakdown.pipeline_level);
 }
 
 int GetInt32(ByteReader& r) { return static_cast<int>(r.Int()); }
@@ -40,6 +68,7 @@ void Get(ByteReader& r, PlacementPlan& p) {
   p.tensor_parallel = GetInt32(r);
   p.data_parallel = GetInt32(r);
   p.pipeline_stages = GetInt32(r);
+  p.virtual_stages = GetInt32(r);
   p.micro_batches = r.Int();
   p.stages.resize(r.Count(40));
   for (auto& s : p.stages) {
@@ -47,11 +76,18 @@ void Get(ByteReader& r, PlacementPlan& p) {
     s.last_layer = GetInt32(r);
     s.devices = GetInt32(r);
     s.load_s = r.Double();
+    s.forward_s = r.Double();
+    s.backward_s = r.Double();
+    s.recompute_s = r.Double();
     s.peak_memory_bytes = r.Double();
+    GetDoubles(r, s.memory);
   }
   p.max_stage_load_s = r.Double();
   p.bubble_share = r.Double();
   p.sync_share = r.Double();
+  GetDoubles(r, p.breakdown);
+  p.breakdown.bottleneck_stage = GetInt32(r);
+  p.breakdown.pipeline_level = GetInt32(r);
 }
 
 void Put(ByteWriter& w, const PlanChoice& c) {
@@ -59,7 +95,7 @@ void Put(ByteWriter& w, const PlanChoice& c) {
   w.String(c.reason);
   Put(w, c.plan);
   w.Int(c.micro_batch);
-  w.Bool(c.recompute);
+  w.Int(static_cast<std::int64_t>(c.recompute));
   w.Double(c.hbm_gib);
   w.Double(c.tokens_per_s);
   w.Double(c.mfu);
@@ -79,7 +115,11 @@ void Get(ByteReader& r, PlanChoice& c) {
   c.reason = r.String();
   Get(r, c.plan);
   c.micro_batch = r.Int();
-  c.recompute = r.Bool();
+  const std::int64_t mode = r.Int();
+  if (mode < 0 || mode > static_cast<std::int64_t>(RecomputeMode::kFull)) {
+    throw Error("malformed message: recompute mode " + std::to_string(mode));
+  }
+  c.recompute = static_cast<RecomputeMode>(mode);
   c.hbm_gib = r.Double();
   c.tokens_per_s = r.Double();
   c.mfu = r.Double();

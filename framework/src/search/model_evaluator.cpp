@@ -16,39 +16,126 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// The per-layer figures the DP needs, for one slice, from the makespans of its unique layers.
-LayerTable MakeLayerTable(const LayerGraph& graph, const std::vector<double>& forward,
-                          const std::vector<double>& backward,
-                          const std::vector<double>& recompute) {
+// Makespans of one slice's unique layers: forward, backward, and per recompute mode what the mode
+// re-runs (0 where it re-runs nothing).
+struct SliceTimes {
+  std::vector<double> forward, backward;
+  std::map<RecomputeMode, std::vector<double>> recompute;
+};
+
+SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice& slice,
+                         const ArchConfig& arch, const std::vector<RecomputeMode>& modes,
+                         const Estimator& estimator, const Scheduler& scheduler,
+                         const Network& network, ModelEvaluation* ev) {
+  const LayerGraph& g = slice.graph;
+  const std::size_t n = g.unique_layers.size();
+  SliceTimes times;
+  times.forward.assign(n, 0);
+  times.backward.assign(n, 0);
+  for (RecomputeMode mode : modes) times.recompute[mode].assign(n, 0);
+  auto schedule = [&](const UniqueLayer& u, const OperatorGraph& graph, Pass pass) {
+    const ScheduleProblem p =
+        BuildScheduleProblem(graph, pass, estimator, arch, network, model.name + "/" + u.name);
+    const ScheduleResult r = scheduler.Solve(p);
+    if (ev) {
+      (r.stats.path == "ilp" ? ev->ilp_answers : ev->fast_answers) += 1;
+      ev->max_gap = std::max(ev->max_gap, r.stats.gap);
+      ev->schedules.push_back({slice.micro_batch, slice.width, u.name, pass, r.makespan_s,
+                               p.SequentialMakespan(), r.stats.path, r.stats.status, r.stats.gap});
+    }
+    return r.makespan_s;
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    const UniqueLayer& u = g.unique_layers[k];
+    times.forward[k] = schedule(u, u.forward, Pass::kForward);
+    times.backward[k] = schedule(u, u.backward, Pass::kBackward);
+    for (RecomputeMode mode : modes) {
+      if (!u.Recomputes(mode)) continue;
+      // Full recompute re-runs the forward graph: its makespan is the forward one.
+      times.recompute[mode][k] = mode == RecomputeMode::kFull
+                                     ? times.forward[k]
+                                     : schedule(u, RecomputeGraph(u, mode), Pass::kRecompute);
+    }
+  }
+  return times;
+}
+
+// Gradient bytes of the tables a layer reuses from another (the tied LM head), per device.
+double TiedGradientBytes(const LayerGraph& graph) {
+  double bytes = 0;
+  for (const auto& instance : graph.layers) {
+    const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
+    bytes += static_cast<double>(u.tied_parameters * graph.optimizer.gradient_bytes_per_parameter);
+  }
+  return bytes;
+}
+
+// The per-layer figures the DP needs, for one slice and recompute mode (header comment).
+LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, RecomputeMode mode,
+                          const ArchConfig& arch) {
   LayerTable table;
+  const std::vector<double>& recompute = times.recompute.at(mode);
   for (const auto& instance : graph.layers) {
     const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
     PlacementLayer l;
     l.name = instance.name;
-    l.forward_s = forward[instance.unique_id];
-    l.backward_s = backward[instance.unique_id];
-    l.recompute_forward_s = recompute[instance.unique_id];
+    l.forward_s = times.forward[instance.unique_id];
+    l.backward_s = times.backward[instance.unique_id];
+    l.backward_recompute_s = recompute[instance.unique_id];
     l.weight_bytes = static_cast<double>(u.weight_bytes);
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
-    l.activation_bytes = static_cast<double>(u.activation_bytes);
+    l.optimizer_step_s = 2.0 * static_cast<double>(u.weight_bytes + u.gradient_bytes +
+                                                   u.optimizer_state_bytes) /
+                         arch.hbm_bandwidth_bytes_per_s;
+    l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
+    l.working_bytes = static_cast<double>(u.WorkingBytes(mode));
     l.tensor_parallel = u.tensor_parallel;
     table.layers.push_back(l);
   }
   for (const auto& e : graph.edges) {
     table.edges.push_back({e.from, e.to, static_cast<double>(e.bytes)});
   }
+  table.tied_gradient_bytes = TiedGradientBytes(graph);
   return table;
 }
 
-PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem, double hbm_gib,
-                      const PreparedModel& model, const ArchConfig& arch) {
+// The recompute modes of the run config, lightest first.
+std::vector<RecomputeMode> Modes(const RunConfig& run) {
+  std::vector<RecomputeMode> modes;
+  for (RecomputeMode m : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+    if (std::find(run.training.recompute.begin(), run.training.recompute.end(), m) !=
+        run.training.recompute.end()) {
+      modes.push_back(m);
+    }
+  }
+  return modes;
+}
+
+// The DP input's cluster and training settings (layer tables are added by the caller).
+PlacementProblem BaseProblem(const RunConfig& run, std::int64_t micro_batch, int virtual_stages) {
+  PlacementProblem problem;
+  problem.num_accelerators = run.cluster.num_accelerators;
+  problem.global_batch = run.training.global_batch;
+  problem.micro_batch = micro_batch;
+  problem.network = run.cluster.network;
+  problem.schedule = run.training.pipeline_schedule == "gpipe" ? PipelineSchedule::kGPipe
+                     : virtual_stages > 1                     ? PipelineSchedule::kInterleaved
+                                                              : PipelineSchedule::k1F1B;
+  problem.virtual_stages = virtual_stages;
+  problem.distributed_optimizer = run.training.distributed_optimizer;
+  problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
+  return problem;
+}
+
+PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem, RecomputeMode mode,
+                      double hbm_gib, const PreparedModel& model, const ArchConfig& arch) {
   PlanChoice c;
   c.feasible = plan.feasible;
   c.reason = plan.reason;
   c.plan = plan;
   c.micro_batch = problem.micro_batch;
-  c.recompute = problem.recompute;
+  c.recompute = mode;
   c.hbm_gib = hbm_gib;
   if (!plan.feasible) return c;
   c.tokens_per_s = plan.throughput_samples_per_s * static_cast<double>(model.sequence_length);
@@ -140,9 +227,6 @@ ModelEvaluator::ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estim
     : run_(run), estimator_(std::move(estimator)), backend_(std::move(backend)) {
   scheduler_options_.solve = run.solver.Options();
   scheduler_options_.search_nodes = run.solver.search_nodes;
-  cluster_.num_accelerators = run.cluster.num_accelerators;
-  cluster_.link_bandwidth_bytes_per_s = run.cluster.link_bandwidth_bytes_per_s;
-  cluster_.link_latency_s = run.cluster.link_latency_s;
 }
 
 ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchConfig& arch,
@@ -152,38 +236,22 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   ev.best.reason = "not evaluated";
   const auto& hbm_list = run_.training.hbm_gib;
   ev.best_per_hbm.resize(hbm_list.size(), ev.best);
-  const bool any_recompute = std::find(run_.training.recompute.begin(),
-                                       run_.training.recompute.end(),
-                                       true) != run_.training.recompute.end();
+  const std::vector<RecomputeMode> modes = Modes(run_);
+  const std::vector<std::int64_t> vs = run_.training.pipeline_schedule == "interleaved"
+                                           ? run_.training.virtual_stages
+                                           : std::vector<std::int64_t>{1};
 
   // Schedules of every unique layer slice and pass; estimates shared through one cache.
   const auto t0 = std::chrono::steady_clock::now();
   const CachedEstimator estimator(estimator_);
   const Scheduler scheduler(backend_, scheduler_options_);
-  std::map<std::int64_t, PlacementProblem> problems;  // micro-batch → DP input
+  // micro-batch → (width → times)
+  std::map<std::int64_t, std::map<int, std::pair<const LayerGraph*, SliceTimes>>> sliced;
   try {
     for (const auto& slice : model.slices) {
-      const LayerGraph& g = slice.graph;
-      const std::size_t n = g.unique_layers.size();
-      std::vector<double> fw(n), bw(n), rc(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        const UniqueLayer& u = g.unique_layers[k];
-        for (Pass pass : {Pass::kForward, Pass::kBackward, Pass::kRecompute}) {
-          if (pass == Pass::kRecompute && !any_recompute) continue;
-          const ScheduleProblem p = BuildScheduleProblem(
-              PassGraph(u, pass), pass, estimator, arch, cluster_, model.name + "/" + u.name);
-          const ScheduleResult r = scheduler.Solve(p);
-          (pass == Pass::kForward ? fw : pass == Pass::kBackward ? bw : rc)[k] = r.makespan_s;
-          (r.stats.path == "ilp" ? ev.ilp_answers : ev.fast_answers) += 1;
-          ev.max_gap = std::max(ev.max_gap, r.stats.gap);
-          ev.schedules.push_back({slice.micro_batch, slice.width, u.name, pass, r.makespan_s,
-                                  p.SequentialMakespan(), r.stats.path, r.stats.status,
-                                  r.stats.gap});
-        }
-        if (!any_recompute) rc[k] = fw[k];
-      }
-      PlacementProblem& problem = problems[slice.micro_batch];
-      problem.widths[static_cast<int>(slice.width)] = MakeLayerTable(g, fw, bw, rc);
+      sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
+          &slice.graph, ScheduleSlice(model, slice, arch, modes, estimator, scheduler,
+                                      run_.cluster.network, &ev)};
     }
   } catch (const UnsupportedOpError& e) {
     ev.best.reason = std::string("the estimator cannot cost an op: ") + e.what();
@@ -193,49 +261,123 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   }
   ev.schedule_seconds = Seconds(t0);
 
-  // The DP for every micro-batch, recompute setting and HBM size. Ties keep the earlier choice.
+  // The DP for every micro-batch, recompute mode, v and HBM size. Ties keep the earlier choice.
   const auto t1 = std::chrono::steady_clock::now();
   const PlacementSearch dp;
   // micro_batch == 0 marks a slot not filled yet.
   auto take = [](PlanChoice& slot, const PlanChoice& c) {
     if (slot.micro_batch == 0 || c.BetterThan(slot)) slot = c;
   };
-  for (auto& [b, problem] : problems) {
-    problem.num_accelerators = run_.cluster.num_accelerators;
-    problem.global_batch = run_.training.global_batch;
-    problem.micro_batch = b;
-    problem.link_bandwidth_bytes_per_s = run_.cluster.link_bandwidth_bytes_per_s;
-    for (bool recompute : {false, true}) {
-      if (std::find(run_.training.recompute.begin(), run_.training.recompute.end(), recompute) ==
-          run_.training.recompute.end()) {
-        continue;
-      }
-      problem.recompute = recompute;
-      for (std::size_t h = 0; h < hbm_list.size(); ++h) {
-        problem.hbm_bytes = hbm_list[h] * 1073741824.0;
-        const PlanChoice c = MakeChoice(dp.Place(problem), problem, hbm_list[h], model, arch);
-        take(ev.best, c);
-        take(ev.best_per_hbm[h], c);
-        if (with_expert && model.expert) {
-          const FixedStrategy fixed{static_cast<int>(model.expert->pipeline_stages),
-                                    static_cast<int>(model.expert->data_parallel),
-                                    static_cast<int>(model.expert->tensor_parallel)};
-          PlanChoice x;
-          if (problem.widths.count(fixed.tensor_parallel)) {
-            x = MakeChoice(dp.Evaluate(problem, fixed), problem, hbm_list[h], model, arch);
-          } else {
+  for (const auto& [b, widths] : sliced) {
+    for (RecomputeMode mode : modes) {
+      for (std::int64_t v : vs) {
+        PlacementProblem problem = BaseProblem(run_, b, static_cast<int>(v));
+        for (const auto& [t, entry] : widths) {
+          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch);
+        }
+        for (std::size_t h = 0; h < hbm_list.size(); ++h) {
+          problem.hbm_bytes = hbm_list[h] * 1073741824.0;
+          const PlanChoice c =
+              MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch);
+          take(ev.best, c);
+          take(ev.best_per_hbm[h], c);
+          if (with_expert && model.expert) {
+            PlanRequest r;
+            r.pipeline_stages = static_cast<int>(model.expert->pipeline_stages);
+            r.data_parallel = static_cast<int>(model.expert->data_parallel);
+            r.tensor_parallel = static_cast<int>(model.expert->tensor_parallel);
+            PlanChoice x;
             x.micro_batch = b;
-            x.reason = "tensor-parallel width " + std::to_string(fixed.tensor_parallel) +
-                       " is not among the evaluated widths";
+            x.recompute = mode;
+            x.hbm_gib = hbm_list[h];
+            auto it = widths.find(r.tensor_parallel);
+            if (it == widths.end()) {
+              x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
+                         " is not among the evaluated widths";
+            } else {
+              FixedStrategy fixed{r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}};
+              std::string why;
+              fixed.stage_starts = MegatronStageStarts(*it->second.first, r.pipeline_stages, &why);
+              if (!why.empty()) {
+                x.reason = why;
+              } else {
+                x = MakeChoice(dp.Evaluate(problem, fixed), problem, mode, hbm_list[h], model,
+                               arch);
+              }
+            }
+            if (!ev.expert) ev.expert = PlanChoice{};
+            take(*ev.expert, x);
           }
-          if (!ev.expert) ev.expert = PlanChoice{};
-          take(*ev.expert, x);
         }
       }
     }
   }
   ev.placement_seconds = Seconds(t1);
   return ev;
+}
+
+PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
+                                        const PlanRequest& r) const {
+  PlanChoice choice;
+  choice.micro_batch = r.micro_batch;
+  choice.recompute = r.recompute;
+  choice.hbm_gib = r.hbm_gib;
+  const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel);
+  if (!slice) {
+    throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
+                               std::to_string(r.micro_batch) + ", tensor-parallel width " +
+                               std::to_string(r.tensor_parallel) +
+                               (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
+  }
+  const CachedEstimator estimator(estimator_);
+  const Scheduler scheduler(backend_, scheduler_options_);
+  const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler,
+                                         run_.cluster.network, nullptr);
+  PlacementProblem problem = BaseProblem(run_, r.micro_batch, r.virtual_stages);
+  problem.widths[r.tensor_parallel] = MakeLayerTable(slice->graph, times, r.recompute, arch);
+  problem.hbm_bytes = r.hbm_gib * 1073741824.0;
+  FixedStrategy fixed{r.pipeline_stages, r.data_parallel, r.tensor_parallel, r.stage_starts};
+  if (fixed.stage_starts.empty()) {
+    std::string why;
+    fixed.stage_starts = MegatronStageStarts(slice->graph, r.pipeline_stages, &why);
+    if (!why.empty()) {
+      choice.reason = why;
+      return choice;
+    }
+  }
+  return MakeChoice(PlacementSearch().Evaluate(problem, fixed), problem, r.recompute, r.hbm_gib,
+                    model, arch);
+}
+
+std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {
+  std::vector<int> blocks;
+  for (std::size_t i = 0; i < graph.layers.size(); ++i) {
+    if (graph.unique_layers.at(graph.layers[i].unique_id).kind == "block") {
+      blocks.push_back(static_cast<int>(i));
+    }
+  }
+  const int n = static_cast<int>(graph.layers.size());
+  const bool megatron = !blocks.empty() && blocks.front() >= 0 && blocks.back() < n &&
+                        blocks.back() - blocks.front() + 1 == static_cast<int>(blocks.size());
+  std::vector<int> starts;
+  if (!megatron) {  // the even split of every layer
+    for (int k = 0, i = 0; k + 1 < p; ++k) {
+      i += n / p + (k < n % p ? 1 : 0);
+      starts.push_back(i);
+    }
+    return starts;
+  }
+  const int count = static_cast<int>(blocks.size());
+  if (p > count) {
+    *reason = std::to_string(p) + " pipeline stages for " + std::to_string(count) +
+              " transformer blocks";
+    return {};
+  }
+  for (int k = 0, i = 0; k + 1 < p; ++k) {
+    i += count / p + (k < count % p ? 1 : 0);
+    starts.push_back(blocks[static_cast<std::size_t>(i)]);
+  }
+  return starts;
 }
 
 ScheduleResult ModelEvaluator::ScheduleLayer(const PreparedModel& model, const ArchConfig& arch,
@@ -249,8 +391,8 @@ ScheduleResult ModelEvaluator::ScheduleLayer(const PreparedModel& model, const A
   }
   for (const auto& u : slice->graph.unique_layers) {
     if (u.name != layer) continue;
-    *problem = BuildScheduleProblem(PassGraph(u, pass), pass, *estimator_, arch, cluster_,
-                                    model.name + "/" + u.name);
+    *problem = BuildScheduleProblem(PassGraph(u, pass), pass, *estimator_, arch,
+                                    run_.cluster.network, model.name + "/" + u.name);
     return Scheduler(backend_, scheduler_options_).Solve(*problem);
   }
   throw InvalidArgumentError(model.name + ": no unique layer '" + layer + "'");

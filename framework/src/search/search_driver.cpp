@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "phaze/arch/area_model.hpp"
+
 namespace phaze {
 namespace {
 
@@ -90,10 +92,11 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   // Baselines (skipped when interrupted).
   t0 = std::chrono::steady_clock::now();
   if (!(options.stop && options.stop->load())) {
+    const AreaModel area = AreaModel::Default();  // the one owner of area (as for the space)
     auto add = [&](const std::string& preset, const PreparedModel& m) {
       const ArchConfig arch = LoadArchConfig(preset);
       const ModelEvaluation ev = evaluator.Evaluate(m, arch, /*with_expert=*/true);
-      const double area_mm2 = context.GetEstimator().AreaMm2(arch);
+      const double area_mm2 = area.Area(arch).TotalMm2();
       if (ev.expert) res.baselines.push_back({preset, arch, m.name, "expert", area_mm2, *ev.expert});
       res.baselines.push_back({preset, arch, m.name, "phaze-dp", area_mm2, ev.best});
     };

@@ -9,6 +9,7 @@
 
 #include "phaze/core/files.hpp"
 #include "phaze/core/xml.hpp"
+#include "phaze/placement/layer_table_file.hpp"
 #include "phaze/schedule/schedule_file.hpp"
 #include "phaze/version.hpp"
 
@@ -136,7 +137,7 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   j["time_per_batch_s"] = c.plan.time_per_batch_s;
   j["mfu"] = c.mfu;
   j["micro_batch"] = c.micro_batch;
-  j["recompute"] = c.recompute;
+  j["recompute"] = std::string(ToString(c.recompute));
   j["hbm_gib"] = c.hbm_gib;
   Json& p = j["plan"];
   p["pipeline_stages"] = c.plan.pipeline_stages;
@@ -146,6 +147,8 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   p["max_stage_load_s"] = c.plan.max_stage_load_s;
   p["bubble_share"] = c.plan.bubble_share;
   p["sync_share"] = c.plan.sync_share;
+  p["virtual_stages"] = c.plan.virtual_stages;
+  p["breakdown"] = ToJson(c.plan.breakdown);
   Json stages = Json::MakeArray();
   for (const auto& s : c.stages) {
     Json sj = Json::MakeObject();
@@ -326,7 +329,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << Fmt("%.2f", area_mm2) << " | "
        << (c.feasible ? Fmt("%.4g", c.plan.throughput_samples_per_s) : "infeasible") << " | "
        << PlanText(c) << " | " << (c.feasible ? std::to_string(c.micro_batch) : "") << " | "
-       << (c.feasible ? (c.recompute ? "on" : "off") : "") << " | "
+       << (c.feasible ? std::string(ToString(c.recompute)) : std::string()) << " | "
        << (c.feasible ? Fmt("%g", c.hbm_gib) : "") << " |\n";
   };
   for (std::size_t m = 0; m < r.models.size(); ++m) {

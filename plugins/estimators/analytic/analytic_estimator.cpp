@@ -139,7 +139,7 @@ double BlockedTraffic(const GemmShape& s, double capacity_words, i64 step) {
 }  // namespace
 
 AnalyticEstimator::AnalyticEstimator(Model model, const ConfigNode& params)
-    : model_(model), area_(AreaModel::Default()) {
+    : model_(model) {
   params.ExpectKeys({"model", "l2_words_per_cycle", "vector_cycles"});
   if (auto n = params.Optional("model")) {
     model_ =
@@ -291,7 +291,7 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
 OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) const {
   if (op.kind == OpKind::kCollective) {
     throw UnsupportedOpError("op '" + op.name + "' is a collective: it runs on the links, not on " +
-                             "cores; cost it with CollectiveTimeS");
+                             "cores; the network model costs it");
   }
   OpEstimate e;
   switch (op.Core()) {
@@ -333,16 +333,6 @@ OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pa
   e.single_core_s = std::max(t1, v1) + v1 / out_tiles;
   e.all_cores_s = std::min(e.single_core_s, std::max(tn, vn) + vn / out_tiles);
   return e;
-}
-
-double AnalyticEstimator::CollectiveTimeS(CollectiveKind kind, std::int64_t bytes,
-                                          std::int64_t group_size,
-                                          const ClusterConfig& cluster) const {
-  return RingCollectiveTimeS(kind, bytes, group_size, cluster);
-}
-
-double AnalyticEstimator::AreaMm2(const ArchConfig& arch) const {
-  return area_.Area(arch).TotalMm2();
 }
 
 }  // namespace phaze::estimators

@@ -32,7 +32,6 @@
 #include <map>
 #include <string>
 
-#include "phaze/arch/area_model.hpp"
 #include "phaze/config/config_node.hpp"
 #include "phaze/estimate/estimator.hpp"
 
@@ -45,9 +44,6 @@ class AnalyticEstimator : public Estimator {
   AnalyticEstimator(Model model, const ConfigNode& params);
 
   OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
-  double CollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                         const ClusterConfig& cluster) const override;
-  double AreaMm2(const ArchConfig& arch) const override;
 
  private:
   double TensorCycles(const GemmShape& s, bool weight_operand, const ArchConfig& a,
@@ -63,7 +59,6 @@ class AnalyticEstimator : public Estimator {
   Model model_;
   double l2_words_per_cycle_ = 0;
   std::map<std::string, double> vector_cycles_;
-  AreaModel area_;
 };
 
 }  // namespace phaze::estimators

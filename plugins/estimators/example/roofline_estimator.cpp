@@ -37,17 +37,6 @@ class RooflineEstimator : public phaze::Estimator {
     return {one, all, std::nullopt};
   }
 
-  double CollectiveTimeS(phaze::CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                         const phaze::ClusterConfig& cluster) const override {
-    return phaze::RingCollectiveTimeS(kind, bytes, group_size, cluster);
-  }
-
-  double AreaMm2(const phaze::ArchConfig& arch) const override {
-    // 1 µm² per MAC lane is wrong on purpose: a real plugin would bring its own area model.
-    return 1e-6 *
-           static_cast<double>(arch.num_tc * arch.pe_x * arch.pe_y + arch.num_vc * arch.pe_vc);
-  }
-
  private:
   double efficiency_;
 };

@@ -3,7 +3,7 @@
 //   gemm|1x512x1024x1024|r1048576|w1048576|p2097152,tpuv4,1.9e-05,3.1e-06
 // where `op` is OpWork::Signature() (what `phaze estimate` prints as "signature") and `arch` the
 // architecture's name. Lines starting with '#' are comments. A missing row is an error naming the
-// row to add. Collectives use the ring model and area the 22 nm model, like "analytic".
+// row to add. (Collectives and area are the framework's: the network and area models.)
 // params: {file: PATH}  (relative to the run config's directory)
 #include <filesystem>
 #include <fstream>
@@ -11,7 +11,6 @@
 #include <memory>
 #include <sstream>
 
-#include "phaze/arch/area_model.hpp"
 #include "phaze/estimate/estimator.hpp"
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"
@@ -22,7 +21,7 @@ namespace {
 
 class TableEstimator : public Estimator {
  public:
-  explicit TableEstimator(const ConfigNode& params) : area_(AreaModel::Default()) {
+  explicit TableEstimator(const ConfigNode& params) {
     params.ExpectKeys({"file"});
     const ConfigNode file = params.Child("file");
     std::filesystem::path path = file.AsString();
@@ -70,17 +69,9 @@ class TableEstimator : public Estimator {
     return it->second;
   }
 
-  double CollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                         const ClusterConfig& cluster) const override {
-    return RingCollectiveTimeS(kind, bytes, group_size, cluster);
-  }
-
-  double AreaMm2(const ArchConfig& arch) const override { return area_.Area(arch).TotalMm2(); }
-
  private:
   std::string file_;
   std::map<std::string, OpEstimate> rows_;
-  AreaModel area_;
 };
 
 }  // namespace

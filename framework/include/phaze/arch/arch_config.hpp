@@ -1,6 +1,6 @@
 // One accelerator architecture of the template (DESIGN §4): num_tc tensor cores of pe_x × pe_y
 // MACs, num_vc vector cores of pe_vc lanes, a global buffer (GLB) shared by all cores, a per-core
-// L2 buffer, HBM; and the cluster the accelerators sit in. Presets live in share/arch/*.yaml
+// L2 buffer, HBM. (The cluster's network is phaze/network/network.hpp.) Presets live in share/arch/*.yaml
 // (schema in share/arch/README.md); `LoadArchConfig` accepts a preset name or a file.
 #pragma once
 
@@ -39,12 +39,6 @@ struct ArchConfig {
   // Empty when valid, else what is wrong.
   std::string Validate() const;
   Json ToJson() const;
-};
-
-struct ClusterConfig {
-  std::int64_t num_accelerators = 1024;
-  double link_bandwidth_bytes_per_s = 4294967296.0;  // 4 GiB/s, the paper's PCIe-3 link
-  double link_latency_s = 0;
 };
 
 // Parses an architecture file (schema in share/arch/README.md) with located errors.

@@ -14,7 +14,9 @@
 
 #include "phaze/config/config_node.hpp"
 #include "phaze/core/json.hpp"
+#include "phaze/graph/layer_graph.hpp"
 #include "phaze/ilp/solver_backend.hpp"
+#include "phaze/network/network.hpp"
 
 namespace phaze {
 
@@ -55,8 +57,9 @@ struct RunConfig {
 
   struct Cluster {
     std::int64_t num_accelerators = 1024;
-    double link_bandwidth_bytes_per_s = 4294967296.0;  // 4 GiB/s, the paper's PCIe-3 link
-    double link_latency_s = 0.0;
+    // `levels:` (innermost first), a `system:` file, or the paper's flat link
+    // (`link_bandwidth_bytes_per_s`, `link_latency_s`; default 4 GiB/s, the paper's PCIe-3 link).
+    Network network = Network::Flat(4294967296.0, 0.0);
   } cluster;
 
   struct Training {
@@ -64,8 +67,12 @@ struct RunConfig {
     std::vector<std::int64_t> micro_batches = {1, 2, 4, 8};
     std::vector<std::int64_t> tensor_parallel_widths = {1, 2, 4, 8};
     std::vector<double> hbm_gib = {32, 64, 80};
-    std::vector<bool> recompute = {false, true};
+    std::vector<RecomputeMode> recompute = {RecomputeMode::kNone, RecomputeMode::kFull};
     std::string optimizer = "adam-mixed";  // adam-mixed | sgd
+    std::string pipeline_schedule = "1f1b";     // 1f1b | interleaved | gpipe
+    std::vector<std::int64_t> virtual_stages = {2};  // v explored when interleaved
+    bool distributed_optimizer = false;  // ZeRO-1: optimizer state divided by d
+    double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
   } training;
 
   struct Solver {

@@ -20,11 +20,6 @@ class CachedEstimator : public Estimator {
   explicit CachedEstimator(std::shared_ptr<const Estimator> inner) : inner_(std::move(inner)) {}
 
   OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
-  double CollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                         const ClusterConfig& cluster) const override {
-    return inner_->CollectiveTimeS(kind, bytes, group_size, cluster);
-  }
-  double AreaMm2(const ArchConfig& arch) const override { return inner_->AreaMm2(arch); }
 
   std::int64_t Hits() const;
   std::int64_t Misses() const;

@@ -1,8 +1,10 @@
-// The estimator interface (plugins implement it; DESIGN §3, §8): for an op on an architecture, its
-// latency on one core (ℓ_i; for a fused op one tensor core paired with one vector core) and on all
-// cores of its class (ℓ̂_i); the time of a collective over the cluster's links; the area of an
-// architecture. Implementations are pure: const, deterministic, thread-safe. An op an estimator
-// cannot cost raises UnsupportedOpError saying which op and why — never a silent zero or infinity.
+// The estimator interface (plugins implement it; DESIGN §3, §8, §10): for an op on an architecture,
+// its latency on one core (ℓ_i; for a fused op one tensor core paired with one vector core) and on
+// all cores of its class (ℓ̂_i). Compute latency only: collective and send time belong to the network
+// model (phaze/network/network.hpp), area to the architecture model (phaze/arch/area_model.hpp), so
+// every quantity has one owner. Implementations are pure: const, deterministic, thread-safe. An op
+// an estimator cannot cost raises UnsupportedOpError saying which op and why — never a silent zero
+// or infinity.
 //
 // An estimator sees an op as an OpWork: its GEMM, its vector work items and its memory traffic,
 // detached from the graph (so results can be cached by OpWork::Signature()). Backward ops are
@@ -22,11 +24,8 @@
 namespace phaze {
 
 enum class Pass { kForward, kBackward, kRecompute };
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
 std::string_view ToString(Pass pass);
-std::string_view ToString(CollectiveKind kind);
-std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text);  // "all_reduce", …
 
 struct OpWork {
   std::string name;
@@ -63,16 +62,6 @@ class Estimator {
  public:
   virtual ~Estimator() = default;
   virtual OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const = 0;
-  // Seconds for one collective of `bytes` per participant over `group_size` accelerators.
-  virtual double CollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                                 const ClusterConfig& cluster) const = 0;
-  virtual double AreaMm2(const ArchConfig& arch) const = 0;
 };
-
-// The ring model (DESIGN §8): all-reduce moves 2·(n−1)/n·bytes over the link, all-gather,
-// reduce-scatter and all-to-all (n−1)/n·bytes; plus one link latency per ring step
-// (2·(n−1) steps for all-reduce, n−1 otherwise). Zero for a group of one.
-double RingCollectiveTimeS(CollectiveKind kind, std::int64_t bytes, std::int64_t group_size,
-                           const ClusterConfig& cluster);
 
 }  // namespace phaze

@@ -5,10 +5,19 @@
 //
 // Memory figures of a unique layer are per device holding it, in bytes:
 //   weight_bytes          = (parameters + tied_parameters) · dtype_bytes
-//   gradient_bytes        = (parameters + tied_parameters) · dtype_bytes
+//   gradient_bytes        = (parameters + tied_parameters) · optimizer gradient bytes per parameter
+//                           (mixed-precision Adam keeps fp32 gradients: 4)
 //   optimizer_state_bytes = (parameters + tied_parameters) · optimizer state bytes per parameter
 //   activation_bytes      = bytes of the distinct forward tensors saved for backward (one
-//                           micro-batch)
+//                           micro-batch), without recomputation
+//   SavedBytes(mode)      = what the layer keeps per micro-batch under a recompute mode (DESIGN
+//                           §10, Korthikanti et al. 2022): none = activation_bytes; selective =
+//                           activation_bytes minus the tensors the attention core produces (its
+//                           scores, softmax, dropout and context: Operator::attention_core);
+//                           full = the layer's hidden-state input (transformer blocks only, as
+//                           Megatron-LM checkpoints them; other layers keep their activations)
+//   WorkingBytes(mode)    = activation_bytes − SavedBytes(mode): what recomputation
+//                           re-materialises for the layer's backward (the transient working set)
 // A tied weight (the LM head reusing the word-embedding table) is counted once in the model's
 // parameters (on the layer that owns it) and held again by the layer that reuses it, as Megatron-LM
 // keeps a copy on the last pipeline stage.
@@ -23,10 +32,17 @@
 
 namespace phaze {
 
+// Activation recomputation (DESIGN §10): none; selective (Korthikanti et al.: the attention core
+// re-runs in backward); full (Megatron-LM: each block keeps its input and re-runs whole).
+enum class RecomputeMode { kNone, kSelective, kFull };
+std::string_view ToString(RecomputeMode mode);
+std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text);  // none|selective|full
+
 // The optimizer's memory and step cost per parameter.
 struct OptimizerSpec {
-  std::string name = "adam-mixed";              // adam-mixed | sgd
-  std::int64_t state_bytes_per_parameter = 12;  // fp32 master weight + two fp32 moments
+  std::string name = "adam-mixed";                 // adam-mixed | sgd
+  std::int64_t state_bytes_per_parameter = 12;     // fp32 master weight + two fp32 moments
+  std::int64_t gradient_bytes_per_parameter = 4;   // fp32 gradients (Megatron mixed precision)
   std::string step_function = "adam";
 
   // "adam-mixed" or "sgd"; throws InvalidArgumentError otherwise.
@@ -45,7 +61,14 @@ struct UniqueLayer {
   std::int64_t gradient_bytes = 0;
   std::int64_t optimizer_state_bytes = 0;
   std::int64_t activation_bytes = 0;
+  std::int64_t selective_activation_bytes = 0;  // SavedBytes(kSelective)
+  std::int64_t checkpoint_bytes = 0;            // SavedBytes(kFull)
   bool tensor_parallel = false;  // split by the tensor-parallel strategy
+
+  std::int64_t SavedBytes(RecomputeMode mode) const;
+  std::int64_t WorkingBytes(RecomputeMode mode) const { return activation_bytes - SavedBytes(mode); }
+  // Whether the mode re-runs anything of this layer in backward.
+  bool Recomputes(RecomputeMode mode) const { return WorkingBytes(mode) > 0; }
 };
 
 struct LayerInstance {
@@ -87,6 +110,10 @@ struct LayerGraph {
   // Empty when consistent, else what is wrong (unique ids in range, edges forward, …).
   std::string Validate() const;
 };
+
+// The ops a recompute mode re-runs in backward: the whole forward graph (full), the attention core
+// (selective; the tensors it reads from other ops become inputs), or nothing (none).
+OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode);
 
 // Sets the memory figures and the optimizer step of `layer` from its parameters, its forward
 // graph's saved tensors and the optimizer (see the header comment).

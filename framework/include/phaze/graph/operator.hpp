@@ -100,6 +100,9 @@ struct Operator {
   std::int64_t weight_bytes = 0;  // parameters read (and, for an optimizer step, written)
   TensorParallelRole tp_role = TensorParallelRole::kReplicated;
   std::int64_t expert = -1;  // the MoE expert whose branch this op belongs to (-1: none)
+  // Part of the attention core (scores, scale, mask, softmax, its dropout, context): what
+  // selective recomputation (Korthikanti et al. 2022) re-runs in backward.
+  bool attention_core = false;
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
   // does in this pass ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", or "" for an
   // identity such as Megatron's f), `collective_backward` what its backward does ("" = identity),

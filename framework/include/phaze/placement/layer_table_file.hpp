@@ -12,9 +12,14 @@ namespace phaze {
 
 PlacementProblem ParseLayerTableFile(const ConfigNode& root);
 
-// {"feasible", "reason"?, "time_per_batch_s", "throughput_samples_per_s", "plan": {t, d, s,
-// micro_batches, max_stage_load_s, bubble_share, sync_share, stages: [{layers, devices, load_s,
-// peak_memory_bytes}]}}
+// {"feasible", "reason"?, "time_per_batch_s", "throughput_samples_per_s", "plan": {t, d, s, v,
+// micro_batches, max_stage_load_s, bubble_share, sync_share, breakdown, stages: [{layers,
+// devices, load_s, forward_s, backward_s, recompute_s, peak_memory_bytes, memory}]}}
 Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& problem);
+// {forward_s, backward_s, recompute_s, pipeline_send_s, bubble_s, data_parallel_s, optimizer_s,
+//  tied_embedding_s, bottleneck_stage, pipeline_level}
+Json ToJson(const StepBreakdown& breakdown);
+// {weight_bytes, gradient_bytes, optimizer_state_bytes, activation_bytes, working_bytes, in_flight}
+Json ToJson(const StageMemory& memory);
 
 }  // namespace phaze

@@ -1,8 +1,8 @@
 // From a layer's operator graph to the scheduler's input (DESIGN §5): the ops that take time, with
 // ℓ_i and ℓ̂_i from an estimator on one architecture, and the dependencies between them. Views
 // (no work) are contracted — their predecessors precede their successors. Collectives become
-// `link` ops lasting the estimator's collective time on the cluster's links (identity collectives,
-// such as Megatron's f in the forward pass, are contracted). Ops the estimator cannot cost raise
+// `link` ops lasting the network model's time for the op's tensor-parallel group (innermost ranks,
+// stride 1; identity collectives, such as Megatron's f in the forward pass, are contracted). Ops the estimator cannot cost raise
 // UnsupportedOpError from the estimator.
 #pragma once
 
@@ -12,13 +12,14 @@
 #include "phaze/estimate/estimator.hpp"
 #include "phaze/graph/layer_graph.hpp"
 #include "phaze/graph/operator_graph.hpp"
+#include "phaze/network/network.hpp"
 #include "phaze/schedule/schedule_problem.hpp"
 
 namespace phaze {
 
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, const ArchConfig& arch,
-                                     const ClusterConfig& cluster, std::string name);
+                                     const Network& network, std::string name);
 
 // The operator graph a pass runs: the forward graph for forward and recompute, else backward.
 const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass);

@@ -1,12 +1,20 @@
 // One model on one architecture (DESIGN §1's pipeline for a single config): per-op estimates →
 // the ILP schedule of every unique layer slice's forward, backward and recompute pass → the
-// placement DP for every micro-batch size, HBM size and recompute setting, sharing the estimates
-// and schedules across them (the reference restarts everything for each).
+// placement DP for every micro-batch size, HBM size, recompute mode (and virtual-stage count when
+// interleaving), sharing the estimates and schedules across them (the reference restarts
+// everything for each). Per layer the DP gets (DESIGN §10): forward and backward makespans; the
+// makespan of what the recompute mode re-runs (RecomputeGraph) as backward_recompute_s; the bytes
+// kept per in-flight micro-batch (UniqueLayer::SavedBytes) and the working set; the optimizer step,
+// HBM-bound: 2·(weight + gradient + state bytes) / HBM bandwidth (each read and written once);
+// and, for a model whose head reuses the embedding table, its gradient bytes for the all-reduce
+// between the first and the last stage. Collectives and sends are the run config's network's.
 //
 // PrepareModel does the architecture-independent part once per run: the layer graph of every
 // micro-batch size, sliced by the strategy for every tensor-parallel width it supports.
 // ModelEvaluator::Evaluate then costs one architecture. Plans are compared by throughput; ties go
-// to the smaller micro-batch, then no recompute, then the HBM size listed first (deterministic).
+// to the smaller micro-batch, then the lighter recompute mode (none, selective, full), then the
+// smaller v, then the HBM size listed first (deterministic). ModelEvaluator::EvaluatePlan costs one
+// given plan (`phaze predict`); fixed plans split the blocks as Megatron-LM does (MegatronStageStarts).
 #pragma once
 
 #include <cstdint>
@@ -61,7 +69,7 @@ struct PlanChoice {
   std::string reason;  // when infeasible
   PlacementPlan plan;
   std::int64_t micro_batch = 0;
-  bool recompute = false;
+  RecomputeMode recompute = RecomputeMode::kNone;
   double hbm_gib = 0;
   double tokens_per_s = 0;
   double mfu = 0;  // model FLOP/s over the cluster's peak tensor FLOP/s
@@ -105,6 +113,24 @@ struct ModelEvaluation {
   double placement_seconds = 0;
 };
 
+// One plan to evaluate (`phaze predict`).
+struct PlanRequest {
+  int tensor_parallel = 1;
+  int pipeline_stages = 1;
+  int data_parallel = 1;
+  int virtual_stages = 1;  // > 1: interleaved 1F1B
+  std::int64_t micro_batch = 1;
+  RecomputeMode recompute = RecomputeMode::kNone;
+  double hbm_gib = 80;
+  std::vector<int> stage_starts;  // empty: MegatronStageStarts
+};
+
+// First layer of every stage after the first when p stages split the graph as Megatron-LM does:
+// the transformer blocks evenly (the first blocks mod p stages take one more), the embedding with
+// the first stage and the head with the last. Layers of other kinds (an imported graph): the even
+// split of every layer. Empty with `reason` set when p exceeds the blocks.
+std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason);
+
 class ModelEvaluator {
  public:
   ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estimator> estimator,
@@ -114,6 +140,13 @@ class ModelEvaluator {
   // with the reason; other errors propagate. Thread-safe; deterministic for a deterministic solver.
   ModelEvaluation Evaluate(const PreparedModel& model, const ArchConfig& arch,
                            bool with_expert) const;
+
+  // One plan, on the run config's cluster and training settings (its micro-batch must be prepared:
+  // PrepareModel with it among training.micro_batches, its width among the widths).
+  // Infeasibility (memory, devices) is a choice with the reason; the per-stage memory and the
+  // breakdown are in choice.plan.
+  PlanChoice EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
+                          const PlanRequest& request) const;
 
   // The schedule of one unique layer slice and pass (for the Gantt chart of a winner).
   ScheduleResult ScheduleLayer(const PreparedModel& model, const ArchConfig& arch,
@@ -128,7 +161,6 @@ class ModelEvaluator {
   std::shared_ptr<const Estimator> estimator_;
   std::shared_ptr<const SolverBackend> backend_;
   SchedulerOptions scheduler_options_;
-  ClusterConfig cluster_;
 };
 
 }  // namespace phaze

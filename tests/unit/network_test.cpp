@@ -1,0 +1,133 @@
+// The network model (DESIGN §10) by hand: every collective on 1, 2 and 3 levels with the
+// arithmetic written out, group layouts (stride), sends, the level holding a span, the flat case
+// equal bit for bit to the paper's formulas, and located errors in `levels:`.
+#include "phaze/network/network.hpp"
+
+#include <gtest/gtest.h>
+
+#include "phaze/core/error.hpp"
+
+namespace phaze {
+namespace {
+
+constexpr auto kAR = CollectiveKind::kAllReduce;
+constexpr auto kAG = CollectiveKind::kAllGather;
+constexpr auto kRS = CollectiveKind::kReduceScatter;
+constexpr auto kA2A = CollectiveKind::kAllToAll;
+
+// Node of 8 at 100 GB/s and 1 µs; fabric at 10 GB/s and 10 µs.
+Network TwoLevels() {
+  return Network({{"node", 8, 1e11, 1e-6}, {"fabric", 0, 1e10, 1e-5}});
+}
+// Node of 8 (100 GB/s, 1 µs), pod of 32 (50 GB/s, 2 µs), fabric (10 GB/s, 10 µs).
+Network ThreeLevels() {
+  return Network({{"node", 8, 1e11, 1e-6}, {"pod", 32, 5e10, 2e-6}, {"fabric", 0, 1e10, 1e-5}});
+}
+
+TEST(Network, OneLevelRingFormulas) {
+  const Network flat = Network::Flat(1e9, 1e-6);
+  // All-reduce of 8 MB over 4: 2·3/4·8e6/1e9 = 0.012 s, 2·3 latency steps.
+  EXPECT_NEAR(flat.CollectiveS(kAR, 8e6, {4, 1}), 0.012 + 6e-6, 1e-15);
+  // All-gather / reduce-scatter / all-to-all: 3/4·8e6/1e9 = 0.006 s, 3 steps.
+  for (auto k : {kAG, kRS, kA2A}) EXPECT_NEAR(flat.CollectiveS(k, 8e6, {4, 1}), 0.006003, 1e-15);
+  // A group of one, or nothing to send: free. The stride does not matter on one level.
+  EXPECT_EQ(flat.CollectiveS(kAR, 8e6, {1, 1}), 0);
+  EXPECT_EQ(flat.CollectiveS(kAR, 0, {4, 1}), 0);
+  EXPECT_EQ(flat.CollectiveS(kAR, 8e6, {4, 64}), flat.CollectiveS(kAR, 8e6, {4, 1}));
+}
+
+TEST(Network, FlatDataParallelSyncIsThePapersFormulaBitForBit) {
+  // The paper's DP sync 4·(d − 1)/d·W/bandwidth = the ring all-reduce of 2·W (fp32 gradients).
+  const double bw = 4294967296.0;
+  const Network flat = Network::Flat(bw);
+  for (std::int64_t d : {2, 3, 7, 64, 1000}) {
+    for (double w : {1.0, 3.3e8, 1.234567e9, 7e10}) {
+      EXPECT_EQ(flat.CollectiveS(kAR, 2 * w, {d, 8}), 4.0 * (d - 1) / d * w / bw) << d << " " << w;
+    }
+  }
+}
+
+TEST(Network, TwoLevelsHierarchical) {
+  const Network n = TwoLevels();
+  // 16 consecutive ranks: 8 per node, 2 nodes. All-reduce of 1.6 GB:
+  //   reduce-scatter in the node 7/8·1.6e9/1e11 = 0.014 s + 7 µs,
+  //   all-reduce across 2 nodes on 1.6e9/8 = 2e8: 2·1/2·2e8/1e10 = 0.02 s + 2·10 µs,
+  //   all-gather in the node 0.014 s + 7 µs.                      = 0.048034 s
+  EXPECT_NEAR(n.CollectiveS(kAR, 1.6e9, {16, 1}), 0.048034, 1e-12);
+  // Stride 4 (data parallel beside t = 4): 2 members per node, 8 nodes.
+  //   0.5·1.6e9/1e11 = 0.008 + 1 µs; across 8 on 8e8: 2·7/8·8e8/1e10 = 0.14 + 14·10 µs; 0.008 + 1 µs
+  EXPECT_NEAR(n.CollectiveS(kAR, 1.6e9, {16, 4}), 0.156142, 1e-12);
+  // Reduce-scatter: in the node 0.014 s + 7 µs, across on 2e8: 1/2·2e8/1e10 = 0.01 s + 10 µs.
+  EXPECT_NEAR(n.CollectiveS(kRS, 1.6e9, {16, 1}), 0.024017, 1e-12);
+  // All-gather: across on 2e8 first, then in the node: the same sum.
+  EXPECT_NEAR(n.CollectiveS(kAG, 1.6e9, {16, 1}), 0.024017, 1e-12);
+  // All-to-all: each device sends 1.6e9/16 = 1e8 to each of 15 peers: 7 in the node
+  // (7e8/1e11 = 0.007 s + 7 µs), 8 on other nodes (8e8/1e10 = 0.08 s + 1·10 µs).
+  EXPECT_NEAR(n.CollectiveS(kA2A, 1.6e9, {16, 1}), 0.087017, 1e-12);
+  // A group inside one node never touches the fabric: the node's ring.
+  EXPECT_NEAR(n.CollectiveS(kAR, 8e8, {8, 1}), 2.0 * 7 / 8 * 8e8 / 1e11 + 14e-6, 1e-15);
+  // One member per node (stride 8 = t): the fabric's ring.
+  EXPECT_NEAR(n.CollectiveS(kAR, 8e8, {4, 8}), 2.0 * 3 / 4 * 8e8 / 1e10 + 6e-5, 1e-15);
+}
+
+TEST(Network, ThreeLevelsHierarchical) {
+  const Network n = ThreeLevels();
+  // 128 consecutive ranks: fan-out 8 (node) × 4 (pod) × 4 (fabric). All-reduce of 3.2 GB:
+  //   RS node 7/8·3.2e9/1e11 = 0.028 + 7 µs; RS pod on 4e8: 3/4·4e8/5e10 = 0.006 + 3·2 µs;
+  //   AR fabric on 1e8: 2·3/4·1e8/1e10 = 0.015 + 6·10 µs; AG pod 0.006 + 6 µs; AG node 0.028 + 7 µs
+  EXPECT_NEAR(n.CollectiveS(kAR, 3.2e9, {128, 1}), 0.083086, 1e-12);
+  // 8 members 16 apart (pipeline with t·d = 16): 1 per node, 2 per pod, 4 pods.
+  //   RS pod 1/2·8e8/5e10 = 0.008 + 2 µs; AR fabric on 4e8 over 4: 0.06 + 60 µs; AG pod 0.008 + 2 µs
+  EXPECT_NEAR(n.CollectiveS(kAR, 8e8, {8, 16}), 0.076064, 1e-12);
+  EXPECT_EQ(n.FanOut({8, 16}), (std::vector<double>{1, 2, 4}));
+  EXPECT_EQ(n.FanOut({128, 1}), (std::vector<double>{8, 4, 4}));
+  // All-to-all over 32 in one pod: 7 peers in the node, 24 in the pod; 3.2e9/32 = 1e8 each.
+  EXPECT_NEAR(n.CollectiveS(kA2A, 3.2e9, {32, 1}), 7e8 / 1e11 + 7e-6 + 24e8 / 5e10 + 3 * 2e-6,
+              1e-12);
+}
+
+TEST(Network, SendsAndTheLevelHoldingASpan) {
+  const Network n = ThreeLevels();
+  EXPECT_DOUBLE_EQ(n.SendS(1e9, 2), 0.1 + 1e-5);
+  EXPECT_DOUBLE_EQ(n.SendS(1e9, 0), 0.01 + 1e-6);
+  EXPECT_EQ(n.LevelHolding(1), 0);
+  EXPECT_EQ(n.LevelHolding(8), 0);
+  EXPECT_EQ(n.LevelHolding(9), 1);
+  EXPECT_EQ(n.LevelHolding(32), 1);
+  EXPECT_EQ(n.LevelHolding(33), 2);
+  EXPECT_EQ(Network::Flat(1e9).LevelHolding(1 << 20), 0);
+}
+
+TEST(Network, LevelsParseWithLocatedErrors) {
+  auto parse = [](const std::string& text) {
+    return Network::ParseLevels(ConfigNode::ParseString(text, "run.yaml"));
+  };
+  const Network n = parse(
+      "[{name: node, size: 8, bandwidth_bytes_per_s: 1.5e11, latency_s: 1e-6},"
+      " {name: fabric, bandwidth_bytes_per_s: 2.5e10}]");
+  ASSERT_EQ(n.Levels().size(), 2u);
+  EXPECT_EQ(n.Levels()[0].size, 8);
+  EXPECT_EQ(n.Levels()[1].latency_s, 0);
+  EXPECT_EQ(n.Validate(), "");
+  auto fails = [&](const std::string& text, const std::string& expected) {
+    try {
+      parse(text);
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  fails("[{name: node, bandwidth_bytes_per_s: 1e9}, {name: fabric, bandwidth_bytes_per_s: 1e9}]",
+        "missing required key 'size'");
+  fails("[{name: node, size: 8, bandwidth_bytes_per_s: 1e9}, {name: pod, size: 12, "
+        "bandwidth_bytes_per_s: 1e9}, {name: f, bandwidth_bytes_per_s: 1e9}]",
+        "run.yaml:1:71: [1].size: expected a multiple of the inner level's size 8");
+  fails("[{name: all, size: 8, bandwidth_bytes_per_s: 1e9}]",
+        "the outermost level joins every device and takes no size");
+  fails("[{name: node, size: 8, bandwidth_bytes_per_s: 0}, {name: f, bandwidth_bytes_per_s: 1e9}]",
+        "bandwidth_bytes_per_s");
+  fails("[]", "non-empty list of network levels");
+}
+
+}  // namespace
+}  // namespace phaze
