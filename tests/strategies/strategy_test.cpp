@@ -205,3 +205,66 @@ TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
 
 }  // namespace
 }  // namespace phaze
+
+namespace phaze {
+namespace {
+
+TEST(Recompute, SavedBytesPerModeAreKorthikantisTable2) {
+  // Korthikanti et al. 2022, Table 2 (2-byte activations, 1-byte dropout masks), per block:
+  //   no parallelism              sbh(34 + 5as/h)
+  //   tensor parallel             sbh(10 + 24/t + 5as/(ht))
+  //   + sequence parallel         sbh(34/t + 5as/(ht))
+  //   tensor parallel, selective  sbh(10 + 24/t)
+  //   + sequence parallel, sel.   sbh(34/t)
+  //   full recompute              2sbh (its input; with sequence parallelism split t ways)
+  // The working set is what recomputation re-materialises: the difference to no recompute.
+  const std::int64_t s = 1024, h = 3072, a = 32;
+  for (bool fusion : {false, true}) {
+    for (std::int64_t b : {1, 2}) {
+      for (std::int64_t t : {1, 2, 4, 8}) {
+        for (bool sp : {false, true}) {
+          if (sp && t == 1) continue;
+          const LayerGraph g =
+              Slice("megatron-8.3b", b, t, fusion, sp ? "sequence_parallel" : "megatron");
+          const UniqueLayer& blk = Block(g);
+          const std::int64_t sbh = s * b * h, core = 5 * a * s * s * b / t;
+          const std::int64_t none = sp ? 34 * sbh / t + core : 10 * sbh + 24 * sbh / t + core;
+          const std::int64_t selective = sp ? 34 * sbh / t : 10 * sbh + 24 * sbh / t;
+          const std::int64_t full = sp ? 2 * sbh / t : 2 * sbh;
+          const std::string where = "b=" + std::to_string(b) + " t=" + std::to_string(t) +
+                                    (sp ? " sp" : "") + (fusion ? " fused" : "");
+          EXPECT_EQ(blk.SavedBytes(RecomputeMode::kNone), none) << where;
+          EXPECT_EQ(blk.SavedBytes(RecomputeMode::kSelective), selective) << where;
+          EXPECT_EQ(blk.SavedBytes(RecomputeMode::kFull), full) << where;
+          EXPECT_EQ(blk.WorkingBytes(RecomputeMode::kSelective), core) << where;
+          EXPECT_EQ(blk.WorkingBytes(RecomputeMode::kFull), none - full) << where;
+          EXPECT_EQ(blk.WorkingBytes(RecomputeMode::kNone), 0) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(Recompute, WhatEachModeReRuns) {
+  const LayerGraph g = Slice("megatron-8.3b", 1, 2, false);
+  const UniqueLayer& blk = Block(g);
+  EXPECT_EQ(RecomputeGraph(blk, RecomputeMode::kNone).Ops().size(), 0u);
+  EXPECT_EQ(RecomputeGraph(blk, RecomputeMode::kFull).Ops().size(), blk.forward.Ops().size());
+  // Selective: scores, scale, causal mask, softmax, attention dropout, context — nothing else.
+  std::set<std::string> names;
+  const OperatorGraph core = RecomputeGraph(blk, RecomputeMode::kSelective);
+  for (const auto& op : core.Ops()) names.insert(op.name);
+  EXPECT_EQ(names, (std::set<std::string>{"attn.scores", "attn.scale", "attn.mask", "attn.softmax",
+                                          "attn.dropout", "attn.context"}));
+  // Its GEMM FLOPs are the attention core's: 2·(2·b·s²·h)/t.
+  EXPECT_EQ(core.GemmFlops(), 4LL * 1024 * 1024 * 3072 / 2);
+  // The embedding and the head are not checkpointed: no mode re-runs them.
+  for (RecomputeMode m : {RecomputeMode::kSelective, RecomputeMode::kFull}) {
+    EXPECT_FALSE(g.unique_layers[0].Recomputes(m));
+    EXPECT_FALSE(g.unique_layers[2].Recomputes(m));
+    EXPECT_TRUE(blk.Recomputes(m));
+  }
+}
+
+}  // namespace
+}  // namespace phaze

@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
+
+#include "phaze/config/config_node.hpp"
+#include "phaze/placement/layer_table_file.hpp"
 
 namespace phaze {
 namespace {
@@ -226,6 +230,339 @@ TEST(PlacementSearch, EqualsBruteForceOnRandomChains) {
     }
   }
   EXPECT_GT(feasible, 150);
+  EXPECT_GT(infeasible, 10);
+}
+
+
+// ---- the flat network's DP unchanged ------------------------------------------------------------
+
+// tests/data/placement-golden.json: 80 random flat-network layer tables (with and without the
+// paper's recompute, DAG edges, several widths) and the times the DP printed before the network
+// model existed. Equal bit for bit: the paper's model is an exact special case.
+TEST(PlacementSearch, FlatNetworkTimesAreBitForBitThoseBeforeTheNetworkModel) {
+  const ConfigNode root =
+      ConfigNode::ParseFile(std::string(PHAZE_SOURCE_DIR) + "/tests/data/placement-golden.json");
+  int checked = 0;
+  for (const auto& c : root.Child("cases").Elements()) {
+    const PlacementProblem p = ParseLayerTableFile(c.Child("problem"));
+    const auto fixed = c.Child("fixed").AsList(&ConfigNode::AsInt);
+    auto expect = [&](const PlacementPlan& plan, const std::string& hex) {
+      if (hex == "infeasible") {
+        EXPECT_FALSE(plan.feasible) << c.Where();
+      } else {
+        ASSERT_TRUE(plan.feasible) << c.Where() << plan.reason;
+        EXPECT_EQ(plan.time_per_batch_s, std::strtod(hex.c_str(), nullptr)) << c.Where();
+        ++checked;
+      }
+    };
+    expect(PlacementSearch().Place(p), c.Child("place").AsString());
+    expect(PlacementSearch().Evaluate(
+               p, {static_cast<int>(fixed[0]), static_cast<int>(fixed[1]), static_cast<int>(fixed[2])}),
+           c.Child("fixed_time").AsString());
+  }
+  EXPECT_EQ(checked, 71 + 53);
+}
+
+// ---- schedules, optimizer step, tied embeddings, levels, by hand -------------------------------
+
+// 4 layers fw 1, bw 2 (load 6 per two-layer stage), p = 2, d = 1, B = 8 micro-batches.
+TEST(PlacementSearch, PipelineSchedulesBubbleByHand) {
+  auto p = Problem(Chain(4, 1, 2, 0, 10, 0), 2, 8, 1e12);
+  // 1F1B: (8 + 2 − 1)·6 = 54, bubble (2 − 1)·6 = 6; the first stage keeps 2 micro-batches.
+  auto plan = PlacementSearch().Evaluate(p, {2, 1, 1});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 54);
+  EXPECT_DOUBLE_EQ(plan.breakdown.bubble_s, 6);
+  EXPECT_DOUBLE_EQ(plan.breakdown.forward_s, 8 * 2);
+  EXPECT_DOUBLE_EQ(plan.breakdown.backward_s, 8 * 4);
+  EXPECT_DOUBLE_EQ(plan.stages[0].memory.in_flight, 2);
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 2 * 20);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 1 * 20);
+  // GPipe: the same bubble, every micro-batch in flight: 8·20 bytes on both stages.
+  p.schedule = PipelineSchedule::kGPipe;
+  plan = PlacementSearch().Evaluate(p, {2, 1, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 54);
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 160);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 160);
+  // Interleaved, v = 2: (8 + 1/2)·6 = 51, bubble 3. In flight (Megatron's warm-up in chunks of
+  // half a stage): first stage (2·1 + 1·2 + 1)/2 = 2.5, last (0 + 2 + 1)/2 = 1.5.
+  p.schedule = PipelineSchedule::kInterleaved;
+  p.virtual_stages = 2;
+  plan = PlacementSearch().Evaluate(p, {2, 1, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 51);
+  EXPECT_DOUBLE_EQ(plan.breakdown.bubble_s, 3);
+  EXPECT_DOUBLE_EQ(plan.stages[0].memory.in_flight, 2.5);
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 50);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 30);
+  // With edges of 1e9 bytes at 1e9 B/s: v = 2 chunks send twice per direction: each stage waits
+  // 2 s for its input or its gradient: load 8, (8 + 1/2)·8 = 68; sends m·2 = 16 of it.
+  auto q = Problem(Chain(4, 1, 2, 0, 10, 1e9), 2, 8, 1e12);
+  q.schedule = PipelineSchedule::kInterleaved;
+  q.virtual_stages = 2;
+  plan = PlacementSearch().Evaluate(q, {2, 1, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 68);
+  EXPECT_DOUBLE_EQ(plan.breakdown.pipeline_send_s, 16);
+}
+
+// The optimizer step and the gradient reduction after the pipeline; the first stage's count.
+TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
+  auto table = Chain(4, 1, 2, 1e9, 0, 0);
+  for (auto& l : table.layers) l.optimizer_step_s = 0.25;
+  table.tied_gradient_bytes = 4e9;
+  auto p = Problem(table, 8, 8, 1e12);
+  // p 2, d 2: pipeline (4 + 1)·6 = 30; sync: all-reduce of 2·2e9 over 2 = 4e9/1e9 = 4 s;
+  // optimizer: the first stage's two layers 0.5 s; tied: all-reduce of 4e9 over 2 = 4 s.
+  auto plan = PlacementSearch().Evaluate(p, {2, 2, 1});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 30 + 4 + 0.5 + 4);
+  EXPECT_DOUBLE_EQ(plan.breakdown.data_parallel_s, 4);
+  EXPECT_DOUBLE_EQ(plan.breakdown.optimizer_s, 0.5);
+  EXPECT_DOUBLE_EQ(plan.breakdown.tied_embedding_s, 4);
+  // A single stage has no tied all-reduce; three quarters of the sync hidden: 1 s exposed.
+  p.gradient_reduction_overlap = 0.75;
+  plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 4 * 12 + 0.25 * 8 + 1.0);
+  // Distributed optimizer: reduce-scatter of 8e9 (4 s·1/2 = 4e9/1e9... (2−1)/2·8e9/1e9 = 4 s) +
+  // all-gather of 4e9 (2 s); optimizer step and state divided by d = 2.
+  p.gradient_reduction_overlap = 0;
+  p.distributed_optimizer = true;
+  for (auto& l : p.widths[1].layers) l.optimizer_state_bytes = 100;
+  plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 4 * 12 + 4 + 2 + 0.25 * 4 / 2);
+  EXPECT_DOUBLE_EQ(plan.stages[0].memory.optimizer_state_bytes, 4 * 100 / 2.0);
+}
+
+// Recompute inside backward on every stage (selective/full) and the working set.
+TEST(PlacementSearch, LayerRecomputeAndWorkingSetByHand) {
+  auto table = Chain(2, 1, 2, 0, 10, 0);
+  table.layers[0].backward_recompute_s = 0.5;
+  table.layers[1].backward_recompute_s = 0.25;
+  table.layers[0].working_bytes = 7;
+  table.layers[1].working_bytes = 3;
+  auto p = Problem(table, 2, 4, 1e12);
+  // Every stage recomputes, the last one too: loads 1 + 2 + 0.5 and 1 + 2 + 0.25.
+  auto plan = PlacementSearch().Evaluate(p, {2, 1, 1});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_DOUBLE_EQ(plan.stages[0].load_s, 3.5);
+  EXPECT_DOUBLE_EQ(plan.stages[1].load_s, 3.25);
+  EXPECT_DOUBLE_EQ(plan.stages[1].recompute_s, 0.25);
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, (4 + 1) * 3.5);
+  EXPECT_DOUBLE_EQ(plan.breakdown.recompute_s, 4 * 0.5);
+  // Memory: 2 in flight × 10 + working 7 (first), 1 × 10 + 3 (last).
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 27);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 13);
+  // One stage: the larger working set counts once: 1·20 + 7.
+  EXPECT_DOUBLE_EQ(PlacementSearch().Evaluate(p, {1, 1, 1}).stages[0].peak_memory_bytes, 27);
+}
+
+// Pipeline sends cross the level holding t·s·d ranks.
+TEST(PlacementSearch, PipelineSendsCrossTheLevelTheJobSpans) {
+  auto p = Problem(Chain(4, 1, 1, 0, 0, 1e9), 16, 2, 1e12);
+  p.network = Network({{"node", 8, 1e10, 0}, {"fabric", 0, 1e9, 0}});
+  // p 2, d 1, t 1: 2 ranks in one node: each stage (fw 2 + bw 2) waits 0.1 s for its input or its
+  // gradient: load 4.1, (2 + 2 − 1)·4.1.
+  auto plan = PlacementSearch().Evaluate(p, {2, 1, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 3 * 4.1);
+  EXPECT_EQ(plan.breakdown.pipeline_level, 0);
+  // With a table of t = 8 (the same layers): 16 ranks span two nodes: 1 s per send, load 5.
+  p.widths[8] = p.widths[1];
+  for (auto& l : p.widths[8].layers) l.tensor_parallel = true;
+  plan = PlacementSearch().Evaluate(p, {2, 1, 8});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 3 * 5.0);
+  EXPECT_EQ(plan.breakdown.pipeline_level, 1);
+}
+
+TEST(PlacementSearch, AnInfeasibleFixedPlanSaysWhichStageAndByHowMuch) {
+  auto p = Problem(Chain(4, 1, 1, 100, 0, 0), 4, 8, 350);  // 2·(100 + 100) = 400 on the first
+  auto r = PlacementSearch().Evaluate(p, {2, 1, 1});
+  EXPECT_FALSE(r.feasible);
+  EXPECT_NE(r.reason.find("stage 0 (layers 0-1) needs 400.000000 bytes > HBM 350.000000, over by "
+                          "50.000000 bytes"),
+            std::string::npos)
+      << r.reason;
+  // Explicit boundaries: 1 | 3 layers puts 600 bytes on the last stage.
+  FixedStrategy f{2, 1, 1, {1}};
+  p.hbm_bytes = 1e12;
+  r = PlacementSearch().Evaluate(p, f);
+  ASSERT_TRUE(r.feasible);
+  EXPECT_EQ(r.stages[0].last_layer, 0);
+  EXPECT_DOUBLE_EQ(r.stages[1].peak_memory_bytes, 600);
+}
+
+// ---- brute force with every part of the step model ---------------------------------------------
+
+// Written from the header's semantics for chains, without the code under test (the network model
+// is its own unit, tested above).
+double BruteForceStep(const PlacementProblem& p) {
+  double best = INFINITY;
+  const std::int64_t B = p.global_batch / p.micro_batch;
+  const double v = p.virtual_stages;
+  for (const auto& [t, table] : p.widths) {
+    const int n = static_cast<int>(table.layers.size());
+    auto edge_bytes = [&](int from) {
+      for (const auto& e : table.edges) if (e.from == from) return e.bytes;
+      return 0.0;
+    };
+    for (int mask = 0; mask < (1 << (n - 1)); ++mask) {
+      std::vector<std::pair<int, int>> stages;
+      int start = 0;
+      for (int c = 0; c < n - 1; ++c) {
+        if (mask & (1 << c)) {
+          stages.emplace_back(start, c + 1);
+          start = c + 1;
+        }
+      }
+      stages.emplace_back(start, n);
+      const int s = static_cast<int>(stages.size());
+      for (std::int64_t d = 1; d <= std::min<std::int64_t>(p.num_accelerators, B); ++d) {
+        if (p.distributed_optimizer && d > 1 && p.num_accelerators / d == p.num_accelerators / (d - 1) &&
+            (B + d - 1) / d == (B + d - 2) / (d - 1)) {
+          continue;  // the documented restriction of the distributed optimizer
+        }
+        const std::int64_t m = (B + d - 1) / d;
+        const int level = p.network.LevelHolding(t * s * d);
+        auto send = [&](double bytes) { return v * p.network.SendS(bytes, level); };
+        double max_load = 0, first_weight = 0, first_step = 0;
+        int devices = 0;
+        bool fits = true;
+        for (int k = 0; k < s; ++k) {
+          auto [i, j] = stages[k];
+          const int position = s - k;
+          const double in_arrival = i > 0 ? send(edge_bytes(i - 1)) : 0;
+          const double grad_arrival = j < n ? send(edge_bytes(j - 1)) : 0;
+          double fw = 0, bwd = 0, rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0;
+          bool tp = false;
+          for (int l = i; l < j; ++l) {
+            const auto& L = table.layers[l];
+            fw += L.forward_s;
+            bwd += L.backward_s + L.backward_recompute_s;
+            rfw += L.RecomputeForwardS();
+            static_mem += L.weight_bytes + L.GradientBytes() +
+                          L.optimizer_state_bytes / (p.distributed_optimizer ? d : 1);
+            act += L.activation_bytes;
+            w += L.weight_bytes;
+            step += L.optimizer_step_s;
+            working = std::max(working, L.working_bytes);
+            tp = tp || L.tensor_parallel;
+          }
+          const bool rec = p.recompute && position > 1;
+          max_load = std::max(max_load, in_arrival + fw + std::max(rec ? rfw : 0.0, grad_arrival) + bwd);
+          double in_flight = position;
+          if (p.schedule == PipelineSchedule::kGPipe) in_flight = static_cast<double>(m);
+          if (p.schedule == PipelineSchedule::kInterleaved) in_flight = (2.0 * (position - 1) + (v - 1) * s + 1) / v;
+          const double kept = p.recompute ? act + (position - 1) * (i > 0 ? edge_bytes(i - 1) : 0)
+                                          : in_flight * act;
+          if (static_mem + kept + working > p.hbm_bytes * (1 + 1e-12)) fits = false;
+          devices += tp ? t : 1;
+          if (k == 0) {
+            first_weight = w;
+            first_step = step;
+          }
+        }
+        if (!fits || devices > p.num_accelerators / d) continue;
+        const CommGroup group{d, t};
+        double sync = p.distributed_optimizer
+                          ? p.network.CollectiveS(CollectiveKind::kReduceScatter, 2 * first_weight, group) +
+                                p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group)
+                          : p.network.CollectiveS(CollectiveKind::kAllReduce, 2 * first_weight, group);
+        const double tied = s > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
+                                                          {2, t * d * (s - 1)})
+                                  : 0;
+        const double time = (m + (s - 1) / v) * max_load + (1 - p.gradient_reduction_overlap) * sync +
+                            first_step / (p.distributed_optimizer ? d : 1) + tied;
+        best = std::min(best, time);
+      }
+    }
+  }
+  return best;
+}
+
+TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
+  std::mt19937 rng(10);
+  auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int feasible = 0, infeasible = 0;
+  for (int c = 0; c < 400; ++c) {
+    PlacementProblem p;
+    const int n = pick(1, 7);
+    p.num_accelerators = pick(1, 40);
+    p.micro_batch = pick(1, 4);
+    p.global_batch = p.micro_batch * pick(1, 24);
+    switch (pick(0, 2)) {
+      case 0:
+        p.network = Network::Flat(uni(0.5, 4), pick(0, 1) ? 0 : uni(0, 0.1));
+        break;
+      case 1:
+        p.network = Network({{"node", 4, uni(2, 8), uni(0, 0.01)}, {"fabric", 0, uni(0.3, 2), uni(0, 0.1)}});
+        break;
+      default:
+        p.network = Network({{"node", 2, uni(4, 8), 0}, {"pod", 8, uni(1, 4), uni(0, 0.01)},
+                             {"fabric", 0, uni(0.3, 1), uni(0, 0.1)}});
+    }
+    switch (pick(0, 3)) {
+      case 0:
+        p.recompute = true;  // the paper's stage recompute (1F1B only)
+        break;
+      case 1:
+        p.schedule = PipelineSchedule::kGPipe;
+        break;
+      case 2:
+        p.schedule = PipelineSchedule::kInterleaved;
+        p.virtual_stages = pick(2, 4);
+        break;
+      default:
+        break;
+    }
+    p.distributed_optimizer = pick(0, 2) == 0;
+    if (pick(0, 1)) p.gradient_reduction_overlap = uni(0, 1);
+    for (int t : {1, 2, 4}) {
+      if (pick(0, 2) == 0 && t != 1) continue;
+      LayerTable table;
+      for (int i = 0; i < n; ++i) {
+        PlacementLayer l;
+        l.name = "l" + std::to_string(i);
+        l.forward_s = uni(0.1, 2) / t;
+        l.backward_s = uni(0.1, 4) / t;
+        if (pick(0, 1)) l.recompute_forward_s = uni(0.1, 2) / t;
+        if (pick(0, 1)) l.backward_recompute_s = uni(0, 1) / t;
+        l.optimizer_step_s = uni(0, 0.3) / t;
+        l.weight_bytes = uni(0, 3) / t;
+        if (pick(0, 1)) l.gradient_bytes = uni(0, 3) / t;
+        l.optimizer_state_bytes = uni(0, 2);
+        l.activation_bytes = uni(0, 3);
+        l.working_bytes = pick(0, 1) ? uni(0, 2) : 0;
+        l.tensor_parallel = t > 1 && pick(0, 3) != 0;
+        table.layers.push_back(l);
+        if (i > 0) table.edges.push_back({i - 1, i, uni(0, 3)});
+      }
+      if (pick(0, 1)) table.tied_gradient_bytes = uni(0, 2);
+      p.widths[t] = table;
+    }
+    p.hbm_bytes = uni(3, 40);
+    ASSERT_EQ(p.Validate(), "") << "case " << c;
+    const double truth = BruteForceStep(p);
+    const auto plan = PlacementSearch().Place(p);
+    if (std::isinf(truth)) {
+      ++infeasible;
+      ASSERT_FALSE(plan.feasible) << "case " << c;
+    } else {
+      ++feasible;
+      ASSERT_TRUE(plan.feasible) << "case " << c << ": " << plan.reason;
+      ASSERT_NEAR(plan.time_per_batch_s, truth, 1e-9 * truth)
+          << "case " << c << " n=" << n << " K=" << p.num_accelerators
+          << " schedule=" << ToString(p.schedule) << " v=" << p.virtual_stages
+          << " levels=" << p.network.Levels().size() << " dist=" << p.distributed_optimizer
+          << " plan t=" << plan.tensor_parallel << " d=" << plan.data_parallel
+          << " s=" << plan.pipeline_stages;
+      // The breakdown adds up to the step.
+      const auto& b = plan.breakdown;
+      ASSERT_NEAR(b.forward_s + b.backward_s + b.recompute_s + b.pipeline_send_s + b.bubble_s +
+                      b.data_parallel_s + b.optimizer_s + b.tied_embedding_s,
+                  plan.time_per_batch_s, 1e-9 * truth)
+          << "case " << c;
+    }
+  }
+  EXPECT_GT(feasible, 200);
   EXPECT_GT(infeasible, 10);
 }
 
