@@ -518,3 +518,83 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
 
 }  // namespace
 }  // namespace phaze
+
+namespace phaze {
+namespace {
+
+// GPT-3 175B (Megatron-LM: h 12288, a 96, 96 blocks, s 2048, vocabulary 50,304, tied head, learned
+// positions, dropout) on t 8, p 8, d 1, micro-batch 1, batch 64. Per-stage memory computed here
+// from the hyperparameters: 18 bytes per per-device parameter (bf16 weight, fp32 gradient, fp32
+// master, m, v) + (p − stage) in-flight micro-batches × the bytes each layer keeps (Korthikanti
+// et al., Table 2, for the blocks; the embedding's ids and dropout mask; the head's norm and LM-head
+// inputs and fp32 probabilities) + the working set (one block's re-materialised activations).
+TEST(Cli, PredictGpt3MemoryPerStageByHand) {
+  const double s = 2048, h = 12288, a = 96, V = 50304, t = 8, sbh = s * h;
+  const double block_params = 12 * h * h / t + 7 * h / t + 6 * h;
+  const double first_params = 12 * block_params + V * h / t + s * h;  // + word and position tables
+  const double last_params = 12 * block_params + 2 * h + V * h / t;    // + final norm, tied head
+  const double core = 5 * a * s * s / t;                               // 5as²b/t
+  struct Case {
+    std::string flags;
+    double block_kept, working, embedding_kept, head_kept;
+  };
+  const Case cases[] = {
+      // Full recompute: a block keeps its input 2sbh and re-materialises all of
+      // sbh(10 + 24/t) + 5as²b/t minus that input during its backward.
+      {"--recompute full", 2 * sbh, 10 * sbh + 24 * sbh / t + core - 2 * sbh,
+       8 * s + 8 * s + sbh, 2 * sbh + 2 * sbh + 4 * s * V / t},
+      // Selective with sequence parallelism: sbh·34/t kept; the attention core re-materialised.
+      {"--recompute selective --sequence-parallel", 34 * sbh / t, core, 8 * s + 8 * s + sbh / t,
+       2 * sbh / t + 2 * sbh / t + 4 * s * V / t},
+  };
+  for (const Case& c : cases) {
+    testing::TempDir dir;
+    const auto out = dir / "p.json";
+    auto r = Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                   "/workloads/megatron-gpt3-175b.yaml --arch tpuv4 --hbm-gib 80 --plan 8,8,1 "
+                   "--micro-batch 1 --global-batch 64 " + c.flags + " -o " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* part : {"iteration", "forward", "backward", "recompute", "pipeline sends",
+                             "pipeline bubble", "data parallel", "optimizer step", "MFU"}) {
+      EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+    }
+    const ConfigNode j = ConfigNode::ParseFile(out.string());
+    const auto memory = j.Child("memory_per_stage_bytes").AsList(&ConfigNode::AsDouble);
+    ASSERT_EQ(memory.size(), 8u);
+    for (int k = 0; k < 8; ++k) {
+      const double params = k == 0 ? first_params : k == 7 ? last_params : 12 * block_params;
+      const double kept = 12 * c.block_kept + (k == 0 ? c.embedding_kept : 0) +
+                          (k == 7 ? c.head_kept : 0);
+      EXPECT_DOUBLE_EQ(memory[k], 18 * params + (8 - k) * kept + c.working)
+          << c.flags << " stage " << k;
+    }
+    // The parts add up to the iteration; 64 micro-batches, p − 1 = 7 stage slots of bubble.
+    const ConfigNode b = j.Child("breakdown");
+    double sum = 0;
+    for (const char* k : {"forward_s", "backward_s", "recompute_s", "pipeline_send_s", "bubble_s",
+                          "data_parallel_s", "optimizer_s", "tied_embedding_s"}) {
+      sum += b.Child(k).AsDouble();
+    }
+    const double iteration = j.Child("iteration_s").AsDouble();
+    EXPECT_NEAR(sum, iteration, 1e-9 * iteration);
+    EXPECT_GT(b.Child("recompute_s").AsDouble(), 0);
+    EXPECT_GT(b.Child("tied_embedding_s").AsDouble(), 0);  // first and last stage share the table
+    EXPECT_EQ(b.Child("data_parallel_s").AsDouble(), 0);   // d = 1
+    EXPECT_DOUBLE_EQ(j.Child("throughput_tokens_per_s").AsDouble(), 64 * 2048 / iteration);
+  }
+  // Without recompute the first stage keeps 8 micro-batches of full activations: 40 GiB is short.
+  auto over = Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                    "/workloads/megatron-gpt3-175b.yaml --arch tpuv4 --hbm-gib 40 --plan 8,8,1 "
+                    "--micro-batch 1 --global-batch 64 --recompute none");
+  EXPECT_EQ(over.exit_code, 1);
+  EXPECT_NE(over.err.find("stage 0 (layers 0-12) needs"), std::string::npos) << over.err;
+  EXPECT_NE(over.err.find("> HBM 42949672960 bytes (40.00 GiB): over by"), std::string::npos)
+      << over.err;
+  // Bad input is a usage error with the reason.
+  auto bad = Phaze("predict --model x.yaml --arch tpuv4 --plan 8,8 --micro-batch 1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--plan: expected t,p,d or t,p,d,v"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace phaze

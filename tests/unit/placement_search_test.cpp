@@ -376,8 +376,8 @@ TEST(PlacementSearch, AnInfeasibleFixedPlanSaysWhichStageAndByHowMuch) {
   auto p = Problem(Chain(4, 1, 1, 100, 0, 0), 4, 8, 350);  // 2·(100 + 100) = 400 on the first
   auto r = PlacementSearch().Evaluate(p, {2, 1, 1});
   EXPECT_FALSE(r.feasible);
-  EXPECT_NE(r.reason.find("stage 0 (layers 0-1) needs 400.000000 bytes > HBM 350.000000, over by "
-                          "50.000000 bytes"),
+  EXPECT_NE(r.reason.find("stage 0 (layers 0-1) needs 400 bytes (0.00 GiB) > HBM 350 bytes (0.00 "
+                          "GiB): over by 50 bytes"),
             std::string::npos)
       << r.reason;
   // Explicit boundaries: 1 | 3 layers puts 600 bytes on the last stage.

@@ -32,6 +32,8 @@ std::vector<CommandSpec> Commands() {
   return {
       {"search", "architecture + placement search over a run config (--config RUN.yaml)",
        AddSearchOptions, RunSearch, ""},
+      {"predict", "time, memory and throughput of one training plan (no search)",
+       AddPredictOptions, RunPredict, ""},
       {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
        AddPlaceOptions, RunPlace, ""},
       {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",

@@ -13,6 +13,9 @@ inline void NoOptions(boost::program_options::options_description&) {}
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);
 
+void AddPredictOptions(boost::program_options::options_description& d);
+int RunPredict(CommandContext& ctx);
+
 void AddPlaceOptions(boost::program_options::options_description& d);
 int RunPlace(CommandContext& ctx);
 

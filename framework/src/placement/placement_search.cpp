@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <tuple>
 
@@ -12,6 +13,13 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool Finite(double v) { return std::isfinite(v) && v >= 0; }
+
+// "106552127488 bytes (99.23 GiB)"
+std::string BytesText(double bytes) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.0f bytes (%.2f GiB)", bytes, bytes / 1073741824.0);
+  return buf;
+}
 
 std::int64_t MicroBatches(const PlacementProblem& p) { return p.global_batch / p.micro_batch; }
 
@@ -524,12 +532,11 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
     plan.stages.push_back(st.MakeStage(i, j, position, cls));
     devices += st.Devices(i, j);
     if (!st.Fits(i, j, position, cls)) {
-      const double need = st.Memory(i, j, position, cls);
       plan.reason = name + "stage " + std::to_string(k) + " (layers " + std::to_string(i) + "-" +
-                    std::to_string(j - 1) + ") needs " + std::to_string(need) + " bytes > HBM " +
-                    std::to_string(problem.hbm_bytes) + ", over by " +
-                    std::to_string(need - problem.hbm_bytes) + " bytes (" +
-                    std::to_string((need - problem.hbm_bytes) / 1073741824.0) + " GiB)";
+                    std::to_string(j - 1) + ") needs " +
+                    BytesText(st.Memory(i, j, position, cls)) + " > HBM " +
+                    BytesText(problem.hbm_bytes) + ": over by " +
+                    BytesText(st.Memory(i, j, position, cls) - problem.hbm_bytes);
       return plan;
     }
   }

@@ -1,0 +1,242 @@
+// `phaze predict`: one training plan evaluated without searching (DESIGN §10) — the time of a
+// step and its parts, per-stage memory, throughput and MFU, on an architecture preset or file and
+// the run config's cluster (or a system from share/systems/). Flags override the run config:
+//   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
+//     --micro-batch b --recompute none|selective|full [--sequence-parallel] [--global-batch B]
+//     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [-o OUT.json]
+// An infeasible plan exits 1 naming the stage that does not fit and by how much.
+#include <cstdio>
+#include <sstream>
+
+#include "commands.hpp"
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/config/run_config.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/placement/layer_table_file.hpp"
+#include "phaze/search/model_evaluator.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+void AddPredictOptions(po::options_description& d) {
+  d.add_options()("model", po::value<std::string>(), "workload file (workloads/*.yaml)")(
+      "arch", po::value<std::string>(), "architecture preset or file (share/arch/)")(
+      "plan", po::value<std::string>(), "t,p,d[,v]: tensor, pipeline, data parallel widths and "
+                                        "virtual stages per device (v > 1: interleaved 1F1B)")(
+      "micro-batch", po::value<std::int64_t>(), "micro-batch size")(
+      "recompute", po::value<std::string>()->default_value("none"), "none | selective | full")(
+      "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
+      "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
+      "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
+      "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
+      "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
+      "stage-starts", po::value<std::string>(),
+      "first layer index of stages 2..p (default: Megatron's even split of the blocks)");
+}
+
+namespace {
+
+std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  for (std::string cell; std::getline(ss, cell, ',');) {
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(cell, &used);
+      if (used != cell.size() || v < 0) throw std::invalid_argument(cell);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw UsageError(flag + ": expected comma-separated non-negative integers, found '" + text +
+                       "'");
+    }
+  }
+  return out;
+}
+
+std::string Seconds(double s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%10.4f s", s);
+  return buf;
+}
+
+std::string GiB(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
+  return buf;
+}
+
+}  // namespace
+
+int RunPredict(CommandContext& ctx) {
+  for (const char* required : {"model", "arch", "plan", "micro-batch"}) {
+    if (!ctx.vm.count(required)) {
+      throw UsageError(std::string("phaze predict: --") + required + " is required (phaze " +
+                       "predict --help)");
+    }
+  }
+  RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
+                                            : RunConfig::ParseFile(ctx.global.config, false);
+  const std::vector<int> plan = ParseInts(ctx.vm["plan"].as<std::string>(), "--plan");
+  if ((plan.size() != 3 && plan.size() != 4) || plan[0] < 1 || plan[1] < 1 || plan[2] < 1 ||
+      (plan.size() == 4 && plan[3] < 1)) {
+    throw UsageError("--plan: expected t,p,d or t,p,d,v with every value >= 1, found '" +
+                     ctx.vm["plan"].as<std::string>() + "'");
+  }
+  PlanRequest request;
+  request.tensor_parallel = plan[0];
+  request.pipeline_stages = plan[1];
+  request.data_parallel = plan[2];
+  request.virtual_stages = plan.size() == 4 ? plan[3] : 1;
+  request.micro_batch = ctx.vm["micro-batch"].as<std::int64_t>();
+  if (request.micro_batch < 1) throw UsageError("--micro-batch: expected a positive integer");
+  const std::string mode = ctx.vm["recompute"].as<std::string>();
+  const auto parsed_mode = ParseRecomputeMode(mode);
+  if (!parsed_mode) {
+    throw UsageError("--recompute: expected none, selective or full, found '" + mode + "'");
+  }
+  request.recompute = *parsed_mode;
+  if (ctx.vm.count("stage-starts")) {
+    request.stage_starts = ParseInts(ctx.vm["stage-starts"].as<std::string>(), "--stage-starts");
+  }
+
+  // The run config, overridden by the flags.
+  if (ctx.vm.count("global-batch")) {
+    run.training.global_batch = ctx.vm["global-batch"].as<std::int64_t>();
+    if (run.training.global_batch < 1) throw UsageError("--global-batch: expected >= 1");
+  }
+  if (run.training.global_batch % request.micro_batch != 0) {
+    throw UsageError("the global batch " + std::to_string(run.training.global_batch) +
+                     " is not a multiple of --micro-batch " + std::to_string(request.micro_batch));
+  }
+  run.cluster.num_accelerators = static_cast<std::int64_t>(request.tensor_parallel) *
+                                 request.pipeline_stages * request.data_parallel;
+  if (ctx.vm.count("accelerators")) {
+    run.cluster.num_accelerators = ctx.vm["accelerators"].as<std::int64_t>();
+    if (run.cluster.num_accelerators < 1) throw UsageError("--accelerators: expected >= 1");
+  }
+  if (ctx.vm.count("system")) run.cluster.network = Network::LoadSystem(ctx.vm["system"].as<std::string>());
+  if (ctx.vm.count("sequence-parallel")) run.strategy = {"sequence_parallel", std::nullopt, std::nullopt};
+  run.training.micro_batches = {request.micro_batch};
+  run.training.tensor_parallel_widths = {request.tensor_parallel};
+  run.training.recompute = {request.recompute};
+  if (request.virtual_stages > 1) {
+    run.training.pipeline_schedule = "interleaved";
+    run.training.virtual_stages = {request.virtual_stages};
+  } else if (run.training.pipeline_schedule == "interleaved") {
+    run.training.pipeline_schedule = "1f1b";
+  }
+  const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
+  request.hbm_gib = ctx.vm.count("hbm-gib") ? ctx.vm["hbm-gib"].as<double>()
+                                            : static_cast<double>(arch.hbm_bytes) / 1073741824.0;
+  if (!(request.hbm_gib > 0)) throw UsageError("--hbm-gib: expected > 0");
+  run.CheckComponents(ctx.registry, true, true, true);
+
+  ModelEntry entry;
+  entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
+  const auto strategy = ctx.registry.CreateStrategy(run.strategy.name, run.strategy.Params());
+  const PreparedModel model = PrepareModel(entry, run, *strategy);
+  if (!model.FindSlice(request.micro_batch, request.tensor_parallel)) {
+    throw UsageError("phaze predict: the strategy '" + run.strategy.name + "' cannot split " +
+                     model.name + " " + std::to_string(request.tensor_parallel) + " ways" +
+                     (model.refused.empty() ? "" : ": " + model.refused.front()));
+  }
+  const ModelEvaluator evaluator(
+      run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),
+      ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()));
+  const PlanChoice choice = evaluator.EvaluatePlan(model, arch, request);
+  const PlacementPlan& p = choice.plan;
+
+  Json j = Json::MakeObject();
+  j["model"] = model.name;
+  j["arch"] = arch.name;
+  j["feasible"] = choice.feasible;
+  if (!choice.feasible) j["reason"] = choice.reason;
+  Json& pl = j["plan"];
+  pl["tensor_parallel"] = request.tensor_parallel;
+  pl["pipeline_stages"] = request.pipeline_stages;
+  pl["data_parallel"] = request.data_parallel;
+  pl["virtual_stages"] = request.virtual_stages;
+  pl["micro_batch"] = request.micro_batch;
+  pl["global_batch"] = run.training.global_batch;
+  pl["recompute"] = std::string(ToString(request.recompute));
+  pl["sequence_parallel"] = run.strategy.name == "sequence_parallel";
+  pl["schedule"] = run.training.pipeline_schedule;
+  pl["accelerators"] = run.cluster.num_accelerators;
+  pl["hbm_gib"] = request.hbm_gib;
+  j["cluster"]["levels"] = run.cluster.network.ToJson();
+  if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
+  Json mem = Json::MakeArray(), stages = Json::MakeArray();
+  for (const auto& s : p.stages) {
+    mem.Push(s.peak_memory_bytes);
+    Json sj = Json::MakeObject();
+    const auto& layers = model.FindSlice(request.micro_batch, request.tensor_parallel)->graph.layers;
+    sj["first_layer"] = layers[s.first_layer].name;
+    sj["last_layer"] = layers[s.last_layer].name;
+    sj["load_s"] = s.load_s;
+    sj["forward_s"] = s.forward_s;
+    sj["backward_s"] = s.backward_s;
+    sj["recompute_s"] = s.recompute_s;
+    sj["peak_memory_bytes"] = s.peak_memory_bytes;
+    sj["memory"] = ToJson(s.memory);
+    stages.Push(sj);
+  }
+  j["memory_per_stage_bytes"] = mem;
+  j["stages"] = stages;
+  if (choice.feasible) {
+    j["iteration_s"] = p.time_per_batch_s;
+    j["breakdown"] = ToJson(p.breakdown);
+    j["throughput_tokens_per_s"] = choice.tokens_per_s;
+    j["throughput_samples_per_s"] = p.throughput_samples_per_s;
+    j["mfu"] = choice.mfu;
+    j["model_flops_per_token"] = model.flops_per_token;
+  }
+  if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, j.Dump() + "\n");
+  if (!choice.feasible) {
+    ctx.err << "infeasible plan: " << choice.reason << "\n";
+    return static_cast<int>(ExitCode::kNoFeasibleResult);
+  }
+
+  const StepBreakdown& b = p.breakdown;
+  auto& o = ctx.out;
+  o << model.name << " on " << run.cluster.num_accelerators << " × " << arch.name << " ("
+    << (run.cluster.network.Name().empty() ? std::to_string(run.cluster.network.Levels().size()) +
+                                                 "-level network"
+                                           : run.cluster.network.Name())
+    << "): t " << request.tensor_parallel << ", p " << request.pipeline_stages << ", d "
+    << request.data_parallel;
+  if (request.virtual_stages > 1) o << ", v " << request.virtual_stages;
+  o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch
+    << ", recompute " << ToString(request.recompute)
+    << (run.strategy.name == "sequence_parallel" ? ", sequence parallel" : "") << "\n";
+  o << "  iteration         " << Seconds(p.time_per_batch_s) << "\n"
+    << "    forward         " << Seconds(b.forward_s) << "   (bottleneck stage "
+    << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel
+    << " micro-batches)\n"
+    << "    backward        " << Seconds(b.backward_s) << "\n"
+    << "    recompute       " << Seconds(b.recompute_s) << "\n"
+    << "    pipeline sends  " << Seconds(b.pipeline_send_s) << "\n"
+    << "    pipeline bubble " << Seconds(b.bubble_s) << "\n"
+    << "    data parallel   " << Seconds(b.data_parallel_s) << "\n"
+    << "    optimizer step  " << Seconds(b.optimizer_s) << "\n"
+    << "    tied embedding  " << Seconds(b.tied_embedding_s) << "\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  throughput        %.4g tokens/s, %.4g samples/s, MFU %.1f%%\n",
+                choice.tokens_per_s, p.throughput_samples_per_s, 100 * choice.mfu);
+  o << line;
+  o << "  memory per device (HBM " << request.hbm_gib << " GiB):\n";
+  for (std::size_t k = 0; k < p.stages.size(); ++k) {
+    const StageMemory& m = p.stages[k].memory;
+    std::snprintf(line, sizeof line,
+                  "    stage %-3zu %10s = weights %s + gradients %s + optimizer %s + activations "
+                  "%s (%.3g in flight) + working %s\n",
+                  k, GiB(p.stages[k].peak_memory_bytes).c_str(), GiB(m.weight_bytes).c_str(),
+                  GiB(m.gradient_bytes).c_str(), GiB(m.optimizer_state_bytes).c_str(),
+                  GiB(m.activation_bytes).c_str(), m.in_flight, GiB(m.working_bytes).c_str());
+    o << line;
+  }
+  return 0;
+}
+
+}  // namespace phaze::cli
