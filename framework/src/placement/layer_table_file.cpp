@@ -37,8 +37,9 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       t = 0;
     }
     if (t == 0) node.Fail("width keys must be positive integers (the tensor-parallel width), found '" + key + "'");
-    node.ExpectKeys({"layers", "edges"});
+    node.ExpectKeys({"layers", "edges", "tied_gradient_bytes"});
     LayerTable table;
+    if (auto v = node.Optional("tied_gradient_bytes")) table.tied_gradient_bytes = v->AsNonNegativeDouble();
     std::map<std::string, int> index;
     for (const auto& ln : node.Child("layers").Elements()) {
       ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
