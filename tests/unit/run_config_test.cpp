@@ -99,6 +99,53 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
             "run.yaml:2:1: solvr: unknown key 'solvr'; did you mean 'solver'");
 }
 
+TEST(RunConfig, SystemModelKeys) {
+  RunConfig rc = Parse(
+      "models: [a]\n"
+      "cluster:\n"
+      "  levels:\n"
+      "    - {name: node, size: 8, bandwidth_bytes_per_s: 3.0e11, latency_s: 2.0e-6}\n"
+      "    - {name: ib, bandwidth_bytes_per_s: 2.5e10}\n"
+      "training: {recompute: [full, none, selective], pipeline_schedule: interleaved,\n"
+      "           virtual_stages: [2, 4], distributed_optimizer: true,\n"
+      "           gradient_reduction_overlap: 0.5}\n");
+  ASSERT_EQ(rc.cluster.network.Levels().size(), 2u);
+  EXPECT_EQ(rc.cluster.network.Levels()[0].size, 8);
+  EXPECT_EQ(rc.cluster.network.Levels()[1].bandwidth_bytes_per_s, 2.5e10);
+  EXPECT_EQ(rc.training.recompute,
+            (std::vector<RecomputeMode>{RecomputeMode::kFull, RecomputeMode::kNone,
+                                        RecomputeMode::kSelective}));
+  EXPECT_EQ(rc.training.virtual_stages, (std::vector<std::int64_t>{2, 4}));
+  EXPECT_TRUE(rc.training.distributed_optimizer);
+  EXPECT_EQ(rc.training.gradient_reduction_overlap, 0.5);
+  EXPECT_EQ(rc.ToJson().Find("training")->Find("virtual_stages")->Dump(-1), "[2,4]");
+  // A system preset by name (share/systems/).
+  RunConfig dgx = Parse("models: [a]\ncluster: {system: dgx-a100}\n");
+  EXPECT_EQ(dgx.cluster.network.Name(), "dgx-a100");
+  EXPECT_EQ(dgx.cluster.network.Levels().size(), 2u);
+  EXPECT_EQ(dgx.ToJson().Find("cluster")->Find("system")->AsString(), "dgx-a100");
+  // Located errors.
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {recompute: [none, partial]}\n"); }),
+            "run.yaml:2:30: training.recompute[1]: expected one of none, selective, full, true, "
+            "false; found 'partial'");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {virtual_stages: [2]}\n"); }),
+            "run.yaml:2:28: training.virtual_stages: virtual_stages applies to pipeline_schedule: "
+            "interleaved only");
+  EXPECT_EQ(ErrorOf([] {
+              Parse("models: [a]\ntraining: {pipeline_schedule: interleaved, virtual_stages: [1]}\n");
+            }),
+            "run.yaml:2:61: training.virtual_stages[0]: expected v >= 2 virtual stages per device "
+            "(v = 1 is plain 1f1b)");
+  EXPECT_NE(ErrorOf([] {
+              Parse("models: [a]\ncluster: {system: dgx-a100, link_bandwidth_bytes_per_s: 1e9}\n");
+            }).find("give one of levels, system, or link_bandwidth_bytes_per_s"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { Parse("models: [a]\ncluster: {system: dgx-a10}\n"); })
+                .find("run.yaml:2:19: cluster.system: no system file or preset named 'dgx-a10'; "
+                      "did you mean 'dgx-a100'?"),
+            std::string::npos);
+}
+
 TEST(RunConfig, UnknownComponentNamesListTheRegisteredOnes) {
   Registry registry;
   RegisterBuiltin(registry, "test-solvers", "0", "two fake backends", [](Registry& r) {
