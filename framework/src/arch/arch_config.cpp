@@ -74,6 +74,11 @@ Json ArchConfig::ToJson() const {
   j["hbm_bandwidth_bytes_per_s"] = hbm_bandwidth_bytes_per_s;
   j["frequency_hz"] = frequency_hz;
   j["word_bytes"] = word_bytes;
+  if (!calibration.empty()) {
+    Json c = Json::MakeObject();
+    for (const auto& [k, v] : calibration) c[k] = v;
+    j["calibration"] = c;
+  }
   j["peak_tensor_flops_per_s"] = PeakTensorFlopsPerS();
   return j;
 }
@@ -83,7 +88,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes"});
+                   "word_bytes", "calibration"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsPositiveInt();
   a.num_vc = root.Child("num_vc").AsPositiveInt();
@@ -104,6 +109,10 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
   if (auto n = root.Optional("frequency_hz")) a.frequency_hz = n->AsPositiveDouble();
   if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsPositiveInt();
+  if (auto c = root.Optional("calibration")) {
+    if (!c->IsMap()) c->Fail("expected a map of named numbers, found " + c->Describe());
+    for (const auto& [key, value] : c->Entries()) a.calibration[key] = value.AsDouble();
+  }
   a.name = root.Optional("name") ? root.Child("name").AsString() : a.GeneratedName();
   return a;
 }

@@ -25,6 +25,10 @@ std::size_t Hash(const OpWork& op, const ArchConfig& a, Pass pass) {
   for (double v : {a.glb_bandwidth_words_per_cycle, a.hbm_bandwidth_bytes_per_s, a.frequency_hz}) {
     Mix(h, std::hash<double>{}(v));
   }
+  for (const auto& [k, v] : a.calibration) {
+    Mix(h, std::hash<std::string>{}(k));
+    Mix(h, std::hash<double>{}(v));
+  }
   return h;
 }
 
@@ -40,7 +44,8 @@ bool SameArch(const ArchConfig& a, const ArchConfig& b) {
          a.glb_bandwidth_words_per_cycle == b.glb_bandwidth_words_per_cycle &&
          a.l2_tc_bytes == b.l2_tc_bytes && a.l2_vc_bytes == b.l2_vc_bytes &&
          a.hbm_bytes == b.hbm_bytes && a.hbm_bandwidth_bytes_per_s == b.hbm_bandwidth_bytes_per_s &&
-         a.frequency_hz == b.frequency_hz && a.word_bytes == b.word_bytes;
+         a.frequency_hz == b.frequency_hz && a.word_bytes == b.word_bytes &&
+         a.calibration == b.calibration;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "phaze/config/config_node.hpp"
@@ -27,6 +28,9 @@ struct ArchConfig {
   double hbm_bandwidth_bytes_per_s = 1.2e12;
   double frequency_hz = 1.05e9;
   std::int64_t word_bytes = 2;  // bf16 / fp16 operands
+  // Named parameters an estimator plugin may read for this device (e.g. the gpu estimator's fitted
+  // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
+  std::map<std::string, double> calibration;
 
   // 2 FLOPs per MAC per cycle on every tensor core.
   double PeakTensorFlopsPerS() const {

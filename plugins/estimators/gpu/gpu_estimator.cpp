@@ -1,0 +1,98 @@
+#include "gpu_estimator.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "phaze/plugin/plugin_abi.hpp"
+#include "phaze/plugin/registry.hpp"
+
+namespace phaze::estimators {
+
+namespace {
+
+constexpr std::int64_t kTile = 128;
+const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"};
+
+std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+GpuParameters GpuParameters::For(const ArchConfig& arch, const GpuParameters& defaults,
+                                 const std::map<std::string, double>& overrides) {
+  GpuParameters p = defaults;
+  auto apply = [&](const std::map<std::string, double>& m) {
+    if (auto it = m.find("gemm_efficiency"); it != m.end()) p.gemm_efficiency = it->second;
+    if (auto it = m.find("memory_efficiency"); it != m.end()) p.memory_efficiency = it->second;
+    if (auto it = m.find("kernel_overhead_s"); it != m.end()) p.kernel_overhead_s = it->second;
+  };
+  apply(arch.calibration);
+  apply(overrides);
+  return p;
+}
+
+GpuEstimator::GpuEstimator(const ConfigNode& params) {
+  params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"});
+  for (const char* key : kKeys) {
+    if (auto v = params.Optional(key)) {
+      const double x = std::string(key) == "kernel_overhead_s" ? v->AsNonNegativeDouble()
+                                                               : v->AsPositiveDouble();
+      if (std::string(key) != "kernel_overhead_s" && x > 1) v->Fail("expected a fraction in (0, 1]");
+      overrides_[key] = x;
+    }
+  }
+}
+
+OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) const {
+  if (op.kind == OpKind::kCollective) {
+    throw UnsupportedOpError("op '" + op.name + "' is a collective: the network model costs it");
+  }
+  OpEstimate e;
+  if (op.Core() == CoreClass::kNone) return e;  // a view
+  const GpuParameters p = GpuParameters::For(a, GpuParameters{}, overrides_);
+  if (!(p.gemm_efficiency > 0) || !(p.memory_efficiency > 0) || !(p.kernel_overhead_s >= 0)) {
+    throw UnsupportedOpError("estimator 'gpu': architecture '" + a.name +
+                             "' has a non-positive calibration value");
+  }
+  const double sms = static_cast<double>(a.num_vc);
+  const double bandwidth = a.hbm_bandwidth_bytes_per_s * p.memory_efficiency;
+  double seconds = 0;
+  if (op.gemm) {
+    const GemmShape& g = *op.gemm;
+    const double tensor_cores_per_sm = static_cast<double>(a.num_tc) / sms;
+    const double sm_flops_per_s =
+        2.0 * tensor_cores_per_sm * static_cast<double>(a.pe_x * a.pe_y) * a.frequency_hz;
+    const double tiles = static_cast<double>(g.batch * CeilDiv(g.m, kTile) * CeilDiv(g.n, kTile));
+    const double waves = std::ceil(tiles / sms);
+    const double tile_s = 2.0 * kTile * kTile * static_cast<double>(g.k) /
+                          (sm_flops_per_s * p.gemm_efficiency);
+    const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
+    seconds = std::max(waves * tile_s, bytes / bandwidth) + p.kernel_overhead_s;
+    const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
+    for (std::size_t i = 0; i < op.vector.size(); ++i) {  // fused epilogue passes
+      seconds += 2 * out_bytes / bandwidth + p.kernel_overhead_s;
+    }
+  } else {
+    const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
+    seconds = bytes / bandwidth + p.kernel_overhead_s;
+  }
+  e.all_cores_s = seconds;
+  e.single_core_s = seconds * sms;
+  return e;
+}
+
+plugin::PluginInfo GpuPlugin() {
+  return {plugin::kAbiVersion, "gpu", "1.0.0",
+          "GPU kernels: GEMM tiles in waves over the SMs, memory-bound vector ops, kernel overhead",
+          [](Registry& registry) {
+            registry.AddEstimator("gpu",
+                                  "GPU kernel latency (params: gemm_efficiency, memory_efficiency, "
+                                  "kernel_overhead_s; default: the preset's calibration)",
+                                  [](const ConfigNode& params) {
+                                    return std::make_shared<GpuEstimator>(params);
+                                  });
+          }};
+}
+
+}  // namespace phaze::estimators
+
+PHAZE_PLUGIN_ENTRY(phaze::estimators::GpuPlugin)

@@ -1,0 +1,40 @@
+// The "gpu" estimator: per-kernel latency on an NVIDIA-style GPU described as a preset of the
+// template (share/arch/a100-sxm-80gb.yaml): num_vc = SMs, num_tc / num_vc tensor cores per SM of
+// pe_x × pe_y MACs each, HBM bandwidth, clock. Every op is one kernel on the whole GPU:
+// * GEMM (batch, m, n, k): the output is cut into 128 × 128 tiles (one CTA each, as cuBLAS does
+//   for large bf16 GEMMs); tiles run in waves of one tile per SM: waves = ⌈batch·⌈m/128⌉·⌈n/128⌉
+//   / SMs⌉; a tile takes 2·128·128·k / (SM peak · gemm_efficiency). Floor: the operands and the
+//   result at memory_efficiency of the HBM bandwidth. A fused epilogue (bias, activation, dropout)
+//   is one more memory-bound pass over the output per work item, with its own kernel overhead.
+// * Element-wise, norm, softmax, dropout, embedding, loss ops: memory-bound, their bytes read and
+//   written at memory_efficiency of the HBM bandwidth.
+// * Every kernel adds kernel_overhead_s (launch, ramp and tail).
+// Parameters: the architecture's `calibration` map (fitted per device), overridden by the
+// estimator's `params:`. "Single core" = one SM (the scheduler then never prefers it: kernels of
+// one stream do not share the GPU).
+#pragma once
+
+#include "phaze/config/config_node.hpp"
+#include "phaze/estimate/estimator.hpp"
+
+namespace phaze::estimators {
+
+struct GpuParameters {
+  double gemm_efficiency = 0.8;
+  double memory_efficiency = 0.8;
+  double kernel_overhead_s = 5e-6;
+  // The preset's calibration, then `overrides` (params:) on top.
+  static GpuParameters For(const ArchConfig& arch, const GpuParameters& defaults,
+                           const std::map<std::string, double>& overrides);
+};
+
+class GpuEstimator : public Estimator {
+ public:
+  explicit GpuEstimator(const ConfigNode& params);
+  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
+
+ private:
+  std::map<std::string, double> overrides_;
+};
+
+}  // namespace phaze::estimators

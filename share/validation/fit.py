@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Fits the gpu estimator's calibration and NVLink's effective per-step latency on the fitting set
+of the measured runs (rows with index mod 4 = 0; validate.py --set train), minimising the mean
+|relative error| by coordinate search with shrinking multiplicative steps. Prints the fitted values
+and the errors on the fitting and the held-out set; the values go into share/arch/<device>.yaml
+(calibration) and share/systems/<system>.yaml (latency) by hand, with this script's output in
+share/validation/README.md.
+
+  share/validation/fit.py [--phaze build/phaze] [--rounds 5]
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import validate  # noqa: E402
+
+START = {"gemm_efficiency": 0.8, "memory_efficiency": 0.8, "kernel_overhead_s": 5e-6,
+         "nvlink_latency_s": 3e-6}
+LIMITS = {"gemm_efficiency": (0.2, 1.0), "memory_efficiency": (0.2, 1.0),
+          "kernel_overhead_s": (0.0, 2e-4), "nvlink_latency_s": (0.0, 2e-4)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--phaze", default=os.path.join(validate.ROOT, "build", "phaze"))
+    ap.add_argument("--csv", default=os.path.join(validate.HERE, "vtrain-single-node.csv"))
+    ap.add_argument("--arch", default="a100-sxm-80gb")
+    ap.add_argument("--system", default="dgx-a100")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    rows = validate.load_rows(args.csv)
+    train, test = validate.select(rows, "train"), validate.select(rows, "test")
+
+    def cost(params):
+        return validate.summary(validate.run(args, train, params))["mean"]
+
+    params = dict(START)
+    best = cost(params)
+    print("start %s: train mean |error| %.2f%%" % (params, 100 * best), flush=True)
+    step = 1.5
+    for r in range(args.rounds):
+        for key in sorted(params):
+            for factor in (step, 1 / step):
+                while True:
+                    lo, hi = LIMITS[key]
+                    value = params[key] * factor if params[key] > 0 else (hi - lo) * 0.01
+                    trial = dict(params, **{key: min(hi, max(lo, value))})
+                    c = cost(trial)
+                    if c < best - 1e-6:
+                        params, best = trial, c
+                        print("  %s = %.4g: %.2f%%" % (key, params[key], 100 * best), flush=True)
+                    else:
+                        break
+        step = 1 + (step - 1) / 2
+        print("round %d: %s train %.2f%%" % (r + 1, params, 100 * best), flush=True)
+    for name, subset in (("train", train), ("test (held out)", test)):
+        s = validate.summary(validate.run(args, subset, params))
+        print("%s: n %d, mean %.2f%%, p90 %.2f%%, max %.2f%%, signed %+.2f%%" % (
+            name, s["n"], 100 * s["mean"], 100 * s["p90"], 100 * s["max"], 100 * s["bias"]))
+    print("fitted: " + " ".join("--param %s=%.4g" % kv for kv in sorted(params.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Predicts measured training runs with `phaze predict` and reports the errors.
+
+For every row of a measured-runs CSV (vTrain's format: GPUs, global batch, micro batch, hidden,
+heads, layers, sequence, t, d, p, iteration ms) it writes the workload of the row's
+hyperparameters (a Megatron GPT: FFN 4h, GPT-2 vocabulary padded to a multiple of 128·t, learned
+positions), runs `phaze predict` with the row's exact plan and full recomputation on the given
+device and system, and compares the predicted iteration time with the measured one.
+
+  share/validation/validate.py [--phaze build/phaze] [--csv FILE] [--arch a100-sxm-80gb]
+      [--system dgx-a100] [--set train|test|all] [--param key=value ...] [--jobs 2]
+      [--report DIR] [--max-mean-error F] [--max-p90-error F]
+
+--set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
+--param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the innermost
+network level's effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s.
+--report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
+into a check (exit 1 when exceeded); the CTest uses them. Standard library only.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def load_rows(path):
+    rows = []
+    with open(path) as f:
+        for i, r in enumerate(csv.reader(f)):
+            if not r or r[0].startswith("#"):
+                continue
+            v = [float(x) for x in r]
+            rows.append({"index": len(rows), "gpus": int(v[0]), "batch": int(v[1]),
+                         "micro": int(v[2]), "hidden": int(v[3]), "heads": int(v[4]),
+                         "layers": int(v[5]), "seq": int(v[6]), "t": int(v[7]), "d": int(v[8]),
+                         "p": int(v[9]), "measured_s": v[10] / 1000.0})
+    return rows
+
+
+def padded_vocab(t, vocab=50257):
+    unit = 128 * t  # Megatron-LM pads the vocabulary to a multiple of 128 · t
+    return (vocab + unit - 1) // unit * unit
+
+
+def model_file(directory, row):
+    name = "gpt-h%d-a%d-l%d-s%d-t%d" % (row["hidden"], row["heads"], row["layers"], row["seq"], row["t"])
+    path = os.path.join(directory, name + ".yaml")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write("name: %s\nfamily: megatron-gpt\nlayers: %d\nhidden: %d\nheads: %d\n"
+                    "ffn_hidden: %d\nvocab: %d\nmax_positions: %d\nsequence_length: %d\n" %
+                    (name, row["layers"], row["hidden"], row["heads"], 4 * row["hidden"],
+                     padded_vocab(row["t"]), row["seq"], row["seq"]))
+    return path
+
+
+def predict(args, directory, config, row):
+    out = os.path.join(directory, "row%d.json" % row["index"])
+    cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model_file(directory, row),
+           "--arch", args.arch, "--plan", "%d,%d,%d" % (row["t"], row["p"], row["d"]),
+           "--micro-batch", str(row["micro"]), "--global-batch", str(row["batch"]),
+           "--recompute", "full", "-o", out]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return dict(row, predicted_s=None, error=None, problem=(r.stderr or r.stdout).strip())
+    with open(out) as f:
+        predicted = json.load(f)["iteration_s"]
+    return dict(row, predicted_s=predicted, error=(predicted - row["measured_s"]) / row["measured_s"])
+
+
+def system_levels(system):
+    """The levels of share/systems/SYSTEM.yaml (one flow map per line), as dicts."""
+    path = system if os.path.exists(system) else os.path.join(ROOT, "share", "systems", system + ".yaml")
+    levels = []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*-\s*\{(.*)\}\s*$", line)
+            if m:
+                levels.append(dict((k.strip(), v.strip()) for k, v in
+                                   (kv.split(":", 1) for kv in m.group(1).split(","))))
+    return levels
+
+
+# Parameters of the network the fit may set: the innermost level's (NVLink's) effective figures.
+NETWORK_PARAMS = {"nvlink_latency_s": "latency_s", "nvlink_bandwidth_bytes_per_s": "bandwidth_bytes_per_s"}
+
+
+def run(args, rows, params):
+    directory = tempfile.mkdtemp(prefix="phaze-validation-")
+    config = os.path.join(directory, "run.yaml")
+    estimator = {k: v for k, v in params.items() if k not in NETWORK_PARAMS}
+    levels = system_levels(args.system)
+    for key, field in NETWORK_PARAMS.items():
+        if key in params:
+            levels[0][field] = repr(params[key])
+    with open(config, "w") as f:
+        body = ", ".join("%s: %r" % kv for kv in sorted(estimator.items()))
+        f.write("estimator: {name: gpu, params: {%s}}\ncluster:\n  levels:\n" % body)
+        for level in levels:
+            f.write("    - {%s}\n" % ", ".join("%s: %s" % kv for kv in level.items()))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        return list(pool.map(lambda r: predict(args, directory, config, r), rows))
+
+
+def percentile(values, q):
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))
+    return s[k]
+
+
+def summary(results):
+    ok = [r for r in results if r["error"] is not None]
+    errors = [abs(r["error"]) for r in ok]
+    return {"n": len(results), "predicted": len(ok), "failed": len(results) - len(ok),
+            "mean": sum(errors) / len(errors) if errors else float("nan"),
+            "p90": percentile(errors, 0.9), "max": max(errors) if errors else float("nan"),
+            "bias": sum(r["error"] for r in ok) / len(ok) if ok else float("nan")}
+
+
+def select(rows, which):
+    if which == "train":
+        return [r for r in rows if r["index"] % 4 == 0]
+    if which == "test":
+        return [r for r in rows if r["index"] % 4 != 0]
+    return rows
+
+
+def describe(r):
+    return ("h %d, l %d, GPUs %d, t %d d %d p %d, micro %d, batch %d: measured %.1f ms, predicted %s"
+            % (r["hidden"], r["layers"], r["gpus"], r["t"], r["d"], r["p"], r["micro"], r["batch"],
+               1000 * r["measured_s"],
+               "%.1f ms (%+.1f%%)" % (1000 * r["predicted_s"], 100 * r["error"])
+               if r["predicted_s"] is not None else "failed: " + r.get("problem", "")))
+
+
+def scatter_svg(results, path):
+    ok = [r for r in results if r["predicted_s"] is not None]
+    hi = max(max(r["measured_s"] for r in ok), max(r["predicted_s"] for r in ok)) * 1.05
+    size, pad = 480, 50
+    def xy(m, p):
+        return pad + (size - 2 * pad) * m / hi, size - pad - (size - 2 * pad) * p / hi
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+             'font-size="12">' % (size, size),
+             '<rect width="100%" height="100%" fill="white"/>']
+    x0, y0 = xy(0, 0)
+    x1, y1 = xy(hi, hi)
+    parts.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>' % (x0, y0, x1, y1))
+    for f in (0.9, 1.1):
+        xa, ya = xy(0, 0)
+        xb, yb = xy(hi, hi * f)
+        parts.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ccc" stroke-dasharray="4"/>'
+                     % (xa, ya, xb, yb))
+    for r in ok:
+        x, y = xy(r["measured_s"], r["predicted_s"])
+        parts.append('<circle cx="%.1f" cy="%.1f" r="2" fill="#1f77b4" fill-opacity="0.5"/>' % (x, y))
+    parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (pad, size - pad, size - pad, size - pad))
+    parts.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (pad, pad, pad, size - pad))
+    parts.append('<text x="%d" y="%d" text-anchor="middle">measured iteration (s, 0–%.2f)</text>'
+                 % (size / 2, size - 15, hi))
+    parts.append('<text x="15" y="%d" transform="rotate(-90 15 %d)" text-anchor="middle">predicted '
+                 'iteration (s)</text>' % (size / 2, size / 2))
+    parts.append('<text x="%d" y="30" text-anchor="middle">phaze predict vs measured (diagonal; '
+                 'dashed ±10%%)</text>' % (size / 2))
+    parts.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(parts) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--phaze", default=os.path.join(ROOT, "build", "phaze"))
+    ap.add_argument("--csv", default=os.path.join(HERE, "vtrain-single-node.csv"))
+    ap.add_argument("--arch", default="a100-sxm-80gb")
+    ap.add_argument("--system", default="dgx-a100")
+    ap.add_argument("--set", default="all", choices=["train", "test", "all"])
+    ap.add_argument("--param", action="append", default=[], help="key=value (gpu estimator)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--report", help="directory for validation.md and scatter.svg")
+    ap.add_argument("--max-mean-error", type=float)
+    ap.add_argument("--max-p90-error", type=float)
+    args = ap.parse_args()
+    params = {}
+    for kv in args.param:
+        k, _, v = kv.partition("=")
+        params[k] = float(v)
+    rows = load_rows(args.csv)
+    results = run(args, select(rows, args.set), params)
+    s = summary(results)
+    worst = sorted((r for r in results if r["error"] is not None), key=lambda r: -abs(r["error"]))[:5]
+    failed = [r for r in results if r["error"] is None]
+    print("%s (%s set): n %d, predicted %d, mean |error| %.2f%%, p90 %.2f%%, max %.2f%%, mean "
+          "signed error %+.2f%%" % (os.path.basename(args.csv), args.set, s["n"], s["predicted"],
+                                    100 * s["mean"], 100 * s["p90"], 100 * s["max"], 100 * s["bias"]))
+    print("five worst rows:")
+    for r in worst:
+        print("  " + describe(r))
+    for r in failed[:5]:
+        print("  " + describe(r))
+    if args.report:
+        os.makedirs(args.report, exist_ok=True)
+        scatter_svg(results, os.path.join(args.report, "scatter.svg"))
+        with open(os.path.join(args.report, "validation.md"), "w") as f:
+            f.write("# Validation: phaze predict against measured runs\n\n")
+            f.write("Generated by `share/validation/validate.py --set %s --report …` on %s with "
+                    "`--arch %s --system %s`%s.\n\n" % (
+                        args.set, os.path.basename(args.csv), args.arch, args.system,
+                        (" and " + ", ".join(args.param)) if args.param else ""))
+            f.write("| set | n | predicted | mean abs error | p90 | max | mean signed error |\n"
+                    "|---|---|---|---|---|---|---|\n")
+            f.write("| %s | %d | %d | %.2f%% | %.2f%% | %.2f%% | %+.2f%% |\n\n" % (
+                args.set, s["n"], s["predicted"], 100 * s["mean"], 100 * s["p90"], 100 * s["max"],
+                100 * s["bias"]))
+            for name, sub in (("train (index mod 4 = 0, fitted on)", [r for r in results if r["index"] % 4 == 0]),
+                              ("test (held out)", [r for r in results if r["index"] % 4 != 0])):
+                if sub:
+                    t = summary(sub)
+                    f.write("- %s: n %d, mean %.2f%%, p90 %.2f%%, max %.2f%%\n" % (
+                        name, t["n"], 100 * t["mean"], 100 * t["p90"], 100 * t["max"]))
+            f.write("\nFive worst rows:\n\n")
+            for r in worst:
+                f.write("- " + describe(r) + "\n")
+            f.write("\n![predicted vs measured](scatter.svg)\n")
+    ok = s["failed"] == 0
+    if args.max_mean_error is not None and not s["mean"] <= args.max_mean_error:
+        print("FAIL: mean |error| %.4f > bound %.4f" % (s["mean"], args.max_mean_error))
+        ok = False
+    if args.max_p90_error is not None and not s["p90"] <= args.max_p90_error:
+        print("FAIL: p90 |error| %.4f > bound %.4f" % (s["p90"], args.max_p90_error))
+        ok = False
+    if s["failed"]:
+        print("FAIL: %d rows could not be predicted" % s["failed"])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
