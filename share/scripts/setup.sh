@@ -10,6 +10,7 @@ packages=(
   coinor-libcbc-dev liblpsolve55-dev libsuitesparse-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc lp-solve
+  python3
 )
 # Open MPI is optional (PHAZE_WITH_MPI); installed unless PHAZE_NO_MPI=1.
 if [[ "${PHAZE_NO_MPI:-0}" != "1" ]]; then

@@ -6,7 +6,7 @@ and the errors on the fitting and the held-out set; the values go into share/arc
 (calibration) and share/systems/<system>.yaml (latency) by hand, with this script's output in
 share/validation/README.md.
 
-  share/validation/fit.py [--phaze build/phaze] [--rounds 5]
+  share/validation/fit.py [--phaze build/phaze] [--rounds 5] [--start key=value ...] [--step 1.5]
 """
 import argparse
 import os
@@ -16,9 +16,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import validate  # noqa: E402
 
 START = {"gemm_efficiency": 0.8, "memory_efficiency": 0.8, "kernel_overhead_s": 5e-6,
-         "nvlink_latency_s": 3e-6}
+         "host_floor_s": 2e-5, "nvlink_latency_s": 3e-6}
 LIMITS = {"gemm_efficiency": (0.2, 1.0), "memory_efficiency": (0.2, 1.0),
-          "kernel_overhead_s": (0.0, 2e-4), "nvlink_latency_s": (0.0, 2e-4)}
+          "kernel_overhead_s": (0.0, 2e-4), "host_floor_s": (0.0, 1e-3),
+          "nvlink_latency_s": (0.0, 2e-4)}
 
 
 def main():
@@ -29,6 +30,8 @@ def main():
     ap.add_argument("--system", default="dgx-a100")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--start", action="append", default=[], help="key=value: a starting value")
+    ap.add_argument("--step", type=float, default=1.5, help="first multiplicative step")
     args = ap.parse_args()
     rows = validate.load_rows(args.csv)
     train, test = validate.select(rows, "train"), validate.select(rows, "test")
@@ -37,9 +40,12 @@ def main():
         return validate.summary(validate.run(args, train, params))["mean"]
 
     params = dict(START)
+    for kv in args.start:
+        k, _, v = kv.partition("=")
+        params[k] = float(v)
     best = cost(params)
     print("start %s: train mean |error| %.2f%%" % (params, 100 * best), flush=True)
-    step = 1.5
+    step = args.step
     for r in range(args.rounds):
         for key in sorted(params):
             for factor in (step, 1 / step):

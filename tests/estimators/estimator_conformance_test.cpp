@@ -119,7 +119,7 @@ TEST_P(EstimatorTest, DeterministicAndThreadSafe) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Estimators, EstimatorTest,
-                         ::testing::Values("analytic", "sunstone", "roofline"),
+                         ::testing::Values("analytic", "sunstone", "roofline", "gpu"),
                          [](const auto& info) { return info.param; });
 
 // ------------------------------------------------------------------ the analytic estimator
@@ -264,6 +264,55 @@ TEST(TableEstimator, LooksUpRowsAndNamesMissingOnes) {
               std::string::npos)
         << err.what();
   }
+}
+
+}  // namespace
+}  // namespace phaze
+
+namespace phaze {
+namespace {
+
+// ------------------------------------------------------------------ the gpu estimator
+
+TEST(Gpu, GemmWavesMemoryFloorAndOverheadByHand) {
+  ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
+  a100.calibration = {{"gemm_efficiency", 0.5}, {"memory_efficiency", 0.5},
+                      {"kernel_overhead_s", 1e-5}, {"host_floor_s", 0}};
+  const auto gpu = Make("gpu");
+  // 4096³: 32 · 32 = 1024 tiles of 128², ⌈1024/108⌉ = 10 waves; a tile is 2·128·128·4096 FLOPs
+  // on one SM of 4 · 256 MACs at 1.41 GHz at half efficiency.
+  const double sm = 2.0 * 4 * 256 * 1.41e9;
+  const double tile = 2.0 * 128 * 128 * 4096 / (sm * 0.5);
+  OpEstimate e = gpu->Estimate(OpWork::Gemm({1, 4096, 4096, 4096}, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 10 * tile + 1e-5);
+  EXPECT_DOUBLE_EQ(e.single_core_s, e.all_cores_s * 108);
+  // 12 × 9 = 108 tiles fill one wave; one more row makes 13 × 9 = 117 tiles: two waves (both
+  // compute-bound: 25.6 MB of operands take 25 µs at half of 2.039 TB/s, a wave 93 µs).
+  const double one_wave = gpu->Estimate(OpWork::Gemm({1, 128 * 12, 128 * 9, 4096}, 2), a100,
+                                        Pass::kForward).all_cores_s;
+  const double two_waves = gpu->Estimate(OpWork::Gemm({1, 128 * 12 + 1, 128 * 9, 4096}, 2), a100,
+                                         Pass::kForward).all_cores_s;
+  EXPECT_DOUBLE_EQ(one_wave, tile + 1e-5);
+  EXPECT_DOUBLE_EQ(two_waves, 2 * tile + 1e-5);
+  // A thin GEMM (k = 16) is memory-bound: operands and result at half the HBM bandwidth.
+  e = gpu->Estimate(OpWork::Gemm({1, 128 * 108, 128, 16}, 2), a100, Pass::kForward);
+  const double bytes = 2.0 * (128 * 108 * 16 + 16 * 128 + 128 * 108 * 128);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, bytes / (2.039e12 * 0.5) + 1e-5);
+  // GELU on 1 Mi bf16 elements: read and write 2 MiB each.
+  e = gpu->Estimate(OpWork::Vector("gelu", 1 << 20, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 4.0 * (1 << 20) / (2.039e12 * 0.5) + 1e-5);
+  // params: override the preset's calibration.
+  const auto faster = Estimators().CreateEstimator(
+      "gpu", ConfigNode::ParseString("kernel_overhead_s: 0", "p.yaml"));
+  e = faster->Estimate(OpWork::Vector("gelu", 1 << 20, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 4.0 * (1 << 20) / (2.039e12 * 0.5));
+  EXPECT_THROW(Estimators().CreateEstimator(
+                   "gpu", ConfigNode::ParseString("gemm_efficiency: 1.5", "p.yaml")),
+               ConfigError);
+  // The host floor: a tiny op lasts at least host_floor_s.
+  a100.calibration["host_floor_s"] = 1e-3;
+  e = gpu->Estimate(OpWork::Vector("gelu", 1024, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 1e-3);
 }
 
 }  // namespace

@@ -82,3 +82,42 @@ TEST(ArchConfig, PresetsAndLocatedErrors) {
 
 }  // namespace
 }  // namespace phaze
+
+namespace phaze {
+namespace {
+
+TEST(GpuPresets, PublishedPeaksAndCalibration) {
+  // A100 SXM4: dense BF16 312 TFLOP/s (datasheet) = 2 · 108 SMs · 4 TCs · 256 FMA · 1.41 GHz.
+  const ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
+  EXPECT_DOUBLE_EQ(a100.PeakTensorFlopsPerS(), 2.0 * 108 * 4 * 256 * 1.41e9);
+  EXPECT_NEAR(a100.PeakTensorFlopsPerS() / 312e12, 1.0, 0.001);
+  EXPECT_EQ(a100.hbm_bytes, 80000000000);
+  EXPECT_DOUBLE_EQ(a100.hbm_bandwidth_bytes_per_s, 2.039e12);
+  EXPECT_EQ(a100.calibration.count("gemm_efficiency"), 1u);
+  // H100 SXM5: dense BF16 989.4 TFLOP/s = 2 · 132 SMs · 4 TCs · 512 FMA · 1.83 GHz.
+  const ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
+  EXPECT_NEAR(h100.PeakTensorFlopsPerS() / 989.4e12, 1.0, 0.001);
+  EXPECT_DOUBLE_EQ(h100.hbm_bandwidth_bytes_per_s, 3.35e12);
+  // The calibration is echoed.
+  EXPECT_NE(a100.ToJson().Find("calibration"), nullptr);
+}
+
+TEST(GpuPresets, ASpaceOfOneFixedDevice) {
+  const AreaModel area = AreaModel::Default();
+  const ArchSpace s = ArchSpace::Parse(
+      ConfigNode::ParseString("name: a100\ndevice: a100-sxm-80gb\n", "space.yaml"), area);
+  const auto points = s.Enumerate(area);
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].arch.name, "a100-sxm-80gb");
+  EXPECT_EQ(points[0].arch.calibration, LoadArchConfig("a100-sxm-80gb").calibration);
+  EXPECT_EQ(s.CandidateCount(), 1);
+  try {
+    ArchSpace::Parse(ConfigNode::ParseString("name: x\ndevice: a100\nnum_tc: [1]\n", "s.yaml"), area);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'num_tc'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace phaze

@@ -35,6 +35,19 @@ std::vector<std::int64_t> ReadValues(const ConfigNode& node, std::int64_t scale 
 }  // namespace
 
 ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
+  if (root.Has("device")) {
+    root.ExpectKeys({"name", "description", "device"});
+    ArchSpace s;
+    s.name = root.Optional("name") ? root.Child("name").AsString() : "device";
+    try {
+      s.device = LoadArchConfig(root.Child("device").AsString());
+    } catch (const ConfigError& e) {
+      root.Child("device").Fail(e.what());
+    }
+    s.area_budget_um2 = area.AreaUm2(*s.device);
+    s.area_budget_source = "device " + s.device->name;
+    return s;
+  }
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bandwidth_words_per_cycle", "scale_glb_bandwidth_for_single_core",
                    "hbm_gib", "hbm_bandwidth_bytes_per_s", "frequency_hz", "area_budget",
@@ -111,6 +124,7 @@ ArchConfig ArchSpace::Make(std::int64_t tc, std::int64_t vc, std::int64_t x, std
 }
 
 std::int64_t ArchSpace::CandidateCount() const {
+  if (device) return 1;
   const std::int64_t vc_lanes = pe_vc.empty() ? 1 : static_cast<std::int64_t>(pe_vc.size());
   return static_cast<std::int64_t>(num_tc.size() * num_vc.size() * pe_x.size() * pe_y.size() *
                                    glb_bytes.size()) *
@@ -118,6 +132,7 @@ std::int64_t ArchSpace::CandidateCount() const {
 }
 
 std::vector<ArchPoint> ArchSpace::Enumerate(const AreaModel& area) const {
+  if (device) return {{*device, area.AreaUm2(*device)}};
   std::vector<ArchPoint> kept;
   for (auto tc : num_tc) {
     for (auto vc : num_vc) {

@@ -168,18 +168,12 @@ int RunPredict(CommandContext& ctx) {
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   Json mem = Json::MakeArray(), stages = Json::MakeArray();
+  const auto& layers = model.FindSlice(request.micro_batch, request.tensor_parallel)->graph.layers;
   for (const auto& s : p.stages) {
     mem.Push(s.peak_memory_bytes);
-    Json sj = Json::MakeObject();
-    const auto& layers = model.FindSlice(request.micro_batch, request.tensor_parallel)->graph.layers;
+    Json sj = ToJson(s);
     sj["first_layer"] = layers[s.first_layer].name;
     sj["last_layer"] = layers[s.last_layer].name;
-    sj["load_s"] = s.load_s;
-    sj["forward_s"] = s.forward_s;
-    sj["backward_s"] = s.backward_s;
-    sj["recompute_s"] = s.recompute_s;
-    sj["peak_memory_bytes"] = s.peak_memory_bytes;
-    sj["memory"] = ToJson(s.memory);
     stages.Push(sj);
   }
   j["memory_per_stage_bytes"] = mem;

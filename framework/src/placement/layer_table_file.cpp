@@ -112,17 +112,10 @@ Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& prob
   const auto& layers = problem.widths.at(plan.tensor_parallel).layers;
   Json stages = Json::MakeArray();
   for (const auto& s : plan.stages) {
-    Json sj = Json::MakeObject();
     Json names = Json::MakeArray();
     for (int l = s.first_layer; l <= s.last_layer; ++l) names.Push(layers[l].name);
+    Json sj = ToJson(s);
     sj["layers"] = names;
-    sj["devices"] = s.devices;
-    sj["load_s"] = s.load_s;
-    sj["forward_s"] = s.forward_s;
-    sj["backward_s"] = s.backward_s;
-    sj["recompute_s"] = s.recompute_s;
-    sj["peak_memory_bytes"] = s.peak_memory_bytes;
-    sj["memory"] = ToJson(s.memory);
     stages.Push(sj);
   }
   pl["stages"] = stages;
@@ -141,6 +134,18 @@ Json ToJson(const StepBreakdown& b) {
   j["tied_embedding_s"] = b.tied_embedding_s;
   j["bottleneck_stage"] = b.bottleneck_stage;
   j["pipeline_level"] = b.pipeline_level;
+  return j;
+}
+
+Json ToJson(const StagePlan& s) {
+  Json j = Json::MakeObject();
+  j["devices"] = s.devices;
+  j["load_s"] = s.load_s;
+  j["forward_s"] = s.forward_s;
+  j["backward_s"] = s.backward_s;
+  j["recompute_s"] = s.recompute_s;
+  j["peak_memory_bytes"] = s.peak_memory_bytes;
+  j["memory"] = ToJson(s.memory);
   return j;
 }
 

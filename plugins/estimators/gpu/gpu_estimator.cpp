@@ -11,7 +11,9 @@ namespace phaze::estimators {
 namespace {
 
 constexpr std::int64_t kTile = 128;
-const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"};
+const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
+                             "host_floor_s"};
+bool IsSeconds(const std::string& key) { return key.size() > 2 && key.substr(key.size() - 2) == "_s"; }
 
 std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -24,6 +26,7 @@ GpuParameters GpuParameters::For(const ArchConfig& arch, const GpuParameters& de
     if (auto it = m.find("gemm_efficiency"); it != m.end()) p.gemm_efficiency = it->second;
     if (auto it = m.find("memory_efficiency"); it != m.end()) p.memory_efficiency = it->second;
     if (auto it = m.find("kernel_overhead_s"); it != m.end()) p.kernel_overhead_s = it->second;
+    if (auto it = m.find("host_floor_s"); it != m.end()) p.host_floor_s = it->second;
   };
   apply(arch.calibration);
   apply(overrides);
@@ -31,12 +34,11 @@ GpuParameters GpuParameters::For(const ArchConfig& arch, const GpuParameters& de
 }
 
 GpuEstimator::GpuEstimator(const ConfigNode& params) {
-  params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"});
+  params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s", "host_floor_s"});
   for (const char* key : kKeys) {
     if (auto v = params.Optional(key)) {
-      const double x = std::string(key) == "kernel_overhead_s" ? v->AsNonNegativeDouble()
-                                                               : v->AsPositiveDouble();
-      if (std::string(key) != "kernel_overhead_s" && x > 1) v->Fail("expected a fraction in (0, 1]");
+      const double x = IsSeconds(key) ? v->AsNonNegativeDouble() : v->AsPositiveDouble();
+      if (!IsSeconds(key) && x > 1) v->Fail("expected a fraction in (0, 1]");
       overrides_[key] = x;
     }
   }
@@ -49,7 +51,8 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
   OpEstimate e;
   if (op.Core() == CoreClass::kNone) return e;  // a view
   const GpuParameters p = GpuParameters::For(a, GpuParameters{}, overrides_);
-  if (!(p.gemm_efficiency > 0) || !(p.memory_efficiency > 0) || !(p.kernel_overhead_s >= 0)) {
+  if (!(p.gemm_efficiency > 0) || !(p.memory_efficiency > 0) || !(p.kernel_overhead_s >= 0) ||
+      !(p.host_floor_s >= 0)) {
     throw UnsupportedOpError("estimator 'gpu': architecture '" + a.name +
                              "' has a non-positive calibration value");
   }
@@ -75,6 +78,7 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
     const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
     seconds = bytes / bandwidth + p.kernel_overhead_s;
   }
+  seconds = std::max(seconds, p.host_floor_s);
   e.all_cores_s = seconds;
   e.single_core_s = seconds * sms;
   return e;
@@ -86,7 +90,8 @@ plugin::PluginInfo GpuPlugin() {
           [](Registry& registry) {
             registry.AddEstimator("gpu",
                                   "GPU kernel latency (params: gemm_efficiency, memory_efficiency, "
-                                  "kernel_overhead_s; default: the preset's calibration)",
+                                  "kernel_overhead_s, host_floor_s; default: the preset's "
+                                  "calibration)",
                                   [](const ConfigNode& params) {
                                     return std::make_shared<GpuEstimator>(params);
                                   });

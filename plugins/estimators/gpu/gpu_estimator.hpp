@@ -8,7 +8,10 @@
 //   is one more memory-bound pass over the output per work item, with its own kernel overhead.
 // * Element-wise, norm, softmax, dropout, embedding, loss ops: memory-bound, their bytes read and
 //   written at memory_efficiency of the HBM bandwidth.
-// * Every kernel adds kernel_overhead_s (launch, ramp and tail).
+// * Every kernel adds kernel_overhead_s (launch, ramp and tail on the device).
+// * An op takes at least host_floor_s: the host (PyTorch eager, Megatron's Python) issues the
+//   several kernels behind one graph op — forward, autograd bookkeeping, casts — at a finite rate,
+//   and a small op cannot finish before they are issued: op time = max(device time, host floor).
 // Parameters: the architecture's `calibration` map (fitted per device), overridden by the
 // estimator's `params:`. "Single core" = one SM (the scheduler then never prefers it: kernels of
 // one stream do not share the GPU).
@@ -23,6 +26,7 @@ struct GpuParameters {
   double gemm_efficiency = 0.8;
   double memory_efficiency = 0.8;
   double kernel_overhead_s = 5e-6;
+  double host_floor_s = 0;
   // The preset's calibration, then `overrides` (params:) on top.
   static GpuParameters For(const ArchConfig& arch, const GpuParameters& defaults,
                            const std::map<std::string, double>& overrides);

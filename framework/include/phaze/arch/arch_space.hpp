@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct ArchSpace {
   std::string area_budget_source;  // "preset tpuv4" or "area_mm2"
   double min_area_fraction = 0.3;
   double min_area_fraction_single_core = 0.0;
+  // `device: PRESET`: a space of exactly one fixed device (a GPU preset, say), its calibration
+  // included — the Megatron planner's question: the best plan on a given device.
+  std::optional<ArchConfig> device;
 
   static ArchSpace Parse(const ConfigNode& root, const AreaModel& area);
   static ArchSpace LoadFile(const std::string& path, const AreaModel& area);

@@ -21,5 +21,7 @@ Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& prob
 Json ToJson(const StepBreakdown& breakdown);
 // {weight_bytes, gradient_bytes, optimizer_state_bytes, activation_bytes, working_bytes, in_flight}
 Json ToJson(const StageMemory& memory);
+// {devices, load_s, forward_s, backward_s, recompute_s, peak_memory_bytes, memory}
+Json ToJson(const StagePlan& stage);
 
 }  // namespace phaze
