@@ -54,7 +54,7 @@ def main():
                     value = params[key] * factor if params[key] > 0 else (hi - lo) * 0.01
                     trial = dict(params, **{key: min(hi, max(lo, value))})
                     c = cost(trial)
-                    if c < best - 1e-6:
+                    if c < best - 5e-4:  # improvements under 0.05 points are noise
                         params, best = trial, c
                         print("  %s = %.4g: %.2f%%" % (key, params[key], 100 * best), flush=True)
                     else:

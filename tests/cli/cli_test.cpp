@@ -462,7 +462,7 @@ TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
   auto without = Phaze("search --config " + (dir / "run.yaml").string(), "");
   EXPECT_EQ(without.exit_code, 2);
   EXPECT_NE(
-      without.err.find("no estimator named 'roofline'; registered: analytic, sunstone, table"),
+      without.err.find("no estimator named 'roofline'; registered: analytic, gpu, sunstone, table"),
       std::string::npos)
       << without.err;
 }

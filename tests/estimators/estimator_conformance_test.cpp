@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
@@ -279,21 +280,37 @@ TEST(Gpu, GemmWavesMemoryFloorAndOverheadByHand) {
   a100.calibration = {{"gemm_efficiency", 0.5}, {"memory_efficiency", 0.5},
                       {"kernel_overhead_s", 1e-5}, {"host_floor_s", 0}};
   const auto gpu = Make("gpu");
-  // 4096³: 32 · 32 = 1024 tiles of 128², ⌈1024/108⌉ = 10 waves; a tile is 2·128·128·4096 FLOPs
-  // on one SM of 4 · 256 MACs at 1.41 GHz at half efficiency.
+  // The tile model written out: an SM is 4 tensor cores of 256 MACs at 1.41 GHz; its share of
+  // the L2 is 2560 words · 2 bytes · 1.41 GHz / 108; a tile lasts the longer of its FLOPs at half
+  // efficiency and its (tm + tn)·k operand bytes through the L2; the fastest tile wins.
   const double sm = 2.0 * 4 * 256 * 1.41e9;
-  const double tile = 2.0 * 128 * 128 * 4096 / (sm * 0.5);
+  const double l2 = 2560.0 * 2 * 1.41e9 / 108;
+  auto expected = [&](double m, double n, double k) {
+    double best = 1e300;
+    for (auto [tm, tn] : {std::pair{256.0, 128.0}, {128.0, 256.0}, {128.0, 128.0}, {128.0, 64.0},
+                          {64.0, 128.0}, {64.0, 64.0}}) {
+      const double waves = std::ceil(std::ceil(m / tm) * std::ceil(n / tn) / 108);
+      best = std::min(best, waves * std::max(2 * tm * tn * k / (sm * 0.5), (tm + tn) * 2 * k / l2));
+    }
+    return best + 1e-5;
+  };
+  // 4096³: 128 × 64 tiles, 2048 of them in ⌈2048/108⌉ = 19 waves of 46.5 µs (128² tiles would
+  // need 10 waves of 93 µs): 883 µs + the kernel overhead.
   OpEstimate e = gpu->Estimate(OpWork::Gemm({1, 4096, 4096, 4096}, 2), a100, Pass::kForward);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, 10 * tile + 1e-5);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, expected(4096, 4096, 4096));
+  EXPECT_NEAR(e.all_cores_s, 19 * 2.0 * 128 * 64 * 4096 / (sm * 0.5) + 1e-5, 1e-12);
   EXPECT_DOUBLE_EQ(e.single_core_s, e.all_cores_s * 108);
-  // 12 × 9 = 108 tiles fill one wave; one more row makes 13 × 9 = 117 tiles: two waves (both
-  // compute-bound: 25.6 MB of operands take 25 µs at half of 2.039 TB/s, a wave 93 µs).
-  const double one_wave = gpu->Estimate(OpWork::Gemm({1, 128 * 12, 128 * 9, 4096}, 2), a100,
-                                        Pass::kForward).all_cores_s;
-  const double two_waves = gpu->Estimate(OpWork::Gemm({1, 128 * 12 + 1, 128 * 9, 4096}, 2), a100,
-                                         Pass::kForward).all_cores_s;
-  EXPECT_DOUBLE_EQ(one_wave, tile + 1e-5);
-  EXPECT_DOUBLE_EQ(two_waves, 2 * tile + 1e-5);
+  for (auto [m, n, k] : {std::tuple{1536.0, 1152.0, 4096.0}, {1537.0, 1152.0, 4096.0},
+                         {8192.0, 1024.0, 1024.0}, {2048.0, 3072.0, 1024.0}}) {
+    e = gpu->Estimate(OpWork::Gemm({1, static_cast<std::int64_t>(m), static_cast<std::int64_t>(n),
+                                    static_cast<std::int64_t>(k)}, 2),
+                      a100, Pass::kForward);
+    EXPECT_DOUBLE_EQ(e.all_cores_s, expected(m, n, k)) << m << "x" << n << "x" << k;
+  }
+  // Small tiles are bound by the L2: a 64² tile of k = 4096 moves 128·2·4096 bytes (15.7 µs at
+  // the SM's 66.8 GB/s), less than its 23.2 µs of FLOPs at half efficiency, but at full
+  // efficiency (11.6 µs) the L2 binds.
+  EXPECT_GT(128 * 2 * 4096 / l2, 2.0 * 64 * 64 * 4096 / sm);
   // A thin GEMM (k = 16) is memory-bound: operands and result at half the HBM bandwidth.
   e = gpu->Estimate(OpWork::Gemm({1, 128 * 108, 128, 16}, 2), a100, Pass::kForward);
   const double bytes = 2.0 * (128 * 108 * 16 + 16 * 128 + 128 * 108 * 128);

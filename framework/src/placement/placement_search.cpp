@@ -223,21 +223,46 @@ double SyncSeconds(const PlacementProblem& p, int t, std::int64_t d, double firs
 // Everything after the pipeline: exposed sync + the first stage's optimizer step + tied embedding.
 struct AfterPipeline {
   double sync_s = 0, optimizer_s = 0, tied_s = 0;
-  double Total() const { return sync_s + optimizer_s + tied_s; }
 };
+
+double ExposedSyncS(const PlacementProblem& p, const StageTable& st, int first_end, std::int64_t d) {
+  return (1 - p.gradient_reduction_overlap) * SyncSeconds(p, st.t(), d, st.WeightBytes(0, first_end));
+}
+
+double OptimizerS(const PlacementProblem& p, const StageTable& st, int first_end, std::int64_t d) {
+  const double step = st.OptimizerStepS(0, first_end);
+  return p.distributed_optimizer ? step / static_cast<double>(d) : step;
+}
+
+double TiedS(const PlacementProblem& p, const StageTable& st, int s, std::int64_t d) {
+  if (s < 2 || !(st.TiedGradientBytes() > 0)) return 0;
+  return p.network.CollectiveS(CollectiveKind::kAllReduce, st.TiedGradientBytes(),
+                               CommGroup{2, static_cast<std::int64_t>(st.t()) * d * (s - 1)});
+}
 
 AfterPipeline After(const PlacementProblem& p, const StageTable& st, int first_end, int s,
                     std::int64_t d) {
-  AfterPipeline a;
-  a.sync_s = (1 - p.gradient_reduction_overlap) * SyncSeconds(p, st.t(), d, st.WeightBytes(0, first_end));
-  a.optimizer_s = st.OptimizerStepS(0, first_end);
-  if (p.distributed_optimizer) a.optimizer_s /= static_cast<double>(d);
-  if (s > 1 && st.TiedGradientBytes() > 0) {
-    a.tied_s = p.network.CollectiveS(CollectiveKind::kAllReduce, st.TiedGradientBytes(),
-                                     CommGroup{2, static_cast<std::int64_t>(st.t()) * d * (s - 1)});
-  }
-  return a;
+  return {ExposedSyncS(p, st, first_end, d), OptimizerS(p, st, first_end, d), TiedS(p, st, s, d)};
 }
+
+// The exposed sync of every first stage [0, j) for one d, computed once per width (it is the hot
+// loop's only collective, and it does not depend on the level or the memory class).
+class SyncTable {
+ public:
+  explicit SyncTable(const PlacementProblem& p) : p_(p) {}
+  const std::vector<double>& For(const StageTable& st, std::int64_t d) {
+    std::vector<double>& v = by_d_[d];
+    if (v.empty()) {
+      v.assign(static_cast<size_t>(st.n() + 1), 0.0);
+      for (int j = 1; j <= st.n(); ++j) v[static_cast<size_t>(j)] = ExposedSyncS(p_, st, j, d);
+    }
+    return v;
+  }
+
+ private:
+  const PlacementProblem& p_;
+  std::map<std::int64_t, std::vector<double>> by_d_;
+};
 
 double PipelineSteps(const PlacementProblem& p, std::int64_t d, int s) {
   const double steps_base = static_cast<double>((MicroBatches(p) + d - 1) / d);
@@ -392,6 +417,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       }
     }
     std::vector<std::optional<StageTable>> tables(problem.network.Levels().size());
+    SyncTable syncs(problem);
     for (const Group& group : groups) {
       auto& slot = tables[static_cast<size_t>(group.level)];
       if (!slot) slot.emplace(table, problem, t, group.level);
@@ -428,19 +454,22 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       // First stage [0, j) at position s, the rest from dp.
       for (const auto& [d, s] : group.pairs) {
         const std::int64_t kd = K / d;
+        const std::vector<double>& sync = syncs.For(st, d);
+        const double tied = TiedS(problem, st, s, d);
+        const double steps = PipelineSteps(problem, d, s);
         for (int j = 1; j <= n - (s - 1); ++j) {
           if (s == 1 && j != n) continue;
           if (!st.Fits(0, j, s, group.cls)) continue;
           const std::int64_t a0 = st.Devices(0, j);
           const double load0 = st.Load(0, j, s);
-          const AfterPipeline after = After(problem, st, j, s, d);
+          const double optimizer = OptimizerS(problem, st, j, d);
           for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
             const double rest = dp[idx(j, s - 1, mr)];
             if (rest == kInf) continue;
             const std::int64_t devices = a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
             if (devices > kd) continue;
-            double time = PipelineSteps(problem, d, s) * std::max(rest, load0) + after.sync_s;
-            time += after.optimizer_s + after.tied_s;
+            double time = steps * std::max(rest, load0) + sync[static_cast<size_t>(j)];
+            time += optimizer + tied;
             const Key key{time, d, s, j, mr};
             if (best_key && !(key < *best_key)) continue;
             PlacementPlan plan;

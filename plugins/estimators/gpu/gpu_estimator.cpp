@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"
@@ -10,7 +11,9 @@ namespace phaze::estimators {
 
 namespace {
 
-constexpr std::int64_t kTile = 128;
+// Output tiles (m × n) a GEMM may be cut into (header comment).
+constexpr std::int64_t kTiles[][2] = {{256, 128}, {128, 256}, {128, 128},
+                                      {128, 64},  {64, 128},  {64, 64}};
 const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
                              "host_floor_s"};
 bool IsSeconds(const std::string& key) { return key.size() > 2 && key.substr(key.size() - 2) == "_s"; }
@@ -64,12 +67,19 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
     const double tensor_cores_per_sm = static_cast<double>(a.num_tc) / sms;
     const double sm_flops_per_s =
         2.0 * tensor_cores_per_sm * static_cast<double>(a.pe_x * a.pe_y) * a.frequency_hz;
-    const double tiles = static_cast<double>(g.batch * CeilDiv(g.m, kTile) * CeilDiv(g.n, kTile));
-    const double waves = std::ceil(tiles / sms);
-    const double tile_s = 2.0 * kTile * kTile * static_cast<double>(g.k) /
-                          (sm_flops_per_s * p.gemm_efficiency);
+    const double l2_bytes_per_s_per_sm = a.glb_bandwidth_words_per_cycle *
+                                         static_cast<double>(a.word_bytes) * a.frequency_hz / sms;
+    double compute = std::numeric_limits<double>::infinity();
+    for (const auto& [tm, tn] : kTiles) {
+      const double tiles = static_cast<double>(g.batch * CeilDiv(g.m, tm) * CeilDiv(g.n, tn));
+      const double k = static_cast<double>(g.k);
+      const double tile_s =
+          std::max(2.0 * static_cast<double>(tm * tn) * k / (sm_flops_per_s * p.gemm_efficiency),
+                   static_cast<double>((tm + tn) * a.word_bytes) * k / l2_bytes_per_s_per_sm);
+      compute = std::min(compute, std::ceil(tiles / sms) * tile_s);
+    }
     const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
-    seconds = std::max(waves * tile_s, bytes / bandwidth) + p.kernel_overhead_s;
+    seconds = std::max(compute, bytes / bandwidth) + p.kernel_overhead_s;
     const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     for (std::size_t i = 0; i < op.vector.size(); ++i) {  // fused epilogue passes
       seconds += 2 * out_bytes / bandwidth + p.kernel_overhead_s;

@@ -1,10 +1,13 @@
 // The "gpu" estimator: per-kernel latency on an NVIDIA-style GPU described as a preset of the
 // template (share/arch/a100-sxm-80gb.yaml): num_vc = SMs, num_tc / num_vc tensor cores per SM of
 // pe_x × pe_y MACs each, HBM bandwidth, clock. Every op is one kernel on the whole GPU:
-// * GEMM (batch, m, n, k): the output is cut into 128 × 128 tiles (one CTA each, as cuBLAS does
-//   for large bf16 GEMMs); tiles run in waves of one tile per SM: waves = ⌈batch·⌈m/128⌉·⌈n/128⌉
-//   / SMs⌉; a tile takes 2·128·128·k / (SM peak · gemm_efficiency). Floor: the operands and the
-//   result at memory_efficiency of the HBM bandwidth. A fused epilogue (bias, activation, dropout)
+// * GEMM (batch, m, n, k): the output is cut into tiles of tm × tn (one CTA each); tiles run in
+//   waves of one tile per SM: waves = ⌈batch·⌈m/tm⌉·⌈n/tn⌉ / SMs⌉. A tile takes the longer of
+//   its FLOPs, 2·tm·tn·k / (SM peak · gemm_efficiency), and its operand traffic through the L2,
+//   (tm + tn)·k·word bytes at the SM's share of the L2 bandwidth (glb_bandwidth_words_per_cycle ·
+//   word · f / SMs): small tiles waste less of the last wave but reuse operands less. As cuBLAS's
+//   heuristics do, the fastest of the tiles 256×128, 128×256, 128×128, 128×64, 64×128, 64×64 is
+//   used. Floor: the operands and the result at memory_efficiency of the HBM bandwidth. A fused epilogue (bias, activation, dropout)
 //   is one more memory-bound pass over the output per work item, with its own kernel overhead.
 // * Element-wise, norm, softmax, dropout, embedding, loss ops: memory-bound, their bytes read and
 //   written at memory_efficiency of the HBM bandwidth.
