@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "phaze/core/error.hpp"
-#include "phaze/core/paths.hpp"
+#include "phaze/config/preset_file.hpp"
 
 namespace phaze {
 
@@ -118,29 +118,10 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
 }
 
 ArchConfig LoadArchConfig(const std::string& name_or_path) {
-  if (std::filesystem::is_regular_file(name_or_path)) {
-    return ParseArchConfig(ConfigNode::ParseFile(name_or_path));
-  }
-  const std::filesystem::path dir = ShareDirectory() / "arch";
-  const std::filesystem::path preset = dir / (name_or_path + ".yaml");
-  if (name_or_path.find('/') == std::string::npos && std::filesystem::is_regular_file(preset)) {
-    return ParseArchConfig(ConfigNode::ParseFile(preset.string()));
-  }
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const auto& p = e.path();
-    if (p.extension() == ".yaml" && p.stem().string().find("space") == std::string::npos) {
-      names.push_back(p.stem().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  std::string hint;
-  if (auto guess = DidYouMean(name_or_path, names)) hint = "; did you mean '" + *guess + "'?";
-  throw ConfigError("no architecture file or preset named '" + name_or_path + "'" + hint +
-                    "  presets in " + dir.string() + ": " + list);
+  // Search spaces live beside the presets; they are not listed as presets.
+  const auto preset = [](const std::string& stem) { return stem.find("space") == std::string::npos; };
+  return ParseArchConfig(
+      ConfigNode::ParseFile(FindPresetFile(name_or_path, "arch", "architecture", preset)));
 }
 
 }  // namespace phaze

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "phaze/core/error.hpp"
-#include "phaze/core/paths.hpp"
+#include "phaze/config/preset_file.hpp"
 
 namespace phaze {
 
@@ -71,25 +71,8 @@ Network Network::ParseLevels(const ConfigNode& node) {
 }
 
 Network Network::LoadSystem(const std::string& name_or_path) {
-  std::filesystem::path file = name_or_path;
-  if (!std::filesystem::is_regular_file(file)) {
-    const std::filesystem::path dir = ShareDirectory() / "systems";
-    file = dir / (name_or_path + ".yaml");
-    if (name_or_path.find('/') != std::string::npos || !std::filesystem::is_regular_file(file)) {
-      std::vector<std::string> names;
-      std::error_code ec;
-      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-        if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-      }
-      std::sort(names.begin(), names.end());
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      std::string hint;
-      if (auto guess = DidYouMean(name_or_path, names)) hint = "; did you mean '" + *guess + "'?";
-      throw ConfigError("no system file or preset named '" + name_or_path + "'" + hint +
-                        "  systems in " + dir.string() + ": " + (list.empty() ? "none" : list));
-    }
-  }
+  const std::filesystem::path file = FindPresetFile(
+      name_or_path, "systems", "system", [](const std::string&) { return true; });
   const ConfigNode root = ConfigNode::ParseFile(file.string());
   root.ExpectKeys({"name", "description", "levels"});
   Network n = ParseLevels(root.Child("levels"));

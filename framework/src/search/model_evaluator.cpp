@@ -150,6 +150,27 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   return c;
 }
 
+// A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`
+// or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
+PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& graph,
+                         FixedStrategy strategy, RecomputeMode mode, double hbm_gib,
+                         const PreparedModel& model, const ArchConfig& arch) {
+  if (strategy.stage_starts.empty()) {
+    std::string why;
+    strategy.stage_starts = MegatronStageStarts(graph, strategy.pipeline_stages, &why);
+    if (!why.empty()) {
+      PlanChoice c;
+      c.micro_batch = problem.micro_batch;
+      c.recompute = mode;
+      c.hbm_gib = hbm_gib;
+      c.reason = why;
+      return c;
+    }
+  }
+  return MakeChoice(PlacementSearch().Evaluate(problem, strategy), problem, mode, hbm_gib, model,
+                    arch);
+}
+
 }  // namespace
 
 PreparedModel PreparedModel::WithoutSlices() const {
@@ -295,15 +316,9 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
               x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
                          " is not among the evaluated widths";
             } else {
-              FixedStrategy fixed{r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}};
-              std::string why;
-              fixed.stage_starts = MegatronStageStarts(*it->second.first, r.pipeline_stages, &why);
-              if (!why.empty()) {
-                x.reason = why;
-              } else {
-                x = MakeChoice(dp.Evaluate(problem, fixed), problem, mode, hbm_list[h], model,
-                               arch);
-              }
+              x = EvaluateFixed(problem, *it->second.first,
+                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
+                                hbm_list[h], model, arch);
             }
             if (!ev.expert) ev.expert = PlanChoice{};
             take(*ev.expert, x);
@@ -318,10 +333,6 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
 
 PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
                                         const PlanRequest& r) const {
-  PlanChoice choice;
-  choice.micro_batch = r.micro_batch;
-  choice.recompute = r.recompute;
-  choice.hbm_gib = r.hbm_gib;
   const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel);
   if (!slice) {
     throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
@@ -336,17 +347,9 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
   PlacementProblem problem = BaseProblem(run_, r.micro_batch, r.virtual_stages);
   problem.widths[r.tensor_parallel] = MakeLayerTable(slice->graph, times, r.recompute, arch);
   problem.hbm_bytes = r.hbm_gib * 1073741824.0;
-  FixedStrategy fixed{r.pipeline_stages, r.data_parallel, r.tensor_parallel, r.stage_starts};
-  if (fixed.stage_starts.empty()) {
-    std::string why;
-    fixed.stage_starts = MegatronStageStarts(slice->graph, r.pipeline_stages, &why);
-    if (!why.empty()) {
-      choice.reason = why;
-      return choice;
-    }
-  }
-  return MakeChoice(PlacementSearch().Evaluate(problem, fixed), problem, r.recompute, r.hbm_gib,
-                    model, arch);
+  return EvaluateFixed(problem, slice->graph,
+                       {r.pipeline_stages, r.data_parallel, r.tensor_parallel, r.stage_starts},
+                       r.recompute, r.hbm_gib, model, arch);
 }
 
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {
