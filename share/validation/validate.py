@@ -12,8 +12,9 @@ device and system, and compares the predicted iteration time with the measured o
       [--report DIR] [--max-mean-error F] [--max-p90-error F]
 
 --set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
---param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the innermost
-network level's effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s.
+--param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the network
+levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
+ib_bandwidth_bytes_per_s (level 1).
 --report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
 into a check (exit 1 when exceeded); the CTest uses them. Standard library only.
 """
@@ -67,7 +68,7 @@ def predict(args, directory, config, row):
     cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model_file(directory, row),
            "--arch", args.arch, "--plan", "%d,%d,%d" % (row["t"], row["p"], row["d"]),
            "--micro-batch", str(row["micro"]), "--global-batch", str(row["batch"]),
-           "--recompute", "full", "-o", out]
+           "--recompute", args.recompute, "-o", out]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return dict(row, predicted_s=None, error=None, problem=(r.stderr or r.stdout).strip())
@@ -89,23 +90,34 @@ def system_levels(system):
     return levels
 
 
-# Parameters of the network the fit may set: the innermost level's (NVLink's) effective figures.
-NETWORK_PARAMS = {"nvlink_latency_s": "latency_s", "nvlink_bandwidth_bytes_per_s": "bandwidth_bytes_per_s"}
+# Parameters of the network the fit may set: the effective figures of the node's level (NVLink,
+# level 0) and of the level between nodes (InfiniBand, level 1), as (level index, field).
+NETWORK_PARAMS = {"nvlink_latency_s": (0, "latency_s"),
+                  "nvlink_bandwidth_bytes_per_s": (0, "bandwidth_bytes_per_s"),
+                  "ib_latency_s": (1, "latency_s"),
+                  "ib_bandwidth_bytes_per_s": (1, "bandwidth_bytes_per_s")}
 
 
-def run(args, rows, params):
-    directory = tempfile.mkdtemp(prefix="phaze-validation-")
+def write_config(directory, system, params):
+    """A run config in DIRECTORY: the gpu estimator with PARAMS' calibration overrides and the
+    levels of SYSTEM with the NETWORK_PARAMS overrides on its innermost level."""
     config = os.path.join(directory, "run.yaml")
     estimator = {k: v for k, v in params.items() if k not in NETWORK_PARAMS}
-    levels = system_levels(args.system)
-    for key, field in NETWORK_PARAMS.items():
+    levels = system_levels(system)
+    for key, (level, field) in NETWORK_PARAMS.items():
         if key in params:
-            levels[0][field] = repr(params[key])
+            levels[level][field] = repr(params[key])
     with open(config, "w") as f:
         body = ", ".join("%s: %r" % kv for kv in sorted(estimator.items()))
         f.write("estimator: {name: gpu, params: {%s}}\ncluster:\n  levels:\n" % body)
         for level in levels:
             f.write("    - {%s}\n" % ", ".join("%s: %s" % kv for kv in level.items()))
+    return config
+
+
+def run(args, rows, params):
+    directory = tempfile.mkdtemp(prefix="phaze-validation-")
+    config = write_config(directory, args.system, params)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         return list(pool.map(lambda r: predict(args, directory, config, r), rows))
 
@@ -183,6 +195,8 @@ def main():
     ap.add_argument("--arch", default="a100-sxm-80gb")
     ap.add_argument("--system", default="dgx-a100")
     ap.add_argument("--set", default="all", choices=["train", "test", "all"])
+    ap.add_argument("--recompute", default="full", choices=["none", "selective", "full"],
+                    help="the recomputation the measured runs are predicted with")
     ap.add_argument("--param", action="append", default=[], help="key=value (gpu estimator)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", help="directory for validation.md and scatter.svg")

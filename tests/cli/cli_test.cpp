@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "phaze/config/config_node.hpp"
 #include "test_util.hpp"
@@ -590,6 +591,27 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
   EXPECT_NE(over.err.find("stage 0 (layers 0-12) needs"), std::string::npos) << over.err;
   EXPECT_NE(over.err.find("> HBM 42949672960 bytes (40.00 GiB): over by"), std::string::npos)
       << over.err;
+  // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
+  // the gpu estimator unless the run config names another.
+  {
+    testing::TempDir dir;
+    const std::string gpt3 = std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-gpt3-175b.yaml";
+    const std::string plan = " --arch a100-sxm-80gb --system dgx-a100 --plan 8,16,8 "
+                             "--micro-batch 1 --global-batch 1536 --recompute full -o ";
+    auto gpu = Phaze("predict --model " + gpt3 + plan + (dir / "gpu.json").string());
+    ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+    EXPECT_NE(gpu.out.find("(dgx-a100, estimator gpu)"), std::string::npos) << gpu.out;
+    const auto config = dir / "run.yaml";
+    std::ofstream(config) << "estimator: analytic\n";
+    auto analytic = Phaze("--config " + config.string() + " predict --model " + gpt3 + plan +
+                          (dir / "analytic.json").string());
+    ASSERT_EQ(analytic.exit_code, 0) << analytic.err;
+    const ConfigNode g = ConfigNode::ParseFile((dir / "gpu.json").string());
+    const ConfigNode a = ConfigNode::ParseFile((dir / "analytic.json").string());
+    EXPECT_EQ(g.Child("estimator").AsString(), "gpu");
+    EXPECT_EQ(a.Child("estimator").AsString(), "analytic");
+    EXPECT_NE(g.Child("iteration_s").AsDouble(), a.Child("iteration_s").AsDouble());
+  }
   // Bad input is a usage error with the reason.
   auto bad = Phaze("predict --model x.yaml --arch tpuv4 --plan 8,8 --micro-batch 1");
   EXPECT_EQ(bad.exit_code, 2);

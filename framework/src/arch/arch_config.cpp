@@ -79,6 +79,9 @@ Json ArchConfig::ToJson() const {
     for (const auto& [k, v] : calibration) c[k] = v;
     j["calibration"] = c;
   }
+  if (!estimator.empty()) {
+    j["estimator"] = estimator;
+  }
   j["peak_tensor_flops_per_s"] = PeakTensorFlopsPerS();
   return j;
 }
@@ -88,7 +91,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes", "calibration"});
+                   "word_bytes", "calibration", "estimator"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsPositiveInt();
   a.num_vc = root.Child("num_vc").AsPositiveInt();
@@ -113,6 +116,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     if (!c->IsMap()) c->Fail("expected a map of named numbers, found " + c->Describe());
     for (const auto& [key, value] : c->Entries()) a.calibration[key] = value.AsDouble();
   }
+  if (auto e = root.Optional("estimator")) a.estimator = e->AsString();
   a.name = root.Optional("name") ? root.Child("name").AsString() : a.GeneratedName();
   return a;
 }

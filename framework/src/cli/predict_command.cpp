@@ -128,6 +128,11 @@ int RunPredict(CommandContext& ctx) {
     run.training.pipeline_schedule = "1f1b";
   }
   const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
+  // A fixed device's preset names the estimator it is calibrated for (the gpu estimator for the
+  // A100 and H100 presets); a run config that names an estimator keeps its own.
+  if (!run.estimator.name_node && !arch.estimator.empty()) {
+    run.estimator.name = arch.estimator;
+  }
   request.hbm_gib = ctx.vm.count("hbm-gib") ? ctx.vm["hbm-gib"].as<double>()
                                             : static_cast<double>(arch.hbm_bytes) / 1073741824.0;
   if (!(request.hbm_gib > 0)) throw UsageError("--hbm-gib: expected > 0");
@@ -151,6 +156,7 @@ int RunPredict(CommandContext& ctx) {
   Json j = Json::MakeObject();
   j["model"] = model.name;
   j["arch"] = arch.name;
+  j["estimator"] = run.estimator.name;
   j["feasible"] = choice.feasible;
   if (!choice.feasible) j["reason"] = choice.reason;
   Json& pl = j["plan"];
@@ -198,7 +204,7 @@ int RunPredict(CommandContext& ctx) {
     << (run.cluster.network.Name().empty() ? std::to_string(run.cluster.network.Levels().size()) +
                                                  "-level network"
                                            : run.cluster.network.Name())
-    << "): t " << request.tensor_parallel << ", p " << request.pipeline_stages << ", d "
+    << ", estimator " << run.estimator.name << "): t " << request.tensor_parallel << ", p " << request.pipeline_stages << ", d "
     << request.data_parallel;
   if (request.virtual_stages > 1) o << ", v " << request.virtual_stages;
   o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch

@@ -31,6 +31,9 @@ struct ArchConfig {
   // Named parameters an estimator plugin may read for this device (e.g. the gpu estimator's fitted
   // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
   std::map<std::string, double> calibration;
+  // The estimator this device is calibrated for (a fixed device's preset names it, e.g. `gpu`);
+  // `phaze predict` uses it when the run config names no estimator. Empty: none.
+  std::string estimator;
 
   // 2 FLOPs per MAC per cycle on every tensor core.
   double PeakTensorFlopsPerS() const {
