@@ -11,6 +11,8 @@ device and system, and compares the predicted iteration time with the measured o
       [--system dgx-a100] [--set train|test|all] [--param key=value ...] [--jobs 2]
       [--report DIR] [--max-mean-error F] [--max-p90-error F]
 
+Two optional columns after vTrain's eleven: the row's recompute (none|selective|full; empty: the
+--recompute option, full by default) and sequence parallelism (1/true/yes).
 --set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
 --param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the network
 levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
@@ -38,11 +40,17 @@ def load_rows(path):
         for i, r in enumerate(csv.reader(f)):
             if not r or r[0].startswith("#"):
                 continue
-            v = [float(x) for x in r]
+            v = [float(x) for x in r[:11]]
+            extra = [x.strip().lower() for x in r[11:13]] + ["", ""]
+            if extra[0] not in ("", "none", "selective", "full"):
+                raise SystemExit("%s:%d: recompute column: expected none, selective or full, found "
+                                 "'%s'" % (path, i + 1, extra[0]))
             rows.append({"index": len(rows), "gpus": int(v[0]), "batch": int(v[1]),
                          "micro": int(v[2]), "hidden": int(v[3]), "heads": int(v[4]),
                          "layers": int(v[5]), "seq": int(v[6]), "t": int(v[7]), "d": int(v[8]),
-                         "p": int(v[9]), "measured_s": v[10] / 1000.0})
+                         "p": int(v[9]), "measured_s": v[10] / 1000.0,
+                         "recompute": extra[0] or None,
+                         "sequence_parallel": extra[1] in ("1", "true", "yes")})
     return rows
 
 
@@ -68,7 +76,9 @@ def predict(args, directory, config, row):
     cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model_file(directory, row),
            "--arch", args.arch, "--plan", "%d,%d,%d" % (row["t"], row["p"], row["d"]),
            "--micro-batch", str(row["micro"]), "--global-batch", str(row["batch"]),
-           "--recompute", args.recompute, "-o", out]
+           "--recompute", row["recompute"] or args.recompute, "-o", out]
+    if row["sequence_parallel"]:
+        cmd.append("--sequence-parallel")
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         return dict(row, predicted_s=None, error=None, problem=(r.stderr or r.stdout).strip())
