@@ -173,17 +173,7 @@ def main():
                     "publications do not give them).\n\n%s\n\n%s\n" % (
                         args.arch, args.system, (" and " + ", ".join(args.param)) if args.param else "",
                         args.micro_batches, args.virtual_stages, headline, text))
-    ok = s["failed"] == 0
-    if args.max_error is not None and not s["max"] <= args.max_error:
-        print("FAIL: max |error| %.4f > bound %.4f" % (s["max"], args.max_error))
-        ok = False
-    if args.max_mean_error is not None and not s["mean"] <= args.max_mean_error:
-        print("FAIL: mean |error| %.4f > bound %.4f" % (s["mean"], args.max_mean_error))
-        ok = False
-    if s["failed"]:
-        print("FAIL: %d rows could not be predicted" % s["failed"])
-    return 0 if ok else 1
-
+    return validate.check(s, max=args.max_error, mean=args.max_mean_error)
 
 if __name__ == "__main__":
     sys.exit(main())
