@@ -38,27 +38,48 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def load_rows(path):
     rows = []
     with open(path) as f:
-        for r in csv.reader(f):
+        for line, r in enumerate(csv.reader(f), 1):
             if not r or r[0].startswith("#"):
                 continue
-            name, v = r[0], [float(x) for x in r[1:12]]
+            where = "%s:%d" % (path, line)
+            name, v = r[0], [float(x) for x in r[1:11]]
+            cell = lambda i: r[i].strip() if len(r) > i else ""
             row = {"name": name, "params_b": v[0], "heads": int(v[1]), "hidden": int(v[2]),
                    "layers": int(v[3]), "seq": int(v[4]), "vocab": int(v[5]), "t": int(v[6]),
-                   "p": int(v[7]), "gpus": int(v[8]), "batch": int(v[9]), "published": v[10],
-                   "micro": int(r[12]) if len(r) > 12 and r[12].strip() else None,
-                   "v": int(r[13]) if len(r) > 13 and r[13].strip() else None}
+                   "p": int(v[7]), "gpus": int(v[8]), "batch": int(v[9]),
+                   "micro": int(cell(12)) if cell(12) else None,
+                   "v": int(cell(13)) if cell(13) else None,
+                   "recompute": cell(14).lower() or "full",
+                   "sequence_parallel": cell(15).lower() in ("1", "true", "yes")}
+            if row["recompute"] not in ("none", "selective", "full"):
+                raise SystemExit("%s: recompute column: expected none, selective or full, found "
+                                 "'%s'" % (where, row["recompute"]))
             row["d"] = row["gpus"] // (row["t"] * row["p"])
             if row["d"] * row["t"] * row["p"] != row["gpus"]:
-                raise SystemExit("%s: %d GPUs are not a multiple of t·p = %d" %
-                                 (name, row["gpus"], row["t"] * row["p"]))
+                raise SystemExit("%s: %s: %d GPUs are not a multiple of t·p = %d" %
+                                 (where, name, row["gpus"], row["t"] * row["p"]))
+            # The publication gives TFLOP/s per GPU (equation (3)) or an iteration time.
+            if cell(11):
+                row["published"] = float(cell(11))
+                row["published_s"] = megatron_flops(row) / (row["published"] * 1e12 * row["gpus"])
+            elif cell(16):
+                row["published_s"] = float(cell(16))
+                row["published"] = megatron_flops(row) / (row["published_s"] * 1e12 * row["gpus"])
+            else:
+                raise SystemExit("%s: %s: neither TFLOP/s (column 12) nor an iteration time "
+                                 "(column 17)" % (where, name))
             rows.append(row)
     return rows
 
 
 def megatron_flops(row):
-    """Narayanan et al. (SC21) equation (3): FLOPs per iteration with full recomputation."""
+    """FLOPs per iteration as the publications count them: with full recomputation Narayanan et
+    al. (SC21) equation (3), 96 B s l h^2 (1 + s/6h + V/16lh); otherwise the model FLOPs of
+    Korthikanti et al. (their MFU), 72 B s l h^2 (1 + s/6h + V/12lh)."""
     b, s, l, h, v = row["batch"], row["seq"], row["layers"], row["hidden"], row["vocab"]
-    return 96.0 * b * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
+    if row["recompute"] == "full":
+        return 96.0 * b * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
+    return 72.0 * b * s * l * h * h * (1 + s / (6.0 * h) + v / (12.0 * l * h))
 
 
 def model_file(directory, row):
@@ -96,7 +117,9 @@ def predict(args, directory, config, row):
         plan = "%d,%d,%d" % (row["t"], row["p"], row["d"]) + (",%d" % v if v > 1 else "")
         cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model, "--arch",
                args.arch, "--plan", plan, "--micro-batch", str(micro), "--global-batch",
-               str(row["batch"]), "--recompute", "full", "-o", out]
+               str(row["batch"]), "--recompute", row["recompute"], "-o", out]
+        if row["sequence_parallel"]:
+            cmd.append("--sequence-parallel")
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             tried.append("micro %d v %d: %s" % (micro, v, (r.stderr or r.stdout).strip().splitlines()[-1]))
@@ -117,19 +140,22 @@ def predict(args, directory, config, row):
 
 
 def table(results):
-    lines = ["| run | params (B) | GPUs | t | p | d | batch | micro-batch, v | predicted "
-             "iteration (s) | predicted TFLOP/s/GPU | range over micro-batch, v | published | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | params (B) | GPUs | t | p | d | batch | recompute | micro-batch, v | "
+             "iteration (s): predicted | published | TFLOP/s/GPU: predicted | range over "
+             "micro-batch, v | published | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
+        recompute = r["recompute"] + (" + SP" if r["sequence_parallel"] else "")
+        head = "| %s | %.1f | %d | %d | %d | %d | %d | %s |" % (
+            r["name"], r["params_b"], r["gpus"], r["t"], r["p"], r["d"], r["batch"], recompute)
         if r["predicted"] is None:
-            lines.append("| %s | %.1f | %d | %d | %d | %d | %d | — | — | failed: %s | — | %.0f | — |" % (
-                r["name"], r["params_b"], r["gpus"], r["t"], r["p"], r["d"], r["batch"],
-                r["problem"], r["published"]))
+            lines.append(head + " — | — | %.2f | failed: %s | — | %.1f | — |" % (
+                r["published_s"], r["problem"], r["published"]))
             continue
-        lines.append("| %s | %.1f | %d | %d | %d | %d | %d | %d, %d%s | %.2f | %.1f | %s | %.0f | %+.1f%% |" % (
-            r["name"], r["params_b"], r["gpus"], r["t"], r["p"], r["d"], r["batch"], r["micro"],
-            r["v"], " (published)" if r["given"] else " (phaze's best)", r["iteration_s"],
-            r["predicted"], "—" if r["given"] else "%.1f–%.1f" % (r["low"], r["predicted"]),
+        lines.append(head + " %d, %d%s | %.2f | %.2f | %.1f | %s | %.1f | %+.1f%% |" % (
+            r["micro"], r["v"], " (published)" if r["given"] else " (phaze's best)",
+            r["iteration_s"], r["published_s"], r["predicted"],
+            "—" if r["given"] else "%.1f–%.1f" % (r["low"], r["predicted"]),
             r["published"], 100 * r["error"]))
     return "\n".join(lines)
 
