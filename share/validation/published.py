@@ -109,14 +109,14 @@ def candidates(row, micro_batches, virtual_stages):
             yield micro, v
 
 
-def predict(args, directory, config, row):
+def predict(args, directory, setup, row):
     model = model_file(directory, row)
     best, slowest, tried = None, None, []
     for micro, v in candidates(row, args.micro_batches, args.virtual_stages):
         out = os.path.join(directory, "%s-b%d-v%d.json" % (row["name"], micro, v))
         plan = "%d,%d,%d" % (row["t"], row["p"], row["d"]) + (",%d" % v if v > 1 else "")
-        cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model, "--arch",
-               args.arch, "--plan", plan, "--micro-batch", str(micro), "--global-batch",
+        cmd = [args.phaze, "-q", "--config", setup.config, "predict", "--model", model, "--arch",
+               setup.arch, "--plan", plan, "--micro-batch", str(micro), "--global-batch",
                str(row["batch"]), "--recompute", row["recompute"], "-o", out]
         if row["sequence_parallel"]:
             cmd.append("--sequence-parallel")
@@ -178,10 +178,10 @@ def main():
     args.virtual_stages = [int(x) for x in args.virtual_stages.split(",")]
     params = {k: float(v) for k, _, v in (kv.partition("=") for kv in args.param)}
     directory = tempfile.mkdtemp(prefix="phaze-published-")
-    config = validate.write_config(directory, args.system, params)
+    setup = validate.write_config(directory, args, params)
     rows = load_rows(args.csv)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda r: predict(args, directory, config, r), rows))
+        results = list(pool.map(lambda r: predict(args, directory, setup, r), rows))
     s = validate.summary(results)
     text = table(results)
     headline = ("%s: n %d, predicted %d, mean |error| %.2f%%, max %.2f%%, mean signed error %+.2f%%"

@@ -16,11 +16,12 @@ Two optional columns after vTrain's eleven: the row's recompute (none|selective|
 --set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
 --param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the network
 levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
-ib_bandwidth_bytes_per_s (level 1).
+ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap.
 --report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
 into a check (exit 1 when exceeded); the CTest uses them. Standard library only.
 """
 import argparse
+import collections
 import concurrent.futures
 import csv
 import json
@@ -71,10 +72,10 @@ def model_file(directory, row):
     return path
 
 
-def predict(args, directory, config, row):
+def predict(args, directory, setup, row):
     out = os.path.join(directory, "row%d.json" % row["index"])
-    cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model_file(directory, row),
-           "--arch", args.arch, "--plan", "%d,%d,%d" % (row["t"], row["p"], row["d"]),
+    cmd = [args.phaze, "-q", "--config", setup.config, "predict", "--model",
+           model_file(directory, row), "--arch", setup.arch, "--plan", "%d,%d,%d" % (row["t"], row["p"], row["d"]),
            "--micro-batch", str(row["micro"]), "--global-batch", str(row["batch"]),
            "--recompute", row["recompute"] or args.recompute, "-o", out]
     if row["sequence_parallel"]:
@@ -108,12 +109,19 @@ NETWORK_PARAMS = {"nvlink_latency_s": (0, "latency_s"),
                   "ib_bandwidth_bytes_per_s": (1, "bandwidth_bytes_per_s")}
 
 
-def write_config(directory, system, params):
-    """A run config in DIRECTORY: the gpu estimator with PARAMS' calibration overrides and the
-    levels of SYSTEM with the NETWORK_PARAMS overrides on its innermost level."""
+# Parameters of the architecture the fit may set (fields of share/arch/<device>.yaml).
+ARCH_PARAMS = ("collective_overlap",)
+
+Setup = collections.namedtuple("Setup", "config arch")
+
+
+def write_config(directory, args, params):
+    """A Setup in DIRECTORY: a run config with the gpu estimator's PARAMS calibration overrides
+    and the levels of args.system with the NETWORK_PARAMS overrides, and the architecture
+    args.arch, copied with the ARCH_PARAMS overrides when PARAMS has any."""
     config = os.path.join(directory, "run.yaml")
-    estimator = {k: v for k, v in params.items() if k not in NETWORK_PARAMS}
-    levels = system_levels(system)
+    estimator = {k: v for k, v in params.items() if k not in NETWORK_PARAMS and k not in ARCH_PARAMS}
+    levels = system_levels(args.system)
     for key, (level, field) in NETWORK_PARAMS.items():
         if key in params:
             levels[level][field] = repr(params[key])
@@ -122,14 +130,24 @@ def write_config(directory, system, params):
         f.write("estimator: {name: gpu, params: {%s}}\ncluster:\n  levels:\n" % body)
         for level in levels:
             f.write("    - {%s}\n" % ", ".join("%s: %s" % kv for kv in level.items()))
-    return config
+    arch = args.arch
+    overrides = {k: params[k] for k in ARCH_PARAMS if k in params}
+    if overrides:
+        source = arch if os.path.exists(arch) else os.path.join(ROOT, "share", "arch", arch + ".yaml")
+        with open(source) as f:
+            lines = [l for l in f if not any(l.startswith(k + ":") for k in overrides)]
+        arch = os.path.join(directory, "arch.yaml")
+        with open(arch, "w") as f:
+            f.writelines(lines)
+            f.writelines("%s: %r\n" % kv for kv in sorted(overrides.items()))
+    return Setup(config, arch)
 
 
 def run(args, rows, params):
     directory = tempfile.mkdtemp(prefix="phaze-validation-")
-    config = write_config(directory, args.system, params)
+    setup = write_config(directory, args, params)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        return list(pool.map(lambda r: predict(args, directory, config, r), rows))
+        return list(pool.map(lambda r: predict(args, directory, setup, r), rows))
 
 
 def percentile(values, q):

@@ -326,6 +326,20 @@ TEST(Gpu, GemmWavesMemoryFloorAndOverheadByHand) {
   EXPECT_THROW(Estimators().CreateEstimator(
                    "gpu", ConfigNode::ParseString("gemm_efficiency: 1.5", "p.yaml")),
                ConfigError);
+  // Scale and causal mask are folded into the GEMM (alpha) and Megatron's fused softmax: only
+  // their arithmetic, one operation per element on 108 × 64 lanes at 1.41 GHz.
+  const double lanes = 108.0 * 64 * 1.41e9;
+  OpWork scores = OpWork::Gemm({16, 2048, 2048, 128}, 2, /*weight_operand=*/false);
+  const double plain = gpu->Estimate(scores, a100, Pass::kForward).all_cores_s;
+  const std::int64_t n = 16LL * 2048 * 2048;
+  scores.vector = {{"scale", n, 1}, {"causal_mask", n, 1}};
+  EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s, plain + 2 * n / lanes);
+  e = gpu->Estimate(OpWork::Vector("causal_mask_backward", n, 2), a100, Pass::kBackward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, n / lanes);
+  // A dropout epilogue is a pass over the output: read and write 2 bytes per element.
+  scores.vector = {{"dropout", n, 1}};
+  EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s,
+                   plain + 4.0 * n / (2.039e12 * 0.5) + 1e-5);
   // The host floor: a tiny op lasts at least host_floor_s.
   a100.calibration["host_floor_s"] = 1e-3;
   e = gpu->Estimate(OpWork::Vector("gelu", 1024, 2), a100, Pass::kForward);

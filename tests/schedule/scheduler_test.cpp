@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "phaze/core/error.hpp"
@@ -650,6 +651,83 @@ TEST(Scheduler, InvalidProblemsAreNamed) {
   p.edges = {};
   p.ops[0].single_core_s = std::nan("");
   EXPECT_THROW(s.Solve(p), InvalidArgumentError);
+}
+
+// collective_overlap φ: a collective of T seconds becomes (1 − φ)·T holding every core, followed
+// by φ·T on the link; φ = 1 is the template's (collectives beside compute).
+TEST(LayerSchedule, CollectiveOverlapSplitsEachCollective) {
+  auto& plugins = testing::BuiltPlugins();
+  if (!plugins.Has(ComponentKind::kSolverBackend, "cbc")) GTEST_SKIP() << "no cbc backend built";
+  const ConfigNode none = ConfigNode::EmptyMap("test", "params");
+  const auto estimator = plugins.CreateEstimator("analytic", none);
+  const auto strategy = plugins.CreateStrategy("megatron", none);
+  GraphOptions unfused;
+  unfused.fusion = false;
+  const LayerGraph g = SliceLayerGraph(
+      *strategy, "megatron",
+      BuildLayerGraph(
+          LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-2.5b.yaml"), unfused),
+      4, true);
+  const UniqueLayer& block = g.unique_layers[1];
+  const Network network = Network::Flat(1e10, 1e-6);
+  ArchConfig arch = LoadArchConfig("tpuv4");
+  auto build = [&](double overlap) {
+    arch.collective_overlap = overlap;
+    return BuildScheduleProblem(block.backward, Pass::kBackward, *estimator, arch, network, "b");
+  };
+  const ScheduleProblem beside = build(1), held = build(0), half = build(0.25);
+  std::vector<double> links;  // the collectives' times, in order
+  double compute = 0;
+  for (const auto& op : beside.ops) {
+    if (op.cls == ScheduleClass::kLink) {
+      links.push_back(op.single_core_s);
+    } else {
+      compute += op.MinLatency();
+    }
+  }
+  ASSERT_EQ(links.size(), 2u);  // the conjugates of f before QKV and FC1: all-reduces
+  // φ = 0: no link op; each collective holds all cores for its whole time, and the fastest way to
+  // run it is on all of them; the problem is otherwise the same.
+  ASSERT_EQ(held.ops.size(), beside.ops.size());
+  double exposed = 0;
+  for (const auto& op : held.ops) {
+    EXPECT_NE(op.cls, ScheduleClass::kLink) << op.name;
+    if (op.name.find(".backward") != std::string::npos &&
+        op.name.find("tp_copy") != std::string::npos) {
+      EXPECT_EQ(op.cls, ScheduleClass::kFused);
+      EXPECT_DOUBLE_EQ(op.single_core_s, op.all_cores_s * (arch.num_tc + arch.num_vc));
+      exposed += op.all_cores_s;
+    }
+  }
+  EXPECT_DOUBLE_EQ(exposed, links[0] + links[1]);
+  // Nothing overlaps a collective that holds the device: cutting its intervals out of the
+  // schedule leaves a schedule of the compute alone (the collectives free), so the optimum is at
+  // least the collectives' time plus that problem's optimum; and never shorter than with φ = 1.
+  const Scheduler scheduler(Backend("cbc"), Exact());
+  const ScheduleProblem free_links = BuildScheduleProblem(
+      block.backward, Pass::kBackward, *estimator, arch,
+      Network::Flat(std::numeric_limits<double>::infinity()), "free");
+  ASSERT_EQ(free_links.ops.size(), beside.ops.size() - 2);
+  const double held_s = scheduler.Solve(held).makespan_s;
+  EXPECT_GE(held_s, scheduler.Solve(free_links).makespan_s + links[0] + links[1] - 1e-12);
+  EXPECT_GE(held_s, scheduler.Solve(beside).makespan_s - 1e-12);
+  EXPECT_LE(held_s, compute + links[0] + links[1] + 1e-12);
+  // φ = 0.25: one more op per collective, 3/4 of it exposed, then 1/4 on the link after it.
+  ASSERT_EQ(half.ops.size(), beside.ops.size() + 2);
+  int split = 0;
+  for (size_t i = 0; i < half.ops.size(); ++i) {
+    if (half.ops[i].cls != ScheduleClass::kLink) continue;
+    ASSERT_GT(i, 0u);
+    const ScheduleOp& before = half.ops[i - 1];
+    EXPECT_EQ(before.name, half.ops[i].name + ".exposed");
+    EXPECT_DOUBLE_EQ(before.all_cores_s, 0.75 * links[split]);
+    EXPECT_DOUBLE_EQ(half.ops[i].single_core_s, 0.25 * links[split]);
+    EXPECT_NE(std::find(half.edges.begin(), half.edges.end(),
+                        std::pair<int, int>(static_cast<int>(i) - 1, static_cast<int>(i))),
+              half.edges.end());
+    ++split;
+  }
+  EXPECT_EQ(split, 2);
 }
 
 // ---- Every layer of the paper's eight models (b = 1; t = 1 and 2) on tpuv4: the schedule is

@@ -142,19 +142,28 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
       const LayerGraph g = Slice("megatron-8.3b", b, t, true, "sequence_parallel");
       EXPECT_EQ(Block(g).activation_bytes, (34 * s * b * h + 5 * a * s * s * b) / t)
           << "b=" << b << " t=" << t;
-      // Each all-reduce becomes a reduce-scatter and an all-gather of the same b·s·h values.
+      // Each all-reduce becomes a reduce-scatter and an all-gather of the same b·s·h values;
+      // backward also gathers the input of each column-parallel GEMM (QKV, FC1) again for its
+      // weight gradient, since only the sequence part was kept (Megatron-LM's SP linear layer).
       const std::int64_t hidden_bytes = b * s * h * 2;
       for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+        const std::int64_t gathers = pass == &Block(g).forward ? 2 : 4;
         EXPECT_EQ(Count(*pass, "all_reduce").count, 0);
         EXPECT_EQ(Count(*pass, "reduce_scatter").count, 2);
         EXPECT_EQ(Count(*pass, "reduce_scatter").bytes, 2 * hidden_bytes);
-        EXPECT_EQ(Count(*pass, "all_gather").count, 2);
-        EXPECT_EQ(Count(*pass, "all_gather").bytes, 2 * hidden_bytes);
+        EXPECT_EQ(Count(*pass, "all_gather").count, gathers);
+        EXPECT_EQ(Count(*pass, "all_gather").bytes, gathers * hidden_bytes);
       }
       // The same weights as tensor parallelism; the GEMM FLOPs too; edges carry s/t of the hidden.
       EXPECT_EQ(g.Parameters(), Slice("megatron-8.3b", b, t).Parameters());
       EXPECT_EQ(Block(g).forward.GemmFlops(), (24 * b * s * h * h + 4 * b * s * s * h) / t);
       EXPECT_EQ(g.edges[3].bytes, hidden_bytes / t);
+      EXPECT_EQ(g.edges[3].gather_group, 1);  // already split along the sequence
+      // Without sequence parallelism Megatron-LM's scatter/gather sends 1/t from each device
+      // and all-gathers on the receiving stage (Narayanan et al. SC21 §4.1).
+      const LayerGraph tp = Slice("megatron-8.3b", b, t);
+      EXPECT_EQ(tp.edges[3].bytes, hidden_bytes / t);
+      EXPECT_EQ(tp.edges[3].gather_group, t);
     }
   }
   auto sp =

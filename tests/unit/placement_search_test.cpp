@@ -186,6 +186,30 @@ TEST(PlacementSearch, PipelineSchedulesBubbleByHand) {
   EXPECT_DOUBLE_EQ(plan.breakdown.pipeline_send_s, 16);
 }
 
+// Megatron's scatter/gather: each of the t = 4 devices of a stage sends its 1e9-byte part over
+// the fabric (1 s at 1e9 B/s), and the receiving stage all-gathers the 4e9 bytes inside its node
+// of 4 ((4 − 1)/4 · 4e9 / 1e10 = 0.3 s): each stage waits 1.3 s, load 6 + 1.3, (8 + 1)·7.3.
+TEST(PlacementSearch, ScatterGatherSendsByHand) {
+  auto table = Chain(4, 1, 2, 0, 10, 1e9);
+  for (auto& l : table.layers) l.tensor_parallel = true;
+  for (auto& e : table.edges) e.gather_group = 4;
+  PlacementProblem p = Problem(LayerTable{}, 8, 8, 1e12);
+  p.widths.clear();
+  p.widths[4] = table;
+  p.network = Network({{"node", 4, 1e10, 0}, {"fabric", 0, 1e9, 0}});
+  auto plan = PlacementSearch().Evaluate(p, {2, 1, 4, {}});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 9 * 7.3);
+  EXPECT_DOUBLE_EQ(plan.breakdown.pipeline_send_s, 8 * 1.3);
+  // Without the gather (each device sends the whole tensor: 4 s), the wait is 4 s.
+  for (auto& e : p.widths[4].edges) {
+    e.bytes = 4e9;
+    e.gather_group = 1;
+  }
+  plan = PlacementSearch().Evaluate(p, {2, 1, 4, {}});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 9 * 10.0);
+}
+
 // The optimizer step and the gradient reduction after the pipeline; the first stage's count.
 TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
   auto table = Chain(4, 1, 2, 1e9, 0, 0);

@@ -55,6 +55,9 @@ std::string ArchConfig::Validate() const {
       !(frequency_hz > 0) || word_bytes < 1) {
     return "bandwidths and the frequency must be > 0, word_bytes ≥ 1";
   }
+  if (!(collective_overlap >= 0 && collective_overlap <= 1)) {
+    return "collective_overlap must be a fraction in [0, 1]";
+  }
   return "";
 }
 
@@ -82,6 +85,7 @@ Json ArchConfig::ToJson() const {
   if (!estimator.empty()) {
     j["estimator"] = estimator;
   }
+  if (collective_overlap != 1.0) j["collective_overlap"] = collective_overlap;
   j["peak_tensor_flops_per_s"] = PeakTensorFlopsPerS();
   return j;
 }
@@ -91,7 +95,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes", "calibration", "estimator"});
+                   "word_bytes", "collective_overlap", "calibration", "estimator"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsPositiveInt();
   a.num_vc = root.Child("num_vc").AsPositiveInt();
@@ -112,6 +116,10 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
   if (auto n = root.Optional("frequency_hz")) a.frequency_hz = n->AsPositiveDouble();
   if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsPositiveInt();
+  if (auto n = root.Optional("collective_overlap")) {
+    a.collective_overlap = n->AsNonNegativeDouble();
+    if (a.collective_overlap > 1) n->Fail("expected a fraction in [0, 1]");
+  }
   if (auto c = root.Optional("calibration")) {
     if (!c->IsMap()) c->Fail("expected a map of named numbers, found " + c->Describe());
     for (const auto& [key, value] : c->Entries()) a.calibration[key] = value.AsDouble();

@@ -303,6 +303,7 @@ Json LayerGraphToJson(const LayerGraph& graph) {
     ej["from"] = e.from;
     ej["to"] = e.to;
     ej["bytes"] = e.bytes;
+    if (e.gather_group > 1) ej["gather_group"] = e.gather_group;
     edges.Push(ej);
   }
   j["edges"] = edges;
@@ -400,7 +401,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   if (g.layers.empty()) root.Child("layers").Fail("expected at least one layer");
   if (auto edges = root.Optional("edges")) {
     for (const auto& node : edges->Elements()) {
-      node.ExpectKeys({"from", "to", "bytes"});
+      node.ExpectKeys({"from", "to", "bytes", "gather_group"});
       auto endpoint = [&](const ConfigNode& n) {
         if (n.IsScalar() && layer_index.count(n.AsString())) return layer_index[n.AsString()];
         std::int64_t v = n.AsInt();
@@ -412,6 +413,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
       };
       LayerGraphEdge e{endpoint(node.Child("from")), endpoint(node.Child("to")),
                        NonNegative(node.Child("bytes"))};
+      if (auto n = node.Optional("gather_group")) e.gather_group = n->AsPositiveInt();
       if (e.from >= e.to) {
         node.Fail(
             "edges must go from an earlier to a later layer (layers are listed in "

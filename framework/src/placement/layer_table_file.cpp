@@ -67,7 +67,7 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     if (table.layers.empty()) node.Child("layers").Fail("expected at least one layer");
     if (auto edges = node.Optional("edges")) {
       for (const auto& en : edges->Elements()) {
-        en.ExpectKeys({"from", "to", "bytes"});
+        en.ExpectKeys({"from", "to", "bytes", "gather_group"});
         auto endpoint = [&](const char* key) {
           auto n = en.Child(key);
           auto it = index.find(n.AsString());
@@ -75,6 +75,7 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
           return it->second;
         };
         PlacementEdge e{endpoint("from"), endpoint("to"), en.Child("bytes").AsNonNegativeDouble()};
+        if (auto g = en.Optional("gather_group")) e.gather_group = g->AsPositiveInt();
         if (e.from >= e.to) {
           en.Fail("edges must go forward in the layer list (list layers in a topological order)");
         }

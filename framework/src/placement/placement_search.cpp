@@ -133,7 +133,15 @@ class StageTable {
   void Fill(int i, int j, int level, std::vector<double>& finish) {
     const auto& L = table_.layers;
     const double v = problem_.virtual_stages;
-    auto send = [&](const PlacementEdge& e) { return problem_.network.SendS(e.bytes, level) * v; };
+    auto send = [&](const PlacementEdge& e) {
+      double s = problem_.network.SendS(e.bytes, level);
+      if (e.gather_group > 1) {
+        s += problem_.network.CollectiveS(CollectiveKind::kAllGather,
+                                          e.bytes * static_cast<double>(e.gather_group),
+                                          CommGroup{e.gather_group, 1});
+      }
+      return s * v;
+    };
     double fw = 0, recompute = 0, memory = 0, act = 0, weight = 0, incoming = 0, optimizer = 0,
            step = 0, working = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0, gradient = 0;
     bool tp = false;

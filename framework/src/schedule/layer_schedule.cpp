@@ -45,7 +45,25 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                : 0.0;
       keep = time > 0;
       s.cls = ScheduleClass::kLink;
-      s.single_core_s = s.all_cores_s = time;
+      s.single_core_s = s.all_cores_s = time * arch.collective_overlap;
+      const double exposed = time * (1 - arch.collective_overlap);
+      if (keep && exposed > 0) {
+        // The part that cannot overlap holds the whole device (every core, as a fused op whose
+        // single-core form is never worth choosing); the rest follows on the link.
+        ScheduleOp held;
+        held.name = op.name + (s.all_cores_s > 0 ? ".exposed" : "");
+        held.cls = ScheduleClass::kFused;
+        held.all_cores_s = exposed;
+        held.single_core_s = exposed * static_cast<double>(problem.num_tc + problem.num_vc);
+        const int index = static_cast<int>(problem.ops.size());
+        problem.ops.push_back(std::move(held));
+        for (int q : above) problem.edges.emplace_back(q, index);
+        if (s.all_cores_s == 0) {
+          kept[i] = index;
+          continue;
+        }
+        above = {index};
+      }
     } else {
       switch (op.Core()) {
         case CoreClass::kTensor:

@@ -94,7 +94,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     table.layers.push_back(l);
   }
   for (const auto& e : graph.edges) {
-    table.edges.push_back({e.from, e.to, static_cast<double>(e.bytes)});
+    table.edges.push_back({e.from, e.to, static_cast<double>(e.bytes), e.gather_group});
   }
   table.tied_gradient_bytes = TiedGradientBytes(graph);
   return table;

@@ -115,7 +115,14 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
           const int full = s.AddTensor(src.name + ".all_gather", src.elements * w, src.dtype_bytes);
           s.AddOp(Collective(src.name + ".all_gather", "all_gather", "reduce_scatter",
                              src.Bytes() * w, w, x, full));
-          it = gathered.emplace(x, full).first;
+          // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
+          // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
+          // an all-gather of the same bytes in this GEMM's backward.
+          const int again =
+              s.AddTensor(src.name + ".regather", src.elements * w, src.dtype_bytes);
+          s.AddOp(Collective(src.name + ".regather", "", "all_gather", src.Bytes() * w, w, full,
+                             again));
+          it = gathered.emplace(x, again).first;
         } else {  // f: identity forward, all-reduce of the gradient backward
           const int copy = s.AddTensor(src.name + ".tp_copy", src.elements, src.dtype_bytes);
           s.AddOp(Collective(src.name + ".tp_copy", "", "all_reduce", src.Bytes(), w, x, copy));
@@ -244,8 +251,14 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
     layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;
     layer.tensor_parallel = w > 1;
   }
-  if (sp) {
-    for (auto& e : out.edges) e.bytes /= w;  // each device sends its part of the sequence
+  if (w > 1) {
+    // Each device sends its part: under sequence parallelism the activations are already split;
+    // otherwise Megatron-LM's scatter/gather (Narayanan et al. SC21 §4.1) sends 1/w of the
+    // replicated tensor from each device and all-gathers it on the receiving stage.
+    for (auto& e : out.edges) {
+      e.bytes /= w;
+      if (!sp) e.gather_group = w;
+    }
   }
   return out;
 }

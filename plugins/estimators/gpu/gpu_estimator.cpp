@@ -16,6 +16,19 @@ constexpr std::int64_t kTiles[][2] = {{256, 128}, {128, 256}, {128, 128},
                                       {128, 64},  {64, 128},  {64, 64}};
 const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
                              "host_floor_s"};
+// Work Megatron-LM folds into neighbouring kernels: cuBLAS applies the 1/sqrt(d) scale as the
+// GEMM's alpha, and the fused scale-mask-softmax kernels (masked_softmax_fusion, on by default)
+// apply the scale and the causal mask inside the softmax, forward and backward. They cost no pass
+// over memory and no kernel of their own, only their arithmetic.
+bool FoldedAway(const std::string& function) {
+  static const char* const kFolded[] = {"scale",       "mask",           "causal_mask",
+                                        "scale_backward", "mask_backward", "causal_mask_backward"};
+  for (const char* f : kFolded) {
+    if (function == f) return true;
+  }
+  return false;
+}
+
 bool IsSeconds(const std::string& key) { return key.size() > 2 && key.substr(key.size() - 2) == "_s"; }
 
 std::int64_t CeilDiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -53,6 +66,22 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
   }
   OpEstimate e;
   if (op.Core() == CoreClass::kNone) return e;  // a view
+  // Folded work costs only its arithmetic, one operation per element on the SMs' FP32 lanes.
+  const double lanes_per_s = static_cast<double>(a.num_vc * a.pe_vc) * a.frequency_hz;
+  double folded_s = 0;
+  bool all_folded = !op.vector.empty();
+  for (const auto& v : op.vector) {
+    if (FoldedAway(v.function)) {
+      folded_s += static_cast<double>(v.elements) / lanes_per_s;
+    } else {
+      all_folded = false;
+    }
+  }
+  if (!op.gemm && all_folded) {  // a scale or mask on its own: done inside the softmax kernel
+    e.all_cores_s = folded_s;
+    e.single_core_s = folded_s * static_cast<double>(a.num_vc);
+    return e;
+  }
   const GpuParameters p = GpuParameters::For(a, GpuParameters{}, overrides_);
   if (!(p.gemm_efficiency > 0) || !(p.memory_efficiency > 0) || !(p.kernel_overhead_s >= 0) ||
       !(p.host_floor_s >= 0)) {
@@ -81,9 +110,10 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
     const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
     seconds = std::max(compute, bytes / bandwidth) + p.kernel_overhead_s;
     const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
-    for (std::size_t i = 0; i < op.vector.size(); ++i) {  // fused epilogue passes
-      seconds += 2 * out_bytes / bandwidth + p.kernel_overhead_s;
+    for (const auto& v : op.vector) {  // fused epilogue passes
+      if (!FoldedAway(v.function)) seconds += 2 * out_bytes / bandwidth + p.kernel_overhead_s;
     }
+    seconds += folded_s;
   } else {
     const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
     seconds = bytes / bandwidth + p.kernel_overhead_s;

@@ -11,6 +11,10 @@
 //   is one more memory-bound pass over the output per work item, with its own kernel overhead.
 // * Element-wise, norm, softmax, dropout, embedding, loss ops: memory-bound, their bytes read and
 //   written at memory_efficiency of the HBM bandwidth.
+// * A scale or a (causal) mask, forward or backward, costs only its arithmetic (one operation per
+//   element on the FP32 lanes), no memory pass and no kernel: cuBLAS applies the scale as the
+//   GEMM's alpha and Megatron-LM's fused scale-mask-softmax kernels apply both inside the softmax
+//   (masked_softmax_fusion, its default).
 // * Every kernel adds kernel_overhead_s (launch, ramp and tail on the device).
 // * An op takes at least host_floor_s: the host (PyTorch eager, Megatron's Python) issues the
 //   several kernels behind one graph op — forward, autograd bookkeeping, casts — at a finite rate,

@@ -28,6 +28,11 @@ struct ArchConfig {
   double hbm_bandwidth_bytes_per_s = 1.2e12;
   double frequency_hz = 1.05e9;
   std::int64_t word_bytes = 2;  // bf16 / fp16 operands
+  // Fraction of a collective's time that may run concurrently with the device's compute in a
+  // layer's schedule. 1 (the template): collectives run on dedicated links and DMA, beside the
+  // cores. A GPU runs NCCL's kernels on its SMs, in the order the framework issues them: its
+  // preset gives the fraction the overlap achieves (0: a collective holds the whole device).
+  double collective_overlap = 1.0;
   // Named parameters an estimator plugin may read for this device (e.g. the gpu estimator's fitted
   // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
   std::map<std::string, double> calibration;

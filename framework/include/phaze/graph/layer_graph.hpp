@@ -80,6 +80,9 @@ struct LayerGraphEdge {
   int from = 0;  // instance indices, from < to
   int to = 0;
   std::int64_t bytes = 0;  // per micro-batch, each direction (activations forward, gradients back)
+  // > 1: Megatron's scatter/gather of pipeline sends — each of this many tensor-parallel devices
+  // sends `bytes` (its 1/t part), and the receiving stage all-gathers the whole tensor.
+  std::int64_t gather_group = 1;
 };
 
 struct LayerGraph {

@@ -10,7 +10,9 @@
 // * Ranks are laid out as Megatron-LM does: tensor-parallel innermost, then data-parallel, then
 //   pipeline. The pipeline's sends cross the level that holds t·s·d ranks (the outermost level the
 //   job spans: with s > 1 the slowest stage boundary; exact when every stage has t devices);
-//   send(bytes) = Network::SendS(bytes, that level) (bytes / bandwidth on a flat network).
+//   send(edge) = Network::SendS(bytes, that level) (bytes / bandwidth on a flat network), plus, for
+//   an edge with gather_group g > 1 (Megatron's scatter/gather: each of the g tensor-parallel
+//   devices sent its part), the receiving stage's all-gather of g·bytes over {g, stride 1}.
 // * load(stage, position p from the end; the last stage is p = 1), seconds per micro-batch:
 //   forward: layers in order; a layer starts when its in-stage predecessors have finished and each
 //   input from another stage has arrived (v·send(edge bytes), counted from time 0; v = virtual
@@ -82,6 +84,9 @@ struct PlacementEdge {
   int from = 0;  // layer indices; from < to in the given order
   int to = 0;
   double bytes = 0;
+  // > 1: the receiving stage all-gathers the whole tensor from the 1/gather_group parts its
+  // tensor-parallel devices received (group {gather_group, stride 1}) — Megatron's scatter/gather.
+  std::int64_t gather_group = 1;
 };
 
 // The layer DAG of one tensor-parallel width (per-device figures of that width's slice).
