@@ -68,6 +68,14 @@ TEST(Network, TwoLevelsHierarchical) {
   EXPECT_NEAR(n.CollectiveS(kAR, 8e8, {8, 1}), 2.0 * 7 / 8 * 8e8 / 1e11 + 14e-6, 1e-15);
   // One member per node (stride 8 = t): the fabric's ring.
   EXPECT_NEAR(n.CollectiveS(kAR, 8e8, {4, 8}), 2.0 * 3 / 4 * 8e8 / 1e10 + 6e-5, 1e-15);
+  // A stride that does not divide the node: the tied embedding's first and last stage of a 4-stage
+  // pipeline with t·d = 2 are ranks 0 and 6, both in the node of 8 (NVLink, not the fabric):
+  //   2·1/2·8e8/1e11 + 2·1 µs. With 3 members (ranks 0, 6 | 12) two are in the node.
+  EXPECT_EQ(n.FanOut({2, 6}), (std::vector<double>{2, 1}));
+  EXPECT_NEAR(n.CollectiveS(kAR, 8e8, {2, 6}), 8e8 / 1e11 + 2e-6, 1e-15);
+  EXPECT_EQ(n.FanOut({3, 6}), (std::vector<double>{2, 1.5}));
+  EXPECT_EQ(n.FanOut({2, 7}), (std::vector<double>{2, 1}));
+  EXPECT_EQ(n.FanOut({2, 8}), (std::vector<double>{1, 2}));
 }
 
 TEST(Network, ThreeLevelsHierarchical) {

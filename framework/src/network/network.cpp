@@ -108,7 +108,7 @@ std::vector<double> Network::FanOut(CommGroup g) const {
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     double members = n;
     if (l + 1 < levels_.size()) {
-      members = std::clamp(static_cast<double>(levels_[l].size / stride), 1.0, n);
+      members = std::clamp(static_cast<double>((levels_[l].size - 1) / stride + 1), 1.0, n);
     }
     members = std::max(members, below);
     fan[l] = members / below;

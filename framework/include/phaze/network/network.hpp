@@ -8,10 +8,12 @@
 //
 // Rank layout (Megatron-LM): tensor-parallel ranks innermost, then data-parallel, then pipeline.
 // A group is {size n, stride r}: members r apart (tensor parallel r = 1, data parallel r = t,
-// pipeline r = t·d). Members of the group inside one level-l group: m_l = clamp(⌊size_l / r⌋, 1, n)
-// (m_outermost = n); the group's fan-out at level l is n_l = m_l / m_{l−1} (m_{−1} = 1), so
-// Π n_l = n. Levels with n_l = 1 are not crossed. (Layouts where r does not divide size_l are
-// approximated by a fractional n_l.)
+// pipeline r = t·d, the tied embedding's first and last stage r = t·d·(p−1)). Members of the group
+// inside one level-l group, counted for the group that starts at rank 0 (ranks 0, r, 2r, … below
+// size_l): m_l = clamp(⌊(size_l − 1) / r⌋ + 1, 1, n) (m_outermost = n), which is size_l / r when r
+// divides size_l; {0, 6} on a node of 8 is inside the node. The group's fan-out at level l is
+// n_l = m_l / m_{l−1} (m_{−1} = 1), so Π n_l = n. Levels with n_l = 1 are not crossed. (Groups
+// that start elsewhere may straddle differently; a fractional n_l approximates uneven layouts.)
 //
 // Within one level (bandwidth β, latency α, n members), ring algorithms on `bytes` B:
 //   all-reduce      2(n−1)/n·B/β + 2(n−1)·α
