@@ -21,10 +21,10 @@ import published  # noqa: E402
 import validate  # noqa: E402
 
 START = {"gemm_efficiency": 0.8, "memory_efficiency": 0.8, "kernel_overhead_s": 5e-6,
-         "host_floor_s": 2e-5, "nvlink_latency_s": 3e-6, "nvlink_bandwidth_bytes_per_s": 3e11,
+         "host_kernel_s": 2e-5, "nvlink_latency_s": 3e-6, "nvlink_bandwidth_bytes_per_s": 3e11,
          "ib_bandwidth_bytes_per_s": 2.5e10, "collective_overlap": 0.5}
 LIMITS = {"gemm_efficiency": (0.2, 1.0), "memory_efficiency": (0.2, 1.0),
-          "kernel_overhead_s": (0.0, 2e-4), "host_floor_s": (0.0, 1e-3),
+          "kernel_overhead_s": (0.0, 2e-4), "host_kernel_s": (0.0, 1e-3),
           "nvlink_latency_s": (0.0, 2e-4), "nvlink_bandwidth_bytes_per_s": (5e10, 3e11),
           "ib_bandwidth_bytes_per_s": (2e9, 2.5e10), "collective_overlap": (0.0, 1.0)}
 

@@ -16,7 +16,7 @@ Two optional columns after vTrain's eleven: the row's recompute (none|selective|
 --set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
 --param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the network
 levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
-ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap.
+ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap and host_kernel_s.
 --report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
 into a check (exit 1 when exceeded); the CTest uses them. Standard library only.
 """
@@ -110,7 +110,7 @@ NETWORK_PARAMS = {"nvlink_latency_s": (0, "latency_s"),
 
 
 # Parameters of the architecture the fit may set (fields of share/arch/<device>.yaml).
-ARCH_PARAMS = ("collective_overlap",)
+ARCH_PARAMS = ("collective_overlap", "host_kernel_s")
 
 Setup = collections.namedtuple("Setup", "config arch")
 

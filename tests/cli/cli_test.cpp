@@ -36,7 +36,7 @@ TEST(Cli, Version) {
   auto r = Phaze("--version");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("phaze 0.", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("plugin ABI 2"), std::string::npos);
+  EXPECT_NE(r.out.find("plugin ABI 3"), std::string::npos);
 }
 
 TEST(Cli, PluginsFindsTheDefaultDirectoryWithoutFlags) {
@@ -84,7 +84,7 @@ TEST(Cli, BrokenPluginsExitWithCode2AndTheReason) {
   const FixtureCase cases[] = {
       {"no_entry",
        "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_entry'"},
-      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 2"},
+      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 3"},
       {"undefined_symbol", "': cannot load: "},
       {"undefined_symbol", "undefined symbol: phaze_fixture_missing_function"},
   };

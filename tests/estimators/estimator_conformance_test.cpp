@@ -278,7 +278,7 @@ namespace {
 TEST(Gpu, GemmWavesMemoryFloorAndOverheadByHand) {
   ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
   a100.calibration = {{"gemm_efficiency", 0.5}, {"memory_efficiency", 0.5},
-                      {"kernel_overhead_s", 1e-5}, {"host_floor_s", 0}};
+                      {"kernel_overhead_s", 1e-5}};
   const auto gpu = Make("gpu");
   // The tile model written out: an SM is 4 tensor cores of 256 MACs at 1.41 GHz; its share of
   // the L2 is 2560 words · 2 bytes · 1.41 GHz / 108; a tile lasts the longer of its FLOPs at half
@@ -340,10 +340,14 @@ TEST(Gpu, GemmWavesMemoryFloorAndOverheadByHand) {
   scores.vector = {{"dropout", n, 1}};
   EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s,
                    plain + 4.0 * n / (2.039e12 * 0.5) + 1e-5);
-  // The host floor: a tiny op lasts at least host_floor_s.
-  a100.calibration["host_floor_s"] = 1e-3;
-  e = gpu->Estimate(OpWork::Vector("gelu", 1024, 2), a100, Pass::kForward);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, 1e-3);
+  // Kernels, for the host's issue time: one per op and one per epilogue kernel, none for folded
+  // work (a scale or mask inside the softmax).
+  EXPECT_EQ(gpu->Estimate(scores, a100, Pass::kForward).kernels, 2);
+  scores.vector = {{"scale", n, 1}, {"causal_mask", n, 1}};
+  EXPECT_EQ(gpu->Estimate(scores, a100, Pass::kForward).kernels, 1);
+  EXPECT_EQ(gpu->Estimate(OpWork::Vector("gelu", 1024, 2), a100, Pass::kForward).kernels, 1);
+  EXPECT_EQ(gpu->Estimate(OpWork::Vector("causal_mask", 1024, 2), a100, Pass::kForward).kernels,
+            0);
 }
 
 }  // namespace

@@ -730,6 +730,50 @@ TEST(LayerSchedule, CollectiveOverlapSplitsEachCollective) {
   EXPECT_EQ(split, 2);
 }
 
+// The host's issue time (ArchConfig::host_kernel_s): the host issues every kernel of a pass —
+// each op's kernels as its estimate counts them, one per collective — ahead of the device, so the
+// pass lasts max(makespan, kernels · host_kernel_s). Counted by hand on the Megatron block's
+// forward pass at t = 4: 16 compute ops (ln1, qkv, scores, softmax, dropout, context, dense,
+// dense bias, dropout, residual, ln2, fc1, fc2, fc2 bias, dropout, residual) and 2 all-reduces;
+// the test's estimator says the scores GEMM launches 3 kernels and the softmax none.
+TEST(LayerSchedule, HostIssueTimeBoundsThePass) {
+  auto& plugins = testing::BuiltPlugins();
+  if (!plugins.Has(ComponentKind::kSolverBackend, "cbc")) GTEST_SKIP() << "no cbc backend built";
+  class Kernels : public Estimator {
+   public:
+    OpEstimate Estimate(const OpWork& op, const ArchConfig&, Pass) const override {
+      OpEstimate e{1e-5, 1e-6, std::nullopt};
+      if (op.name == "attn.scores") e.kernels = 3;
+      if (op.name == "attn.softmax") e.kernels = 0;
+      return e;
+    }
+  } estimator;
+  const auto strategy = plugins.CreateStrategy("megatron", ConfigNode::EmptyMap("test", "params"));
+  const LayerGraph g = BuildSlicedLayerGraph(
+      *strategy, "megatron",
+      LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-2.5b.yaml"),
+      GraphOptions{}, 4);
+  const UniqueLayer& block = g.unique_layers[1];
+  ArchConfig arch = LoadArchConfig("tpuv4");
+  const Network network = Network::Flat(1e10, 1e-6);
+  const Scheduler scheduler(Backend("cbc"), Exact());
+  int compute = 0;
+  for (double h : {0.0, 1e-7, 1e-3}) {
+    arch.host_kernel_s = h;
+    const ScheduleProblem p =
+        BuildScheduleProblem(block.forward, Pass::kForward, estimator, arch, network, "f");
+    compute = 0;
+    for (const auto& op : p.ops) compute += op.cls != ScheduleClass::kLink ? 1 : 0;
+    EXPECT_DOUBLE_EQ(p.host_s, (16 - 1 + 3 - 1 + 2) * h);
+    const ScheduleResult r = scheduler.Solve(p);
+    EXPECT_DOUBLE_EQ(PassSeconds(p, r), std::max(r.makespan_s, p.host_s));
+    // 1 ms per kernel dwarfs the device's makespan (µs): host-bound. 0.1 µs: device-bound.
+    if (h == 1e-3) EXPECT_DOUBLE_EQ(PassSeconds(p, r), 19e-3);
+    if (h == 1e-7) EXPECT_DOUBLE_EQ(PassSeconds(p, r), r.makespan_s);
+  }
+  EXPECT_EQ(compute, 16);  // the collectives are on the links (φ = 1 on tpuv4)
+}
+
 // ---- Every layer of the paper's eight models (b = 1; t = 1 and 2) on tpuv4: the schedule is
 // valid, never longer than sequential (intra-op on every op, one at a time — the paper's
 // observation), never shorter than the lower bound; repeated blocks solve once. ----

@@ -63,7 +63,7 @@ TEST(PluginLoader, NoEntrySymbol) {
 TEST(PluginLoader, WrongAbiVersion) {
   EXPECT_EQ(LoadError({"wrong_abi"}),
             "plugin '" + Fixture("wrong_abi") +
-                "': wrong plugin ABI version: got 999, this phaze supports 2 (rebuild the plugin "
+                "': wrong plugin ABI version: got 999, this phaze supports 3 (rebuild the plugin "
                 "against this phaze)");
 }
 

@@ -1,6 +1,7 @@
 #include "phaze/arch/arch_config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "phaze/core/error.hpp"
@@ -58,6 +59,7 @@ std::string ArchConfig::Validate() const {
   if (!(collective_overlap >= 0 && collective_overlap <= 1)) {
     return "collective_overlap must be a fraction in [0, 1]";
   }
+  if (!(host_kernel_s >= 0) || !std::isfinite(host_kernel_s)) return "host_kernel_s must be >= 0";
   return "";
 }
 
@@ -86,6 +88,7 @@ Json ArchConfig::ToJson() const {
     j["estimator"] = estimator;
   }
   if (collective_overlap != 1.0) j["collective_overlap"] = collective_overlap;
+  if (host_kernel_s != 0) j["host_kernel_s"] = host_kernel_s;
   j["peak_tensor_flops_per_s"] = PeakTensorFlopsPerS();
   return j;
 }
@@ -95,7 +98,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes", "collective_overlap", "calibration", "estimator"});
+                   "word_bytes", "collective_overlap", "host_kernel_s", "calibration", "estimator"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsPositiveInt();
   a.num_vc = root.Child("num_vc").AsPositiveInt();
@@ -120,6 +123,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     a.collective_overlap = n->AsNonNegativeDouble();
     if (a.collective_overlap > 1) n->Fail("expected a fraction in [0, 1]");
   }
+  if (auto n = root.Optional("host_kernel_s")) a.host_kernel_s = n->AsNonNegativeDouble();
   if (auto c = root.Optional("calibration")) {
     if (!c->IsMap()) c->Fail("expected a map of named numbers, found " + c->Describe());
     for (const auto& [key, value] : c->Entries()) a.calibration[key] = value.AsDouble();

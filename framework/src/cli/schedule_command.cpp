@@ -159,6 +159,13 @@ int RunSchedule(CommandContext& ctx) {
                 problem.ops.size(), result.stats.segments, result.stats.fast_path_segments,
                 result.stats.solves, result.stats.solve_time_s, result.stats.variables);
   ctx.out << line;
+  if (problem.host_s > result.makespan_s) {
+    std::snprintf(line, sizeof line,
+                  "  host-bound: the host issues the pass in %.3f µs, longer than its makespan; "
+                  "the pass lasts %.3f µs\n",
+                  problem.host_s * 1e6, PassSeconds(problem, result) * 1e6);
+    ctx.out << line;
+  }
   if (!result.stats.detail.empty()) ctx.out << "  solver: " << result.stats.detail << "\n";
   std::vector<int> order(problem.ops.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);

@@ -21,6 +21,7 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
   // nearest above a contracted op.
   std::vector<int> kept(ops.size(), -1);
   std::vector<std::vector<int>> frontier(ops.size());
+  std::int64_t kernels = 0;  // the host issues each (ArchConfig::host_kernel_s)
   for (int i : graph.TopologicalOrder()) {
     const Operator& op = ops[i];
     std::vector<int> above;
@@ -44,6 +45,7 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      CommGroup{op.collective_group, 1})
                : 0.0;
       keep = time > 0;
+      if (keep) ++kernels;  // one NCCL kernel
       s.cls = ScheduleClass::kLink;
       s.single_core_s = s.all_cores_s = time * arch.collective_overlap;
       const double exposed = time * (1 - arch.collective_overlap);
@@ -83,6 +85,7 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
         const OpEstimate e = estimator.Estimate(OpWork::Of(op, graph), arch, pass);
         s.single_core_s = e.single_core_s;
         s.all_cores_s = e.all_cores_s;
+        kernels += e.kernels;
       }
     }
     if (!keep) {
@@ -93,7 +96,12 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
     problem.ops.push_back(std::move(s));
     for (int q : above) problem.edges.emplace_back(q, kept[i]);
   }
+  problem.host_s = static_cast<double>(kernels) * arch.host_kernel_s;
   return problem;
+}
+
+double PassSeconds(const ScheduleProblem& problem, const ScheduleResult& result) {
+  return std::max(result.makespan_s, problem.host_s);
 }
 
 }  // namespace phaze

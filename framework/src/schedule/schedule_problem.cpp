@@ -41,6 +41,7 @@ std::string ScheduleProblem::Validate() const {
     if (op.UsesTensorCore() && num_tc < 1) return where + " needs a tensor core; num_tc is 0";
     if (op.UsesVectorCore() && num_vc < 1) return where + " needs a vector core; num_vc is 0";
   }
+  if (!std::isfinite(host_s) || host_s < 0) return "the host's issue time must be finite and ≥ 0";
   for (const auto& [from, to] : edges) {
     if (from < 0 || to < 0 || from >= n || to >= n) {
       return "edge (" + std::to_string(from) + ", " + std::to_string(to) + ") names no op";

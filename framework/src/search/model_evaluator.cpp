@@ -40,10 +40,10 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
     if (ev) {
       (r.stats.path == "ilp" ? ev->ilp_answers : ev->fast_answers) += 1;
       ev->max_gap = std::max(ev->max_gap, r.stats.gap);
-      ev->schedules.push_back({slice.micro_batch, slice.width, u.name, pass, r.makespan_s,
+      ev->schedules.push_back({slice.micro_batch, slice.width, u.name, pass, PassSeconds(p, r),
                                p.SequentialMakespan(), r.stats.path, r.stats.status, r.stats.gap});
     }
-    return r.makespan_s;
+    return PassSeconds(p, r);
   };
   for (std::size_t k = 0; k < n; ++k) {
     const UniqueLayer& u = g.unique_layers[k];

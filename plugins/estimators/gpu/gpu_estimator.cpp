@@ -14,8 +14,7 @@ namespace {
 // Output tiles (m × n) a GEMM may be cut into (header comment).
 constexpr std::int64_t kTiles[][2] = {{256, 128}, {128, 256}, {128, 128},
                                       {128, 64},  {64, 128},  {64, 64}};
-const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
-                             "host_floor_s"};
+const char* const kKeys[] = {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"};
 // Work Megatron-LM folds into neighbouring kernels: cuBLAS applies the 1/sqrt(d) scale as the
 // GEMM's alpha, and the fused scale-mask-softmax kernels (masked_softmax_fusion, on by default)
 // apply the scale and the causal mask inside the softmax, forward and backward. They cost no pass
@@ -42,7 +41,6 @@ GpuParameters GpuParameters::For(const ArchConfig& arch, const GpuParameters& de
     if (auto it = m.find("gemm_efficiency"); it != m.end()) p.gemm_efficiency = it->second;
     if (auto it = m.find("memory_efficiency"); it != m.end()) p.memory_efficiency = it->second;
     if (auto it = m.find("kernel_overhead_s"); it != m.end()) p.kernel_overhead_s = it->second;
-    if (auto it = m.find("host_floor_s"); it != m.end()) p.host_floor_s = it->second;
   };
   apply(arch.calibration);
   apply(overrides);
@@ -50,7 +48,7 @@ GpuParameters GpuParameters::For(const ArchConfig& arch, const GpuParameters& de
 }
 
 GpuEstimator::GpuEstimator(const ConfigNode& params) {
-  params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s", "host_floor_s"});
+  params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"});
   for (const char* key : kKeys) {
     if (auto v = params.Optional(key)) {
       const double x = IsSeconds(key) ? v->AsNonNegativeDouble() : v->AsPositiveDouble();
@@ -65,7 +63,10 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
     throw UnsupportedOpError("op '" + op.name + "' is a collective: the network model costs it");
   }
   OpEstimate e;
-  if (op.Core() == CoreClass::kNone) return e;  // a view
+  if (op.Core() == CoreClass::kNone) {  // a view
+    e.kernels = 0;
+    return e;
+  }
   // Folded work costs only its arithmetic, one operation per element on the SMs' FP32 lanes.
   const double lanes_per_s = static_cast<double>(a.num_vc * a.pe_vc) * a.frequency_hz;
   double folded_s = 0;
@@ -80,17 +81,18 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
   if (!op.gemm && all_folded) {  // a scale or mask on its own: done inside the softmax kernel
     e.all_cores_s = folded_s;
     e.single_core_s = folded_s * static_cast<double>(a.num_vc);
+    e.kernels = 0;
     return e;
   }
   const GpuParameters p = GpuParameters::For(a, GpuParameters{}, overrides_);
-  if (!(p.gemm_efficiency > 0) || !(p.memory_efficiency > 0) || !(p.kernel_overhead_s >= 0) ||
-      !(p.host_floor_s >= 0)) {
+  if (!(p.gemm_efficiency > 0) || !(p.memory_efficiency > 0) || !(p.kernel_overhead_s >= 0)) {
     throw UnsupportedOpError("estimator 'gpu': architecture '" + a.name +
                              "' has a non-positive calibration value");
   }
   const double sms = static_cast<double>(a.num_vc);
   const double bandwidth = a.hbm_bandwidth_bytes_per_s * p.memory_efficiency;
   double seconds = 0;
+  int kernels = 1;
   if (op.gemm) {
     const GemmShape& g = *op.gemm;
     const double tensor_cores_per_sm = static_cast<double>(a.num_tc) / sms;
@@ -111,15 +113,18 @@ OpEstimate GpuEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) c
     seconds = std::max(compute, bytes / bandwidth) + p.kernel_overhead_s;
     const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     for (const auto& v : op.vector) {  // fused epilogue passes
-      if (!FoldedAway(v.function)) seconds += 2 * out_bytes / bandwidth + p.kernel_overhead_s;
+      if (!FoldedAway(v.function)) {
+        seconds += 2 * out_bytes / bandwidth + p.kernel_overhead_s;
+        ++kernels;
+      }
     }
     seconds += folded_s;
   } else {
     const double bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
     seconds = bytes / bandwidth + p.kernel_overhead_s;
   }
-  seconds = std::max(seconds, p.host_floor_s);
   e.all_cores_s = seconds;
+  e.kernels = kernels;
   e.single_core_s = seconds * sms;
   return e;
 }
@@ -130,7 +135,7 @@ plugin::PluginInfo GpuPlugin() {
           [](Registry& registry) {
             registry.AddEstimator("gpu",
                                   "GPU kernel latency (params: gemm_efficiency, memory_efficiency, "
-                                  "kernel_overhead_s, host_floor_s; default: the preset's "
+                                  "kernel_overhead_s; default: the preset's "
                                   "calibration)",
                                   [](const ConfigNode& params) {
                                     return std::make_shared<GpuEstimator>(params);

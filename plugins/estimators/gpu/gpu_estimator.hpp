@@ -16,9 +16,13 @@
 //   GEMM's alpha and Megatron-LM's fused scale-mask-softmax kernels apply both inside the softmax
 //   (masked_softmax_fusion, its default).
 // * Every kernel adds kernel_overhead_s (launch, ramp and tail on the device).
-// * An op takes at least host_floor_s: the host (PyTorch eager, Megatron's Python) issues the
-//   several kernels behind one graph op — forward, autograd bookkeeping, casts — at a finite rate,
-//   and a small op cannot finish before they are issued: op time = max(device time, host floor).
+// * The estimate counts the op's kernels: one, plus one per epilogue, none for folded work. The
+//   framework charges the host (PyTorch eager, Megatron's Python) the architecture's
+//   host_kernel_s for each. Counting kernels, not graph ops, keeps the host's work the same
+//   whether an epilogue is fused into its GEMM (t = 1) or stands alone behind the all-reduce
+//   (t > 1), as Megatron runs the same Python ops either way. It issues ahead of the device, so a pass lasts
+//   max(device makespan, kernels · host_kernel_s) (layer_schedule.hpp): small ops at small batch are host-bound
+//   as a whole, not each on its own.
 // Parameters: the architecture's `calibration` map (fitted per device), overridden by the
 // estimator's `params:`. "Single core" = one SM (the scheduler then never prefers it: kernels of
 // one stream do not share the GPU).
@@ -33,7 +37,6 @@ struct GpuParameters {
   double gemm_efficiency = 0.8;
   double memory_efficiency = 0.8;
   double kernel_overhead_s = 5e-6;
-  double host_floor_s = 0;
   // The preset's calibration, then `overrides` (params:) on top.
   static GpuParameters For(const ArchConfig& arch, const GpuParameters& defaults,
                            const std::map<std::string, double>& overrides);

@@ -33,6 +33,10 @@ struct ArchConfig {
   // cores. A GPU runs NCCL's kernels on its SMs, in the order the framework issues them: its
   // preset gives the fraction the overlap achieves (0: a collective holds the whole device).
   double collective_overlap = 1.0;
+  // Seconds the host (framework, Python, driver) takes to issue one kernel. The host issues ahead
+  // of the device, so a layer's pass lasts max(device makespan, kernels · host_kernel_s): small
+  // kernels at small batch leave a GPU host-bound. 0 (the template): the device is fed in time.
+  double host_kernel_s = 0;
   // Named parameters an estimator plugin may read for this device (e.g. the gpu estimator's fitted
   // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
   std::map<std::string, double> calibration;

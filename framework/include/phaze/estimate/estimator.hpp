@@ -50,6 +50,9 @@ struct OpEstimate {
   double single_core_s = 0;
   double all_cores_s = 0;
   std::optional<double> energy_j;
+  // Kernels the op launches (0: its work is folded into a neighbour's kernel). The host issues
+  // each in the architecture's host_kernel_s (ScheduleProblem::host_s).
+  int kernels = 1;
 };
 
 class UnsupportedOpError : public Error {

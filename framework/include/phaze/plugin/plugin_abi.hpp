@@ -22,7 +22,8 @@ class Registry;
 
 namespace phaze::plugin {
 
-inline constexpr std::uint32_t kAbiVersion = 2;  // 2: Estimator lost CollectiveTimeS and AreaMm2
+inline constexpr std::uint32_t kAbiVersion = 3;  // 3: OpEstimate gained kernels
+// 2: Estimator lost CollectiveTimeS and AreaMm2
 inline constexpr const char* kEntrySymbol = "phaze_plugin_entry";
 
 struct PluginInfo {

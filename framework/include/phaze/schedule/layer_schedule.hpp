@@ -3,7 +3,8 @@
 // (no work) are contracted — their predecessors precede their successors. Collectives become
 // `link` ops lasting the network model's time for the op's tensor-parallel group (innermost ranks,
 // stride 1; identity collectives, such as Megatron's f in the forward pass, are contracted). Ops the estimator cannot cost raise
-// UnsupportedOpError from the estimator.
+// UnsupportedOpError from the estimator. The problem's host_s is the architecture's host_kernel_s
+// times the kernels of the pass: the estimates' kernel counts and one per collective (NCCL's).
 #pragma once
 
 #include <string>
@@ -20,6 +21,10 @@ namespace phaze {
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, const ArchConfig& arch,
                                      const Network& network, std::string name);
+
+// How long the pass lasts: its schedule's makespan, or the host's time to issue it when the host
+// is slower (a two-stage pipeline, host then device, whose queue hides the faster stage).
+double PassSeconds(const ScheduleProblem& problem, const ScheduleResult& result);
 
 // The operator graph a pass runs: the forward graph for forward and recompute, else backward.
 const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass);

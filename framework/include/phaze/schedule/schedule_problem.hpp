@@ -45,6 +45,10 @@ struct ScheduleProblem {
   int num_vc = 1;
   std::vector<ScheduleOp> ops;
   std::vector<std::pair<int, int>> edges;  // (from, to): `to` starts after `from` finishes
+  // Seconds the host takes to issue every kernel of the pass. The host runs ahead of the device
+  // through a deep launch queue, so the pass lasts the longer of the two: max(makespan, host_s)
+  // (PassSeconds in layer_schedule.hpp). The scheduler itself ignores it.
+  double host_s = 0;
 
   // Cores c < PairedCores() of both classes form the pairs fused ops run on.
   int PairedCores() const { return num_tc < num_vc ? num_tc : num_vc; }
