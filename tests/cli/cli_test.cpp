@@ -260,6 +260,21 @@ TEST(Cli, SearchReportsConfigErrorsWithLocation) {
   EXPECT_NE(missing.err.find("missing.yaml"), std::string::npos) << missing.err;
 }
 
+// An absurd thread count is clamped with a warning (it used to end in std::terminate when the
+// system ran out of threads), and the search still answers.
+TEST(Cli, HugeThreadCountsAreClampedWithAWarning) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig());
+  auto r = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 100000 " +
+                 "--output-dir " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: --threads 100000: more than this machine can use; evaluating with"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "results.json"));
+}
+
 TEST(Cli, SearchEndToEndOnATinySpace) {
   testing::TempDir dir;
   testing::WriteFile(dir / "space.yaml", testing::kTinySpace);

@@ -2,6 +2,9 @@
 // mode produces its documented message.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "phaze/core/error.hpp"
 #include "phaze/ilp/solver_backend.hpp"
 #include "phaze/plugin/plugin_loader.hpp"
@@ -65,6 +68,54 @@ TEST(PluginLoader, WrongAbiVersion) {
             "plugin '" + Fixture("wrong_abi") +
                 "': wrong plugin ABI version: got 999, this phaze supports 3 (rebuild the plugin "
                 "against this phaze)");
+}
+
+// Files that are not plugins are refused with a message, never a crash: a null entry is not
+// called, anything the entry or the registration throws is caught, and a file that is not a
+// complete ELF shared object never reaches dlopen (a truncated one would SIGBUS inside it).
+TEST(PluginLoader, NotPluginsAreRefusedNotCrashed) {
+  EXPECT_EQ(LoadError({"null_entry"}),
+            "plugin '" + Fixture("null_entry") +
+                "': not a Phaze plugin: its entry symbol 'phaze_plugin_entry' is a null pointer");
+  EXPECT_EQ(LoadError({"entry_throws_int"}),
+            "plugin '" + Fixture("entry_throws_int") +
+                "': the entry function threw something that is not a std::exception");
+  EXPECT_EQ(LoadError({"register_throws_int"}),
+            "plugin 'fixture-register-throws' (" + Fixture("register_throws_int") +
+                ") failed while registering its components: it threw something that is not a "
+                "std::exception");
+  testing::TempDir dir;
+  auto load = [](const std::filesystem::path& file) -> std::string {
+    Registry registry;
+    try {
+      PluginLoader::Load(file, registry);
+    } catch (const PluginError& e) {
+      return e.what();
+    }
+    return "<no PluginError>";
+  };
+  testing::WriteFile(dir / "text.so", "not a shared object\n");
+  EXPECT_EQ(load(dir / "text.so"),
+            "plugin '" + (dir / "text.so").string() + "': cannot load: not a shared object (no ELF header)");
+  // The good fixture cut at 1/2, 1/4 and just past its ELF header.
+  std::ifstream in(Fixture("good"), std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(whole.size(), 4096u);
+  for (std::size_t cut : {whole.size() / 2, whole.size() / 4, std::size_t{80}}) {
+    const auto file = dir / ("cut" + std::to_string(cut) + ".so");
+    std::ofstream(file, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(cut));
+    const std::string msg = load(file);
+    EXPECT_EQ(msg.rfind("plugin '" + file.string() + "': cannot load: truncated (" +
+                            std::to_string(cut) + " bytes): ",
+                        0),
+              0u)
+        << msg;
+  }
+  // The whole file, copied, still loads.
+  const auto copy = dir / "whole.so";
+  std::ofstream(copy, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(whole.size()));
+  Registry registry;
+  EXPECT_NO_THROW(PluginLoader::Load(copy, registry));
 }
 
 TEST(PluginLoader, DuplicateNameNamesBothFiles) {

@@ -72,6 +72,12 @@ int RunSearch(CommandContext& ctx) {
     options.threads = ctx.vm["threads"].as<int>();
     if (options.threads < 1) throw UsageError("--threads: expected a positive integer");
   }
+  if (const std::int64_t wanted = options.threads > 0 ? options.threads : run.search.threads;
+      wanted > MaxSearchThreads()) {
+    ctx.log.Warn((options.threads > 0 ? "--threads " : "search.threads ") + std::to_string(wanted) +
+                 ": more than this machine can use; evaluating with " +
+                 std::to_string(MaxSearchThreads()) + " threads (4 per hardware thread, at least 64)");
+  }
   ctx.log.Verbose("effective run config:\n" + run.ToJson().Dump());
 
   InterruptGuard guard;

@@ -1,8 +1,11 @@
 #include "phaze/plugin/plugin_loader.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <set>
@@ -15,6 +18,48 @@ namespace fs = std::filesystem;
 namespace phaze {
 
 namespace {
+
+// What makes FILE unsafe to hand to dlopen, or "" when it looks like a complete 64-bit ELF shared
+// object (or cannot be read: dlopen then says why). dlopen maps the segments the program headers
+// name; a truncated file maps pages past its end, and touching them is SIGBUS inside dlopen, so
+// every header and loadable segment must lie inside the file.
+std::string ElfProblem(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  Elf64_Ehdr h{};
+  if (size < sizeof h || !in.read(reinterpret_cast<char*>(&h), sizeof h) ||
+      std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0) {
+    return "not a shared object (no ELF header)";
+  }
+  if (h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_ident[EI_DATA] != ELFDATA2LSB) {
+    return "not a 64-bit little-endian ELF object";
+  }
+  if (h.e_type != ET_DYN) return "an ELF file but not a shared object (e_type " +
+                                 std::to_string(h.e_type) + ")";
+  auto inside = [&](std::uint64_t offset, std::uint64_t count, std::uint64_t each) {
+    return offset <= size && (each == 0 || count <= (size - offset) / each);
+  };
+  const std::string truncated = "truncated (" + std::to_string(size) + " bytes): ";
+  if (h.e_phentsize != sizeof(Elf64_Phdr) || !inside(h.e_phoff, h.e_phnum, h.e_phentsize)) {
+    return truncated + "its program headers lie past the end";
+  }
+  if (h.e_shoff != 0 && !inside(h.e_shoff, h.e_shnum, h.e_shentsize)) {
+    return truncated + "its section headers lie past the end";
+  }
+  in.seekg(static_cast<std::streamoff>(h.e_phoff));
+  for (int i = 0; i < h.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return truncated + "unreadable";
+    if (ph.p_type == PT_LOAD && !inside(ph.p_offset, ph.p_filesz, 1)) {
+      return truncated + "segment " + std::to_string(i) + " needs " +
+             std::to_string(ph.p_offset + ph.p_filesz) + " bytes";
+    }
+  }
+  return "";
+}
 
 void AddDirectory(const fs::path& dir, std::set<fs::path>& out, bool must_exist,
                   const std::string& origin) {
@@ -80,6 +125,9 @@ void PluginLoader::Load(const fs::path& file, Registry& registry) {
   const std::string where = "plugin '" + file.string() + "'";
   // Open once with dlopen ourselves to get the real dlerror() text on failure (Boost.DLL 1.74 wraps
   // every failure as "Bad file descriptor"); on success Boost's load below just takes a reference.
+  if (const std::string problem = ElfProblem(file); !problem.empty()) {
+    throw PluginError(where + ": cannot load: " + problem);
+  }
   dlerror();
   void* probe = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (probe == nullptr) {
@@ -99,11 +147,19 @@ void PluginLoader::Load(const fs::path& file, Registry& registry) {
                       std::string(plugin::kEntrySymbol) +
                       "' (define it with PHAZE_PLUGIN_ENTRY(fn) from phaze/plugin/plugin_abi.hpp)");
   }
+  // The symbol holds a pointer to the entry function (PHAZE_PLUGIN_ENTRY); a null one is refused
+  // rather than called.
+  if (lib->get<const void*>(plugin::kEntrySymbol) == nullptr) {
+    throw PluginError(where + ": not a Phaze plugin: its entry symbol '" +
+                      std::string(plugin::kEntrySymbol) + "' is a null pointer");
+  }
   plugin::PluginInfo info{};
   try {
     info = lib->get_alias<plugin::EntryFunction>(plugin::kEntrySymbol)();
   } catch (const std::exception& ex) {
     throw PluginError(where + ": the entry function threw: " + ex.what());
+  } catch (...) {
+    throw PluginError(where + ": the entry function threw something that is not a std::exception");
   }
   if (info.abi_version != plugin::kAbiVersion) {
     throw PluginError(where + ": wrong plugin ABI version: got " +

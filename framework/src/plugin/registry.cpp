@@ -230,6 +230,10 @@ void Registry::RegisterPlugin(const PluginRecord& plugin, std::shared_ptr<void> 
   } catch (const std::exception& ex) {
     throw PluginError("plugin '" + plugin.name + "' (" + plugin.file +
                       ") failed while registering its components: " + ex.what());
+  } catch (...) {
+    throw PluginError("plugin '" + plugin.name + "' (" + plugin.file +
+                      ") failed while registering its components: it threw something that is not "
+                      "a std::exception");
   }
   CheckNoClash(tables_->estimators, staged.tables_->estimators, ComponentKind::kEstimator);
   CheckNoClash(tables_->solvers, staged.tables_->solvers, ComponentKind::kSolverBackend);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "phaze/core/error.hpp"
@@ -168,7 +169,16 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   };
   const int threads = std::max(options.remote ? 0 : 1, options.threads);
   std::vector<std::thread> pool;
-  for (int k = 0; k < threads; ++k) pool.emplace_back(worker);
+  for (int k = 0; k < threads; ++k) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error& e) {  // the system ran out of threads: go on with those made
+      if (pool.empty() && !options.remote) {
+        throw Error(std::string("cannot start an evaluation thread: ") + e.what());
+      }
+      break;
+    }
+  }
   std::optional<std::string> remote_failure;  // may come after the last result was read
   if (options.remote) {
     pool.emplace_back([&] {

@@ -90,9 +90,15 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
   prepare_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+int MaxSearchThreads() {
+  return static_cast<int>(std::max(64U, 4 * std::thread::hardware_concurrency()));
+}
+
 int SearchContext::SearchThreads(int requested) const {
-  if (requested > 0) return requested;
-  if (run_.search.threads > 0) return static_cast<int>(run_.search.threads);
+  if (requested > 0) return std::min(requested, MaxSearchThreads());
+  if (run_.search.threads > 0) {
+    return static_cast<int>(std::min<std::int64_t>(run_.search.threads, MaxSearchThreads()));
+  }
   return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
 }
 

@@ -18,6 +18,10 @@
 
 namespace phaze {
 
+// The most evaluation threads a process starts: 4 per hardware thread, at least 64 (more only
+// exhaust the system's threads; `--threads 100000` is clamped to it with a warning).
+int MaxSearchThreads();
+
 class SearchContext {
  public:
   // Throws ConfigError for bad models or spaces, PluginError for unknown components.
@@ -37,7 +41,7 @@ class SearchContext {
   double PrepareSeconds() const { return prepare_s_; }  // wall time of the constructor
 
   // Evaluation threads of this process: `requested` when > 0, else search.threads, else (0) one
-  // per hardware thread.
+  // per hardware thread; never more than MaxSearchThreads().
   int SearchThreads(int requested) const;
   // Every model on `point` (our DP, no expert placement) and the common score (CommonScore).
   ConfigEvaluation Evaluate(const ArchPoint& point) const;
