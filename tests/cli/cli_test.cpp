@@ -275,6 +275,48 @@ TEST(Cli, HugeThreadCountsAreClampedWithAWarning) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "results.json"));
 }
 
+// SIGTERM (a batch scheduler's stop) ends a search like Ctrl-C: after the configs in flight, with
+// the partial results written and marked. The default search takes about 20 s on this machine;
+// the signal comes after 3 s (a search that had already finished would say "complete": true).
+TEST(Cli, SigtermWritesPartialResults) {
+  testing::TempDir dir;
+  const std::string cmd = "env -u PHAZE_PLUGIN_PATH " + kPhaze + " search --config " + std::string(PHAZE_SOURCE_DIR) +
+                          "/share/runs/default.yaml --threads 1 --output-dir " +
+                          (dir / "out").string();
+  auto r = testing::Run(cmd + " & pid=$!; sleep 3; kill -TERM $pid; wait $pid");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("interrupted: partial results written"), std::string::npos) << r.err;
+  const ConfigNode j =
+      ConfigNode::ParseString(testing::Slurp(dir / "out" / "results.json"), "results.json");
+  EXPECT_FALSE(j.Child("complete").AsBool());
+  EXPECT_EQ(j.Child("stop_reason").AsString(), "interrupted");
+}
+
+// Wrong things said plainly: a cycle in a DAG file is bad input at its edges (was "internal
+// error", exit 3), and -o naming a directory says so (was "rename failed: Success").
+TEST(Cli, CyclesAndDirectoryOutputsAreInputErrors) {
+  testing::TempDir dir;
+  const auto dag = dir / "cycle.json";
+  testing::WriteFile(dag,
+                     "{\"name\": \"c\", \"num_tc\": 1, \"num_vc\": 1, \"ops\": [\n"
+                     " {\"name\": \"x\", \"class\": \"tensor\", \"single_core_s\": 1, \"all_cores_s\": 1},\n"
+                     " {\"name\": \"a\", \"class\": \"tensor\", \"single_core_s\": 1, \"all_cores_s\": 1},\n"
+                     " {\"name\": \"b\", \"class\": \"tensor\", \"single_core_s\": 1, \"all_cores_s\": 1},\n"
+                     " {\"name\": \"y\", \"class\": \"tensor\", \"single_core_s\": 1, \"all_cores_s\": 1}],\n"
+                     " \"edges\": [{\"from\": \"x\", \"to\": \"a\"}, {\"from\": \"a\", \"to\": \"b\"},\n"
+                     "  {\"from\": \"b\", \"to\": \"a\"}, {\"from\": \"b\", \"to\": \"y\"}]}\n");
+  auto r = Phaze("schedule --graph " + dag.string());
+  EXPECT_EQ(r.exit_code, 2);
+  // y is behind the cycle and x before it; the op named is on it.
+  EXPECT_TRUE(r.err == "error: " + dag.string() + ":6:11: edges: the edges form a cycle through op 'a'\n" ||
+              r.err == "error: " + dag.string() + ":6:11: edges: the edges form a cycle through op 'b'\n")
+      << r.err;
+  auto o = Phaze("-o " + dir.path().string() + " graph --model " + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/bert-large.yaml");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(o.err, "error: cannot write '" + dir.path().string() + "': it is a directory\n");
+}
+
 TEST(Cli, SearchEndToEndOnATinySpace) {
   testing::TempDir dir;
   testing::WriteFile(dir / "space.yaml", testing::kTinySpace);

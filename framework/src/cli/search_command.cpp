@@ -35,22 +35,26 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void OnInterrupt(int) { g_interrupted = true; }
 
 // Installs the stop handler for the lifetime of the search and restores the previous ones:
-// Ctrl-C (SIGINT), and SIGUSR1, which mpirun forwards to every rank (`kill -USR1 <mpirun pid>`
-// stops a distributed search with partial results; mpirun answers Ctrl-C by killing the job).
+// Ctrl-C (SIGINT), SIGTERM (what a batch scheduler sends before it kills a job), and SIGUSR1,
+// which mpirun forwards to every rank (`kill -USR1 <mpirun pid>` stops a distributed search with
+// partial results; mpirun answers Ctrl-C and SIGTERM by killing the job).
 class InterruptGuard {
  public:
   InterruptGuard()
       : previous_int_(std::signal(SIGINT, OnInterrupt)),
+        previous_term_(std::signal(SIGTERM, OnInterrupt)),
         previous_usr1_(std::signal(SIGUSR1, OnInterrupt)) {
     g_interrupted = false;
   }
   ~InterruptGuard() {
     std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
     std::signal(SIGUSR1, previous_usr1_);
   }
 
  private:
   void (*previous_int_)(int);
+  void (*previous_term_)(int);
   void (*previous_usr1_)(int);
 };
 

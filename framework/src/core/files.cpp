@@ -22,6 +22,7 @@ void WriteTextFileAtomic(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   fs::path target(path);
   std::error_code ec;
+  if (fs::is_directory(target, ec)) throw Error("cannot write '" + path + "': it is a directory");
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) {
     throw Error("cannot write '" + path + "': cannot create directory '" +
@@ -41,8 +42,9 @@ void WriteTextFileAtomic(const std::string& path, const std::string& text) {
   }
   fs::rename(tmp, target, ec);
   if (ec) {
+    const std::string why = ec.message();  // before remove() reuses ec
     fs::remove(tmp, ec);
-    throw Error("cannot write '" + path + "': rename failed: " + ec.message());
+    throw Error("cannot write '" + path + "': rename failed: " + why);
   }
 }
 
