@@ -315,6 +315,12 @@ TEST(Cli, CyclesAndDirectoryOutputsAreInputErrors) {
                  "/workloads/bert-large.yaml");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_EQ(o.err, "error: cannot write '" + dir.path().string() + "': it is a directory\n");
+  // -v repeats, as the help says (-vv was "cannot be specified more than once").
+  for (const char* flags : {"-vv", "-v -v"}) {
+    auto v = Phaze(std::string(flags) + " plugins");
+    EXPECT_EQ(v.exit_code, 0) << flags << ": " << v.err;
+    EXPECT_NE(v.err.find("loaded plugin"), std::string::npos) << flags << ": " << v.err;
+  }
 }
 
 TEST(Cli, SearchEndToEndOnATinySpace) {

@@ -60,7 +60,8 @@ po::options_description GlobalDescription() {
       "load every *.so in a directory (repeatable)")("no-default-plugins",
                                                      "do not load <dir of phaze>/plugins")(
       "output,o", po::value<std::string>(), "write the result as JSON to FILE")(
-      "verbose,v", "more output on stderr (repeat for more)")(
+      "verbose,v", po::value<std::vector<std::string>>()->zero_tokens()->composing(),
+      "more output on stderr (repeat for more: -vv)")(
       "quiet,q", "errors only; no progress")("progress",
                                              "draw progress even when stderr is not a terminal");
   return g;
