@@ -768,8 +768,12 @@ TEST(LayerSchedule, HostIssueTimeBoundsThePass) {
     const ScheduleResult r = scheduler.Solve(p);
     EXPECT_DOUBLE_EQ(PassSeconds(p, r), std::max(r.makespan_s, p.host_s));
     // 1 ms per kernel dwarfs the device's makespan (µs): host-bound. 0.1 µs: device-bound.
-    if (h == 1e-3) EXPECT_DOUBLE_EQ(PassSeconds(p, r), 19e-3);
-    if (h == 1e-7) EXPECT_DOUBLE_EQ(PassSeconds(p, r), r.makespan_s);
+    if (h == 1e-3) {
+      EXPECT_DOUBLE_EQ(PassSeconds(p, r), 19e-3);
+    }
+    if (h == 1e-7) {
+      EXPECT_DOUBLE_EQ(PassSeconds(p, r), r.makespan_s);
+    }
   }
   EXPECT_EQ(compute, 16);  // the collectives are on the links (φ = 1 on tpuv4)
 }

@@ -41,13 +41,10 @@ Precedence::Precedence(const ScheduleProblem& problem)
     }
   }
   if (static_cast<int>(order_.size()) != n_) {
-    for (int i = 0; i < n_; ++i) {
-      if (indegree[i] > 0) {
-        throw InvalidArgumentError("schedule problem '" + problem.name +
-                                   "': the edges form a cycle through op '" + problem.ops[i].name +
-                                   "'");
-      }
-    }
+    const int at = problem.OpOnCycle().value_or(0);
+    throw InvalidArgumentError("schedule problem '" + problem.name +
+                               "': the edges form a cycle through op '" +
+                               problem.ops[static_cast<std::size_t>(at)].name + "'");
   }
   // Closure in reverse topological order: descendants(i) = ∪ over successors s of {s} ∪ desc(s).
   bits_.assign(static_cast<std::size_t>(n_) * words_, 0);

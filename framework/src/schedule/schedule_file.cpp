@@ -49,42 +49,10 @@ ScheduleProblem ParseScheduleProblem(const ConfigNode& root) {
       if (ends[0] == ends[1]) node.Fail("an edge from an op to itself");
       p.edges.emplace_back(ends[0], ends[1]);
     }
-    // A cycle is bad input, not a scheduler bug: name an op on it (Kahn's algorithm leaves the
-    // ops on or behind a cycle; following unfinished predecessors from one of them reaches one).
-    const std::size_t n = p.ops.size();
-    std::vector<int> indegree(n, 0);
-    std::vector<std::vector<int>> succ(n), pred(n);
-    for (const auto& [a, b] : p.edges) {
-      ++indegree[static_cast<std::size_t>(b)];
-      succ[static_cast<std::size_t>(a)].push_back(b);
-      pred[static_cast<std::size_t>(b)].push_back(a);
-    }
-    std::vector<int> ready;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (indegree[i] == 0) ready.push_back(static_cast<int>(i));
-    }
-    std::size_t done = 0;
-    while (!ready.empty()) {
-      const int i = ready.back();
-      ready.pop_back();
-      ++done;
-      for (int j : succ[static_cast<std::size_t>(i)]) {
-        if (--indegree[static_cast<std::size_t>(j)] == 0) ready.push_back(j);
-      }
-    }
-    if (done < n) {
-      int at = 0;
-      while (indegree[static_cast<std::size_t>(at)] == 0) ++at;
-      for (std::size_t step = 0; step < n; ++step) {  // n steps back land on the cycle
-        for (int q : pred[static_cast<std::size_t>(at)]) {
-          if (indegree[static_cast<std::size_t>(q)] > 0) {
-            at = q;
-            break;
-          }
-        }
-      }
+    // A cycle is bad input, not a scheduler bug: located at the edges, naming an op on it.
+    if (const auto at = p.OpOnCycle()) {
       root.Child("edges").Fail("the edges form a cycle through op '" +
-                               p.ops[static_cast<std::size_t>(at)].name + "'");
+                               p.ops[static_cast<std::size_t>(*at)].name + "'");
     }
   }
   if (std::string e = p.Validate(); !e.empty()) root.Fail(e);

@@ -51,6 +51,44 @@ std::string ScheduleProblem::Validate() const {
   return "";
 }
 
+std::optional<int> ScheduleProblem::OpOnCycle() const {
+  // Kahn's algorithm leaves the ops on or behind a cycle; following their unfinished predecessors
+  // back n steps from one of them lands on the cycle.
+  const std::size_t n = ops.size();
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<int>> succ(n), pred(n);
+  for (const auto& [a, b] : edges) {
+    ++indegree[static_cast<std::size_t>(b)];
+    succ[static_cast<std::size_t>(a)].push_back(b);
+    pred[static_cast<std::size_t>(b)].push_back(a);
+  }
+  std::vector<int> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indegree[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const int i = ready.back();
+    ready.pop_back();
+    ++done;
+    for (int j : succ[static_cast<std::size_t>(i)]) {
+      if (--indegree[static_cast<std::size_t>(j)] == 0) ready.push_back(j);
+    }
+  }
+  if (done == n) return std::nullopt;
+  int at = 0;
+  while (indegree[static_cast<std::size_t>(at)] == 0) ++at;
+  for (std::size_t step = 0; step < n; ++step) {
+    for (int q : pred[static_cast<std::size_t>(at)]) {
+      if (indegree[static_cast<std::size_t>(q)] > 0) {
+        at = q;
+        break;
+      }
+    }
+  }
+  return at;
+}
+
 double ScheduleProblem::SequentialMakespan() const {
   double total = 0;
   for (const auto& op : ops) total += op.UsesCores() ? op.all_cores_s : op.single_core_s;

@@ -37,13 +37,14 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
     const ScheduleProblem p =
         BuildScheduleProblem(graph, pass, estimator, arch, network, model.name + "/" + u.name);
     const ScheduleResult r = scheduler.Solve(p);
+    const double seconds = PassSeconds(p, r);
     if (ev) {
       (r.stats.path == "ilp" ? ev->ilp_answers : ev->fast_answers) += 1;
       ev->max_gap = std::max(ev->max_gap, r.stats.gap);
-      ev->schedules.push_back({slice.micro_batch, slice.width, u.name, pass, PassSeconds(p, r),
+      ev->schedules.push_back({slice.micro_batch, slice.width, u.name, pass, seconds,
                                p.SequentialMakespan(), r.stats.path, r.stats.status, r.stats.gap});
     }
-    return PassSeconds(p, r);
+    return seconds;
   };
   for (std::size_t k = 0; k < n; ++k) {
     const UniqueLayer& u = g.unique_layers[k];

@@ -55,6 +55,8 @@ struct ScheduleProblem {
   // Empty when valid; else what is wrong, naming the op or edge (non-finite or negative
   // latencies, an op class without cores, edges out of range, self loops).
   std::string Validate() const;
+  // An op on a cycle of the edges, or none when they form a DAG (edges must name ops: Validate).
+  std::optional<int> OpOnCycle() const;
   // Σ_i ℓ̂_i over core ops + Σ link ops: every op on all cores, one after another (the paper's
   // "sequential" baseline, which the ILP never loses to).
   double SequentialMakespan() const;
