@@ -112,6 +112,13 @@ NETWORK_PARAMS = {"nvlink_latency_s": (0, "latency_s"),
 # Parameters of the architecture the fit may set (fields of share/arch/<device>.yaml).
 ARCH_PARAMS = ("collective_overlap", "host_kernel_s")
 
+# How the measured software trained, as run-config training settings. Every run in the suite is
+# Megatron (Megatron-LM or Megatron-DeepSpeed) with --fp16 and without
+# --accumulate-allreduce-grads-in-fp32 (examples/sc21/ and examples/gpt3/ in Megatron-LM; the
+# vTrain runs' "mixed precision"), so its gradient buffer and its data-parallel and tied-embedding
+# reductions are fp16: 2 bytes per parameter, not the 4 of fp32 main gradients.
+TRAINING = {"gradient_reduction_precision": "fp16"}
+
 Setup = collections.namedtuple("Setup", "config arch")
 
 
@@ -127,7 +134,8 @@ def write_config(directory, args, params):
             levels[level][field] = repr(params[key])
     with open(config, "w") as f:
         body = ", ".join("%s: %r" % kv for kv in sorted(estimator.items()))
-        f.write("estimator: {name: gpu, params: {%s}}\ncluster:\n  levels:\n" % body)
+        f.write("estimator: {name: gpu, params: {%s}}\ntraining: {%s}\ncluster:\n  levels:\n" %
+                (body, ", ".join("%s: %s" % kv for kv in sorted(TRAINING.items()))))
         for level in levels:
             f.write("    - {%s}\n" % ", ".join("%s: %s" % kv for kv in level.items()))
     arch = args.arch

@@ -224,6 +224,15 @@ TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
   EXPECT_DOUBLE_EQ(plan.breakdown.data_parallel_s, 4);
   EXPECT_DOUBLE_EQ(plan.breakdown.optimizer_s, 0.5);
   EXPECT_DOUBLE_EQ(plan.breakdown.tied_embedding_s, 4);
+  // Gradients reduced in the weights' 16-bit format: the sync's 2·2e9 bytes become 2e9 (2 s).
+  // (The tied table's bytes are the caller's: the evaluator counts them in the same format.)
+  p.gradient_reduction_bytes_per_weight_byte = 1;
+  plan = PlacementSearch().Evaluate(p, {2, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.breakdown.data_parallel_s, 2);
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 30 + 2 + 0.5 + 4);
+  p.gradient_reduction_bytes_per_weight_byte = 0;
+  EXPECT_EQ(p.Validate(), "gradient_reduction_bytes_per_weight_byte must be > 0");
+  p.gradient_reduction_bytes_per_weight_byte = 2;
   // A single stage has no tied all-reduce; three quarters of the sync hidden: 1 s exposed.
   p.gradient_reduction_overlap = 0.75;
   plan = PlacementSearch().Evaluate(p, {1, 2, 1});

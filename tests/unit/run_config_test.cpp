@@ -108,7 +108,7 @@ TEST(RunConfig, SystemModelKeys) {
       "    - {name: ib, bandwidth_bytes_per_s: 2.5e10}\n"
       "training: {recompute: [full, none, selective], pipeline_schedule: interleaved,\n"
       "           virtual_stages: [2, 4], distributed_optimizer: true,\n"
-      "           gradient_reduction_overlap: 0.5}\n");
+      "           gradient_reduction_overlap: 0.5, gradient_reduction_precision: bf16}\n");
   ASSERT_EQ(rc.cluster.network.Levels().size(), 2u);
   EXPECT_EQ(rc.cluster.network.Levels()[0].size, 8);
   EXPECT_EQ(rc.cluster.network.Levels()[1].bandwidth_bytes_per_s, 2.5e10);
@@ -118,6 +118,12 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(rc.training.virtual_stages, (std::vector<std::int64_t>{2, 4}));
   EXPECT_TRUE(rc.training.distributed_optimizer);
   EXPECT_EQ(rc.training.gradient_reduction_overlap, 0.5);
+  EXPECT_EQ(rc.training.GradientReductionBytes(), 2);
+  EXPECT_EQ(rc.ToJson().Find("training")->Find("gradient_reduction_precision")->AsString(), "bf16");
+  EXPECT_EQ(Parse("models: [a]\n").training.GradientReductionBytes(), 4);  // fp32 by default
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {gradient_reduction_precision: fp8}\n"); }),
+            "run.yaml:2:42: training.gradient_reduction_precision: expected one of fp32, fp16, "
+            "bf16; found 'fp8' (did you mean 'fp32'?)");
   EXPECT_EQ(rc.ToJson().Find("training")->Find("virtual_stages")->Dump(-1), "[2,4]");
   // A system preset by name (share/systems/).
   RunConfig dgx = Parse("models: [a]\ncluster: {system: dgx-a100}\n");

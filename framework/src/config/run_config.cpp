@@ -147,7 +147,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   if (auto t = root.Optional("training")) {
     t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
-                   "distributed_optimizer", "gradient_reduction_overlap"});
+                   "distributed_optimizer", "gradient_reduction_overlap",
+                   "gradient_reduction_precision"});
     if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsPositiveInt();
     if (auto v = t->Optional("micro_batches")) {
       rc.training.micro_batches = v->AsList(&ConfigNode::AsPositiveInt);
@@ -197,6 +198,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (auto v = t->Optional("gradient_reduction_overlap")) {
       rc.training.gradient_reduction_overlap = v->AsNonNegativeDouble();
       if (rc.training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
+    }
+    if (auto v = t->Optional("gradient_reduction_precision")) {
+      rc.training.gradient_reduction_precision = v->AsChoice({"fp32", "fp16", "bf16"});
     }
   }
 
@@ -321,6 +325,7 @@ Json RunConfig::ToJson() const {
   }
   t["distributed_optimizer"] = training.distributed_optimizer;
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
+  t["gradient_reduction_precision"] = training.gradient_reduction_precision;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };
   auto& s = j["solver"];
   s["backend"] = solver.backend.name;

@@ -220,12 +220,13 @@ int PipelineLevel(const PlacementProblem& p, int t, int s, std::int64_t d) {
 
 double SyncSeconds(const PlacementProblem& p, int t, std::int64_t d, double first_stage_weight_bytes) {
   const CommGroup group{d, t};
+  const double gradients = p.gradient_reduction_bytes_per_weight_byte * first_stage_weight_bytes;
   if (p.distributed_optimizer) {
-    return p.network.CollectiveS(CollectiveKind::kReduceScatter, 2 * first_stage_weight_bytes,
+    return p.network.CollectiveS(CollectiveKind::kReduceScatter, gradients,
                                  group) +
            p.network.CollectiveS(CollectiveKind::kAllGather, first_stage_weight_bytes, group);
   }
-  return p.network.CollectiveS(CollectiveKind::kAllReduce, 2 * first_stage_weight_bytes, group);
+  return p.network.CollectiveS(CollectiveKind::kAllReduce, gradients, group);
 }
 
 // Everything after the pipeline: exposed sync + the first stage's optimizer step + tied embedding.
@@ -352,6 +353,10 @@ std::string PlacementProblem::Validate() const {
   }
   if (!(gradient_reduction_overlap >= 0 && gradient_reduction_overlap <= 1)) {
     return "gradient_reduction_overlap must be in [0, 1]";
+  }
+  if (!(gradient_reduction_bytes_per_weight_byte > 0) ||
+      !std::isfinite(gradient_reduction_bytes_per_weight_byte)) {
+    return "gradient_reduction_bytes_per_weight_byte must be > 0";
   }
   for (const auto& [t, table] : widths) {
     std::string w = "width " + std::to_string(t) + ": ";

@@ -61,19 +61,20 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
   return times;
 }
 
-// Gradient bytes of the tables a layer reuses from another (the tied LM head), per device.
-double TiedGradientBytes(const LayerGraph& graph) {
+// Gradient bytes of the tables a layer reuses from another (the tied LM head), per device, as
+// reduced between the first and last stage (training.gradient_reduction_precision).
+double TiedGradientBytes(const LayerGraph& graph, const RunConfig::Training& training) {
   double bytes = 0;
   for (const auto& instance : graph.layers) {
     const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
-    bytes += static_cast<double>(u.tied_parameters * graph.optimizer.gradient_bytes_per_parameter);
+    bytes += static_cast<double>(u.tied_parameters) * training.GradientReductionBytes();
   }
   return bytes;
 }
 
 // The per-layer figures the DP needs, for one slice and recompute mode (header comment).
 LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, RecomputeMode mode,
-                          const ArchConfig& arch) {
+                          const ArchConfig& arch, const RunConfig::Training& training) {
   LayerTable table;
   const std::vector<double>& recompute = times.recompute.at(mode);
   for (const auto& instance : graph.layers) {
@@ -97,7 +98,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
   for (const auto& e : graph.edges) {
     table.edges.push_back({e.from, e.to, static_cast<double>(e.bytes), e.gather_group});
   }
-  table.tied_gradient_bytes = TiedGradientBytes(graph);
+  table.tied_gradient_bytes = TiedGradientBytes(graph, training);
   return table;
 }
 
@@ -113,8 +114,10 @@ std::vector<RecomputeMode> Modes(const RunConfig& run) {
   return modes;
 }
 
-// The DP input's cluster and training settings (layer tables are added by the caller).
-PlacementProblem BaseProblem(const RunConfig& run, std::int64_t micro_batch, int virtual_stages) {
+// The DP input's cluster and training settings (layer tables are added by the caller) for a
+// model whose weights take dtype_bytes per parameter.
+PlacementProblem BaseProblem(const RunConfig& run, std::int64_t dtype_bytes, std::int64_t micro_batch,
+                             int virtual_stages) {
   PlacementProblem problem;
   problem.num_accelerators = run.cluster.num_accelerators;
   problem.global_batch = run.training.global_batch;
@@ -126,6 +129,8 @@ PlacementProblem BaseProblem(const RunConfig& run, std::int64_t micro_batch, int
   problem.virtual_stages = virtual_stages;
   problem.distributed_optimizer = run.training.distributed_optimizer;
   problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
+  problem.gradient_reduction_bytes_per_weight_byte =
+      static_cast<double>(run.training.GradientReductionBytes()) / static_cast<double>(dtype_bytes);
   return problem;
 }
 
@@ -293,9 +298,10 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   for (const auto& [b, widths] : sliced) {
     for (RecomputeMode mode : modes) {
       for (std::int64_t v : vs) {
-        PlacementProblem problem = BaseProblem(run_, b, static_cast<int>(v));
+        PlacementProblem problem =
+            BaseProblem(run_, widths.begin()->second.first->dtype_bytes, b, static_cast<int>(v));
         for (const auto& [t, entry] : widths) {
-          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch);
+          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run_.training);
         }
         for (std::size_t h = 0; h < hbm_list.size(); ++h) {
           problem.hbm_bytes = hbm_list[h] * 1073741824.0;
@@ -345,8 +351,10 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
   const Scheduler scheduler(backend_, scheduler_options_);
   const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler,
                                          run_.cluster.network, nullptr);
-  PlacementProblem problem = BaseProblem(run_, r.micro_batch, r.virtual_stages);
-  problem.widths[r.tensor_parallel] = MakeLayerTable(slice->graph, times, r.recompute, arch);
+  PlacementProblem problem =
+      BaseProblem(run_, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
+  problem.widths[r.tensor_parallel] =
+      MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training);
   problem.hbm_bytes = r.hbm_gib * 1073741824.0;
   return EvaluateFixed(problem, slice->graph,
                        {r.pipeline_stages, r.data_parallel, r.tensor_parallel, r.stage_starts},

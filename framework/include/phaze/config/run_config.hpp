@@ -73,6 +73,12 @@ struct RunConfig {
     std::vector<std::int64_t> virtual_stages = {2};  // v explored when interleaved
     bool distributed_optimizer = false;  // ZeRO-1: optimizer state divided by d
     double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
+    // The number format gradients are reduced in across data-parallel replicas (and between the
+    // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
+    // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).
+    std::string gradient_reduction_precision = "fp32";
+    // Bytes reduced per parameter: 4 for fp32, 2 otherwise.
+    int GradientReductionBytes() const { return gradient_reduction_precision == "fp32" ? 4 : 2; }
   } training;
 
   struct Solver {

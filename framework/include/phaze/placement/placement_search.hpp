@@ -111,6 +111,9 @@ struct PlacementProblem {
   int virtual_stages = 1;  // v; > 1 only with kInterleaved
   bool distributed_optimizer = false;
   double gradient_reduction_overlap = 0;  // fraction of the sync hidden behind backward
+  // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
+  // weights, 1 when the gradients are reduced in the weights' 16-bit format.
+  double gradient_reduction_bytes_per_weight_byte = 2;
 
   // Empty when valid, else what is wrong (which layer, which edge).
   std::string Validate() const;
