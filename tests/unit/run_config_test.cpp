@@ -89,7 +89,7 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
   EXPECT_EQ(ErrorOf([] { Parse("models:\n  - weight: 2\n"); }),
             "run.yaml:2:5: models[0]: missing required key 'file'");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  micro_batches: [1, 0]\n"); }),
-            "run.yaml:3:22: training.micro_batches[1]: expected a positive integer (>= 1), found 0");
+            "run.yaml:3:22: training.micro_batches[1]: expected an integer in [1, 1048576], found 0");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  global_batch: 4\n  micro_batches: [8]\n"); }),
             "run.yaml:4:19: training.micro_batches[0]: micro-batch 8 is larger than "
             "training.global_batch 4");

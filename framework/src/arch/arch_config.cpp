@@ -4,8 +4,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "phaze/core/error.hpp"
 #include "phaze/config/preset_file.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/limits.hpp"
 
 namespace phaze {
 
@@ -32,9 +33,13 @@ std::int64_t ReadSize(const ConfigNode& root, std::string_view scaled_key, std::
   }
   if (scaled) {
     const double v = scaled->AsPositiveDouble() * static_cast<double>(unit);
+    if (v > static_cast<double>(limits::kMemoryBytes)) {
+      scaled->Fail("expected at most " + std::to_string(limits::kMemoryBytes / unit) +
+                   " (1 PiB, phaze's limit: see share/config/README.md, Limits)");
+    }
     return static_cast<std::int64_t>(v);
   }
-  return bytes ? bytes->AsPositiveInt() : fallback;
+  return bytes ? bytes->AsIntInRange(1, limits::kMemoryBytes) : fallback;
 }
 
 }  // namespace
@@ -100,25 +105,25 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
                    "word_bytes", "collective_overlap", "host_kernel_s", "calibration", "estimator"});
   ArchConfig a;
-  a.num_tc = root.Child("num_tc").AsPositiveInt();
-  a.num_vc = root.Child("num_vc").AsPositiveInt();
-  a.pe_x = root.Child("pe_x").AsPositiveInt();
-  a.pe_y = root.Child("pe_y").AsPositiveInt();
-  a.pe_vc = root.Optional("pe_vc") ? root.Child("pe_vc").AsPositiveInt() : a.pe_x;
+  a.num_tc = root.Child("num_tc").AsIntInRange(1, limits::kCores);
+  a.num_vc = root.Child("num_vc").AsIntInRange(1, limits::kCores);
+  a.pe_x = root.Child("pe_x").AsIntInRange(1, limits::kPeDim);
+  a.pe_y = root.Child("pe_y").AsIntInRange(1, limits::kPeDim);
+  a.pe_vc = root.Optional("pe_vc") ? root.Child("pe_vc").AsIntInRange(1, limits::kPeDim) : a.pe_x;
   a.glb_bytes = ReadSize(root, "glb_mib", kMiB, "glb_bytes", -1);
   if (a.glb_bytes < 0) root.Child("glb_mib").Fail("missing: give glb_mib or glb_bytes");
   if (auto n = root.Optional("glb_bandwidth_words_per_cycle")) {
     a.glb_bandwidth_words_per_cycle = n->AsPositiveDouble();
   }
-  a.l2_tc_bytes = root.Optional("l2_tc_bytes") ? root.Child("l2_tc_bytes").AsPositiveInt()
+  a.l2_tc_bytes = root.Optional("l2_tc_bytes") ? root.Child("l2_tc_bytes").AsIntInRange(1, limits::kMemoryBytes)
                                                : ArchConfig::DefaultL2Bytes(a.pe_x * a.pe_y);
-  a.l2_vc_bytes = root.Optional("l2_vc_bytes") ? root.Child("l2_vc_bytes").AsPositiveInt()
+  a.l2_vc_bytes = root.Optional("l2_vc_bytes") ? root.Child("l2_vc_bytes").AsIntInRange(1, limits::kMemoryBytes)
                                                : ArchConfig::DefaultL2Bytes(a.pe_vc);
   a.hbm_bytes = ReadSize(root, "hbm_gib", kGiB, "hbm_bytes", 32 * kGiB);
   if (auto n = root.Optional("hbm_bandwidth_bytes_per_s"))
     a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
   if (auto n = root.Optional("frequency_hz")) a.frequency_hz = n->AsPositiveDouble();
-  if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsPositiveInt();
+  if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsIntInRange(1, limits::kDtypeBytes);
   if (auto n = root.Optional("collective_overlap")) {
     a.collective_overlap = n->AsNonNegativeDouble();
     if (a.collective_overlap > 1) n->Fail("expected a fraction in [0, 1]");

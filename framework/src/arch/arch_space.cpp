@@ -3,21 +3,23 @@
 #include <algorithm>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/limits.hpp"
 
 namespace phaze {
 
 namespace {
 
 // A list of positive integers, or {powers_of_two: [from, to]} (from → to, either direction).
-std::vector<std::int64_t> ReadValues(const ConfigNode& node, std::int64_t scale = 1) {
+// Each value (before `scale`) in [1, hi]: phaze's limit for the field (phaze/core/limits.hpp).
+std::vector<std::int64_t> ReadValues(const ConfigNode& node, std::int64_t hi, std::int64_t scale = 1) {
   std::vector<std::int64_t> values;
   if (node.IsMap()) {
     node.ExpectKeys({"powers_of_two"});
     auto ends = node.Child("powers_of_two").Elements();
     if (ends.size() != 2) node.Child("powers_of_two").Fail("expected [from, to]");
-    const std::int64_t from = ends[0].AsPositiveInt(), to = ends[1].AsPositiveInt();
+    const std::int64_t from = ends[0].AsIntInRange(1, hi), to = ends[1].AsIntInRange(1, hi);
     for (auto* e : {&ends[0], &ends[1]}) {
-      const std::int64_t v = e->AsPositiveInt();
+      const std::int64_t v = e->AsIntInRange(1, hi);
       if ((v & (v - 1)) != 0) e->Fail("expected a power of two, found " + e->Describe());
     }
     if (from >= to) {
@@ -26,7 +28,7 @@ std::vector<std::int64_t> ReadValues(const ConfigNode& node, std::int64_t scale 
       for (std::int64_t v = from; v <= to; v *= 2) values.push_back(v * scale);
     }
   } else {
-    for (const auto& e : node.Elements()) values.push_back(e.AsPositiveInt() * scale);
+    for (const auto& e : node.Elements()) values.push_back(e.AsIntInRange(1, hi) * scale);
     if (values.empty()) node.Fail("expected at least one value");
   }
   return values;
@@ -54,13 +56,13 @@ ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
                    "min_area_fraction", "min_area_fraction_single_core"});
   ArchSpace s;
   s.name = root.Child("name").AsString();
-  s.num_tc = ReadValues(root.Child("num_tc"));
-  s.num_vc = ReadValues(root.Child("num_vc"));
-  s.pe_x = ReadValues(root.Child("pe_x"));
-  s.pe_y = ReadValues(root.Child("pe_y"));
-  s.glb_bytes = ReadValues(root.Child("glb_mib"), 1 << 20);
+  s.num_tc = ReadValues(root.Child("num_tc"), limits::kCores);
+  s.num_vc = ReadValues(root.Child("num_vc"), limits::kCores);
+  s.pe_x = ReadValues(root.Child("pe_x"), limits::kPeDim);
+  s.pe_y = ReadValues(root.Child("pe_y"), limits::kPeDim);
+  s.glb_bytes = ReadValues(root.Child("glb_mib"), limits::kMemoryBytes >> 20, 1 << 20);
   if (auto n = root.Optional("pe_vc")) {
-    if (!(n->IsScalar() && n->AsString() == "pe_x")) s.pe_vc = ReadValues(*n);
+    if (!(n->IsScalar() && n->AsString() == "pe_x")) s.pe_vc = ReadValues(*n, limits::kPeDim);
   }
   if (auto n = root.Optional("glb_bandwidth_words_per_cycle"))
     s.glb_bandwidth_words_per_cycle = n->AsPositiveDouble();

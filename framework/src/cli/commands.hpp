@@ -2,6 +2,9 @@
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <cstdint>
+#include <string>
 
 #include "phaze/cli/command_context.hpp"
 #include "phaze/graph/graph_builder.hpp"
@@ -9,6 +12,13 @@
 namespace phaze::cli {
 
 inline void NoOptions(boost::program_options::options_description&) {}
+
+// Throws UsageError "--flag: expected an integer in [lo, hi], found v" unless lo <= v <= hi (hi:
+// phaze's limit for the quantity, phaze/core/limits.hpp).
+std::int64_t CheckRange(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi);
+// The integer option `name` of vm, checked by CheckRange.
+std::int64_t IntOption(const boost::program_options::variables_map& vm, const std::string& name,
+                       std::int64_t lo, std::int64_t hi);
 
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);

@@ -6,6 +6,7 @@
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
@@ -29,12 +30,24 @@ void AddGraphOptions(po::options_description& d) {
       "the strategy's width (devices per slice)");
 }
 
+std::int64_t CheckRange(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi) {
+    throw UsageError(flag + ": expected an integer in [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "], found " + std::to_string(v) +
+                     (v > hi ? " (phaze's limit: see share/config/README.md, Limits)" : ""));
+  }
+  return v;
+}
+
+std::int64_t IntOption(const po::variables_map& vm, const std::string& name, std::int64_t lo,
+                       std::int64_t hi) {
+  return CheckRange("--" + name, vm[name].as<std::int64_t>(), lo, hi);
+}
+
 GraphOptions ReadGraphOptions(const po::variables_map& vm) {
   GraphOptions options;
-  options.micro_batch = vm["micro-batch"].as<std::int64_t>();
-  options.sequence_length = vm["sequence-length"].as<std::int64_t>();
-  if (options.micro_batch < 1) throw UsageError("--micro-batch: expected an integer ≥ 1");
-  if (options.sequence_length < 0) throw UsageError("--sequence-length: expected an integer ≥ 0");
+  options.micro_batch = IntOption(vm, "micro-batch", 1, limits::kMicroBatch);
+  options.sequence_length = IntOption(vm, "sequence-length", 0, limits::kSequence);
   options.fusion = !vm.count("no-fusion");
   if (vm.count("optimizer")) {
     const std::string optimizer = vm["optimizer"].as<std::string>();
@@ -74,7 +87,7 @@ int RunGraph(CommandContext& ctx) {
         run.CheckComponents(ctx.registry, false, false, true);
         const auto strategy = ctx.registry.CreateStrategy(name, run.strategy.Params());
         graph = BuildSlicedLayerGraph(*strategy, name, model, options,
-                                      ctx.vm["width"].as<std::int64_t>());
+                                      IntOption(ctx.vm, "width", 1, limits::kWidth));
       } else {
         graph = BuildLayerGraph(model, options);
       }

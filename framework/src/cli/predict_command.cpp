@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
@@ -84,13 +85,18 @@ int RunPredict(CommandContext& ctx) {
     throw UsageError("--plan: expected t,p,d or t,p,d,v with every value >= 1, found '" +
                      ctx.vm["plan"].as<std::string>() + "'");
   }
+  CheckRange("--plan t", plan[0], 1, limits::kWidth);
+  CheckRange("--plan p", plan[1], 1, limits::kWidth);
+  CheckRange("--plan d", plan[2], 1, limits::kAccelerators);
+  if (plan.size() == 4) CheckRange("--plan v", plan[3], 1, limits::kWidth);
+  CheckRange("--plan t·p·d", static_cast<std::int64_t>(plan[0]) * plan[1] * plan[2], 1,
+             limits::kAccelerators);
   PlanRequest request;
   request.tensor_parallel = plan[0];
   request.pipeline_stages = plan[1];
   request.data_parallel = plan[2];
   request.virtual_stages = plan.size() == 4 ? plan[3] : 1;
-  request.micro_batch = ctx.vm["micro-batch"].as<std::int64_t>();
-  if (request.micro_batch < 1) throw UsageError("--micro-batch: expected a positive integer");
+  request.micro_batch = IntOption(ctx.vm, "micro-batch", 1, limits::kMicroBatch);
   const std::string mode = ctx.vm["recompute"].as<std::string>();
   const auto parsed_mode = ParseRecomputeMode(mode);
   if (!parsed_mode) {
@@ -103,8 +109,7 @@ int RunPredict(CommandContext& ctx) {
 
   // The run config, overridden by the flags.
   if (ctx.vm.count("global-batch")) {
-    run.training.global_batch = ctx.vm["global-batch"].as<std::int64_t>();
-    if (run.training.global_batch < 1) throw UsageError("--global-batch: expected >= 1");
+    run.training.global_batch = IntOption(ctx.vm, "global-batch", 1, limits::kGlobalBatch);
   }
   if (run.training.global_batch % request.micro_batch != 0) {
     throw UsageError("the global batch " + std::to_string(run.training.global_batch) +
@@ -113,8 +118,7 @@ int RunPredict(CommandContext& ctx) {
   run.cluster.num_accelerators = static_cast<std::int64_t>(request.tensor_parallel) *
                                  request.pipeline_stages * request.data_parallel;
   if (ctx.vm.count("accelerators")) {
-    run.cluster.num_accelerators = ctx.vm["accelerators"].as<std::int64_t>();
-    if (run.cluster.num_accelerators < 1) throw UsageError("--accelerators: expected >= 1");
+    run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
   }
   if (ctx.vm.count("system")) run.cluster.network = Network::LoadSystem(ctx.vm["system"].as<std::string>());
   if (ctx.vm.count("sequence-parallel")) run.strategy = {"sequence_parallel", std::nullopt, std::nullopt};

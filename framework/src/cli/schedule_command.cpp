@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
@@ -96,7 +97,7 @@ int RunSchedule(CommandContext& ctx) {
     if (!ctx.vm.count("arch")) throw UsageError("phaze schedule: --model needs --arch PRESET|FILE");
     const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
     const ConfigNode root = ConfigNode::ParseFile(ctx.vm["model"].as<std::string>());
-    const std::int64_t width = ctx.vm["width"].as<std::int64_t>();
+    const std::int64_t width = IntOption(ctx.vm, "width", 1, limits::kWidth);
     LayerGraph graph;
     try {
       if (IsLayerGraphDocument(root)) {

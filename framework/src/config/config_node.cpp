@@ -262,6 +262,15 @@ std::int64_t ConfigNode::AsPositiveInt() const {
   return v;
 }
 
+std::int64_t ConfigNode::AsIntInRange(std::int64_t lo, std::int64_t hi) const {
+  std::int64_t v = AsInt();
+  if (v < lo || v > hi) {
+    Fail("expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+         "], found " + std::to_string(v) + (v > hi ? " (phaze's limit: see share/config/README.md, Limits)" : ""));
+  }
+  return v;
+}
+
 double ConfigNode::AsPositiveDouble() const {
   double v = AsDouble();
   if (!(v > 0)) Fail("expected a positive number (> 0), found " + ScalarText());

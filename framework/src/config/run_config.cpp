@@ -3,11 +3,19 @@
 #include <filesystem>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/plugin/registry.hpp"
 
 namespace phaze {
 
 namespace {
+
+// Integers in [1, hi] (hi: the key's limit, phaze/core/limits.hpp), each located when refused.
+std::vector<std::int64_t> PositiveIntsUpTo(const ConfigNode& list, std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  for (const auto& e : list.Elements()) out.push_back(e.AsIntInRange(1, hi));
+  return out;
+}
 
 ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
                                ComponentChoice dflt) {
@@ -91,7 +99,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
         e.file = m.Child("file").AsString();
         if (auto w = m.Optional("weight")) e.weight = w->AsPositiveDouble();
         if (auto x = m.Optional("expert")) {
-          const auto v = x->AsList(&ConfigNode::AsPositiveInt);
+          const auto v = PositiveIntsUpTo(*x, limits::kAccelerators);
           if (v.size() != 3) x->Fail("expected [p, d, t]: pipeline stages, data- and tensor-parallel widths");
           e.expert = ExpertPlacement{v[0], v[1], v[2]};
         }
@@ -115,7 +123,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   if (auto c = root.Optional("cluster")) {
     c->ExpectKeys(
         {"num_accelerators", "link_bandwidth_bytes_per_s", "link_latency_s", "levels", "system"});
-    if (auto v = c->Optional("num_accelerators")) rc.cluster.num_accelerators = v->AsPositiveInt();
+    if (auto v = c->Optional("num_accelerators")) rc.cluster.num_accelerators = v->AsIntInRange(1, limits::kAccelerators);
     auto levels = c->Optional("levels");
     auto system = c->Optional("system");
     auto bandwidth = c->Optional("link_bandwidth_bytes_per_s");
@@ -149,9 +157,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
                    "distributed_optimizer", "gradient_reduction_overlap",
                    "gradient_reduction_precision"});
-    if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsPositiveInt();
+    if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsIntInRange(1, limits::kGlobalBatch);
     if (auto v = t->Optional("micro_batches")) {
-      rc.training.micro_batches = v->AsList(&ConfigNode::AsPositiveInt);
+      rc.training.micro_batches = PositiveIntsUpTo(*v, limits::kMicroBatch);
       CheckDistinct(*v, rc.training.micro_batches);
       auto elems = v->Elements();
       for (size_t i = 0; i < elems.size(); ++i) {
@@ -163,7 +171,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       }
     }
     if (auto v = t->Optional("tensor_parallel_widths")) {
-      rc.training.tensor_parallel_widths = v->AsList(&ConfigNode::AsPositiveInt);
+      rc.training.tensor_parallel_widths = PositiveIntsUpTo(*v, limits::kWidth);
       CheckDistinct(*v, rc.training.tensor_parallel_widths);
     }
     if (auto v = t->Optional("hbm_gib")) {
@@ -185,7 +193,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       if (rc.training.pipeline_schedule != "interleaved") {
         v->Fail("virtual_stages applies to pipeline_schedule: interleaved only");
       }
-      rc.training.virtual_stages = v->AsList(&ConfigNode::AsPositiveInt);
+      rc.training.virtual_stages = PositiveIntsUpTo(*v, limits::kWidth);
       CheckDistinct(*v, rc.training.virtual_stages);
       auto elems = v->Elements();
       for (size_t i = 0; i < elems.size(); ++i) {

@@ -1,9 +1,11 @@
 #include "phaze/graph/graph_builder.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/graph/backward.hpp"
 #include "phaze/graph/fusion.hpp"
 
@@ -397,13 +399,59 @@ void CompleteUniqueLayer(UniqueLayer& layer, bool fusion, std::int64_t dtype_byt
   FinalizeLayerMemory(layer, dtype_bytes, optimizer);
 }
 
+namespace {
+
+// Refuses a workload whose counts would not fit the 64-bit integers the graph is built in: the
+// FLOPs of a training step of one micro-batch (forward, backward, a recompute) and the bytes of its
+// parameters with gradients and optimizer state, estimated in long double before anything is
+// built. Every element, byte and FLOP count of an op is below these totals, so none overflows.
+std::string Scientific(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
+void CheckMagnitude(const ModelSpec& model, std::int64_t b, std::int64_t s) {
+  using R = long double;
+  const R h = model.hidden, tokens = R(b) * s, layers = model.layers;
+  const R mlp = (model.activation == "swiglu" ? 3 : 2) * R(model.ffn_hidden) * h;
+  const R expert_mlp =
+      model.experts > 0 ? (model.activation == "swiglu" ? 3 : 2) * R(model.expert_ffn_hidden) * h : mlp;
+  const R active_mlp = model.experts > 0 ? model.top_k * expert_mlp : mlp;
+  const R stored_mlp = model.experts > 0 ? model.experts * expert_mlp : mlp;
+  const R vocab_table = R(model.vocab) * model.EmbeddingDim();
+  const R forward = 2 * tokens * (layers * (4 * h * h + active_mlp) + vocab_table) +
+                    4 * layers * R(b) * s * s * h;
+  const R parameters = layers * (4 * h * h + stored_mlp) + vocab_table +
+                       R(model.max_positions + model.token_types) * h;
+  const R state = parameters * (model.dtype_bytes + 16);
+  const auto too_large = [&](R value, const std::string& what) {
+    if (value <= limits::kCount) return;
+    throw InvalidArgumentError(
+        (model.source.empty() ? model.name : model.source) + ": " + what + " is about " +
+        Scientific(static_cast<double>(value)) + ", above the 2^62 (4.6e18) phaze counts in; " +
+        "use a smaller micro-batch (" + std::to_string(b) + "), sequence length (" +
+        std::to_string(s) + ") or model");
+  };
+  too_large(4 * forward, "a training step of one micro-batch in FLOPs");
+  too_large(state, "the bytes of its weights, gradients and optimizer state");
+}
+
+}  // namespace
+
 LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) {
-  if (options.micro_batch < 1) {
-    throw InvalidArgumentError("micro-batch size must be ≥ 1, got " +
+  if (options.micro_batch < 1 || options.micro_batch > limits::kMicroBatch) {
+    throw InvalidArgumentError("micro-batch size must be in [1, " +
+                               std::to_string(limits::kMicroBatch) + "], got " +
                                std::to_string(options.micro_batch));
   }
   const std::int64_t s =
       options.sequence_length > 0 ? options.sequence_length : model.sequence_length;
+  if (s > limits::kSequence) {
+    throw InvalidArgumentError("sequence length must be at most " +
+                               std::to_string(limits::kSequence) + ", got " + std::to_string(s));
+  }
+  CheckMagnitude(model, options.micro_batch, s);
   if (model.positions == "learned" && s > model.max_positions) {
     throw InvalidArgumentError("sequence length " + std::to_string(s) + " exceeds " + model.name +
                                "'s max_positions " + std::to_string(model.max_positions));

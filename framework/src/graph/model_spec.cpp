@@ -4,6 +4,7 @@
 #include <map>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/limits.hpp"
 
 namespace phaze {
 
@@ -148,23 +149,22 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   if (auto n = root.Optional("description")) m.description = n->AsString();
   if (auto n = root.Optional("published_parameters")) m.published_parameters = n->AsPositiveInt();
 
-  m.layers = root.Child("layers").AsPositiveInt();
-  m.hidden = root.Child("hidden").AsPositiveInt();
-  m.heads = root.Child("heads").AsPositiveInt();
-  m.vocab = root.Child("vocab").AsPositiveInt();
-  m.sequence_length = root.Child("sequence_length").AsPositiveInt();
-  auto optional_int = [&](std::string_view key, std::int64_t fallback) {
+  m.layers = root.Child("layers").AsIntInRange(1, limits::kLayers);
+  m.hidden = root.Child("hidden").AsIntInRange(1, limits::kHidden);
+  m.heads = root.Child("heads").AsIntInRange(1, limits::kHeads);
+  m.vocab = root.Child("vocab").AsIntInRange(1, limits::kVocab);
+  m.sequence_length = root.Child("sequence_length").AsIntInRange(1, limits::kSequence);
+  auto optional_int = [&](std::string_view key, std::int64_t fallback, std::int64_t limit) {
     auto n = root.Optional(key);
-    return n ? n->AsPositiveInt() : fallback;
+    return n ? n->AsIntInRange(1, limit) : fallback;
   };
-  m.kv_heads = optional_int("kv_heads", m.heads);
-  m.ffn_hidden = optional_int("ffn_hidden", 4 * m.hidden);
-  m.embedding_dim = optional_int("embedding_dim", m.hidden);
-  m.dtype_bytes = optional_int("dtype_bytes", 2);
+  m.kv_heads = optional_int("kv_heads", m.heads, limits::kHeads);
+  m.ffn_hidden = optional_int("ffn_hidden", 4 * m.hidden, limits::kFfnHidden);
+  m.embedding_dim = optional_int("embedding_dim", m.hidden, limits::kHidden);
+  m.dtype_bytes = optional_int("dtype_bytes", 2, limits::kDtypeBytes);
   m.token_types = d->token_types;
   if (auto n = root.Optional("token_types")) {
-    m.token_types = n->AsInt();
-    if (m.token_types < 0) n->Fail("expected an integer ≥ 0, found " + n->Describe());
+    m.token_types = n->AsIntInRange(0, limits::kVocab);
   }
 
   auto choice = [&](std::string_view key, const std::string& fallback,
@@ -207,14 +207,14 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
 
   if (auto moe = root.Optional("moe")) {
     moe->ExpectKeys({"experts", "top_k", "expert_ffn_hidden", "capacity_factor"});
-    m.experts = moe->Child("experts").AsPositiveInt();
-    m.top_k = moe->Child("top_k").AsPositiveInt();
+    m.experts = moe->Child("experts").AsIntInRange(1, limits::kExperts);
+    m.top_k = moe->Child("top_k").AsIntInRange(1, limits::kExperts);
     if (m.top_k > m.experts) {
       moe->Child("top_k").Fail("top_k " + std::to_string(m.top_k) + " exceeds the " +
                                std::to_string(m.experts) + " experts");
     }
     m.expert_ffn_hidden = moe->Optional("expert_ffn_hidden")
-                              ? moe->Child("expert_ffn_hidden").AsPositiveInt()
+                              ? moe->Child("expert_ffn_hidden").AsIntInRange(1, limits::kFfnHidden)
                               : m.ffn_hidden;
     if (auto n = moe->Optional("capacity_factor")) m.capacity_factor = n->AsPositiveDouble();
   }
@@ -230,7 +230,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
               std::to_string(m.heads));
   }
   if (m.positions == "learned") {
-    m.max_positions = root.Child("max_positions").AsPositiveInt();
+    m.max_positions = root.Child("max_positions").AsIntInRange(1, limits::kSequence);
     if (m.sequence_length > m.max_positions) {
       root.Child("sequence_length")
           .Fail("sequence_length " + std::to_string(m.sequence_length) + " exceeds max_positions " +
@@ -238,7 +238,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
                 " (the learned position table has no row for it)");
     }
   } else if (auto n = root.Optional("max_positions")) {
-    m.max_positions = n->AsPositiveInt();
+    m.max_positions = n->AsIntInRange(1, limits::kSequence);
   }
   if (m.positions == "rotary" && m.HeadDim() % 2 != 0) {
     root.Child("heads").Fail("rotary positions need an even head dimension; hidden/heads = " +

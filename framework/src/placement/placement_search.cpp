@@ -538,6 +538,13 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
     plan.reason = name + std::to_string(p) + " stages for " + std::to_string(n) + " layers";
     return plan;
   }
+  // Before anything multiplies p, d and t (each stage needs at least one device per replica).
+  if (static_cast<std::int64_t>(p) * d > problem.num_accelerators) {
+    plan.reason = name + "needs " + (fixed.tensor_parallel > 1 ? "at least " : "") +
+                  std::to_string(static_cast<std::int64_t>(p) * d) + " accelerators, only " +
+                  std::to_string(problem.num_accelerators) + " available";
+    return plan;
+  }
   if (d > MicroBatches(problem)) {
     plan.reason = name + "d exceeds the " + std::to_string(MicroBatches(problem)) +
                   " micro-batches per batch";

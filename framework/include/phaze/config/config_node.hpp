@@ -74,6 +74,9 @@ class ConfigNode {
   double AsDouble() const;           // any finite number
   std::int64_t AsInt() const;        // an integer (1e9 accepted when exactly integral)
   std::int64_t AsPositiveInt() const;   // ≥ 1
+  // In [lo, hi], else "expected an integer in [lo, hi], found v" (hi: phaze's limit for the key,
+  // phaze/core/limits.hpp).
+  std::int64_t AsIntInRange(std::int64_t lo, std::int64_t hi) const;
   double AsPositiveDouble() const;      // > 0
   double AsNonNegativeDouble() const;   // ≥ 0
   template <class T>

@@ -1,0 +1,35 @@
+// The ranges phaze accepts for the integers it reads (model dimensions, batches, cluster and
+// architecture sizes). Each keeps every quantity derived from it representable in 64 bits — a
+// product of dimensions, an element or FLOP count, a byte count — so that an input outside them
+// is refused where it is read, with its location, instead of wrapping to nonsense. Documented in
+// share/config/README.md ("Limits") and workloads/README.md. The bounds are far above any real
+// workload or machine.
+#pragma once
+
+#include <cstdint>
+
+namespace phaze::limits {
+
+// Model dimensions (workload files; phaze graph --sequence-length).
+inline constexpr std::int64_t kLayers = std::int64_t{1} << 16;         // 65,536
+inline constexpr std::int64_t kHidden = std::int64_t{1} << 20;         // 1,048,576
+inline constexpr std::int64_t kHeads = std::int64_t{1} << 16;
+inline constexpr std::int64_t kFfnHidden = std::int64_t{1} << 22;      // 4,194,304
+inline constexpr std::int64_t kVocab = std::int64_t{1} << 24;          // 16,777,216
+inline constexpr std::int64_t kSequence = std::int64_t{1} << 24;       // tokens per sample
+inline constexpr std::int64_t kExperts = std::int64_t{1} << 16;
+inline constexpr std::int64_t kDtypeBytes = 16;
+// Training and cluster.
+inline constexpr std::int64_t kMicroBatch = std::int64_t{1} << 20;
+inline constexpr std::int64_t kGlobalBatch = std::int64_t{1} << 40;
+inline constexpr std::int64_t kAccelerators = std::int64_t{1} << 24;   // 16,777,216
+inline constexpr std::int64_t kWidth = std::int64_t{1} << 16;          // t, p, v of a plan
+// Architecture.
+inline constexpr std::int64_t kCores = std::int64_t{1} << 16;          // num_tc, num_vc
+inline constexpr std::int64_t kPeDim = std::int64_t{1} << 14;          // pe_x, pe_y, pe_vc
+inline constexpr std::int64_t kMemoryBytes = std::int64_t{1} << 50;    // GLB, L2, HBM: 1 PiB
+// What one workload may count (FLOPs of a training step of one micro-batch, parameter bytes with
+// optimizer state): 2^62, a quarter of int64's range, leaving room for the sums built on it.
+inline constexpr double kCount = 4611686018427387904.0;
+
+}  // namespace phaze::limits
