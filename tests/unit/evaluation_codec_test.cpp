@@ -51,7 +51,8 @@ TEST(ByteStream, MalformedMessagesAreErrors) {
   ByteWriter negative;
   negative.Int(-3);
   EXPECT_THROW(ByteReader(negative.Bytes()).Count(), Error);
-  ByteReader extra(w.Bytes() + "x");
+  const std::string with_extra = w.Bytes() + "x";  // a ByteReader views its bytes: keep them alive
+  ByteReader extra(with_extra);
   extra.Int();
   EXPECT_THROW(extra.ExpectEnd(), Error);
 }
