@@ -401,16 +401,16 @@ void CompleteUniqueLayer(UniqueLayer& layer, bool fusion, std::int64_t dtype_byt
 
 namespace {
 
-// Refuses a workload whose counts would not fit the 64-bit integers the graph is built in: the
-// FLOPs of a training step of one micro-batch (forward, backward, a recompute) and the bytes of its
-// parameters with gradients and optimizer state, estimated in long double before anything is
-// built. Every element, byte and FLOP count of an op is below these totals, so none overflows.
 std::string Scientific(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", v);
   return text;
 }
 
+// Refuses a workload whose counts would not fit the 64-bit integers the graph is built in: the
+// FLOPs of a training step of one micro-batch (forward, backward, a recompute) and the bytes of its
+// parameters with gradients and optimizer state, estimated in long double before anything is
+// built. Every element, byte and FLOP count of an op is below these totals, so none overflows.
 void CheckMagnitude(const ModelSpec& model, std::int64_t b, std::int64_t s) {
   using R = long double;
   const R h = model.hidden, tokens = R(b) * s, layers = model.layers;
