@@ -1,5 +1,6 @@
 // Helpers shared by the test programs: temporary directories and files, running a shell command
-// with its stdout, stderr and exit code captured, and capturing this process's own fd 1/2.
+// with its stdout, stderr and exit code captured, capturing this process's own fd 1/2, and the
+// message of the phaze::Error a call throws.
 #pragma once
 
 #include <fcntl.h>
@@ -10,10 +11,23 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
+#include "phaze/core/error.hpp"
+
 namespace phaze::testing {
+
+// What f throws as a phaze::Error, or "<no error>".
+inline std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
 
 inline std::string Slurp(const std::filesystem::path& p) {
   std::ifstream in(p);

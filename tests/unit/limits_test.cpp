@@ -5,26 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "phaze/arch/arch_config.hpp"
-#include "phaze/arch/arch_space.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/model_spec.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using phaze::testing::ErrorOf;
 
 ModelSpec Model(const std::string& hidden, const std::string& vocab = "256",
                 const std::string& sequence = "32") {

@@ -5,18 +5,12 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using phaze::testing::ErrorOf;
 
 RunConfig Parse(const std::string& text) {
   return RunConfig::Parse(ConfigNode::ParseString(text, "run.yaml"));
