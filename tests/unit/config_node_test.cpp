@@ -2,9 +2,11 @@
 #include "phaze/config/config_node.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/json.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
@@ -75,7 +77,42 @@ TEST(ConfigNode, SyntaxErrorsAndMissingFilesAreLocated) {
   EXPECT_EQ(msg.rfind("broken.yaml:", 0), 0u) << msg;
   EXPECT_NE(msg.find("syntax error"), std::string::npos) << msg;
   EXPECT_EQ(ErrorOf([] { ConfigNode::ParseFile("/nonexistent/run.yaml"); }),
-            "/nonexistent/run.yaml: cannot open file for reading");
+            "/nonexistent/run.yaml: cannot read the file: no such file");
+  // A directory or a FIFO is refused before it is opened (reading a FIFO would block).
+  const testing::TempDir tmp;
+  const std::string dir = tmp.path().string();
+  EXPECT_EQ(ErrorOf([&] { ConfigNode::ParseFile(dir); }),
+            dir + ": cannot read the file: it is a directory");
+  const std::string fifo = (tmp / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ErrorOf([&] { ConfigNode::ParseFile(fifo); }),
+            fifo + ": cannot read the file: it is not a regular file (a FIFO); give a file");
+}
+
+TEST(ConfigNode, AliasExpansionAndNestingAreBounded) {
+  // A "billion laughs": 10 levels of ten aliases each expand to 10^10 nodes; refused after at
+  // most limits::kDocumentNodes steps, at the node where the count ran over.
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 10; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ", " : "") + prev;
+    laughs += "]\n";
+  }
+  const std::string msg = ErrorOf([&] { ConfigNode::ParseString(laughs, "laughs.yaml"); });
+  EXPECT_EQ(msg.rfind("laughs.yaml:", 0), 0u) << msg;
+  EXPECT_NE(msg.find("expands to more than 4194304 nodes"), std::string::npos) << msg;
+  // A few aliases of a small map are fine: 1 + 2 + 4·(1 + 2·(1 + 2)) nodes.
+  EXPECT_NO_THROW(ConfigNode::ParseString("a: &m {k: [1, 2]}\nb: [*m, *m, *m]\n", "ok.yaml"));
+  // Nesting: 256 levels below the root are accepted, 257 are not.
+  auto nested = [](int depth) {
+    return "x: " + std::string(static_cast<size_t>(depth), '[') +
+           std::string(static_cast<size_t>(depth), ']') + "\n";
+  };
+  EXPECT_NO_THROW(ConfigNode::ParseString(nested(256), "deep.yaml"));
+  EXPECT_NE(ErrorOf([&] { ConfigNode::ParseString(nested(257), "deep.yaml"); })
+                .find("deep.yaml:1:260: maps and sequences nest deeper than 256 levels"),
+            std::string::npos);
 }
 
 TEST(ConfigNode, ParsesJsonToo) {

@@ -4,7 +4,6 @@
 // The ops file has one op per line: `gemm,B,M,N,K`, `batched_gemm,B,M,N,K`,
 // `vector,FUNCTION,ELEMENTS[,ROW]` or `collective,KIND,BYTES,GROUP` ('#' comments).
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "commands.hpp"
@@ -110,8 +109,7 @@ int RunEstimate(CommandContext& ctx) {
   }
   if (ctx.vm.count("ops-file")) {
     const std::string file = ctx.vm["ops-file"].as<std::string>();
-    std::ifstream in(file);
-    if (!in) throw UsageError("--ops-file: cannot read '" + file + "'");
+    std::istringstream in(ReadInputFile(file));
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       if (line.empty() || line[0] == '#') continue;

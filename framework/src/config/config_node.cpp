@@ -6,10 +6,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/core/json.hpp"
 
 namespace phaze {
@@ -55,6 +55,39 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// Refuses a document that, once its aliases are followed, has more than limits::kDocumentNodes
+// nodes or nests deeper than limits::kDocumentDepth: every reader walks aliases as copies, so a
+// few lines of anchors ("billion laughs") would otherwise hang it or exhaust memory. The walk stops
+// at the first node over the limit, so it costs at most kDocumentNodes steps.
+void CheckDocumentSize(const YAML::Node& root, const std::string& source) {
+  std::vector<std::pair<YAML::Node, int>> stack{{root, 0}};
+  std::int64_t nodes = 0;
+  while (!stack.empty()) {
+    auto [node, depth] = std::move(stack.back());
+    stack.pop_back();
+    auto fail = [&](const std::string& why) {
+      throw ConfigError(source + ":" + MarkText(node.Mark()) + ": " + why +
+                        " (phaze's limit: see share/config/README.md, Limits)");
+    };
+    if (++nodes > limits::kDocumentNodes) {
+      fail("the document expands to more than " + std::to_string(limits::kDocumentNodes) +
+           " nodes once its aliases are followed");
+    }
+    if (depth > limits::kDocumentDepth) {
+      fail("maps and sequences nest deeper than " + std::to_string(limits::kDocumentDepth) +
+           " levels");
+    }
+    if (node.IsSequence()) {
+      for (const auto& child : node) stack.emplace_back(child, depth + 1);
+    } else if (node.IsMap()) {
+      for (const auto& kv : node) {
+        stack.emplace_back(kv.first, depth + 1);
+        stack.emplace_back(kv.second, depth + 1);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> DidYouMean(std::string_view word,
@@ -86,6 +119,7 @@ ConfigNode ConfigNode::ParseString(const std::string& text, const std::string& s
   } catch (const YAML::ParserException& e) {
     throw ConfigError(source_name + ":" + MarkText(e.mark) + ": syntax error: " + e.msg);
   }
+  CheckDocumentSize(root, source_name);
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   auto impl = std::make_shared<Impl>(Impl{root, YAML::Mark()});
   impl->fallback_mark.line = 0;
@@ -94,11 +128,7 @@ ConfigNode ConfigNode::ParseString(const std::string& text, const std::string& s
 }
 
 ConfigNode ConfigNode::ParseFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path + ": cannot open file for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseString(ss.str(), path);
+  return ParseString(ReadInputFile(path), path);
 }
 
 ConfigNode ConfigNode::EmptyMap(const std::string& source_name, const std::string& path) {

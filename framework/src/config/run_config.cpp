@@ -94,16 +94,21 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       ModelEntry e;
       if (m.IsScalar()) {
         e.file = m.AsString();
+        e.file_node = m;
       } else {
         m.ExpectKeys({"file", "weight", "expert", "presets"});
-        e.file = m.Child("file").AsString();
+        e.file_node = m.Child("file");
+        e.file = e.file_node->AsString();
         if (auto w = m.Optional("weight")) e.weight = w->AsPositiveDouble();
         if (auto x = m.Optional("expert")) {
           const auto v = PositiveIntsUpTo(*x, limits::kAccelerators);
           if (v.size() != 3) x->Fail("expected [p, d, t]: pipeline stages, data- and tensor-parallel widths");
           e.expert = ExpertPlacement{v[0], v[1], v[2]};
         }
-        if (auto p = m.Optional("presets")) e.presets = p->AsList(&ConfigNode::AsString);
+        if (auto p = m.Optional("presets")) {
+          e.presets = p->AsList(&ConfigNode::AsString);
+          e.preset_nodes = p->Elements();
+        }
       }
       e.resolved = std::filesystem::path(e.file).is_absolute() ? e.file : (base / e.file).string();
       rc.models.push_back(e);
@@ -116,8 +121,14 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
 
   if (auto arch = root.Optional("arch")) {
     arch->ExpectKeys({"space", "presets"});
-    if (auto s = arch->Optional("space")) rc.arch.space = s->AsString();
-    if (auto p = arch->Optional("presets")) rc.arch.presets = p->AsList(&ConfigNode::AsString);
+    if (auto s = arch->Optional("space")) {
+      rc.arch.space = s->AsString();
+      rc.arch.space_node = s;
+    }
+    if (auto p = arch->Optional("presets")) {
+      rc.arch.presets = p->AsList(&ConfigNode::AsString);
+      rc.arch.preset_nodes = p->Elements();
+    }
   }
 
   if (auto c = root.Optional("cluster")) {

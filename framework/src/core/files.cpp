@@ -4,18 +4,40 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/limits.hpp"
 
 namespace phaze {
 
-std::string ReadTextFile(const std::string& path) {
+std::string ReadInputFile(const std::string& path) {
+  namespace fs = std::filesystem;
+  auto fail = [&](const std::string& why) -> void {
+    throw ConfigError(path + ": cannot read the file: " + why);
+  };
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) fail("no such file");
+  if (ec) fail(ec.message());
+  if (fs::is_directory(st)) fail("it is a directory");
+  if (!fs::is_regular_file(st)) {
+    fail(std::string("it is not a regular file (") +
+         (fs::is_fifo(st) ? "a FIFO" : fs::is_socket(st) ? "a socket" : "a device") +
+         "); give a file");
+  }
+  const auto size = fs::file_size(path, ec);
+  if (ec) fail(ec.message());
+  if (size > static_cast<std::uintmax_t>(limits::kInputFileBytes)) {
+    fail("it has " + std::to_string(size) + " bytes, more than phaze's limit of " +
+         std::to_string(limits::kInputFileBytes) + " (share/config/README.md, Limits)");
+  }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read '" + path + "': no such file or not readable");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (!in) fail("permission denied or unreadable");
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.bad()) fail("read error");
+  return text;
 }
 
 void WriteTextFileAtomic(const std::string& path, const std::string& text) {

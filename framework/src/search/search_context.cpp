@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "phaze/arch/arch_config.hpp"
 #include "phaze/arch/area_model.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/json.hpp"
@@ -74,9 +75,21 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
     for (const auto& r : m.refused) log.Verbose("  " + m.name + " " + r);
   }
 
+  // The baselines' presets, read now so that a typo fails before the search, not after it.
+  auto check_presets = [](const std::vector<std::string>& names,
+                          const std::vector<ConfigNode>& nodes) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto origin = i < nodes.size() ? std::optional<ConfigNode>(nodes[i]) : std::nullopt;
+      LoadNamed(origin, [&] { return LoadArchConfig(names[i]); });
+    }
+  };
+  check_presets(run_.arch.presets, run_.arch.preset_nodes);
+  for (const auto& entry : run_.models) check_presets(entry.presets, entry.preset_nodes);
+
   // The space.
   const AreaModel area = AreaModel::Default();
-  const ArchSpace space = ArchSpace::LoadFile(SpacePath(run_), area);
+  const ArchSpace space =
+      LoadNamed(run_.arch.space_node, [&] { return ArchSpace::LoadFile(SpacePath(run_), area); });
   space_name_ = space.name;
   area_budget_mm2_ = space.area_budget_um2 * 1e-6;
   configs_ = space.Enumerate(area);

@@ -6,11 +6,11 @@
 // row to add. (Collectives and area are the framework's: the network and area models.)
 // params: {file: PATH}  (relative to the run config's directory)
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 
+#include "phaze/core/files.hpp"
 #include "phaze/estimate/estimator.hpp"
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"
@@ -27,8 +27,12 @@ class TableEstimator : public Estimator {
     std::filesystem::path path = file.AsString();
     if (path.is_relative()) path = std::filesystem::path(params.Source()).parent_path() / path;
     file_ = path.string();
-    std::ifstream in(path);
-    if (!in) file.Fail("cannot read the latency table '" + file_ + "'");
+    std::istringstream in;
+    try {
+      in.str(ReadInputFile(file_));
+    } catch (const ConfigError& e) {
+      file.Fail(std::string("the latency table: ") + e.what());
+    }
     std::string line;
     int number = 0;
     while (std::getline(in, line)) {

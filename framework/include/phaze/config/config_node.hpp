@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "phaze/core/error.hpp"
+
 namespace YAML {
 class Node;
 }
@@ -102,7 +104,23 @@ class ConfigNode {
   std::string source_;
 };
 
+// Runs `load`, which reads a file that `origin` names (a model, space or preset of a run config).
+// A ConfigError from it — the file is missing, or wrong inside — gets "\n  (named at FILE:L:C:
+// key)" appended, so the message also points at the line that named the file.
+template <class Load>
+decltype(auto) LoadNamed(const std::optional<ConfigNode>& origin, Load&& load);
+
 // Levenshtein-closest of `candidates` to `word`, if close enough to be a plausible typo.
 std::optional<std::string> DidYouMean(std::string_view word, const std::vector<std::string>& candidates);
+
+template <class Load>
+decltype(auto) LoadNamed(const std::optional<ConfigNode>& origin, Load&& load) {
+  try {
+    return load();
+  } catch (const ConfigError& e) {
+    if (!origin) throw;
+    throw ConfigError(std::string(e.what()) + "\n  (named at " + origin->Where() + ")");
+  }
+}
 
 }  // namespace phaze

@@ -43,6 +43,9 @@ struct ModelEntry {
   double weight = 1.0;    // for the weighted mean of the common config
   std::optional<ExpertPlacement> expert;  // `expert: [p, d, t]`: evaluated on every baseline
   std::vector<std::string> presets;       // baseline architectures for this model only (Spotlight)
+  // Where `file` and each of `presets` were written, for errors inside those files (LoadNamed).
+  std::optional<ConfigNode> file_node;
+  std::vector<ConfigNode> preset_nodes;
 };
 
 struct RunConfig {
@@ -53,6 +56,8 @@ struct RunConfig {
     std::string space;                 // search-space file ("" = built-in paper space)
     std::vector<std::string> presets = {"tpuv4"};  // baselines for every model; the first is the
                                                    // reference of the speed-ups
+    std::optional<ConfigNode> space_node;       // where `space` and `presets` were written
+    std::vector<ConfigNode> preset_nodes;
   } arch;
 
   struct Cluster {

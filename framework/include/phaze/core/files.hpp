@@ -1,13 +1,16 @@
-// File helpers: whole-file reads and atomic writes (temporary file + rename), so an interrupted
-// run never leaves a truncated results file that looks complete.
+// File helpers: whole-file reads of inputs (checked to be regular files of a bounded size) and
+// atomic writes (temporary file + rename), so an interrupted run never leaves a truncated results
+// file that looks complete.
 #pragma once
 
 #include <string>
 
 namespace phaze {
 
-// Throws phaze::Error naming the path when the file cannot be read.
-std::string ReadTextFile(const std::string& path);
+// The contents of the input file `path`. Throws ConfigError "PATH: cannot read …: WHY" when it
+// does not exist, is a directory, a FIFO, a device or a socket (reading one could block forever),
+// is unreadable, or is larger than limits::kInputFileBytes.
+std::string ReadInputFile(const std::string& path);
 // Writes `text` to `path` atomically; creates missing parent directories.
 void WriteTextFileAtomic(const std::string& path, const std::string& text);
 

@@ -28,6 +28,12 @@ inline constexpr std::int64_t kWidth = std::int64_t{1} << 16;          // t, p, 
 inline constexpr std::int64_t kCores = std::int64_t{1} << 16;          // num_tc, num_vc
 inline constexpr std::int64_t kPeDim = std::int64_t{1} << 14;          // pe_x, pe_y, pe_vc
 inline constexpr std::int64_t kMemoryBytes = std::int64_t{1} << 50;    // GLB, L2, HBM: 1 PiB
+// Input files and documents: a text file phaze reads (run config, model, graph, DAG, layer
+// table, architecture, space, op list), and the nodes a YAML/JSON document may expand to once its
+// aliases are followed (a "billion laughs" document of a few lines expands to 10^9).
+inline constexpr std::int64_t kInputFileBytes = std::int64_t{64} << 20;  // 64 MiB
+inline constexpr std::int64_t kDocumentNodes = std::int64_t{4} << 20;    // 4,194,304
+inline constexpr int kDocumentDepth = 256;                                // nested maps/sequences
 // What one workload may count (FLOPs of a training step of one micro-batch, parameter bytes with
 // optimizer state): 2^62, a quarter of int64's range, leaving room for the sums built on it.
 inline constexpr double kCount = 4611686018427387904.0;
