@@ -2,10 +2,14 @@
 // errors and exit codes (0 success, 1 no feasible result, 2 usage/config/plugin, 3 internal).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "phaze/config/config_node.hpp"
+#include "phaze/core/output_directory.hpp"
 #include "test_util.hpp"
 #include "tiny_search.hpp"
 
@@ -321,6 +325,46 @@ TEST(Cli, CyclesAndDirectoryOutputsAreInputErrors) {
     EXPECT_EQ(v.exit_code, 0) << flags << ": " << v.err;
     EXPECT_NE(v.err.find("loaded plugin"), std::string::npos) << flags << ": " << v.err;
   }
+}
+
+// Results are never lost or mixed: an unusable output directory fails before the search (in well
+// under the search's time), a directory another run holds is refused, and a second run into the
+// same directory replaces the whole set (its plots: false removes the first run's plots).
+TEST(Cli, OutputDirectoryIsClaimedBeforeTheSearchAndWrittenAsASet) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig());
+  testing::WriteFile(dir / "file", "not a directory\n");
+  const std::string search = "search --config " + (dir / "run.yaml").string() + " --threads 1";
+  auto bad = Phaze(search + " --output-dir " + (dir / "file" / "out").string());
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: output directory '" + (dir / "file" / "out").string() +
+                         "': cannot create it: Not a directory (set output.directory in the run "
+                         "config, or --output-dir)\n");
+  EXPECT_EQ(bad.out, "");  // nothing was searched
+
+  const std::string out = (dir / "out").string();
+  {
+    const OutputDirectory held(out);  // another run holds it
+    auto busy = Phaze(search + " --output-dir " + out);
+    EXPECT_EQ(busy.exit_code, 2);
+    EXPECT_NE(busy.err.find("error: output directory '" + out + "': in use by another phaze run (pid " +
+                            std::to_string(::getpid()) + ")"),
+              std::string::npos)
+        << busy.err;
+  }
+  auto first = Phaze(search + " --output-dir " + out);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "pipeline.svg"));
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig("output: {plots: false}\n"));
+  auto second = Phaze(search + " --output-dir " + out);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "out")) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{".phaze.lock", "report.md", "results.json"}));
 }
 
 TEST(Cli, SearchEndToEndOnATinySpace) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <csignal>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "phaze/cluster/cluster.hpp"
@@ -84,6 +85,10 @@ int RunSearch(CommandContext& ctx) {
   }
   ctx.log.Verbose("effective run config:\n" + run.ToJson().Dump());
 
+  // Rank 0 writes the results: it claims the output directory before anything is evaluated.
+  std::optional<OutputDirectory> output;
+  if (!(ctx.cluster && ctx.cluster->Rank() > 0)) output.emplace(run.output.directory);
+
   InterruptGuard guard;
   options.stop = &g_interrupted;
   const SearchContext context(run, ctx.registry, ctx.log);
@@ -103,7 +108,7 @@ int RunSearch(CommandContext& ctx) {
     ctx.log.Info("distributed search: " + std::to_string(ctx.cluster->Size()) + " ranks");
   }
   const SearchResults results = RunSearchDriver(context, ctx.progress, options);
-  WriteSearchOutputs(results, run.output.directory, run.output.plots);
+  WriteSearchOutputs(results, *output, run.output.plots);
   if (!ctx.global.output.empty()) {
     WriteTextFileAtomic(ctx.global.output, SearchResultsToJson(results).Dump(1) + "\n");
   }

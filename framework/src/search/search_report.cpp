@@ -598,18 +598,20 @@ std::string SearchSummary(const SearchResults& r) {
   return out.str();
 }
 
-void WriteSearchOutputs(const SearchResults& r, const std::string& directory, bool plots) {
-  const std::filesystem::path dir(directory);
-  WriteTextFileAtomic((dir / "results.json").string(), SearchResultsToJson(r).Dump(1) + "\n");
-  WriteTextFileAtomic((dir / "report.md").string(), SearchReportMarkdown(r));
-  if (!plots) return;
-  WriteTextFileAtomic((dir / "throughput-vs-area.svg").string(), ThroughputAreaSvg(r));
-  WriteTextFileAtomic((dir / "pipeline.svg").string(), PipelineSvg(r));
-  if (r.winner_schedule) {
-    WriteTextFileAtomic((dir / "schedule.svg").string(),
-                        ScheduleToSvg(r.winner_schedule->problem, r.winner_schedule->result,
-                                      r.winner_schedule->title));
+void WriteSearchOutputs(const SearchResults& r, const OutputDirectory& dir, bool plots) {
+  std::vector<std::pair<std::string, std::string>> files = {
+      {"results.json", SearchResultsToJson(r).Dump(1) + "\n"},
+      {"report.md", SearchReportMarkdown(r)}};
+  if (plots) {
+    files.emplace_back("throughput-vs-area.svg", ThroughputAreaSvg(r));
+    files.emplace_back("pipeline.svg", PipelineSvg(r));
+    if (r.winner_schedule) {
+      files.emplace_back("schedule.svg",
+                         ScheduleToSvg(r.winner_schedule->problem, r.winner_schedule->result,
+                                       r.winner_schedule->title));
+    }
   }
+  dir.WriteSet(files, kSearchOutputFiles);
 }
 
 }  // namespace phaze

@@ -7,8 +7,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "phaze/core/json.hpp"
+#include "phaze/core/output_directory.hpp"
 #include "phaze/search/search_driver.hpp"
 
 namespace phaze {
@@ -23,8 +25,12 @@ std::string PipelineSvg(const SearchResults& results);
 // A few lines for the terminal: winners and speed-ups.
 std::string SearchSummary(const SearchResults& results);
 
+// The files a search writes, as one set (OutputDirectory::WriteSet).
+inline const std::vector<std::string> kSearchOutputFiles = {
+    "results.json", "report.md", "throughput-vs-area.svg", "pipeline.svg", "schedule.svg"};
+
 // Writes results.json, report.md and (with `plots`) throughput-vs-area.svg, pipeline.svg and
-// schedule.svg into `directory` (created), each atomically.
-void WriteSearchOutputs(const SearchResults& results, const std::string& directory, bool plots);
+// schedule.svg into `dir` as one set; the set's files this run does not write are removed.
+void WriteSearchOutputs(const SearchResults& results, const OutputDirectory& dir, bool plots);
 
 }  // namespace phaze
