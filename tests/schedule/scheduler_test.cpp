@@ -615,6 +615,81 @@ TEST(Scheduler, TimeLimitGivesTheIncumbentWithItsGap) {
   }
 }
 
+TEST(Precedence, ArticulationOpsAreTheOpsComparableToAllOthers) {
+  // The linear sweep against the closure's definition, on random DAGs with shuffled labels (so the
+  // topological order is not the index order), plus a chain and a diamond by hand.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 12);
+    std::vector<int> label(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) label[static_cast<std::size_t>(i)] = i;
+    std::shuffle(label.begin(), label.end(), rng);
+    ScheduleProblem p;
+    p.name = "random";
+    for (int i = 0; i < n; ++i) p.ops.push_back({"o" + std::to_string(i), ScheduleClass::kTensor, 1, 1});
+    const unsigned density = 1 + rng() % 4;  // out of 8
+    for (int i = 0; i < n; ++i) {
+      for (int j = i + 1; j < n; ++j) {
+        if (rng() % 8 < density) p.edges.emplace_back(label[i], label[j]);
+      }
+    }
+    const Precedence prec(p);
+    std::vector<int> expected;
+    for (int i : prec.Order()) {
+      bool all = true;
+      for (int j = 0; j < n; ++j) all = all && prec.Comparable(i, j);
+      if (all) expected.push_back(i);
+    }
+    EXPECT_EQ(prec.ArticulationOps(), expected) << "trial " << trial;
+    EXPECT_EQ(Precedence(p, Precedence::Closure::kNone).ArticulationOps(), expected);
+  }
+  ScheduleProblem diamond;
+  for (const char* name : {"a", "b", "c", "d"}) diamond.ops.push_back({name, ScheduleClass::kVector, 1, 1});
+  diamond.edges = {{0, 1}, {0, 2}, {1, 3}, {2, 3}};
+  EXPECT_EQ(Precedence(diamond).ArticulationOps(), (std::vector<int>{0, 3}));
+  diamond.edges.pop_back();  // c is now a sink beside d: only a precedes everything
+  EXPECT_EQ(Precedence(diamond).ArticulationOps(), (std::vector<int>{0}));
+}
+
+TEST(Scheduler, SegmentsOverTheBudgetKeepAValidListScheduleAndSaySo) {
+  const ScheduleProblem p = testing::BackwardLike(60, 2, 2, 7);
+  SchedulerOptions o;
+  o.max_exact_ops = 10;
+  const ScheduleResult r = Scheduler(nullptr, o).Solve(p);  // no backend: nothing reaches an ILP
+  EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
+  EXPECT_EQ(r.stats.status, "feasible");
+  EXPECT_NE(r.stats.detail.find("over the budget of 10 (solver.max_exact_ops)"), std::string::npos)
+      << r.stats.detail;
+  EXPECT_LE(r.stats.lower_bound_s, r.makespan_s);
+  EXPECT_EQ(r.stats.solves, 0);
+  // The bound is a bound: below the thorough list schedule (back-filled, modes flipped) too.
+  EXPECT_LE(r.stats.lower_bound_s, HeuristicSchedule(p, Precedence(p)).makespan_s * (1 + 1e-12));
+}
+
+TEST(Scheduler, TimeLimitBoundsTheLocalSearchAsWell) {
+  // A local search of 10^9 generations would run for hours: the segment's time limit stops it,
+  // and the schedule kept is valid and no worse than the list schedule it started from.
+  const ScheduleProblem p = testing::BackwardLike(60, 2, 2, 7);
+  const Precedence prec(p);
+  const ScheduleResult list = HeuristicSchedule(p, prec);
+  bool stopped = false;
+  const ScheduleResult r = ImproveSchedule(p, prec, list, 1000000000, 0, 0, Deadline::In(0.05), &stopped);
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
+  EXPECT_LE(r.makespan_s, list.makespan_s);
+  // Through the scheduler (no solver needed: the limit ends it before any ILP).
+  SchedulerOptions o;
+  o.solve.time_limit_s = 0.05;
+  o.improvement_evaluations = 1000000000;
+  o.solve.relative_gap = 0;
+  const ScheduleResult s = Scheduler(nullptr, o).Solve(p);
+  EXPECT_EQ(CheckSchedule(p, s, 1e-12), "");
+  if (s.stats.status != "optimal") {
+    EXPECT_NE(s.stats.detail.find("the time limit of 0.05 s ran out"), std::string::npos)
+        << s.stats.detail;
+  }
+}
+
 TEST(Scheduler, CachesByProblemContent) {
   Scheduler s(Backend("cbc"), Exact());
   SchedulerOptions cached = Exact();

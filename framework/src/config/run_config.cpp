@@ -1,6 +1,7 @@
 #include "phaze/config/run_config.hpp"
 
 #include <filesystem>
+#include <limits>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
@@ -227,8 +228,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (s->IsScalar()) {
       rc.solver.backend = {s->AsString(), *s, std::nullopt};
     } else {
-      s->ExpectKeys({"backend", "time_limit_s", "node_limit", "search_nodes", "relative_gap",
-                     "absolute_gap", "threads", "verbose", "params"});
+      s->ExpectKeys({"backend", "time_limit_s", "node_limit", "search_nodes", "max_exact_ops",
+                     "relative_gap", "absolute_gap", "threads", "verbose", "params"});
       rc.solver.backend = ParseComponent(*s, "backend", rc.solver.backend);
       if (auto v = s->Optional("time_limit_s")) rc.solver.time_limit_s = v->AsNonNegativeDouble();
       if (auto v = s->Optional("node_limit")) {
@@ -238,6 +239,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       if (auto v = s->Optional("search_nodes")) {
         rc.solver.search_nodes = v->AsInt();
         if (rc.solver.search_nodes < 0) v->Fail("expected 0 (no search) or a positive integer");
+      }
+      if (auto v = s->Optional("max_exact_ops")) {
+        rc.solver.max_exact_ops = v->AsIntInRange(0, std::numeric_limits<int>::max());
       }
       if (auto v = s->Optional("relative_gap")) rc.solver.relative_gap = v->AsNonNegativeDouble();
       if (auto v = s->Optional("absolute_gap")) rc.solver.absolute_gap = v->AsNonNegativeDouble();
@@ -351,6 +355,7 @@ Json RunConfig::ToJson() const {
   s["time_limit_s"] = solver.time_limit_s;
   s["node_limit"] = solver.node_limit;
   s["search_nodes"] = solver.search_nodes;
+  s["max_exact_ops"] = solver.max_exact_ops;
   s["relative_gap"] = solver.relative_gap;
   s["absolute_gap"] = solver.absolute_gap;
   s["threads"] = solver.threads;

@@ -208,7 +208,7 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
   return r;
 }
 
-ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& prec) {
+ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& prec, bool thorough) {
   const int n = static_cast<int>(p.ops.size());
   std::vector<std::vector<int>> orders;
   orders.push_back(PriorityOrder(
@@ -232,6 +232,7 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
   for (const auto& order : orders) {
     for (const auto& modes : mode_sets) {
       for (bool backfill : {false, true}) {
+        if (backfill && !thorough) continue;  // back-filling scans every interval of a core
         ScheduleResult r = GenerateSchedule(p, prec, order, modes, backfill);
         if (!have || r.makespan_s < best.makespan_s) {
           best = std::move(r);
@@ -247,7 +248,7 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
   std::vector<ModeChoice> modes(n);
   for (int i = 0; i < n; ++i)
     modes[i] = best.ops[i].intra_op ? ModeChoice::kIntra : ModeChoice::kSingle;
-  for (int pass = 0; pass < 3; ++pass) {
+  for (int pass = 0; pass < (thorough ? 3 : 0); ++pass) {
     bool improved = false;
     for (int i = 0; i < n; ++i) {
       if (!p.ops[i].IntraOpUseful()) continue;
@@ -267,7 +268,7 @@ ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& pre
 
 ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
                                const ScheduleResult& start, int evaluations, double good_enough,
-                               unsigned seed) {
+                               unsigned seed, const Deadline& deadline, bool* stopped) {
   const int n = static_cast<int>(p.ops.size());
   if (n < 2) return start;
   // The list order of `start`: by start time, ties in topological order.
@@ -293,6 +294,10 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
   const double start_theta = 0.02 * best.makespan_s;
   std::vector<int> position(n);
   for (int e = 0; e < evaluations && best.makespan_s > good_enough; ++e) {
+    if (e % 16 == 0 && deadline.Passed()) {
+      if (stopped) *stopped = true;
+      break;
+    }
     // Moves: flip one op's mode, flip two (two single-core ops side by side can beat both
     // intra-op when neither alone does), move one op, or move one and flip it.
     const unsigned kind = flippable.empty() ? 2 : rng() % 4;

@@ -597,16 +597,18 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
     }
     ++misses_;
   }
-  const Precedence prec(problem);
+  // Only the order and the articulation ops are needed here (linear): the closure, quadratic in
+  // ops, is built per segment.
+  const Precedence prec(problem, Precedence::Closure::kNone);
   const int n = static_cast<int>(problem.ops.size());
   // Segments: the ops between consecutive articulation ops (comparable to every other op).
   std::vector<std::vector<int>> segments;
   if (options_.presolve) {
+    std::vector<bool> is_articulation(static_cast<std::size_t>(n), false);
+    for (int i : prec.ArticulationOps()) is_articulation[static_cast<std::size_t>(i)] = true;
     std::vector<int> current;
     for (int i : prec.Order()) {
-      bool articulation = true;
-      for (int j = 0; j < n && articulation; ++j) articulation = prec.Comparable(i, j);
-      if (articulation) {
+      if (is_articulation[static_cast<std::size_t>(i)]) {
         if (!current.empty()) segments.push_back(std::move(current));
         current.clear();
         segments.push_back({i});
@@ -623,14 +625,29 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
   result.ops.resize(n);
   result.stats.segments = static_cast<int>(segments.size());
   double offset = 0, bound = 0;
+  // Each op's segment and index in it, and each segment's edges: linear in ops and edges over all
+  // segments (a 100k-op chain has 100k segments).
+  std::vector<int> segment_of(static_cast<std::size_t>(n), -1), local(static_cast<std::size_t>(n), -1);
+  for (std::size_t k = 0; k < segments.size(); ++k) {
+    for (std::size_t m = 0; m < segments[k].size(); ++m) {
+      segment_of[static_cast<std::size_t>(segments[k][m])] = static_cast<int>(k);
+      local[static_cast<std::size_t>(segments[k][m])] = static_cast<int>(m);
+    }
+  }
+  std::vector<std::vector<std::pair<int, int>>> segment_edges(segments.size());
+  for (const auto& [from, to] : problem.edges) {
+    const int k = segment_of[static_cast<std::size_t>(from)];
+    if (k == segment_of[static_cast<std::size_t>(to)]) {
+      segment_edges[static_cast<std::size_t>(k)].emplace_back(local[static_cast<std::size_t>(from)],
+                                                             local[static_cast<std::size_t>(to)]);
+    }
+  }
   for (std::size_t k = 0; k < segments.size(); ++k) {
     const auto& members = segments[k];
     ScheduleProblem sub;
     sub.name = problem.name + (segments.size() > 1 ? "-seg" + std::to_string(k) : "");
-    std::vector<int> local(n, -1);
     int tensor_ops = 0, vector_ops = 0;
     for (int i : members) {
-      local[i] = static_cast<int>(sub.ops.size());
       sub.ops.push_back(problem.ops[i]);
       tensor_ops += problem.ops[i].UsesTensorCore();
       vector_ops += problem.ops[i].UsesVectorCore();
@@ -641,9 +658,7 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
     // back below.
     sub.num_tc = std::max(1, std::min(problem.num_tc, tensor_ops));
     sub.num_vc = std::max(1, std::min(problem.num_vc, vector_ops));
-    for (const auto& [from, to] : problem.edges) {
-      if (local[from] >= 0 && local[to] >= 0) sub.edges.emplace_back(local[from], local[to]);
-    }
+    sub.edges = std::move(segment_edges[k]);
     const ScheduleResult r = SolveSegment(sub, static_cast<int>(k));
     for (int i : members) {
       ScheduledOp s = r.ops[local[i]];
@@ -680,6 +695,24 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
 
 ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index) const {
   if (segment.ops.empty()) return {};
+  if (options_.max_exact_ops > 0 && static_cast<int>(segment.ops.size()) > options_.max_exact_ops) {
+    // Over the budget: the closure (n² bits), the back-filling list schedules, the local search
+    // and the ILP all grow quadratically or worse with the ops. Appending list schedules and a
+    // bound with few mode branchings stay near-linear.
+    const Precedence order_only(segment, Precedence::Closure::kNone);
+    ScheduleResult r = HeuristicSchedule(segment, order_only, /*thorough=*/false);
+    r.stats.segments = 1;
+    r.stats.status = "feasible";
+    r.stats.detail = std::to_string(segment.ops.size()) + " ops in one segment, over the budget of " +
+                     std::to_string(options_.max_exact_ops) +
+                     " (solver.max_exact_ops) for exact scheduling: an appending list schedule "
+                     "and a lower bound";
+    r.stats.lower_bound_s =
+        std::min(MakespanLowerBound(segment, order_only, r.makespan_s, /*max_nodes=*/16),
+                 r.makespan_s);
+    r.stats.gap = r.makespan_s > 0 ? (r.makespan_s - r.stats.lower_bound_s) / r.makespan_s : 0;
+    return r;
+  }
   const Precedence prec(segment);
   ScheduleResult heuristic = HeuristicSchedule(segment, prec);
   double lower_bound = MakespanLowerBound(segment, prec, heuristic.makespan_s);
@@ -697,6 +730,22 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       return heuristic;
     }
   }
+  // A segment whose time limit runs out keeps its best schedule so far and its bound, and says so.
+  auto stop_here = [&](const std::string& why) {
+    heuristic.stats.path = "list-schedule";
+    heuristic.stats.status = "feasible";
+    heuristic.stats.detail = why;
+    heuristic.stats.lower_bound_s = std::min(lower_bound, heuristic.makespan_s);
+    heuristic.stats.gap = heuristic.makespan_s > 0
+                              ? (heuristic.makespan_s - heuristic.stats.lower_bound_s) /
+                                    heuristic.makespan_s
+                              : 0;
+    return heuristic;
+  };
+  const Deadline deadline = Deadline::In(options_.solve.time_limit_s);
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", options_.solve.time_limit_s);
+  const std::string out_of_time = std::string("the time limit of ") + limit + " s ran out before the ";
   const double gap = options_.solve.relative_gap;
   if (options_.improvement_evaluations > 0) {
     // Independent rounds of local search from the list schedule, each with its own seed, while a
@@ -705,11 +754,12 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     const double good_enough = gap < 1 ? lower_bound / (1 - gap) : kInfinity;
     const ScheduleResult list = heuristic;
     for (int round = 0; round < options_.improvement_rounds; ++round) {
+      bool stopped = false;
       ScheduleResult r = ImproveSchedule(segment, prec, list, options_.improvement_evaluations,
-                                         good_enough, round);
+                                         good_enough, round, deadline, &stopped);
       if (round > 0 && r.makespan_s >= heuristic.makespan_s) break;
       heuristic = std::move(r);
-      if (heuristic.makespan_s <= good_enough) break;
+      if (heuristic.makespan_s <= good_enough || stopped) break;
     }
     heuristic.stats.path = "list-schedule";
     if (options_.fast_paths &&
@@ -719,6 +769,8 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     }
   }
   std::string proven_by = "list-schedule";
+  const bool within_gap = heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s;
+  if (deadline.Passed() && !within_gap) return stop_here(out_of_time + "schedule search");
   if (options_.fast_paths && options_.search_nodes > 0 &&
       heuristic.makespan_s - lower_bound > gap * heuristic.makespan_s) {
     // Search the schedules under the choices of modes the bound cannot rule out: it proves the
@@ -748,11 +800,13 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     throw Error("schedule problem '" + segment.name +
                 "' needs the ILP, but the scheduler has no solver backend");
   }
-  return SolveIlp(segment, prec, std::move(heuristic), lower_bound, index);
+  if (deadline.Passed()) return stop_here(out_of_time + "ILP");
+  return SolveIlp(segment, prec, std::move(heuristic), lower_bound, index, deadline);
 }
 
 ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence& prec,
-                                   ScheduleResult heuristic, double lower_bound, int index) const {
+                                   ScheduleResult heuristic, double lower_bound, int index,
+                                   const Deadline& deadline) const {
   ScheduleStats stats;
   stats.path = "ilp";
   stats.segments = 1;
@@ -768,6 +822,10 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
   };
   bool tensor_z = false, vector_z = false, use_heuristic = true;
   for (int attempt = 0; attempt < 4; ++attempt) {
+    if (attempt > 0 && deadline.Passed()) {
+      return fallback("feasible", "the time limit ran out before the ILP could be solved again "
+                                  "with core-assignment rows; the heuristic schedule is kept");
+    }
     const IlpBuild b =
         BuildIlp(seg, prec, options_, tensor_z, vector_z, use_heuristic ? &heuristic : nullptr);
     if (!options_.dump_dir.empty()) {
@@ -781,8 +839,9 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
     }
     SolveOptions solve = options_.solve;
     solve.warm_start = b.start;
-    // The time limit is for the whole segment: re-solves get what is left.
-    solve.time_limit_s = std::max(0.1, options_.solve.time_limit_s - stats.solve_time_s);
+    // The time limit is for the whole segment (local search and schedule search included):
+    // the ILP and its re-solves get what is left.
+    solve.time_limit_s = std::max(0.1, deadline.RemainingS());
     const SolveResult res = backend_->Solve(b.model, solve);
     ++stats.solves;
     stats.solve_time_s += res.solve_time_s;

@@ -254,6 +254,7 @@ ModelEvaluator::ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estim
     : run_(run), estimator_(std::move(estimator)), backend_(std::move(backend)) {
   scheduler_options_.solve = run.solver.Options();
   scheduler_options_.search_nodes = run.solver.search_nodes;
+  scheduler_options_.max_exact_ops = static_cast<int>(run.solver.max_exact_ops);
 }
 
 ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchConfig& arch,

@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "phaze/core/deadline.hpp"
 #include "phaze/schedule/precedence.hpp"
 #include "phaze/schedule/schedule_problem.hpp"
 
@@ -37,17 +38,21 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& problem, const Precedence
 
 // The best of several priority rules (longest remaining path, topological) × mode rules (earliest
 // finish, all fastest, all single) × appending or back-filling, improved by flipping single ops'
-// modes while that helps. stats.path is "list-schedule".
-ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedence& precedence);
+// modes while that helps. stats.path is "list-schedule". `thorough` false (a segment over the
+// scheduler's budget): appending generations only, no flips — O(rules · (n log n + edges)).
+ScheduleResult HeuristicSchedule(const ScheduleProblem& problem, const Precedence& precedence,
+                                 bool thorough = true);
 
 // Local search from `start` (a schedule of this problem) by simulated annealing over back-filled
 // serial generations: moves an op to another place in the list (within its predecessors and
 // successors), flips one or two ops' modes, or both, for `evaluations` generations or until a
 // schedule no longer than `good_enough` is found. Pseudo-random from `seed`, so the result is
-// deterministic. Returns the best schedule seen (never worse than `start`).
+// deterministic. Returns the best schedule seen (never worse than `start`). Stops early at
+// `deadline` (checked every 16 generations), with `*stopped` (optional) set.
 ScheduleResult ImproveSchedule(const ScheduleProblem& problem, const Precedence& precedence,
                                const ScheduleResult& start, int evaluations,
-                               double good_enough = 0, unsigned seed = 0);
+                               double good_enough = 0, unsigned seed = 0,
+                               const Deadline& deadline = {}, bool* stopped = nullptr);
 
 // A lower bound on the makespan of every schedule: the minimum over the choices of the intra-op
 // modes, found by best-first branch and bound over the ops' modes (an undecided op counts at its

@@ -31,13 +31,15 @@
 
 #include "phaze/ilp/ilp_model.hpp"
 #include "phaze/ilp/solver_backend.hpp"
+#include "phaze/core/deadline.hpp"
 #include "phaze/schedule/precedence.hpp"
 #include "phaze/schedule/schedule_problem.hpp"
 
 namespace phaze {
 
 struct SchedulerOptions {
-  SolveOptions solve;           // relative gap 1e-4 by default; time limit per segment
+  SolveOptions solve;  // relative gap 1e-4 by default; the time limit bounds each segment's
+                       // local search, schedule search and ILP together (see SolveSegment)
   bool presolve = true;         // dominated modes fixed, segments split at articulation ops
   bool fast_paths = true;       // chain and heuristic-meets-bound answers without the solver
   bool heuristic_start = true;  // MIP start, T ≤ heuristic makespan, big-M = that makespan
@@ -51,6 +53,10 @@ struct SchedulerOptions {
   bool work_bounds = true;  // T ≥ Σ_j ℓ̂_j·y_j + Σ_{i∈class} (1−y_i)·ℓ_i / cores of the class
   bool transitivity_rows = false;  // x_ik ≥ x_ij + x_jk − 1 for triples with an incomparable pair
   bool symmetry_breaking = true;  // k-th op of a class on a core ≤ k (identical cores only)
+  // A segment with more ops than this (0: no limit) keeps its list schedule and lower bound,
+  // status "feasible" with the reason: the local search, schedule search and ILP grow
+  // quadratically or worse with the ops. Transformer layers have tens of ops per segment.
+  int max_exact_ops = 256;
   bool cache = true;
   std::string dump_dir;  // when set, every ILP solved is written there as CPLEX LP
 };
@@ -77,7 +83,8 @@ class Scheduler {
  private:
   ScheduleResult SolveSegment(const ScheduleProblem& segment, int index) const;
   ScheduleResult SolveIlp(const ScheduleProblem& segment, const Precedence& precedence,
-                          ScheduleResult heuristic, double lower_bound, int index) const;
+                          ScheduleResult heuristic, double lower_bound, int index,
+                          const Deadline& deadline) const;
 
   std::shared_ptr<const SolverBackend> backend_;
   SchedulerOptions options_;
