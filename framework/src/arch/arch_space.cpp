@@ -79,7 +79,8 @@ ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
     budget.Fail("give exactly one of 'preset' (its area is the budget) or 'area_mm2'");
   }
   if (auto n = budget.Optional("preset")) {
-    s.area_budget_um2 = area.AreaUm2(LoadArchConfig(n->AsString()));
+    s.area_budget_um2 =
+        area.AreaUm2(LoadNamed(n, [&] { return LoadArchConfig(n->AsString()); }));
     s.area_budget_source = "preset " + n->AsString();
   } else {
     s.area_budget_um2 = budget.Child("area_mm2").AsPositiveDouble() * 1e6;

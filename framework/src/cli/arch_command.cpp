@@ -83,6 +83,8 @@ int RunArch(CommandContext& ctx) {
     const ArchSpace s = ArchSpace::LoadFile(file, area);
     const auto points = s.Enumerate(area);
     std::int64_t limit = ctx.vm["limit"].as<std::int64_t>();
+    if (limit < 0) throw UsageError("--limit: expected 0 (all) or a positive integer, found " +
+                                    std::to_string(limit));
     if (limit <= 0 || limit > static_cast<std::int64_t>(points.size())) limit = points.size();
     json["space"] = s.name;
     json["candidates"] = s.CandidateCount();

@@ -10,6 +10,7 @@
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/estimate/estimator.hpp"
 
 namespace po = boost::program_options;
@@ -25,14 +26,16 @@ std::vector<std::string> Split(const std::string& text) {
   return out;
 }
 
-std::int64_t PositiveInt(const std::string& text, const std::string& where) {
+// An integer in [1, hi] (hi: phaze's limit for the quantity, phaze/core/limits.hpp).
+std::int64_t PositiveInt(const std::string& text, const std::string& where, std::int64_t hi) {
   try {
     size_t used = 0;
     const long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= 1) return v;
+    if (used == text.size() && v >= 1 && v <= hi) return v;
   } catch (const std::exception&) {
   }
-  throw UsageError(where + ": expected a positive integer, found '" + text + "'");
+  throw UsageError(where + ": expected an integer in [1, " + std::to_string(hi) + "], found '" +
+                   text + "' (phaze's limit: see share/config/README.md, Limits)");
 }
 
 struct Request {
@@ -51,13 +54,19 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
   };
   if (kind == "gemm" || kind == "batched_gemm") {
     need(5, 5, "gemm,B,M,N,K");
-    GemmShape s{PositiveInt(cells[1], where), PositiveInt(cells[2], where),
-                PositiveInt(cells[3], where), PositiveInt(cells[4], where)};
+    // Each dimension within the largest a model can make (the vocabulary), and 2·B·M·N·K FLOPs
+    // within what one workload may count.
+    GemmShape s{PositiveInt(cells[1], where, limits::kVocab), PositiveInt(cells[2], where, limits::kVocab),
+                PositiveInt(cells[3], where, limits::kVocab), PositiveInt(cells[4], where, limits::kVocab)};
+    if (2.0L * s.batch * s.m * s.n * s.k > static_cast<long double>(limits::kCount)) {
+      throw UsageError(where + ": a GEMM of more than 2^62 FLOPs (phaze's limit: see "
+                       "share/config/README.md, Limits)");
+    }
     r.op = OpWork::Gemm(s, word_bytes, kind == "gemm");
   } else if (kind == "vector") {
     need(3, 4, "vector,FUNCTION,ELEMENTS[,ROW]");
-    r.op = OpWork::Vector(cells[1], PositiveInt(cells[2], where), word_bytes,
-                          cells.size() == 4 ? PositiveInt(cells[3], where) : 1);
+    r.op = OpWork::Vector(cells[1], PositiveInt(cells[2], where, limits::kMemoryBytes), word_bytes,
+                          cells.size() == 4 ? PositiveInt(cells[3], where, limits::kMemoryBytes) : 1);
   } else if (kind == "collective") {
     need(4, 4, "collective,KIND,BYTES,GROUP");
     r.collective = ParseCollectiveKind(cells[1]);
@@ -65,8 +74,8 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
       throw UsageError(where + ": unknown collective '" + cells[1] +
                        "'; expected all_reduce, all_gather, reduce_scatter or all_to_all");
     }
-    r.bytes = PositiveInt(cells[2], where);
-    r.group = PositiveInt(cells[3], where);
+    r.bytes = PositiveInt(cells[2], where, limits::kMemoryBytes);
+    r.group = PositiveInt(cells[3], where, limits::kAccelerators);
   } else {
     throw UsageError(where + ": unknown op kind '" + kind +
                      "'; expected gemm, batched_gemm, vector or collective");

@@ -78,6 +78,11 @@ int RunGraph(CommandContext& ctx) {
     graph = ParseLayerGraphFile(root);
   } else {
     const GraphOptions options = ReadGraphOptions(ctx.vm);
+    const std::int64_t width = IntOption(ctx.vm, "width", 1, limits::kWidth);
+    if (width != 1 && !ctx.vm.count("strategy")) {
+      throw UsageError("phaze graph: --width " + std::to_string(width) +
+                       " needs --strategy (megatron, …) to slice the graph");
+    }
     const ModelSpec model = ParseModelSpec(root);
     try {
       if (ctx.vm.count("strategy")) {
@@ -87,7 +92,7 @@ int RunGraph(CommandContext& ctx) {
         run.CheckComponents(ctx.registry, false, false, true);
         const auto strategy = ctx.registry.CreateStrategy(name, run.strategy.Params());
         graph = BuildSlicedLayerGraph(*strategy, name, model, options,
-                                      IntOption(ctx.vm, "width", 1, limits::kWidth));
+                                      width);
       } else {
         graph = BuildLayerGraph(model, options);
       }

@@ -31,6 +31,9 @@ int RunPlace(CommandContext& ctx) {
       throw UsageError("--fixed: expected p,d,t (three integers, e.g. 8,128,1), found '" + spec +
                        "'");
     }
+    if (f.pipeline_stages < 1 || f.data_parallel < 1 || f.tensor_parallel < 1) {
+      throw UsageError("--fixed: p, d and t must be at least 1, found '" + spec + "'");
+    }
     plan = search.Evaluate(problem, f);
   } else {
     plan = search.Place(problem);

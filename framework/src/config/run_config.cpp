@@ -1,5 +1,6 @@
 #include "phaze/config/run_config.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -90,6 +91,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
                    "search", "output"});
   std::filesystem::path base = std::filesystem::path(rc.source).parent_path();
 
+  std::vector<std::pair<ConfigNode, ExpertPlacement>> expert_nodes;  // checked against the cluster
   if (auto models = root.Optional("models")) {
     for (const auto& m : models->Elements()) {
       ModelEntry e;
@@ -105,6 +107,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
           const auto v = PositiveIntsUpTo(*x, limits::kAccelerators);
           if (v.size() != 3) x->Fail("expected [p, d, t]: pipeline stages, data- and tensor-parallel widths");
           e.expert = ExpertPlacement{v[0], v[1], v[2]};
+          expert_nodes.emplace_back(*x, *e.expert);
         }
         if (auto p = m.Optional("presets")) {
           e.presets = p->AsList(&ConfigNode::AsString);
@@ -275,6 +278,19 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (auto v = s->Optional("threads")) {
       rc.search.threads = v->AsInt();
       if (rc.search.threads < 0) v->Fail("expected 0 (all cores) or a positive integer");
+    }
+  }
+
+  // An expert plan must fit the cluster: p·d·t devices at most (each ≤ 2^24, so the product of
+  // three is below 2^72: computed in long double).
+  for (const auto& [node, e] : expert_nodes) {
+    const long double devices = static_cast<long double>(e.pipeline_stages) * e.data_parallel *
+                                e.tensor_parallel;
+    if (devices > static_cast<long double>(rc.cluster.num_accelerators)) {
+      char text[48];
+      std::snprintf(text, sizeof text, "%.0Lf", devices);
+      node.Fail(std::string("the plan needs p·d·t = ") + text +
+                " accelerators, the cluster has " + std::to_string(rc.cluster.num_accelerators));
     }
   }
 

@@ -2,16 +2,18 @@
 
 #include <map>
 
+#include "phaze/core/limits.hpp"
+
 namespace phaze {
 
 PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
   root.ExpectKeys({"num_accelerators", "global_batch", "micro_batch", "link_bandwidth_bytes_per_s",
                    "levels", "hbm_bytes", "recompute", "widths"});
   PlacementProblem p;
-  p.num_accelerators = root.Child("num_accelerators").AsPositiveInt();
-  p.global_batch = root.Child("global_batch").AsPositiveInt();
+  p.num_accelerators = root.Child("num_accelerators").AsIntInRange(1, limits::kAccelerators);
+  p.global_batch = root.Child("global_batch").AsIntInRange(1, limits::kGlobalBatch);
   auto micro = root.Child("micro_batch");
-  p.micro_batch = micro.AsPositiveInt();
+  p.micro_batch = micro.AsIntInRange(1, limits::kMicroBatch);
   if (p.global_batch % p.micro_batch != 0) {
     micro.Fail("global_batch " + std::to_string(p.global_batch) + " is not a multiple of " +
                std::to_string(p.micro_batch));
@@ -41,7 +43,16 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     LayerTable table;
     if (auto v = node.Optional("tied_gradient_bytes")) table.tied_gradient_bytes = v->AsNonNegativeDouble();
     std::map<std::string, int> index;
-    for (const auto& ln : node.Child("layers").Elements()) {
+    const ConfigNode layers = node.Child("layers");
+    if (layers.IsSequence() &&
+        static_cast<std::int64_t>(layers.Elements().size()) > limits::kPlacementLayers) {
+      layers.Fail(std::to_string(layers.Elements().size()) + " layers, more than phaze's limit of " +
+                  std::to_string(limits::kPlacementLayers) +
+                  " for the placement DP (its stage table grows as layers² × stages: 1,000 "
+                  "layers take about 3 s); merge consecutive layers (share/config/README.md, "
+                  "Limits)");
+    }
+    for (const auto& ln : layers.Elements()) {
       ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
                      "backward_recompute_s", "optimizer_step_s", "weight_bytes", "gradient_bytes",
                      "optimizer_state_bytes", "activation_bytes", "working_bytes",

@@ -34,6 +34,9 @@ inline constexpr std::int64_t kMemoryBytes = std::int64_t{1} << 50;    // GLB, L
 inline constexpr std::int64_t kInputFileBytes = std::int64_t{64} << 20;  // 64 MiB
 inline constexpr std::int64_t kDocumentNodes = std::int64_t{4} << 20;    // 4,194,304
 inline constexpr int kDocumentDepth = 256;                                // nested maps/sequences
+// Layers of one width in a layer table (phaze place): the placement DP's stage table grows as
+// layers² × stages, about 3 s at 1,000 layers and cubic beyond.
+inline constexpr std::int64_t kPlacementLayers = 2048;
 // What one workload may count (FLOPs of a training step of one micro-batch, parameter bytes with
 // optimizer state): 2^62, a quarter of int64's range, leaving room for the sums built on it.
 inline constexpr double kCount = 4611686018427387904.0;
