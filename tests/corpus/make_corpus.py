@@ -177,6 +177,12 @@ for key, line in {"num_tc": 2, "num_vc": 3, "pe_x": 4, "pe_y": 5, "glb_mib": 6}.
 case(2, "min_area_fraction", "arch --space " + put("space-fraction.yaml", SPACE.replace("0.1", "1.5")))
 case(2, "(named at {in}/space-budget.yaml:7:23: area_budget.preset)", "arch --space " + put("space-budget.yaml", SPACE.replace("{preset: tpuv4}", "{preset: tpuv9}")))
 case(0, "", "arch --space " + put("space-ok.yaml", SPACE) + " --limit 2")
+thirty_two = "[" + ", ".join(str(i) for i in range(1, 33)) + "]"
+case(2, "the space has 8388608 candidates", "arch --space " + put("space-huge.yaml",
+     f"name: huge\nnum_tc: {thirty_two}\nnum_vc: {thirty_two}\npe_x: {{powers_of_two: [256, 2]}}\n"
+     f"pe_y: {{powers_of_two: [256, 2]}}\nglb_mib: {{powers_of_two: [128, 1]}}\n"
+     "pe_vc: [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 1, 2, 3, 4]\n"
+     "area_budget: {preset: tpuv4}\n") + " --limit 3")
 case(0, "", "arch --space paper --limit 5")
 case(2, "limit", "arch --space paper --limit -1")
 case(2, "does-not-exist.yaml: cannot read the file: no such file", "arch --space paper --area-model {in}/does-not-exist.yaml")

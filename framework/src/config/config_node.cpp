@@ -63,7 +63,8 @@ void CheckDocumentSize(const YAML::Node& root, const std::string& source) {
   std::vector<std::pair<YAML::Node, int>> stack{{root, 0}};
   std::int64_t nodes = 0;
   while (!stack.empty()) {
-    auto [node, depth] = std::move(stack.back());
+    const YAML::Node node = std::move(stack.back().first);
+    const int depth = stack.back().second;
     stack.pop_back();
     auto fail = [&](const std::string& why) {
       throw ConfigError(source + ":" + MarkText(node.Mark()) + ": " + why +

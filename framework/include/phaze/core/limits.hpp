@@ -34,6 +34,9 @@ inline constexpr std::int64_t kMemoryBytes = std::int64_t{1} << 50;    // GLB, L
 inline constexpr std::int64_t kInputFileBytes = std::int64_t{64} << 20;  // 64 MiB
 inline constexpr std::int64_t kDocumentNodes = std::int64_t{4} << 20;    // 4,194,304
 inline constexpr int kDocumentDepth = 256;                                // nested maps/sequences
+// Candidates of an architecture space (the product of its value counts): each one's area is
+// computed before the window and the sort, about 4 µs each (the paper's space: 75,712).
+inline constexpr std::int64_t kSpaceCandidates = std::int64_t{1} << 22;  // 4,194,304
 // Layers of one width in a layer table (phaze place): the placement DP's stage table grows as
 // layers² × stages, about 3 s at 1,000 layers and cubic beyond.
 inline constexpr std::int64_t kPlacementLayers = 2048;
