@@ -556,6 +556,18 @@ int StatusRank(const std::string& status) {
   return 2;
 }
 
+// A schedule kept when a budget (ops or time) ends the segment's work: valid, with its lower
+// bound and gap, status "feasible" and `why` in the detail.
+ScheduleResult KeptAtBudget(ScheduleResult r, double lower_bound, std::string why) {
+  r.stats.path = "list-schedule";
+  r.stats.status = "feasible";
+  r.stats.segments = 1;
+  r.stats.detail = std::move(why);
+  r.stats.lower_bound_s = std::min(lower_bound, r.makespan_s);
+  r.stats.gap = r.makespan_s > 0 ? (r.makespan_s - r.stats.lower_bound_s) / r.makespan_s : 0;
+  return r;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(std::shared_ptr<const SolverBackend> backend, SchedulerOptions options)
@@ -701,17 +713,12 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     // bound with few mode branchings stay near-linear.
     const Precedence order_only(segment, Precedence::Closure::kNone);
     ScheduleResult r = HeuristicSchedule(segment, order_only, /*thorough=*/false);
-    r.stats.segments = 1;
-    r.stats.status = "feasible";
-    r.stats.detail = std::to_string(segment.ops.size()) + " ops in one segment, over the budget of " +
-                     std::to_string(options_.max_exact_ops) +
-                     " (solver.max_exact_ops) for exact scheduling: an appending list schedule "
-                     "and a lower bound";
-    r.stats.lower_bound_s =
-        std::min(MakespanLowerBound(segment, order_only, r.makespan_s, /*max_nodes=*/16),
-                 r.makespan_s);
-    r.stats.gap = r.makespan_s > 0 ? (r.makespan_s - r.stats.lower_bound_s) / r.makespan_s : 0;
-    return r;
+    const double bound = MakespanLowerBound(segment, order_only, r.makespan_s, /*max_nodes=*/16);
+    return KeptAtBudget(std::move(r), bound,
+                        std::to_string(segment.ops.size()) + " ops in one segment, over the budget of " +
+                            std::to_string(options_.max_exact_ops) +
+                            " (solver.max_exact_ops) for exact scheduling: an appending list "
+                            "schedule and a lower bound");
   }
   const Precedence prec(segment);
   ScheduleResult heuristic = HeuristicSchedule(segment, prec);
@@ -732,15 +739,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
   }
   // A segment whose time limit runs out keeps its best schedule so far and its bound, and says so.
   auto stop_here = [&](const std::string& why) {
-    heuristic.stats.path = "list-schedule";
-    heuristic.stats.status = "feasible";
-    heuristic.stats.detail = why;
-    heuristic.stats.lower_bound_s = std::min(lower_bound, heuristic.makespan_s);
-    heuristic.stats.gap = heuristic.makespan_s > 0
-                              ? (heuristic.makespan_s - heuristic.stats.lower_bound_s) /
-                                    heuristic.makespan_s
-                              : 0;
-    return heuristic;
+    return KeptAtBudget(std::move(heuristic), lower_bound, why);
   };
   const Deadline deadline = Deadline::In(options_.solve.time_limit_s);
   char limit[32];
@@ -771,8 +770,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
   std::string proven_by = "list-schedule";
   const bool within_gap = heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s;
   if (deadline.Passed() && !within_gap) return stop_here(out_of_time + "schedule search");
-  if (options_.fast_paths && options_.search_nodes > 0 &&
-      heuristic.makespan_s - lower_bound > gap * heuristic.makespan_s) {
+  if (options_.fast_paths && options_.search_nodes > 0 && !within_gap) {
     // Search the schedules under the choices of modes the bound cannot rule out: it proves the
     // gap the bound alone cannot (a packing loss) or finds a shorter schedule.
     LowerBoundOptions search;
