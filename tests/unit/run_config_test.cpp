@@ -47,6 +47,29 @@ TEST(RunConfig, ValuesOverrideDefaultsAndPathsResolveAgainstTheConfig) {
   EXPECT_EQ(rc.training.recompute, std::vector<RecomputeMode>{RecomputeMode::kFull});  // true = full
 }
 
+TEST(RunConfig, HuggingFaceModelsAndSequenceLengths) {
+  RunConfig rc = Parse(
+      "models:\n  - {hf: hf/llama.json, sequence_length: 4096}\n"
+      "  - {file: gpt.yaml, sequence_length: 512}\n  - plain.yaml\n");
+  ASSERT_EQ(rc.models.size(), 3u);
+  EXPECT_TRUE(rc.models[0].hf);
+  EXPECT_EQ(rc.models[0].file, "hf/llama.json");
+  EXPECT_EQ(rc.models[0].sequence_length, 4096);
+  EXPECT_FALSE(rc.models[1].hf);
+  EXPECT_EQ(rc.models[1].sequence_length, 512);
+  EXPECT_EQ(rc.models[2].sequence_length, 0);
+  const Json j = rc.ToJson();
+  EXPECT_EQ(j.Find("models")->AsArray()[0].Find("hf")->AsString(), "hf/llama.json");
+  EXPECT_EQ(j.Find("models")->AsArray()[0].Find("sequence_length")->AsDouble(), 4096);
+  EXPECT_NE(ErrorOf([] { Parse("models: [{file: a.yaml, hf: b.json}]\n"); })
+                .find("run.yaml:1:29: models[0].hf: give either 'file' or 'hf', not both"),
+            std::string::npos)
+      << ErrorOf([] { Parse("models: [{file: a.yaml, hf: b.json}]\n"); });
+  EXPECT_NE(ErrorOf([] { Parse("models: [{hf: b.json, sequence_length: 0}]\n"); })
+                .find("models[0].sequence_length"),
+            std::string::npos);
+}
+
 TEST(RunConfig, ExpertPlacementsBaselinePresetsAndSolverLimits) {
   RunConfig rc = Parse(
       "models:\n  - {file: a.yaml, expert: [8, 128, 1], presets: [spotlight-bert]}\n"

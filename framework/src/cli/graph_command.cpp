@@ -9,6 +9,7 @@
 #include "phaze/core/limits.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
+#include "phaze/graph/hf_config.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace po = boost::program_options;
@@ -17,7 +18,9 @@ namespace phaze::cli {
 
 void AddGraphOptions(po::options_description& d) {
   d.add_options()("model", po::value<std::string>(),
-                  "model description (YAML) or graph file (JSON)")(
+                  "model description (YAML), Hugging Face config.json or graph file (JSON)")(
+      "hf", po::value<std::string>(), "a Hugging Face config.json (only that kind)")(
+      "emit-yaml", "print the model description (YAML) equivalent to --hf/--model instead")(
       "micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")(
       "sequence-length", po::value<std::int64_t>()->default_value(0),
       "sequence length (0: the model's own)")(
@@ -60,13 +63,29 @@ GraphOptions ReadGraphOptions(const po::variables_map& vm) {
 }
 
 int RunGraph(CommandContext& ctx) {
-  if (!ctx.vm.count("model")) throw UsageError("phaze graph: --model FILE is required");
+  const bool hf = ctx.vm.count("hf") > 0;
+  if (hf == (ctx.vm.count("model") > 0)) {
+    throw UsageError(std::string("phaze graph: ") +
+                     (hf ? "give either --model or --hf, not both" : "--model FILE is required"));
+  }
   const std::string format = ctx.vm["format"].as<std::string>();
   if (format != "summary" && format != "json" && format != "dot") {
     throw UsageError("--format: expected summary, json or dot, found '" + format + "'");
   }
-  const ConfigNode root = ConfigNode::ParseFile(ctx.vm["model"].as<std::string>());
+  const std::string path = ctx.vm[hf ? "hf" : "model"].as<std::string>();
+  if (ctx.vm.count("emit-yaml")) {
+    const std::int64_t s = IntOption(ctx.vm, "sequence-length", 0, limits::kSequence);
+    const ModelSpec model = hf ? LoadHfConfig(path, s) : LoadWorkload(path, s);
+    ctx.out << "# " << model.name << ", written by phaze graph --emit-yaml from " << path << "\n"
+            << ModelSpecToYaml(model);
+    return 0;
+  }
+  const ConfigNode root = ConfigNode::ParseFile(path);
   LayerGraph graph;
+  if (hf && !IsHfConfigDocument(root)) {
+    root.Fail("--hf expects a Hugging Face config.json (a map with a 'model_type'), found " +
+              root.Describe());
+  }
   if (IsLayerGraphDocument(root)) {
     for (const char* option :
          {"micro-batch", "sequence-length", "no-fusion", "optimizer", "strategy", "width"}) {
@@ -83,7 +102,7 @@ int RunGraph(CommandContext& ctx) {
       throw UsageError("phaze graph: --width " + std::to_string(width) +
                        " needs --strategy (megatron, …) to slice the graph");
     }
-    const ModelSpec model = ParseModelSpec(root);
+    const ModelSpec model = ParseWorkload(root, options.sequence_length);
     try {
       if (ctx.vm.count("strategy")) {
         const std::string name = ctx.vm["strategy"].as<std::string>();

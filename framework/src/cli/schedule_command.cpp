@@ -14,6 +14,7 @@
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
+#include "phaze/graph/model_spec.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/schedule_file.hpp"
 #include "phaze/schedule/scheduler.hpp"
@@ -104,7 +105,7 @@ int RunSchedule(CommandContext& ctx) {
         graph = ParseLayerGraphFile(root);
       } else {
         const GraphOptions options = ReadGraphOptions(ctx.vm);
-        const ModelSpec model = ParseModelSpec(root);
+        const ModelSpec model = ParseWorkload(root, options.sequence_length);
         if (width > 1 || ctx.vm.count("strategy")) {
           const auto strategy =
               ctx.registry.CreateStrategy(run.strategy.name, run.strategy.Params());

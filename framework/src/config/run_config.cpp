@@ -99,9 +99,14 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
         e.file = m.AsString();
         e.file_node = m;
       } else {
-        m.ExpectKeys({"file", "weight", "expert", "presets"});
-        e.file_node = m.Child("file");
+        m.ExpectKeys({"file", "hf", "sequence_length", "weight", "expert", "presets"});
+        if (m.Has("file") && m.Has("hf")) m.Child("hf").Fail("give either 'file' or 'hf', not both");
+        e.hf = m.Has("hf") && !m.Has("file");
+        e.file_node = m.Has("file") || !e.hf ? m.Child("file") : m.Child("hf");
         e.file = e.file_node->AsString();
+        if (auto s = m.Optional("sequence_length")) {
+          e.sequence_length = s->AsIntInRange(1, limits::kSequence);
+        }
         if (auto w = m.Optional("weight")) e.weight = w->AsPositiveDouble();
         if (auto x = m.Optional("expert")) {
           const auto v = PositiveIntsUpTo(*x, limits::kAccelerators);
@@ -321,7 +326,8 @@ Json RunConfig::ToJson() const {
   Json models_json = Json::MakeArray();
   for (const auto& m : models) {
     Json e = Json::MakeObject();
-    e["file"] = m.file;
+    e[m.hf ? "hf" : "file"] = m.file;
+    if (m.sequence_length > 0) e["sequence_length"] = m.sequence_length;
     e["weight"] = m.weight;
     if (m.expert) {
       Json x = Json::MakeArray();

@@ -217,23 +217,30 @@ class LayerWriter {
 };
 
 int Attention(LayerWriter& w, const ModelSpec& m, int x) {
-  const std::int64_t h = m.hidden, a = m.heads, d = m.HeadDim(), kv = m.kv_heads * d;
+  const std::int64_t h = m.hidden, a = m.heads, d = m.HeadDim(), qw = m.AttentionWidth(),
+                     kv = m.kv_heads * d;
   const std::int64_t T = w.Tokens(), b = w.Batch(), s = w.Seq();
   int q, k, v;
   if (m.fused_qkv) {
-    int qkv = w.Linear("attn.qkv", x, h, h + 2 * kv, m.bias, Role::kColumn);
+    int qkv = w.Linear("attn.qkv", x, h, qw + 2 * kv, m.qkv_bias, Role::kColumn);
     auto parts =
-        w.View("attn.split", qkv, {{"q", T * h}, {"k", T * kv}, {"v", T * kv}}, Role::kSharded);
+        w.View("attn.split", qkv, {{"q", T * qw}, {"k", T * kv}, {"v", T * kv}}, Role::kSharded);
     q = parts[0], k = parts[1], v = parts[2];
   } else {
-    q = w.Linear("attn.q", x, h, h, m.bias, Role::kColumn);
-    k = w.Linear("attn.k", x, h, kv, m.bias, Role::kColumn);
-    v = w.Linear("attn.v", x, h, kv, m.bias, Role::kColumn);
+    q = w.Linear("attn.q", x, h, qw, m.qkv_bias, Role::kColumn);
+    k = w.Linear("attn.k", x, h, kv, m.qkv_bias, Role::kColumn);
+    v = w.Linear("attn.v", x, h, kv, m.qkv_bias, Role::kColumn);
   }
   if (m.positions == "rotary") {
-    using Save = LayerWriter::Save;
-    q = w.Unary("attn.rotary_q", OpKind::kElementwise, "rotary", q, Save::kNothing, Role::kSharded);
-    k = w.Unary("attn.rotary_k", OpKind::kElementwise, "rotary", k, Save::kNothing, Role::kSharded);
+    // Rotates rotary_fraction of each head's dimensions; the rest pass through.
+    auto rotary = [&](const std::string& name, int t) {
+      const std::int64_t n = w.graph.GetTensor(t).elements;
+      const auto rotated = static_cast<std::int64_t>(std::llround(m.rotary_fraction * n));
+      return w.Generic(name, OpKind::kElementwise, "rotary", rotated, 1, {t}, {}, n,
+                       Role::kSharded);
+    };
+    q = rotary("attn.rotary_q", q);
+    k = rotary("attn.rotary_k", k);
   }
   using Save = LayerWriter::Save;
   w.attention_core = true;  // scores … context: what selective recomputation re-runs
@@ -247,17 +254,17 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
   probs = w.Dropout("attn.dropout", probs, m.dropout_attention, Role::kSharded);
   int context = w.BatchedGemm("attn.context", probs, v, {b * a, s, d, s});
   w.attention_core = false;
-  return w.Linear("attn.dense", context, h, h, m.bias, Role::kRow);
+  return w.Linear("attn.dense", context, qw, h, m.bias, Role::kRow);
 }
 
 // A feed-forward network of width f on x; roles of its column, inner and row parts.
 int FeedForward(LayerWriter& w, const ModelSpec& m, int x, const std::string& prefix,
                 std::int64_t f, Role column, Role inner, Role row) {
   const std::int64_t h = m.hidden;
-  if (m.activation == "swiglu") {
+  if (m.GatedMlp()) {
     int gate = w.Linear(prefix + ".gate", x, h, f, m.bias, column);
     int up = w.Linear(prefix + ".up", x, h, f, m.bias, column);
-    int act = w.Activation(prefix + ".silu", "silu", gate, inner);
+    int act = w.Activation(prefix + "." + m.MlpFunction(), m.MlpFunction(), gate, inner);
     int prod = w.Mul(prefix + ".mul", act, up, inner);
     return w.Linear(prefix + ".down", prod, f, h, m.bias, row);
   }
@@ -319,6 +326,10 @@ UniqueLayer EmbeddingLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
     parts.push_back(w.Gather("embed.token_type", types, m.token_types, h, Role::kReplicated));
   }
   if (parts.size() > 1) x = w.Add("embed.add", parts, T * h, Role::kReplicated);
+  if (m.embedding_scale) {
+    x = w.Unary("embed.scale", OpKind::kElementwise, "scale", x, LayerWriter::Save::kNothing,
+                Role::kReplicated);
+  }
   if (m.embedding_norm) x = w.Norm("embed.norm", x, h);
   x = w.Dropout("embed.dropout", x, m.dropout_embedding, Role::kReplicated);
   w.graph.MarkOutput(x);
@@ -334,7 +345,14 @@ UniqueLayer BlockLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   const std::int64_t T = b * s, h = m.hidden;
   const int x = w.Input("input", T * h, m.dtype_bytes);
   int y;
-  if (m.norm_position == "pre") {
+  if (m.parallel_block) {
+    // GPT-NeoX / GPT-J: y = x + attention(ln1(x)) + mlp(ln2(x)).
+    int att = Attention(w, m, w.Norm("ln1", x, h));
+    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
+    int mlp = Mlp(w, m, w.Norm("ln2", x, h));
+    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Role::kReplicated);
+    y = w.Add("residual", {x, att, mlp}, T * h, Role::kReplicated);
+  } else if (m.norm_position == "pre") {
     int att = Attention(w, m, w.Norm("ln1", x, h));
     att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
     int r1 = w.Add("residual1", {x, att}, T * h, Role::kReplicated);
@@ -371,8 +389,7 @@ UniqueLayer HeadLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   }
   if (m.lm_head_transform) {
     int t = w.Linear("head.transform", x, h, h, m.bias, Role::kReplicated);
-    t = w.Activation("head.transform_act", m.activation == "swiglu" ? "silu" : m.activation, t,
-                     Role::kReplicated);
+    t = w.Activation("head.transform_act", m.MlpFunction(), t, Role::kReplicated);
     x = w.Norm("head.transform_norm", t, h);
   }
   if (e != h) x = w.Linear("head.project_out", x, h, e, false, Role::kReplicated);
@@ -414,15 +431,16 @@ std::string Scientific(double v) {
 void CheckMagnitude(const ModelSpec& model, std::int64_t b, std::int64_t s) {
   using R = long double;
   const R h = model.hidden, tokens = R(b) * s, layers = model.layers;
-  const R mlp = (model.activation == "swiglu" ? 3 : 2) * R(model.ffn_hidden) * h;
-  const R expert_mlp =
-      model.experts > 0 ? (model.activation == "swiglu" ? 3 : 2) * R(model.expert_ffn_hidden) * h : mlp;
+  const R matrices = model.GatedMlp() ? 3 : 2;
+  const R mlp = matrices * R(model.ffn_hidden) * h;
+  const R expert_mlp = model.experts > 0 ? matrices * R(model.expert_ffn_hidden) * h : mlp;
+  const R attention = 2 * h * (model.AttentionWidth() + R(model.kv_heads) * model.HeadDim());
   const R active_mlp = model.experts > 0 ? model.top_k * expert_mlp : mlp;
   const R stored_mlp = model.experts > 0 ? model.experts * expert_mlp : mlp;
   const R vocab_table = R(model.vocab) * model.EmbeddingDim();
-  const R forward = 2 * tokens * (layers * (4 * h * h + active_mlp) + vocab_table) +
-                    4 * layers * R(b) * s * s * h;
-  const R parameters = layers * (4 * h * h + stored_mlp) + vocab_table +
+  const R forward = 2 * tokens * (layers * (attention + active_mlp) + vocab_table) +
+                    4 * layers * R(b) * s * s * model.AttentionWidth();
+  const R parameters = layers * (attention + stored_mlp) + vocab_table +
                        R(model.max_positions + model.token_types) * h;
   const R state = parameters * (model.dtype_bytes + 16);
   const auto too_large = [&](R value, const std::string& what) {

@@ -1,10 +1,14 @@
 #include "phaze/graph/model_spec.hpp"
 
+#include <cmath>
 #include <functional>
 #include <map>
+#include <sstream>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/json.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/graph/hf_config.hpp"
 
 namespace phaze {
 
@@ -106,6 +110,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
                    "hidden",
                    "heads",
                    "kv_heads",
+                   "head_dim",
                    "ffn_hidden",
                    "vocab",
                    "max_positions",
@@ -118,7 +123,11 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
                    "embedding_norm",
                    "activation",
                    "positions",
+                   "rotary_fraction",
                    "bias",
+                   "qkv_bias",
+                   "parallel_block",
+                   "embedding_scale",
                    "tied_embeddings",
                    "fused_qkv",
                    "pooler",
@@ -159,6 +168,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
     return n ? n->AsIntInRange(1, limit) : fallback;
   };
   m.kv_heads = optional_int("kv_heads", m.heads, limits::kHeads);
+  m.head_dim = optional_int("head_dim", 0, limits::kHidden);
   m.ffn_hidden = optional_int("ffn_hidden", 4 * m.hidden, limits::kFfnHidden);
   m.embedding_dim = optional_int("embedding_dim", m.hidden, limits::kHidden);
   m.dtype_bytes = optional_int("dtype_bytes", 2, limits::kDtypeBytes);
@@ -174,7 +184,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   };
   m.norm = choice("norm", d->norm, {"layernorm", "rmsnorm"});
   m.norm_position = choice("norm_position", d->norm_position, {"pre", "post"});
-  m.activation = choice("activation", d->activation, {"gelu", "gelu_tanh", "relu", "swiglu"});
+  m.activation = choice("activation", d->activation, {"gelu", "gelu_tanh", "relu", "swiglu", "geglu"});
   m.positions = choice("positions", d->positions, {"learned", "rotary", "none"});
 
   auto flag = [&](std::string_view key, bool fallback) {
@@ -184,6 +194,13 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   m.final_norm = flag("final_norm", d->final_norm);
   m.embedding_norm = flag("embedding_norm", d->embedding_norm);
   m.bias = flag("bias", d->bias);
+  m.qkv_bias = flag("qkv_bias", m.bias);
+  m.parallel_block = flag("parallel_block", false);
+  m.embedding_scale = flag("embedding_scale", false);
+  if (auto n = root.Optional("rotary_fraction")) {
+    m.rotary_fraction = n->AsPositiveDouble();
+    if (m.rotary_fraction > 1) n->Fail("expected a share of the head dimensions in (0, 1], found " + n->Describe());
+  }
   m.tied_embeddings = flag("tied_embeddings", d->tied_embeddings);
   m.fused_qkv = flag("fused_qkv", d->fused_qkv);
   m.pooler = flag("pooler", d->pooler);
@@ -220,9 +237,9 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   }
 
   // Consistency.
-  if (m.hidden % m.heads != 0) {
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     root.Child("heads").Fail("heads " + std::to_string(m.heads) + " does not divide hidden " +
-                             std::to_string(m.hidden) + " (the head dimension must be an integer)");
+                             std::to_string(m.hidden) + " (the head dimension must be an integer; or give head_dim)");
   }
   if (m.heads % m.kv_heads != 0) {
     root.Child("kv_heads")
@@ -240,15 +257,118 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   } else if (auto n = root.Optional("max_positions")) {
     m.max_positions = n->AsIntInRange(1, limits::kSequence);
   }
-  if (m.positions == "rotary" && m.HeadDim() % 2 != 0) {
-    root.Child("heads").Fail("rotary positions need an even head dimension; hidden/heads = " +
-                             std::to_string(m.HeadDim()));
+  if (m.positions == "rotary") {
+    const double rotated = m.rotary_fraction * static_cast<double>(m.HeadDim());
+    if (rotated != std::floor(rotated) || static_cast<std::int64_t>(rotated) % 2 != 0) {
+      const ConfigNode at = root.Optional("rotary_fraction") ? root.Child("rotary_fraction")
+                            : root.Optional("head_dim")      ? root.Child("head_dim")
+                                                             : root.Child("heads");
+      at.Fail("rotary positions rotate an even number of each head's dimensions; head dimension " +
+              std::to_string(m.HeadDim()) + " × rotary_fraction " + FormatDouble(m.rotary_fraction) +
+              " = " + FormatDouble(rotated));
+    }
+  } else if (auto n = root.Optional("rotary_fraction")) {
+    n->Fail("rotary_fraction applies to rotary positions; positions are '" + m.positions + "'");
+  }
+  if (m.parallel_block && m.norm_position != "pre") {
+    root.Child("parallel_block")
+        .Fail("a parallel attention/MLP block is pre-LN (each branch normalises its input); "
+              "norm_position is '" + m.norm_position + "'");
   }
   return m;
 }
 
 ModelSpec LoadModelSpec(const std::string& path) {
   return ParseModelSpec(ConfigNode::ParseFile(path));
+}
+
+ModelSpec ParseWorkload(const ConfigNode& root, std::int64_t sequence_length) {
+  if (IsHfConfigDocument(root)) return ParseHfConfig(root, sequence_length);
+  ModelSpec m = ParseModelSpec(root);
+  if (sequence_length > 0) m.sequence_length = sequence_length;
+  return m;
+}
+
+ModelSpec LoadWorkload(const std::string& path, std::int64_t sequence_length) {
+  return ParseWorkload(ConfigNode::ParseFile(path), sequence_length);
+}
+
+ModelSpec LoadHfConfig(const std::string& path, std::int64_t sequence_length) {
+  const ConfigNode root = ConfigNode::ParseFile(path);
+  if (!IsHfConfigDocument(root)) {
+    root.Fail("expected a Hugging Face config.json (a map with a 'model_type'), found " +
+              root.Describe() + (root.IsMap() ? " without 'model_type'" : ""));
+  }
+  return ParseHfConfig(root, sequence_length);
+}
+
+namespace {
+
+// A YAML scalar that reads back as the same string.
+std::string YamlString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string ModelSpecToYaml(const ModelSpec& m) {
+  std::ostringstream y;
+  auto line = [&](const std::string& key, const std::string& value) {
+    y << key << ": " << value << "\n";
+  };
+  auto integer = [&](const std::string& key, std::int64_t v) { line(key, std::to_string(v)); };
+  auto flag = [&](const std::string& key, bool v) { line(key, v ? "true" : "false"); };
+  line("name", YamlString(m.name));
+  line("family", m.family);
+  if (!m.description.empty()) line("description", YamlString(m.description));
+  if (m.published_parameters) integer("published_parameters", *m.published_parameters);
+  integer("layers", m.layers);
+  integer("hidden", m.hidden);
+  integer("heads", m.heads);
+  integer("kv_heads", m.kv_heads);
+  if (m.head_dim > 0) integer("head_dim", m.head_dim);
+  integer("ffn_hidden", m.ffn_hidden);
+  integer("vocab", m.vocab);
+  if (m.max_positions > 0) integer("max_positions", m.max_positions);
+  integer("sequence_length", m.sequence_length);
+  integer("embedding_dim", m.EmbeddingDim());
+  integer("token_types", m.token_types);
+  line("norm", m.norm);
+  line("norm_position", m.norm_position);
+  flag("final_norm", m.final_norm);
+  flag("embedding_norm", m.embedding_norm);
+  flag("embedding_scale", m.embedding_scale);
+  line("activation", m.activation);
+  line("positions", m.positions);
+  if (m.positions == "rotary") line("rotary_fraction", FormatDouble(m.rotary_fraction));
+  flag("bias", m.bias);
+  flag("qkv_bias", m.qkv_bias);
+  flag("parallel_block", m.parallel_block);
+  flag("tied_embeddings", m.tied_embeddings);
+  flag("fused_qkv", m.fused_qkv);
+  flag("pooler", m.pooler);
+  flag("lm_head_transform", m.lm_head_transform);
+  flag("lm_head_bias", m.lm_head_bias);
+  flag("causal", m.causal);
+  y << "dropout: {embedding: " << FormatDouble(m.dropout_embedding)
+    << ", attention: " << FormatDouble(m.dropout_attention)
+    << ", hidden: " << FormatDouble(m.dropout_hidden) << "}\n";
+  integer("dtype_bytes", m.dtype_bytes);
+  if (m.experts > 0) {
+    y << "moe: {experts: " << m.experts << ", top_k: " << m.top_k
+      << ", expert_ffn_hidden: " << m.expert_ffn_hidden
+      << ", capacity_factor: " << FormatDouble(m.capacity_factor) << "}\n";
+  }
+  return y.str();
 }
 
 }  // namespace phaze

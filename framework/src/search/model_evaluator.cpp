@@ -203,7 +203,10 @@ const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
 
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
                            const ParallelismStrategy& strategy) {
-  const ModelSpec spec = LoadNamed(entry.file_node, [&] { return LoadModelSpec(entry.resolved); });
+  const ModelSpec spec = LoadNamed(entry.file_node, [&] {
+    return entry.hf ? LoadHfConfig(entry.resolved, entry.sequence_length)
+                    : LoadWorkload(entry.resolved, entry.sequence_length);
+  });
   PreparedModel m;
   m.name = spec.name;
   m.file = entry.file;

@@ -40,6 +40,8 @@ struct ExpertPlacement {
 struct ModelEntry {
   std::string file;       // as written
   std::string resolved;   // relative to the run config's directory
+  bool hf = false;        // `hf: FILE`: a Hugging Face config.json (`file:` takes either kind)
+  std::int64_t sequence_length = 0;  // overrides the model's own (0: keep it)
   double weight = 1.0;    // for the weighted mean of the common config
   std::optional<ExpertPlacement> expert;  // `expert: [p, d, t]`: evaluated on every baseline
   std::vector<std::string> presets;       // baseline architectures for this model only (Spotlight)

@@ -25,6 +25,7 @@ struct ModelSpec {
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;    // grouped-query attention; default = heads
+  std::int64_t head_dim = 0;    // per-head width; default hidden/heads (Gemma 7B: 256 ≠ 3072/16)
   std::int64_t ffn_hidden = 0;  // default 4·hidden
   std::int64_t vocab = 0;
   std::int64_t max_positions = 0;  // rows of a learned position table
@@ -36,9 +37,13 @@ struct ModelSpec {
   std::string norm_position;    // pre | post
   bool final_norm = false;      // a norm after the last block
   bool embedding_norm = false;  // a norm on the embedding output (BERT)
-  std::string activation;       // gelu | gelu_tanh | relu | swiglu
+  std::string activation;       // gelu | gelu_tanh | relu | swiglu | geglu
   std::string positions;        // learned | rotary | none
+  double rotary_fraction = 1.0;  // share of each head's dimensions rotated (GPT-NeoX rotary_pct)
   bool bias = true;             // biases on every linear layer
+  bool qkv_bias = true;         // biases on the Q, K, V projections (default: bias; Qwen2: only these)
+  bool parallel_block = false;  // attention and MLP read the same input (GPT-NeoX, GPT-J): pre-LN
+  bool embedding_scale = false; // embeddings multiplied by sqrt(hidden) (Gemma)
   bool tied_embeddings = true;  // LM head reuses the word-embedding table
   bool fused_qkv = true;        // one QKV projection (GPT-2, Megatron) or three (BERT, OPT, Llama)
   bool pooler = false;          // BERT pooler (first token → dense → tanh), forward only
@@ -60,7 +65,13 @@ struct ModelSpec {
   std::int64_t expert_ffn_hidden = 0;  // default ffn_hidden
   double capacity_factor = 1.0;
 
-  std::int64_t HeadDim() const { return hidden / heads; }
+  std::int64_t HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+  std::int64_t AttentionWidth() const { return heads * HeadDim(); }  // Q and context width
+  bool GatedMlp() const { return activation == "swiglu" || activation == "geglu"; }
+  // The element-wise function of the MLP (the gate's for a gated MLP).
+  std::string MlpFunction() const {
+    return activation == "swiglu" ? "silu" : activation == "geglu" ? "gelu_tanh" : activation;
+  }
   std::int64_t EmbeddingDim() const { return embedding_dim > 0 ? embedding_dim : hidden; }
 };
 
@@ -70,5 +81,17 @@ std::vector<std::string> ModelFamilies();
 // Parses a model description; throws ConfigError with "FILE:LINE:COL: key: ..." on bad input.
 ModelSpec ParseModelSpec(const ConfigNode& root);
 ModelSpec LoadModelSpec(const std::string& path);
+
+// A workload of either kind: a phaze model description, or a Hugging Face config.json
+// (recognised by its `model_type`; read by ParseHfConfig). sequence_length > 0 overrides the
+// model's own.
+ModelSpec ParseWorkload(const ConfigNode& root, std::int64_t sequence_length = 0);
+ModelSpec LoadWorkload(const std::string& path, std::int64_t sequence_length = 0);
+// Only a Hugging Face config.json (`phaze graph --hf`, `models: [{hf: FILE}]`).
+ModelSpec LoadHfConfig(const std::string& path, std::int64_t sequence_length = 0);
+
+// The model description that reads back as `m` (every key written, none left to the family's
+// defaults): `phaze graph --hf config.json --emit-yaml`.
+std::string ModelSpecToYaml(const ModelSpec& m);
 
 }  // namespace phaze
