@@ -364,7 +364,8 @@ TEST(Cli, OutputDirectoryIsClaimedBeforeTheSearchAndWrittenAsASet) {
     names.push_back(e.path().filename().string());
   }
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{".phaze.lock", "report.md", "results.json"}));
+  EXPECT_EQ(names, (std::vector<std::string>{".phaze.lock", "explored.csv", "report.md",
+                                             "results.json"}));
 }
 
 TEST(Cli, SearchEndToEndOnATinySpace) {
@@ -377,12 +378,42 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("tiny-gpt"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("common:"), std::string::npos) << r.out;
-  for (const char* f : {"results.json", "report.md", "throughput-vs-area.svg", "pipeline.svg",
-                        "schedule.svg"}) {
+  for (const char* f : {"results.json", "report.md", "explored.csv", "throughput-vs-area.svg",
+                        "pipeline.svg", "memory.svg", "schedule.svg"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / "out1" / f)) << f;
   }
   const std::string text = testing::Slurp(dir / "out1" / "results.json");
   const ConfigNode j = ConfigNode::ParseString(text, "results.json");
+  // explored.csv: a header, then one row per explored config and model, each with the header's
+  // 30 columns and the figures of results.json.
+  {
+    std::istringstream csv(testing::Slurp(dir / "out1" / "explored.csv"));
+    std::vector<std::vector<std::string>> rows;
+    for (std::string line; std::getline(csv, line);) {
+      std::vector<std::string> cells;
+      std::stringstream cols(line);
+      for (std::string cell; std::getline(cols, cell, ',');) cells.push_back(cell);
+      if (!line.empty() && line.back() == ',') cells.emplace_back();
+      rows.push_back(cells);
+    }
+    const auto configs = j.Child("explored").Elements();
+    ASSERT_EQ(rows.size(), 1 + configs.size());  // one model
+    EXPECT_EQ(rows[0].size(), 30u);
+    EXPECT_EQ(rows[0][16], "throughput_samples_per_s");
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const auto& row = rows[i + 1];
+      ASSERT_EQ(row.size(), 30u) << i;
+      EXPECT_EQ(row[1], configs[i].Child("arch").Child("name").AsString());
+      EXPECT_EQ(row[13], "tiny-gpt");
+      const ConfigNode best = configs[i].Child("models").Elements()[0].Child("best");
+      EXPECT_EQ(row[15], best.Child("feasible").AsBool() ? "true" : "false");
+      if (best.Child("feasible").AsBool()) {
+        EXPECT_DOUBLE_EQ(std::stod(row[16]), best.Child("throughput_samples_per_s").AsDouble());
+        EXPECT_EQ(row[20], std::to_string(best.Child("plan").Child("pipeline_stages").AsInt()));
+        EXPECT_EQ(row[25], best.Child("recompute").AsString());
+      }
+    }
+  }
   for (const char* key : {"complete", "stop_reason", "run_config", "plugins", "space", "models",
                           "winners", "baselines", "speedups", "explored", "timings"}) {
     EXPECT_TRUE(j.Has(key)) << key;

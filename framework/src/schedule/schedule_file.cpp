@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "phaze/core/xml.hpp"
+#include "phaze/core/svg.hpp"
 
 namespace phaze {
 
@@ -140,6 +140,15 @@ Json ScheduleToJson(const ScheduleProblem& p, const ScheduleResult& r) {
 
 namespace {
 
+std::string FixedN(double v, const char* format) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+std::string Fixed1(double v) { return FixedN(v, "%.1f"); }
+std::string Fixed2(double v) { return FixedN(v, "%.2f"); }
+std::string Fixed3(double v) { return FixedN(v, "%.3f"); }
+
 const char* Colour(ScheduleClass cls) {
   switch (cls) {
     case ScheduleClass::kTensor:
@@ -189,51 +198,45 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
   }
   const int link_row = static_cast<int>(labels.size());
   if (links) labels.push_back("links");
-  const double left = 70, top = 40, row_h = 24, width = 960;
+  const double top = 0, row_h = 24, width = 960;
+  double left = 0;
+  for (const auto& l : labels) left = std::max(left, SvgCanvas::TextWidth(l, 11));
+  left += 12;
   const double span = r.makespan_s > 0 ? r.makespan_s : 1;
   const double scale = width / span;
-  const double height = top + row_h * labels.size() + 40;
-  std::ostringstream svg;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                "font-family=\"sans-serif\" font-size=\"11\">\n",
-                left + width + 20, height);
-  svg << buf;
-  std::snprintf(buf, sizeof buf,
-                "<text x=\"%.0f\" y=\"20\" font-size=\"14\">%s — makespan %.2f µs "
-                "(sequential %.2f µs), %s</text>\n",
-                left, XmlEscape(title).c_str(), r.makespan_s * 1e6, p.SequentialMakespan() * 1e6,
-                XmlEscape(r.stats.path + ", " + r.stats.status).c_str());
-  svg << buf;
+  SvgCanvas svg;
+  // The title wraps at the chart's width: a layer's full name can be long.
+  const auto title_lines =
+      WrapText(title + " — makespan " + Fixed2(r.makespan_s * 1e6) + " µs (sequential " +
+                   Fixed2(p.SequentialMakespan() * 1e6) + " µs), " + r.stats.path + ", " +
+                   r.stats.status,
+               left + width, 14);
+  for (std::size_t k = 0; k < title_lines.size(); ++k) {
+    svg.Text(0, top - 12 - 18.0 * static_cast<double>(title_lines.size() - 1 - k), title_lines[k],
+             {14, "start", "", false, true});
+  }
   for (std::size_t k = 0; k < labels.size(); ++k) {
-    std::snprintf(buf, sizeof buf, "<text x=\"4\" y=\"%.1f\">%s</text>\n",
-                  top + row_h * k + row_h * 0.65, labels[k].c_str());
-    svg << buf;
+    svg.Text(0, top + row_h * k + row_h * 0.65, labels[k]);
   }
   auto bar = [&](int row, double start, double duration, const std::string& name,
                  const char* colour, const std::string& tip) {
     const double x = left + start * scale, w = std::max(0.5, duration * scale);
     const double y = top + row_h * row + 2;
-    std::snprintf(buf, sizeof buf,
-                  "<g><title>%s</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-                  "fill=\"%s\" stroke=\"white\" stroke-width=\"0.5\"/>",
-                  XmlEscape(tip).c_str(), x, y, w, row_h - 4, colour);
-    svg << buf;
-    if (w > 7.0 * name.size()) {
-      std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\" fill=\"white\">%s</text>", x + 3,
-                    y + row_h * 0.6, XmlEscape(name).c_str());
-      svg << buf;
+    svg.BeginGroup(tip);
+    svg.Rect(x, y, w, row_h - 4, colour, "stroke=\"white\" stroke-width=\"0.5\"");
+    if (SvgCanvas::TextWidth(name, 11) + 6 < w) {
+      svg.Text(x + 3, y + row_h * 0.6, name, {11, "start", "white"});
     }
-    svg << "</g>\n";
+    svg.EndGroup();
   };
+  std::vector<bool> class_used(4, false);
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const auto& op = p.ops[i];
     const auto& s = r.ops[i];
-    std::snprintf(buf, sizeof buf, "%s (%s%s): start %.3f µs, %.3f µs", op.name.c_str(),
-                  std::string(ToString(op.cls)).c_str(),
-                  s.intra_op ? ", intra-op on all cores" : "", s.start_s * 1e6, s.duration_s * 1e6);
-    const std::string tip = buf;
+    class_used[static_cast<int>(op.cls)] = true;
+    const std::string tip = op.name + " (" + std::string(ToString(op.cls)) +
+                            (s.intra_op ? ", intra-op on all cores" : "") + "): start " +
+                            Fixed3(s.start_s * 1e6) + " µs, " + Fixed3(s.duration_s * 1e6) + " µs";
     if (!op.UsesCores()) {
       bar(link_row, s.start_s, s.duration_s, op.name, Colour(op.cls), tip);
       continue;
@@ -254,15 +257,18 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
   const double axis_y = top + row_h * labels.size() + 4;
   for (int k = 0; k <= 5; ++k) {
     const double t = span * k / 5;
-    std::snprintf(buf, sizeof buf,
-                  "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#888\"/>"
-                  "<text x=\"%.2f\" y=\"%.1f\" text-anchor=\"middle\">%.1f µs</text>\n",
-                  left + t * scale, top - 2, left + t * scale, axis_y, left + t * scale,
-                  axis_y + 14, t * 1e6);
-    svg << buf;
+    svg.Line(left + t * scale, top - 2, left + t * scale, axis_y, "#888");
+    svg.Text(left + t * scale, axis_y + 14, Fixed1(t * 1e6), {11, "middle"});
   }
-  svg << "</svg>\n";
-  return svg.str();
+  svg.Text(left + width / 2, axis_y + 32, "time from the layer pass's start (µs)", {12, "middle"});
+  const char* meaning[] = {"tensor-core op (GEMM)", "vector-core op", "fused GEMM + epilogue",
+                           "collective on the links"};
+  std::vector<std::pair<std::string, std::string>> legend;
+  for (int c = 0; c < 4; ++c) {
+    if (class_used[c]) legend.emplace_back(Colour(static_cast<ScheduleClass>(c)), meaning[c]);
+  }
+  svg.Legend(left, axis_y + 54, legend);
+  return svg.Finish();
 }
 
 }  // namespace phaze

@@ -11,6 +11,7 @@
 #include "phaze/core/xml.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/schedule/schedule_file.hpp"
+#include "phaze/search/search_plots.hpp"
 #include "phaze/version.hpp"
 
 namespace phaze {
@@ -420,150 +421,58 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << " µs with every op intra-op in sequence (" << w.result.stats.path << ", "
        << w.result.stats.status << ").\n";
   }
-  md << "\nPlots: `throughput-vs-area.svg`, `pipeline.svg`, `schedule.svg`. All figures: "
-        "`results.json`.\n";
+  md << "\nPlots: `throughput-vs-area.svg`, `pipeline.svg`, `memory.svg`, `schedule.svg`. All "
+        "figures: `results.json`; one row per explored config and model: `explored.csv`.\n";
   return md.str();
 }
 
-std::string ThroughputAreaSvg(const SearchResults& r) {
-  const double W = 720, H = 440, left = 80, right = 20, top = 40, bottom = 50;
-  double max_area = r.area_budget_mm2, min_area = max_area, max_score = 0;
-  for (const auto& e : r.outcome.explored) {
-    min_area = std::min(min_area, e.point.area_um2 * 1e-6);
-    max_score = std::max(max_score, e.evaluation.score);
-  }
-  // The first preset with our DP, scored like a config.
-  double ref_score = 0, ref_area = 0;
-  if (!r.run.arch.presets.empty()) {
-    std::vector<double> thr, w;
-    for (const auto& m : r.models) {
-      w.push_back(m.weight);
-      double v = 0;
-      for (const auto& b : r.baselines) {
-        if (b.arch == r.run.arch.presets.front() && b.model == m.name && b.kind == "phaze-dp") {
-          v = b.plan.Throughput();
-          ref_area = b.area_mm2;
-        }
-      }
-      thr.push_back(v);
-    }
-    ref_score = CommonScore(thr, w, r.run.search.mean);
-    max_score = std::max(max_score, ref_score);
-    if (ref_area > 0) {
-      min_area = std::min(min_area, ref_area);
-      max_area = std::max(max_area, ref_area);
-    }
-  }
-  if (max_score <= 0) max_score = 1;
-  if (max_area - min_area < 1e-9) min_area = max_area * 0.9;
-  auto X = [&](double a) { return left + (a - min_area) / (max_area - min_area) * (W - left - right); };
-  auto Y = [&](double s) { return H - bottom - s / (max_score * 1.05) * (H - top - bottom); };
-  std::ostringstream svg;
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"%.0f\" y=\"22\" "
-                "font-size=\"14\">Explored architectures: %s throughput vs area</text>\n",
-                W, H, left, XmlEscape(r.run.search.mean + "-mean").c_str());
-  svg << buf;
-  std::snprintf(buf, sizeof buf,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>"
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">area (mm²)</text>\n"
-                "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
-                "text-anchor=\"middle\">samples/s</text>\n",
-                left, H - bottom, W - right, H - bottom, left, top, left, H - bottom,
-                (left + W - right) / 2, H - 12, (top + H - bottom) / 2, (top + H - bottom) / 2);
-  svg << buf;
-  for (int k = 0; k <= 4; ++k) {
-    const double a = min_area + (max_area - min_area) * k / 4, s = max_score * 1.05 * k / 4;
-    std::snprintf(buf, sizeof buf,
-                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.1f</text>"
-                  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
-                  X(a), H - bottom + 16, a, left - 4, Y(s) + 4, s);
-    svg << buf;
-  }
-  for (std::size_t i = 0; i < r.outcome.explored.size(); ++i) {
-    const auto& e = r.outcome.explored[i];
-    const bool win = static_cast<int>(i) == r.best_common;
-    std::snprintf(buf, sizeof buf,
-                  "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%d\" fill=\"%s\"><title>%s: %.2f mm², %.4g "
-                  "samples/s</title></circle>\n",
-                  X(e.point.area_um2 * 1e-6), Y(e.evaluation.score), win ? 6 : 3,
-                  win ? "#e15759" : "#4e79a7", XmlEscape(e.point.arch.name).c_str(),
-                  e.point.area_um2 * 1e-6, e.evaluation.score);
-    svg << buf;
-  }
-  if (ref_area > 0) {
-    std::snprintf(buf, sizeof buf,
-                  "<rect x=\"%.2f\" y=\"%.2f\" width=\"10\" height=\"10\" fill=\"#f28e2b\"/>"
-                  "<text x=\"%.2f\" y=\"%.2f\">%s + Phaze DP</text>\n",
-                  X(ref_area) - 5, Y(ref_score) - 5, X(ref_area) - 8, Y(ref_score) - 9,
-                  XmlEscape(r.run.arch.presets.front()).c_str());
-    svg << buf;
-  }
-  if (r.best_common >= 0) {
-    const auto& e = r.outcome.explored[r.best_common];
-    std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.2f\" fill=\"#e15759\">winner %s</text>\n",
-                  X(e.point.area_um2 * 1e-6) + 8, Y(e.evaluation.score) + 4,
-                  XmlEscape(e.point.arch.name).c_str());
-    svg << buf;
-  }
-  svg << "</svg>\n";
-  return svg.str();
+namespace {
+
+// A CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+std::string CsvField(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
 }
 
-std::string PipelineSvg(const SearchResults& r) {
-  const int c = r.best_common >= 0 ? r.best_common : -1;
-  const double W = 900, left = 150, row_h = 46, top = 40;
-  std::ostringstream svg;
-  char buf[768];
-  const double H = top + row_h * static_cast<double>(std::max<std::size_t>(1, r.models.size())) + 20;
-  std::snprintf(buf, sizeof buf,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"10\" y=\"22\" "
-                "font-size=\"14\">Pipelines on %s (stages sized by layers)</text>\n",
-                W, H, c >= 0 ? XmlEscape(r.outcome.explored[c].point.arch.name).c_str() : "–");
-  svg << buf;
-  const char* colours[] = {"#4e79a7", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948"};
-  for (std::size_t m = 0; m < r.models.size(); ++m) {
-    const double y = top + row_h * static_cast<double>(m);
-    const int idx = c >= 0 ? c : r.best_per_model[m];
-    std::snprintf(buf, sizeof buf, "<text x=\"6\" y=\"%.1f\">%s</text>\n", y + 16,
-                  XmlEscape(r.models[m].name).c_str());
-    svg << buf;
-    if (idx < 0) continue;
-    const PlanChoice& p = r.outcome.explored[idx].evaluation.models[m].best;
-    if (!p.feasible) continue;
-    std::snprintf(buf, sizeof buf, "<text x=\"6\" y=\"%.1f\" fill=\"#555\">d=%d t=%d b=%lld</text>\n",
-                  y + 30, p.plan.data_parallel, p.plan.tensor_parallel,
-                  static_cast<long long>(p.micro_batch));
-    svg << buf;
-    int total = 0;
-    for (const auto& s : p.stages) total += s.layers;
-    double x = left;
-    for (std::size_t k = 0; k < p.stages.size(); ++k) {
-      const auto& s = p.stages[k];
-      const double w = (W - left - 10) * s.layers / std::max(1, total);
-      std::snprintf(buf, sizeof buf,
-                    "<g><title>stage %zu: %s .. %s (%d layers), %d device(s), load %.4g s, memory "
-                    "%.3g GiB</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"26\" "
-                    "fill=\"%s\" stroke=\"white\"/>",
-                    k, XmlEscape(s.first_layer).c_str(), XmlEscape(s.last_layer).c_str(), s.layers,
-                    s.devices, s.load_s, s.peak_memory_bytes / 1073741824.0, x, y + 4,
-                    std::max(0.5, w), colours[k % 6]);
-      svg << buf;
-      if (w > 30) {
-        std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\" fill=\"white\">%d×%d</text>",
-                      x + 3, y + 21, s.layers, s.devices);
-        svg << buf;
+}  // namespace
+
+std::string ExploredCsv(const SearchResults& r) {
+  std::ostringstream csv;
+  csv << "config,architecture,num_tc,pe_x,pe_y,num_vc,pe_vc,glb_mib,l2_tc_kib,l2_vc_kib,area_mm2,"
+         "common_score,common_winner,model,model_winner,feasible,throughput_samples_per_s,"
+         "throughput_tokens_per_s,time_per_batch_s,mfu,pipeline_stages,data_parallel,"
+         "tensor_parallel,virtual_stages,micro_batch,recompute,hbm_gib,bubble_share,sync_share,"
+         "reason\n";
+  auto number = [](double v) { return FormatDouble(v); };
+  for (std::size_t i = 0; i < r.outcome.explored.size(); ++i) {
+    const auto& e = r.outcome.explored[i];
+    const ArchConfig& a = e.point.arch;
+    for (std::size_t m = 0; m < e.evaluation.models.size(); ++m) {
+      const PlanChoice& c = e.evaluation.models[m].best;
+      csv << i << "," << CsvField(a.name) << "," << a.num_tc << "," << a.pe_x << "," << a.pe_y
+          << "," << a.num_vc << "," << a.pe_vc << "," << number(a.glb_bytes / 1048576.0) << ","
+          << number(a.l2_tc_bytes / 1024.0) << "," << number(a.l2_vc_bytes / 1024.0) << ","
+          << number(e.point.area_um2 * 1e-6) << "," << number(e.evaluation.score) << ","
+          << (static_cast<int>(i) == r.best_common ? "true" : "false") << ","
+          << CsvField(e.evaluation.models[m].model) << ","
+          << (m < r.best_per_model.size() && r.best_per_model[m] == static_cast<int>(i) ? "true"
+                                                                                         : "false")
+          << "," << (c.feasible ? "true" : "false") << ",";
+      if (c.feasible) {
+        csv << number(c.plan.throughput_samples_per_s) << "," << number(c.tokens_per_s) << ","
+            << number(c.plan.time_per_batch_s) << "," << number(c.mfu) << ","
+            << c.plan.pipeline_stages << "," << c.plan.data_parallel << ","
+            << c.plan.tensor_parallel << "," << c.plan.virtual_stages << "," << c.micro_batch
+            << "," << ToString(c.recompute) << "," << number(c.hbm_gib) << ","
+            << number(c.plan.bubble_share) << "," << number(c.plan.sync_share) << ",\n";
+      } else {
+        csv << ",,,,,,,,,,,,," << CsvField(c.reason) << "\n";
       }
-      svg << "</g>\n";
-      x += w;
     }
   }
-  svg << "</svg>\n";
-  return svg.str();
+  return csv.str();
 }
 
 std::string SearchSummary(const SearchResults& r) {
@@ -601,10 +510,12 @@ std::string SearchSummary(const SearchResults& r) {
 void WriteSearchOutputs(const SearchResults& r, const OutputDirectory& dir, bool plots) {
   std::vector<std::pair<std::string, std::string>> files = {
       {"results.json", SearchResultsToJson(r).Dump(1) + "\n"},
-      {"report.md", SearchReportMarkdown(r)}};
+      {"report.md", SearchReportMarkdown(r)},
+      {"explored.csv", ExploredCsv(r)}};
   if (plots) {
     files.emplace_back("throughput-vs-area.svg", ThroughputAreaSvg(r));
     files.emplace_back("pipeline.svg", PipelineSvg(r));
+    files.emplace_back("memory.svg", MemorySvg(r));
     if (r.winner_schedule) {
       files.emplace_back("schedule.svg",
                          ScheduleToSvg(r.winner_schedule->problem, r.winner_schedule->result,

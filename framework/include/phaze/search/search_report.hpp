@@ -18,19 +18,20 @@ namespace phaze {
 Json PlanChoiceToJson(const PlanChoice& choice);
 Json SearchResultsToJson(const SearchResults& results);
 std::string SearchReportMarkdown(const SearchResults& results);
-// Explored configs' common score against area; the winner and the first baseline preset marked.
-std::string ThroughputAreaSvg(const SearchResults& results);
-// The common winner's pipeline per model: stages as boxes sized by layer count, with devices.
-std::string PipelineSvg(const SearchResults& results);
+// One row per explored config × model (columns: share/runs/README.md, "explored.csv"): what a
+// spreadsheet or pandas reads.
+std::string ExploredCsv(const SearchResults& results);
 // A few lines for the terminal: winners and speed-ups.
 std::string SearchSummary(const SearchResults& results);
 
 // The files a search writes, as one set (OutputDirectory::WriteSet).
 inline const std::vector<std::string> kSearchOutputFiles = {
-    "results.json", "report.md", "throughput-vs-area.svg", "pipeline.svg", "schedule.svg"};
+    "results.json", "report.md", "explored.csv", "throughput-vs-area.svg", "pipeline.svg",
+    "memory.svg", "schedule.svg"};
 
-// Writes results.json, report.md and (with `plots`) throughput-vs-area.svg, pipeline.svg and
-// schedule.svg into `dir` as one set; the set's files this run does not write are removed.
+// Writes results.json, report.md, explored.csv and (with `plots`) throughput-vs-area.svg,
+// pipeline.svg, memory.svg and schedule.svg into `dir` as one set; the set's files this run does
+// not write are removed.
 void WriteSearchOutputs(const SearchResults& results, const OutputDirectory& dir, bool plots);
 
 }  // namespace phaze
