@@ -69,6 +69,32 @@ case(2, "nest deeper than 256 levels", "graph --model " + put("model-deep.yaml",
      "name: " + "[" * 300 + "]" * 300 + "\n"))
 case(2, "syntax error", "graph --model " + put("model-unclosed.yaml", "name: " + "[" * 100000 + "\n"))
 
+# ---- Hugging Face configs (phaze graph --hf, --model) -------------------------------------------
+HF = """{"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+ "max_position_embeddings": 256}
+"""
+case(0, "parameters", "graph --hf " + put("hf-ok.json", HF))
+case(0, "parameters", "graph --model " + put("hf-auto.json", HF))
+case(0, "kv_heads: 2", "graph --hf {in}/hf-ok.json --emit-yaml")
+case(2, "model_type 'lama' is not one phaze reads; did you mean 'llama'?",
+     "graph --hf " + put("hf-type.json", HF.replace('"llama"', '"lama"')))
+case(2, "model_type 'phi' is not one phaze reads", "graph --hf " + put("hf-phi.json", HF.replace('"llama"', '"phi"')))
+case(2, "field 'use_magic' is not understood", "graph --hf " + put("hf-field.json", HF.replace("256}", '256, "use_magic": 1}')))
+case(2, "sliding-window attention (window 64 tokens", "graph --hf " + put("hf-sliding.json", HF.replace("256}", '256, "sliding_window": 64}')))
+case(0, "parameters", "graph --hf {in}/hf-sliding.json --sequence-length 64")
+case(2, "duplicate key 'vocab_size'", "graph --hf " + put("hf-duplicate.json", HF.replace("256}", '256, "vocab_size": 7}')))
+case(2, "missing required key 'hidden_size'", "graph --hf " + put("hf-missing.json", HF.replace('"hidden_size": 64, ', "")))
+case(2, "num_key_value_heads", "graph --hf " + put("hf-kv.json", HF.replace('"num_key_value_heads": 2', '"num_key_value_heads": 3')))
+case(2, "hidden_act: activation 'tanh' in a gated MLP", "graph --hf " + put("hf-act.json", HF.replace("256}", '256, "hidden_act": "tanh"}')))
+case(2, "expected an integer", "graph --hf " + put("hf-float.json", HF.replace('"hidden_size": 64', '"hidden_size": 64.5')))
+case(2, "vocab_size: expected an integer", "graph --hf " + put("hf-huge.json", HF.replace('"vocab_size": 100', '"vocab_size": 1e30')))
+case(2, "num_hidden_layers", "graph --hf " + put("hf-layers.json", HF.replace('"num_hidden_layers": 2', '"num_hidden_layers": 99999999999')))
+case(2, "--hf expects a Hugging Face config.json", "graph --hf " + put("hf-not.yaml", TINY))
+case(2, "give either --model or --hf", "graph --hf {in}/hf-ok.json --model {in}/hf-ok.json")
+case(2, "not a regular file", "graph --hf /dev/null")
+case(2, "syntax error", "graph --hf " + put("hf-syntax.json", HF[:40]))
+
 # ---- Command-line values (graph, predict, estimate, arch) ------------------------------------
 W = "{src}/workloads/tiny-gpt.yaml"
 for flag, label in [("--micro-batch 0", "micro-batch"), ("--micro-batch -3", "micro-batch"),
