@@ -1,7 +1,7 @@
-// `phaze graph --model FILE [--micro-batch B] [--sequence-length S] [--no-fusion]
-//  [--optimizer adam-mixed|sgd] [--format summary|json|dot]`: builds (or imports) a workload's
-//  layer
-// graph and prints its summary, JSON or DOT; --output FILE also writes the graph JSON.
+// `phaze graph --model FILE | --hf config.json [--micro-batch B] [--sequence-length S]
+//  [--no-fusion] [--optimizer adam-mixed|sgd] [--format summary|json|dot] [--emit-yaml]`: builds
+// (or imports) a workload's layer graph and prints its summary, JSON or DOT (--output FILE also
+// writes the graph JSON); --emit-yaml prints the model description a Hugging Face config reads as.
 #include "commands.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/core/error.hpp"
@@ -20,7 +20,8 @@ void AddGraphOptions(po::options_description& d) {
   d.add_options()("model", po::value<std::string>(),
                   "model description (YAML), Hugging Face config.json or graph file (JSON)")(
       "hf", po::value<std::string>(), "a Hugging Face config.json (only that kind)")(
-      "emit-yaml", "print the model description (YAML) equivalent to --hf/--model instead")(
+      "emit-yaml",
+      "print the model description (YAML) equivalent to --hf/--model instead (-o also writes it)")(
       "micro-batch", po::value<std::int64_t>()->default_value(1), "micro-batch size b")(
       "sequence-length", po::value<std::int64_t>()->default_value(0),
       "sequence length (0: the model's own)")(
@@ -76,8 +77,10 @@ int RunGraph(CommandContext& ctx) {
   if (ctx.vm.count("emit-yaml")) {
     const std::int64_t s = IntOption(ctx.vm, "sequence-length", 0, limits::kSequence);
     const ModelSpec model = hf ? LoadHfConfig(path, s) : LoadWorkload(path, s);
-    ctx.out << "# " << model.name << ", written by phaze graph --emit-yaml from " << path << "\n"
-            << ModelSpecToYaml(model);
+    const std::string yaml = "# " + model.name + ", written by phaze graph --emit-yaml from " +
+                             path + "\n" + ModelSpecToYaml(model);
+    if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, yaml);
+    ctx.out << yaml;
     return 0;
   }
   const ConfigNode root = ConfigNode::ParseFile(path);
