@@ -465,6 +465,44 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
   EXPECT_EQ(testing::WithoutTimings(testing::Slurp(dir / "two.json")), testing::WithoutTimings(text));
 }
 
+// A run config naming only a Hugging Face config: the model is read from it, named after its
+// file, at the sequence the entry gives; a YAML workload under `hf:` is refused before the search.
+TEST(Cli, SearchAHuggingFaceConfig) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "tiny-llama.json",
+                     R"({"model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+                        "num_hidden_layers": 2, "num_attention_heads": 4,
+                        "num_key_value_heads": 2, "vocab_size": 256,
+                        "max_position_embeddings": 4096, "tie_word_embeddings": false})");
+  std::string run = testing::TinySearchConfig();
+  run.replace(run.find("models:"), run.find("arch:") - run.find("models:"),
+              "models:\n  - {hf: tiny-llama.json, sequence_length: 32}\n");
+  testing::WriteFile(dir / "run.yaml", run);
+  auto r = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 2 --output-dir " +
+                 (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode j =
+      ConfigNode::ParseString(testing::Slurp(dir / "out" / "results.json"), "results.json");
+  const ConfigNode model = j.Child("models").Elements().at(0);
+  EXPECT_EQ(model.Child("name").AsString(), "tiny-llama");
+  EXPECT_EQ(model.Child("sequence_length").AsInt(), 32);
+  // Embeddings 2·256·64, two blocks of q, o 64·64 + k, v 64·32 + 3·64·128 + two norms, final norm.
+  EXPECT_EQ(model.Child("parameters").AsInt(),
+            2 * 256 * 64 + 2 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128 + 2 * 64) + 64);
+  EXPECT_EQ(j.Child("run_config").Child("models").Elements().at(0).Child("hf").AsString(),
+            "tiny-llama.json");
+
+  run.replace(run.find("tiny-llama.json"), 15, std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml");
+  testing::WriteFile(dir / "run.yaml", run);
+  auto wrong = Phaze("search --config " + (dir / "run.yaml").string() + " --output-dir " +
+                     (dir / "out2").string());
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("expected a Hugging Face config.json"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("(named at " + (dir / "run.yaml").string() + ":2:"), std::string::npos)
+      << wrong.err;
+}
+
 TEST(Cli, SearchBudgetAndInfeasibility) {
   testing::TempDir dir;
   testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
