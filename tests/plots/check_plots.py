@@ -144,8 +144,10 @@ def main():
         problems += check(svg, png_dir)
     for p in problems:
         print("FAIL", p)
-    print(f"{len(svgs)} plots rendered, {len(problems)} problems (renders in {png_dir})")
-    if not args.keep and not problems:
+    kept = args.keep or problems
+    print(f"{len(svgs)} plots rendered, {len(problems)} problems" +
+          (f" (renders in {png_dir})" if kept else ""))
+    if not kept:
         shutil.rmtree(work)
     return 1 if problems else 0
 

@@ -51,6 +51,9 @@ void SvgCanvas::Text(double x, double y, std::string_view text, const TextStyle&
   if (style.anchor != "start") body_ << " text-anchor=\"" << style.anchor << "\"";
   if (!style.fill.empty()) body_ << " fill=\"" << style.fill << "\"";
   if (style.bold) body_ << " font-weight=\"bold\"";
+  if (style.halo) {
+    body_ << " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
+  }
   if (style.vertical) body_ << " transform=\"rotate(-90 " << Num(x) << " " << Num(y) << ")\"";
   body_ << ">" << XmlEscape(text) << "</text>\n";
 }

@@ -26,7 +26,9 @@ constexpr const char* kGrey = "#555555";
 void MarkerLabel(SvgCanvas& svg, double x, double y, double width, const std::string& text,
                  const std::string& fill) {
   const bool left = x > width * 0.6;
-  svg.Text(left ? x - 9 : x + 9, y + 4, text, {11, left ? "end" : "start", fill});
+  TextStyle style{11, left ? "end" : "start", fill};
+  style.halo = true;  // readable over the points it may cross
+  svg.Text(left ? x - 9 : x + 9, y + 4, text, style);
 }
 
 // The plan drawn for model m: the common winner's, else the model's own best.
@@ -245,8 +247,6 @@ std::string MemorySvg(const SearchResults& r) {
   constexpr double kGiB = 1073741824.0;
   const double panel_h = 150, gap = 70;
   SvgCanvas svg;
-  svg.Text(0, -30, PlotTitle(r, "Memory per device of each pipeline stage"),
-           {14, "start", "", false, true});
   double y0 = 0;
   for (std::size_t m = 0; m < r.models.size(); ++m, y0 += panel_h + gap) {
     const PlanChoice* p = ShownPlan(r, m);
@@ -306,10 +306,12 @@ std::string MemorySvg(const SearchResults& r) {
   }
   std::vector<std::pair<std::string, std::string>> legend;
   for (const auto& part : parts) legend.emplace_back(part.colour, part.label);
-  const double x = svg.Right() + 24;  // right of every panel and its labels
+  const double x = svg.Right() + 24;  // right of every panel and its labels (not of the title)
   const double below = svg.Legend(x, 10, legend);
   svg.Line(x, below - 4, x + 11, below - 4, "black", "stroke-dasharray=\"4 2\"");
   svg.Text(x + 16.5, below, "HBM capacity", {11});
+  svg.Text(0, -30, PlotTitle(r, "Memory per device of each pipeline stage"),
+           {14, "start", "", false, true});
   return svg.Finish();
 }
 

@@ -19,6 +19,7 @@ struct TextStyle {
   std::string fill;               // "" = black
   bool vertical = false;          // rotated -90° about (x, y), reading upwards
   bool bold = false;
+  bool halo = false;              // a white outline under the glyphs, for labels over data
 };
 
 class SvgCanvas {
