@@ -434,6 +434,18 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
     // Area order: decreasing.
   }
   EXPECT_TRUE(found);
+  // The common front rises with area and ends at the best score; every front config is feasible.
+  const auto front = j.Child("pareto_front").Child("common").Elements();
+  ASSERT_FALSE(front.empty());
+  for (std::size_t k = 1; k < front.size(); ++k) {
+    const auto& a = explored[front[k - 1].AsInt()];
+    const auto& b = explored[front[k].AsInt()];
+    EXPECT_LT(a.Child("area_mm2").AsDouble(), b.Child("area_mm2").AsDouble());
+    EXPECT_LT(a.Child("score").AsDouble(), b.Child("score").AsDouble());
+  }
+  EXPECT_EQ(explored[front.back().AsInt()].Child("score").AsDouble(), best);
+  EXPECT_EQ(j.Child("pareto_front").Child("per_model").Elements().at(0).Child("model").AsString(),
+            "tiny-gpt");
   for (std::size_t i = 1; i < explored.size(); ++i) {
     EXPECT_GE(explored[i - 1].Child("area_mm2").AsDouble(),
               explored[i].Child("area_mm2").AsDouble());

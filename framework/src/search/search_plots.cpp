@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "phaze/core/svg.hpp"
+#include "phaze/search/pareto_front.hpp"
 #include "phaze/search/search_context.hpp"
 
 namespace phaze {
@@ -134,18 +135,13 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
   svg.Text(-48, H / 2, score, {12, "middle", "", true});
 
   // Pareto front: configs no other explored config beats with less (or equal) area.
-  std::vector<std::size_t> order(explored.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return explored[a].area != explored[b].area ? explored[a].area < explored[b].area
-                                                : explored[a].score > explored[b].score;
-  });
-  std::vector<Point> front;
-  for (std::size_t i : order) {
-    if (explored[i].score > 0 && (front.empty() || explored[i].score > front.back().score)) {
-      front.push_back(explored[i]);
-    }
+  std::vector<double> areas, scores;
+  for (const auto& p : explored) {
+    areas.push_back(p.area);
+    scores.push_back(p.score);
   }
+  std::vector<Point> front;
+  for (std::size_t i : ParetoFront(areas, scores)) front.push_back(explored[i]);
   for (std::size_t k = 0; k + 1 < front.size(); ++k) {  // a staircase through the front
     svg.Line(X(front[k].area), Y(front[k].score), X(front[k + 1].area), Y(front[k].score), kGrey);
     svg.Line(X(front[k + 1].area), Y(front[k].score), X(front[k + 1].area), Y(front[k + 1].score),

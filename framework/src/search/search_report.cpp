@@ -11,6 +11,7 @@
 #include "phaze/core/xml.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/schedule/schedule_file.hpp"
+#include "phaze/search/pareto_front.hpp"
 #include "phaze/search/search_plots.hpp"
 #include "phaze/version.hpp"
 
@@ -47,6 +48,17 @@ double GeoMean(const std::vector<double>& v) {
     }
   }
   return n ? std::exp(s / n) : 0;
+}
+
+// The explored configs on the throughput-vs-area front of `model` (−1: the common score).
+std::vector<std::size_t> ExploredFront(const SearchResults& r, int model) {
+  std::vector<double> area, throughput;
+  for (const auto& e : r.outcome.explored) {
+    area.push_back(e.point.area_um2 * 1e-6);
+    throughput.push_back(model < 0 ? e.evaluation.score
+                                   : e.evaluation.models[model].best.Throughput());
+  }
+  return ParetoFront(area, throughput);
 }
 
 // One column of the speed-up table: a label, the throughput per model and the speed-up over the
@@ -217,6 +229,24 @@ Json SearchResultsToJson(const SearchResults& r) {
   winners["per_model"] = per_model;
   winners["common"] = r.best_common >= 0 ? WinnerJson(r, r.best_common, -1) : Json();
   winners["mean"] = r.run.search.mean;
+
+  // Throughput-vs-area Pareto fronts of the explored configs, as indices into `explored`.
+  Json pareto = Json::MakeObject();
+  auto front_json = [&](int model) {
+    Json ranks = Json::MakeArray();
+    for (std::size_t i : ExploredFront(r, model)) ranks.Push(static_cast<std::int64_t>(i));
+    return ranks;
+  };
+  pareto["common"] = front_json(-1);
+  Json pareto_models = Json::MakeArray();
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    Json pm = Json::MakeObject();
+    pm["model"] = r.models[m].name;
+    pm["configs"] = front_json(static_cast<int>(m));
+    pareto_models.Push(pm);
+  }
+  pareto["per_model"] = pareto_models;
+  j["pareto_front"] = pareto;
 
   Json baselines = Json::MakeArray();
   for (const auto& b : r.baselines) {
@@ -396,6 +426,24 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << " | "
        << (r.best_common >= 0 ? mfu(explored[r.best_common].evaluation.models[m].best) : "–")
        << " |\n";
+  }
+
+  // The Pareto fronts: each model's and the common score's, smallest area first.
+  md << "\n## Throughput against area: Pareto front of the explored configs\n\n"
+        "A config is on a front when no explored config gives as much throughput (samples/s) "
+        "with less area.\n\n| front | configs (area mm²: samples/s) |\n|---|---|\n";
+  for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
+    md << "| " << (m < 0 ? "common (" + r.run.search.mean + " mean)" : r.models[m].name) << " | ";
+    bool first = true;
+    for (std::size_t i : ExploredFront(r, m)) {
+      const auto& e = explored[i];
+      md << (first ? "" : "; ") << e.point.arch.name << " (" << Fmt("%.2f", e.point.area_um2 * 1e-6)
+         << ": "
+         << Fmt("%.4g", m < 0 ? e.evaluation.score : e.evaluation.models[m].best.Throughput())
+         << ")";
+      first = false;
+    }
+    md << (first ? "none feasible" : "") << " |\n";
   }
 
   if (r.best_common >= 0 && r.run.training.hbm_gib.size() > 1) {
