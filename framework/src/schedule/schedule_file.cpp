@@ -145,7 +145,6 @@ std::string FixedN(double v, const char* format) {
   std::snprintf(text, sizeof text, format, v);
   return text;
 }
-std::string Fixed1(double v) { return FixedN(v, "%.1f"); }
 std::string Fixed2(double v) { return FixedN(v, "%.2f"); }
 std::string Fixed3(double v) { return FixedN(v, "%.3f"); }
 
@@ -202,8 +201,11 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
   double left = 0;
   for (const auto& l : labels) left = std::max(left, SvgCanvas::TextWidth(l, 11));
   left += 12;
-  const double span = r.makespan_s > 0 ? r.makespan_s : 1;
-  const double scale = width / span;
+  // The time axis in µs (ms for long passes), at whole 1-2-5 steps covering the makespan.
+  const bool ms = r.makespan_s >= 0.01;
+  const double unit = ms ? 1e-3 : 1e-6;
+  const std::vector<double> ticks = NiceTicks(0, std::max(r.makespan_s, 1e-12) / unit, 5);
+  const double scale = width / (ticks.back() * unit);
   SvgCanvas svg;
   // The title wraps at the chart's width: a layer's full name can be long.
   const auto title_lines =
@@ -253,14 +255,15 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
     }
     for (int row : rows) bar(row, s.start_s, s.duration_s, op.name, Colour(op.cls), tip);
   }
-  // Time axis: 5 ticks.
   const double axis_y = top + row_h * labels.size() + 4;
-  for (int k = 0; k <= 5; ++k) {
-    const double t = span * k / 5;
-    svg.Line(left + t * scale, top - 2, left + t * scale, axis_y, "#888");
-    svg.Text(left + t * scale, axis_y + 14, Fixed1(t * 1e6), {11, "middle"});
+  for (double t : ticks) {
+    const double x = left + t * unit * scale;
+    svg.Line(x, top - 2, x, axis_y, "#888");
+    svg.Text(x, axis_y + 14, TickLabel(t), {11, "middle"});
   }
-  svg.Text(left + width / 2, axis_y + 32, "time from the layer pass's start (µs)", {12, "middle"});
+  svg.Text(left + width / 2, axis_y + 32,
+           std::string("time from the layer pass's start (") + (ms ? "ms" : "µs") + ")",
+           {12, "middle"});
   const char* meaning[] = {"tensor-core op (GEMM)", "vector-core op", "fused GEMM + epilogue",
                            "collective on the links"};
   std::vector<std::pair<std::string, std::string>> legend;

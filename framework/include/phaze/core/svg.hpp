@@ -14,12 +14,16 @@
 namespace phaze {
 
 struct TextStyle {
-  double size = 11;               // px
-  std::string anchor = "start";   // start | middle | end
-  std::string fill;               // "" = black
-  bool vertical = false;          // rotated -90° about (x, y), reading upwards
-  bool bold = false;
-  bool halo = false;              // a white outline under the glyphs, for labels over data
+  TextStyle(double size_ = 11, std::string anchor_ = "start", std::string fill_ = "",
+            bool vertical_ = false, bool bold_ = false)
+      : size(size_), anchor(std::move(anchor_)), fill(std::move(fill_)), vertical(vertical_),
+        bold(bold_) {}
+  double size;              // px
+  std::string anchor;       // start | middle | end
+  std::string fill;         // "" = black
+  bool vertical;            // rotated -90° about (x, y), reading upwards
+  bool bold;
+  bool halo = false;        // a white outline under the glyphs, for labels over data
 };
 
 class SvgCanvas {
