@@ -92,7 +92,8 @@ TEST(HfConfig, EmittedYamlReadsBackAsTheSameModel) {
   for (const auto& p : kPublished) {
     SCOPED_TRACE(p.file);
     const ModelSpec m = LoadHfConfig(Hf(p.file), p.sequence > 0 ? p.sequence : 512);
-    const ModelSpec back = ParseModelSpec(ConfigNode::ParseString(ModelSpecToYaml(m), "emitted.yaml"));
+    const ModelSpec back =
+        ParseModelSpec(ConfigNode::ParseString(ModelSpecToYaml(m), "emitted.yaml"));
     EXPECT_EQ(LayerGraphToJson(Build(back)).Dump(1), LayerGraphToJson(Build(m)).Dump(1));
   }
 }
@@ -114,7 +115,8 @@ TEST(HfConfig, GemmaHeadsAreWiderThanHiddenOverHeads) {
 TEST(HfConfig, Qwen2BiasesOnlyTheQueryKeyAndValueProjections) {
   const LayerGraph g = Build(LoadHfConfig(Hf("qwen2-7b"), 1024));
   const OperatorGraph& f = Block(g).forward;
-  for (const char* op : {"attn.q.bias", "attn.k.bias", "attn.v.bias"}) EXPECT_GE(f.FindOp(op), 0) << op;
+  for (const char* op : {"attn.q.bias", "attn.k.bias", "attn.v.bias"})
+    EXPECT_GE(f.FindOp(op), 0) << op;
   for (const char* op : {"attn.dense.bias", "mlp.gate.bias", "mlp.up.bias", "mlp.down.bias"})
     EXPECT_LT(f.FindOp(op), 0) << op;
   const std::int64_t h = 3584, kv = 4 * 128;
@@ -134,8 +136,8 @@ TEST(HfConfig, PythiaIsAParallelBlockWithAQuarterOfEachHeadRotated) {
   EXPECT_EQ(Op(f, "attn.rotary_q").vector.at(0).elements, T * h / 4);
   EXPECT_EQ(f.GetTensor(Op(f, "attn.rotary_q").outputs.at(0)).elements, T * h);
   // Fused QKV and dense with biases, MLP with biases, two LayerNorms.
-  EXPECT_EQ(Block(g).parameters, (h * 3 * h + 3 * h) + (h * h + h) + (h * 8192 + 8192) +
-                                     (8192 * h + h) + 4 * h);
+  EXPECT_EQ(Block(g).parameters,
+            (h * 3 * h + 3 * h) + (h * h + h) + (h * 8192 + 8192) + (8192 * h + h) + 4 * h);
 }
 
 ModelSpec FromText(const std::string& text, std::int64_t sequence = 0) {
@@ -152,8 +154,8 @@ TEST(HfConfig, RefusesWhatItDoesNotModelNamingTheField) {
   auto error = [](const std::string& extra, std::int64_t s = 0) {
     return ErrorOf([&] { FromText(std::string(kLlama) + extra + "}", s); });
   };
-  EXPECT_NE(error(R"(, "use_magic": true)").find(
-                "config.json:4:48: use_magic: field 'use_magic' is not understood"),
+  EXPECT_NE(error(R"(, "use_magic": true)")
+                .find("config.json:4:48: use_magic: field 'use_magic' is not understood"),
             std::string::npos)
       << error(R"(, "use_magic": true)");
   const std::string sliding = ErrorOf([] {
@@ -169,14 +171,17 @@ TEST(HfConfig, RefusesWhatItDoesNotModelNamingTheField) {
             std::string::npos);
   EXPECT_NE(error(R"(, "hidden_act": "relu")").find("hidden_act: activation 'relu' in a gated MLP"),
             std::string::npos);
-  EXPECT_NE(error(R"(, "add_cross_attention": true)").find("add_cross_attention: an encoder-decoder"),
-            std::string::npos);
+  EXPECT_NE(
+      error(R"(, "add_cross_attention": true)").find("add_cross_attention: an encoder-decoder"),
+      std::string::npos);
   EXPECT_NE(error(R"(, "num_key_value_heads": 3)").find("duplicate key"), std::string::npos);
-  EXPECT_NE(ErrorOf([] { FromText(R"({"model_type": "lama"})"); })
-                .find("model_type 'lama' is not one phaze reads; did you mean 'llama'?"),
+  EXPECT_NE(ErrorOf([] {
+              FromText(R"({"model_type": "lama"})");
+            }).find("model_type 'lama' is not one phaze reads; did you mean 'llama'?"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([] { FromText(R"({"model_type": "gpt2", "n_embd": 64})"); })
-                .find("missing required key 'n_layer'"),
+  EXPECT_NE(ErrorOf([] {
+              FromText(R"({"model_type": "gpt2", "n_embd": 64})");
+            }).find("missing required key 'n_layer'"),
             std::string::npos);
   EXPECT_NE(ErrorOf([] {
               FromText(R"({"model_type": "opt", "hidden_size": 64, "num_hidden_layers": 2,
@@ -192,21 +197,26 @@ TEST(HfConfig, RefusesWhatItDoesNotModelNamingTheField) {
             std::string::npos);
   EXPECT_NE(ErrorOf([] {
               FromText(R"({"model_type": "gpt2", "n_embd": 64, "n_layer": 1, "n_head": 4,
-                "vocab_size": 10, "n_positions": 32})", 64);
+                "vocab_size": 10, "n_positions": 32})",
+                       64);
             }).find("sequence length 64 exceeds the 32 rows"),
             std::string::npos);
   // A window that covers the sequence changes nothing: accepted.
   EXPECT_EQ(FromText(R"({"model_type": "mistral", "hidden_size": 64, "intermediate_size": 128,
       "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
-      "max_position_embeddings": 4096, "sliding_window": 1024})", 1024).sequence_length, 1024);
+      "max_position_embeddings": 4096, "sliding_window": 1024})",
+                     1024)
+                .sequence_length,
+            1024);
 }
 
 TEST(HfConfig, OnlyMapsWithAModelTypeAreHfConfigs) {
   EXPECT_TRUE(IsHfConfigDocument(ConfigNode::ParseString(R"({"model_type": "gpt2"})", "a")));
   EXPECT_FALSE(IsHfConfigDocument(ConfigNode::ParseString("name: x\nfamily: llama\n", "b")));
   EXPECT_FALSE(IsHfConfigDocument(ConfigNode::ParseString("[1, 2]", "c")));
-  EXPECT_NE(ErrorOf([] { LoadHfConfig(std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml"); })
-                .find("expected a Hugging Face config.json"),
+  EXPECT_NE(ErrorOf([] {
+              LoadHfConfig(std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml");
+            }).find("expected a Hugging Face config.json"),
             std::string::npos);
 }
 

@@ -29,8 +29,8 @@ TEST(ParetoFront, MatchesTheDefinitionOnRandomConfigs) {
       bool dominated = thr[i] <= 0;
       for (int j = 0; j < n && !dominated; ++j) {
         if (j == i) continue;
-        const bool better = area[j] <= area[i] && thr[j] >= thr[i] &&
-                            (area[j] < area[i] || thr[j] > thr[i]);
+        const bool better =
+            area[j] <= area[i] && thr[j] >= thr[i] && (area[j] < area[i] || thr[j] > thr[i]);
         const bool same_earlier = area[j] == area[i] && thr[j] == thr[i] && j < i;
         dominated = better || same_earlier;
       }

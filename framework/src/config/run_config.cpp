@@ -100,7 +100,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
         e.file_node = m;
       } else {
         m.ExpectKeys({"file", "hf", "sequence_length", "weight", "expert", "presets"});
-        if (m.Has("file") && m.Has("hf")) m.Child("hf").Fail("give either 'file' or 'hf', not both");
+        if (m.Has("file") && m.Has("hf"))
+          m.Child("hf").Fail("give either 'file' or 'hf', not both");
         e.hf = m.Has("hf") && !m.Has("file");
         e.file_node = m.Has("file") || !e.hf ? m.Child("file") : m.Child("hf");
         e.file = e.file_node->AsString();

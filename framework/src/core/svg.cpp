@@ -52,7 +52,8 @@ void SvgCanvas::Text(double x, double y, std::string_view text, const TextStyle&
   if (!style.fill.empty()) body_ << " fill=\"" << style.fill << "\"";
   if (style.bold) body_ << " font-weight=\"bold\"";
   if (style.halo) {
-    body_ << " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
+    body_
+        << " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
   }
   if (style.vertical) body_ << " transform=\"rotate(-90 " << Num(x) << " " << Num(y) << ")\"";
   body_ << ">" << XmlEscape(text) << "</text>\n";
@@ -82,8 +83,8 @@ void SvgCanvas::Circle(double cx, double cy, double r, std::string_view fill,
 void SvgCanvas::Line(double x1, double y1, double x2, double y2, std::string_view stroke,
                      std::string_view attributes) {
   Extend(x1 - 1, y1 - 1, x2 + 1, y2 + 1);
-  body_ << "<line x1=\"" << Num(x1) << "\" y1=\"" << Num(y1) << "\" x2=\"" << Num(x2)
-        << "\" y2=\"" << Num(y2) << "\" stroke=\"" << stroke << "\"";
+  body_ << "<line x1=\"" << Num(x1) << "\" y1=\"" << Num(y1) << "\" x2=\"" << Num(x2) << "\" y2=\""
+        << Num(y2) << "\" stroke=\"" << stroke << "\"";
   if (!attributes.empty()) body_ << " " << attributes;
   body_ << "/>\n";
 }
@@ -112,8 +113,8 @@ std::string SvgCanvas::Finish(double margin) const {
   const double w = empty ? 2 * margin : max_x_ - min_x_ + 2 * margin;
   const double h = empty ? 2 * margin : max_y_ - min_y_ + 2 * margin;
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << Num(w) << "\" height=\""
-      << Num(h) << "\" viewBox=\"" << Num(x0) << " " << Num(y0) << " " << Num(w) << " " << Num(h)
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << Num(w) << "\" height=\"" << Num(h)
+      << "\" viewBox=\"" << Num(x0) << " " << Num(y0) << " " << Num(w) << " " << Num(h)
       << "\" font-family=\"sans-serif\" font-size=\"11\">\n"
       << "<rect x=\"" << Num(x0) << "\" y=\"" << Num(y0) << "\" width=\"" << Num(w)
       << "\" height=\"" << Num(h) << "\" fill=\"white\"/>\n"
@@ -143,10 +144,14 @@ std::string TickLabel(double v) {
   const double a = std::abs(v);
   const char* suffix = "";
   double scaled = v;
-  if (a >= 1e12) scaled = v / 1e12, suffix = "T";
-  else if (a >= 1e9) scaled = v / 1e9, suffix = "G";
-  else if (a >= 1e6) scaled = v / 1e6, suffix = "M";
-  else if (a >= 1e4) scaled = v / 1e3, suffix = "k";
+  if (a >= 1e12)
+    scaled = v / 1e12, suffix = "T";
+  else if (a >= 1e9)
+    scaled = v / 1e9, suffix = "G";
+  else if (a >= 1e6)
+    scaled = v / 1e6, suffix = "M";
+  else if (a >= 1e4)
+    scaled = v / 1e3, suffix = "k";
   char text[32];
   std::snprintf(text, sizeof text, "%.4g%s", scaled, suffix);
   return text;

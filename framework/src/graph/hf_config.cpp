@@ -18,22 +18,74 @@ namespace {
 // epsilons, rotary frequencies and scaling, caching, attention kernels, storage dtype (phaze
 // trains in 16-bit whatever the checkpoint stores), auxiliary-loss weights.
 const std::set<std::string, std::less<>>& InertKeys() {
-  static const std::set<std::string, std::less<>> keys = {
-      "_name_or_path", "_commit_hash", "_attn_implementation", "architectures", "model_type",
-      "transformers_version", "torch_dtype", "use_bfloat16", "return_dict", "output_hidden_states",
-      "output_attentions", "torchscript", "tf_legacy_loss", "use_cache", "tie_encoder_decoder",
-      "chunk_size_feed_forward", "finetuning_task", "id2label", "label2id", "num_labels",
-      "problem_type", "tokenizer_class", "prefix", "bos_token_id", "eos_token_id", "pad_token_id",
-      "sep_token_id", "decoder_start_token_id", "task_specific_params", "max_length",
-      "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
-      "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty",
-      "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
-      "num_return_sequences", "output_scores", "return_dict_in_generate", "forced_bos_token_id",
-      "forced_eos_token_id", "remove_invalid_values", "exponential_decay_length_penalty",
-      "suppress_tokens", "begin_suppress_tokens", "gradient_checkpointing", "initializer_range",
-      "init_std", "layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps", "rope_theta",
-      "rotary_emb_base", "rope_scaling", "pretraining_tp", "classifier_dropout",
-      "router_aux_loss_coef", "output_router_logits", "router_jitter_noise"};
+  static const std::set<std::string, std::less<>> keys = {"_name_or_path",
+                                                          "_commit_hash",
+                                                          "_attn_implementation",
+                                                          "architectures",
+                                                          "model_type",
+                                                          "transformers_version",
+                                                          "torch_dtype",
+                                                          "use_bfloat16",
+                                                          "return_dict",
+                                                          "output_hidden_states",
+                                                          "output_attentions",
+                                                          "torchscript",
+                                                          "tf_legacy_loss",
+                                                          "use_cache",
+                                                          "tie_encoder_decoder",
+                                                          "chunk_size_feed_forward",
+                                                          "finetuning_task",
+                                                          "id2label",
+                                                          "label2id",
+                                                          "num_labels",
+                                                          "problem_type",
+                                                          "tokenizer_class",
+                                                          "prefix",
+                                                          "bos_token_id",
+                                                          "eos_token_id",
+                                                          "pad_token_id",
+                                                          "sep_token_id",
+                                                          "decoder_start_token_id",
+                                                          "task_specific_params",
+                                                          "max_length",
+                                                          "min_length",
+                                                          "do_sample",
+                                                          "early_stopping",
+                                                          "num_beams",
+                                                          "num_beam_groups",
+                                                          "diversity_penalty",
+                                                          "temperature",
+                                                          "top_k",
+                                                          "top_p",
+                                                          "typical_p",
+                                                          "repetition_penalty",
+                                                          "length_penalty",
+                                                          "no_repeat_ngram_size",
+                                                          "encoder_no_repeat_ngram_size",
+                                                          "bad_words_ids",
+                                                          "num_return_sequences",
+                                                          "output_scores",
+                                                          "return_dict_in_generate",
+                                                          "forced_bos_token_id",
+                                                          "forced_eos_token_id",
+                                                          "remove_invalid_values",
+                                                          "exponential_decay_length_penalty",
+                                                          "suppress_tokens",
+                                                          "begin_suppress_tokens",
+                                                          "gradient_checkpointing",
+                                                          "initializer_range",
+                                                          "init_std",
+                                                          "layer_norm_eps",
+                                                          "layer_norm_epsilon",
+                                                          "rms_norm_eps",
+                                                          "rope_theta",
+                                                          "rotary_emb_base",
+                                                          "rope_scaling",
+                                                          "pretraining_tp",
+                                                          "classifier_dropout",
+                                                          "router_aux_loss_coef",
+                                                          "output_router_logits",
+                                                          "router_jitter_noise"};
   return keys;
 }
 
@@ -95,8 +147,8 @@ class HfReader {
         if (node.IsNull() || node.Entries().empty()) continue;
         Refuse(node, "pruned attention heads");
       }
-      node.Fail("field '" + key + "' is not understood by phaze's reader for model_type '" +
-                type_ + "'; if it changes the architecture phaze cannot model it, and if it does " +
+      node.Fail("field '" + key + "' is not understood by phaze's reader for model_type '" + type_ +
+                "'; if it changes the architecture phaze cannot model it, and if it does " +
                 "not, remove it from the file (workloads/README.md lists the fields read)");
     }
   }
@@ -110,8 +162,8 @@ class HfReader {
 // The MLP's element-wise function from a transformers activation name.
 std::string Activation(HfReader& r, const ConfigNode& n, bool gated) {
   const std::string name = n.AsString();
-  const bool tanh_gelu = name == "gelu_new" || name == "gelu_fast" ||
-                         name == "gelu_pytorch_tanh" || name == "gelu_tanh";
+  const bool tanh_gelu = name == "gelu_new" || name == "gelu_fast" || name == "gelu_pytorch_tanh" ||
+                         name == "gelu_tanh";
   const bool gelu = name == "gelu" || name == "gelu_python";
   if (gated) {
     if (name == "silu" || name == "swish") return "swiglu";
@@ -121,8 +173,8 @@ std::string Activation(HfReader& r, const ConfigNode& n, bool gated) {
     if (gelu) return "gelu";
     if (name == "relu") return "relu";
   }
-  r.Refuse(n, std::string("activation '") + name + "' in a " + (gated ? "gated" : "plain") +
-                  " MLP");
+  r.Refuse(n,
+           std::string("activation '") + name + "' in a " + (gated ? "gated" : "plain") + " MLP");
 }
 
 // Everything set explicitly, so the spec does not depend on the family's defaults.
@@ -359,9 +411,8 @@ ModelSpec ParseHfConfig(const ConfigNode& root, std::int64_t sequence_length) {
     for (const auto& t : Types()) list += (list.empty() ? "" : ", ") + t;
     std::string hint;
     if (auto guess = DidYouMean(type, Types())) hint = "; did you mean '" + *guess + "'?";
-    type_node.Fail("model_type '" + type + "' is not one phaze reads" + hint +
-                   "  known: " + list + " (or describe the model in phaze's YAML schema, " +
-                   "workloads/README.md)");
+    type_node.Fail("model_type '" + type + "' is not one phaze reads" + hint + "  known: " + list +
+                   " (or describe the model in phaze's YAML schema, " + "workloads/README.md)");
   }
   HfReader r(root, type);
   ModelSpec m = type == "gpt2"       ? ReadGpt2(r)
@@ -398,9 +449,11 @@ ModelSpec ParseHfConfig(const ConfigNode& root, std::int64_t sequence_length) {
     const double rotated = m.rotary_fraction * static_cast<double>(m.HeadDim());
     if (rotated != std::floor(rotated) || static_cast<std::int64_t>(rotated) % 2 != 0) {
       field({"rotary_pct", "partial_rotary_factor", "head_dim", "num_attention_heads"})
-          .Fail("rotary positions rotate an even number of each head's dimensions; head "
-                "dimension " + std::to_string(m.HeadDim()) + " × " +
-                FormatDouble(m.rotary_fraction) + " = " + FormatDouble(rotated));
+          .Fail(
+              "rotary positions rotate an even number of each head's dimensions; head "
+              "dimension " +
+              std::to_string(m.HeadDim()) + " × " + FormatDouble(m.rotary_fraction) + " = " +
+              FormatDouble(rotated));
     }
   }
   if (m.positions == "learned" && m.sequence_length > m.max_positions) {

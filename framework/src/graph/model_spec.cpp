@@ -184,7 +184,8 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   };
   m.norm = choice("norm", d->norm, {"layernorm", "rmsnorm"});
   m.norm_position = choice("norm_position", d->norm_position, {"pre", "post"});
-  m.activation = choice("activation", d->activation, {"gelu", "gelu_tanh", "relu", "swiglu", "geglu"});
+  m.activation =
+      choice("activation", d->activation, {"gelu", "gelu_tanh", "relu", "swiglu", "geglu"});
   m.positions = choice("positions", d->positions, {"learned", "rotary", "none"});
 
   auto flag = [&](std::string_view key, bool fallback) {
@@ -199,7 +200,8 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   m.embedding_scale = flag("embedding_scale", false);
   if (auto n = root.Optional("rotary_fraction")) {
     m.rotary_fraction = n->AsPositiveDouble();
-    if (m.rotary_fraction > 1) n->Fail("expected a share of the head dimensions in (0, 1], found " + n->Describe());
+    if (m.rotary_fraction > 1)
+      n->Fail("expected a share of the head dimensions in (0, 1], found " + n->Describe());
   }
   m.tied_embeddings = flag("tied_embeddings", d->tied_embeddings);
   m.fused_qkv = flag("fused_qkv", d->fused_qkv);
@@ -239,7 +241,8 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   // Consistency.
   if (m.head_dim == 0 && m.hidden % m.heads != 0) {
     root.Child("heads").Fail("heads " + std::to_string(m.heads) + " does not divide hidden " +
-                             std::to_string(m.hidden) + " (the head dimension must be an integer; or give head_dim)");
+                             std::to_string(m.hidden) +
+                             " (the head dimension must be an integer; or give head_dim)");
   }
   if (m.heads % m.kv_heads != 0) {
     root.Child("kv_heads")
@@ -264,16 +267,18 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
                             : root.Optional("head_dim")      ? root.Child("head_dim")
                                                              : root.Child("heads");
       at.Fail("rotary positions rotate an even number of each head's dimensions; head dimension " +
-              std::to_string(m.HeadDim()) + " × rotary_fraction " + FormatDouble(m.rotary_fraction) +
-              " = " + FormatDouble(rotated));
+              std::to_string(m.HeadDim()) + " × rotary_fraction " +
+              FormatDouble(m.rotary_fraction) + " = " + FormatDouble(rotated));
     }
   } else if (auto n = root.Optional("rotary_fraction")) {
     n->Fail("rotary_fraction applies to rotary positions; positions are '" + m.positions + "'");
   }
   if (m.parallel_block && m.norm_position != "pre") {
     root.Child("parallel_block")
-        .Fail("a parallel attention/MLP block is pre-LN (each branch normalises its input); "
-              "norm_position is '" + m.norm_position + "'");
+        .Fail(
+            "a parallel attention/MLP block is pre-LN (each branch normalises its input); "
+            "norm_position is '" +
+            m.norm_position + "'");
   }
   return m;
 }

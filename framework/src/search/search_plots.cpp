@@ -41,10 +41,11 @@ const PlanChoice* ShownPlan(const SearchResults& r, std::size_t m) {
 }
 
 std::string PlanLine(const PlanChoice& p) {
-  return "p=" + std::to_string(p.plan.pipeline_stages) + " d=" +
-         std::to_string(p.plan.data_parallel) + " t=" + std::to_string(p.plan.tensor_parallel) +
-         " b=" + std::to_string(p.micro_batch) + ", recompute " +
-         std::string(ToString(p.recompute)) + ", HBM " + Fmt("%g", p.hbm_gib) + " GiB";
+  return "p=" + std::to_string(p.plan.pipeline_stages) +
+         " d=" + std::to_string(p.plan.data_parallel) +
+         " t=" + std::to_string(p.plan.tensor_parallel) + " b=" + std::to_string(p.micro_batch) +
+         ", recompute " + std::string(ToString(p.recompute)) + ", HBM " + Fmt("%g", p.hbm_gib) +
+         " GiB";
 }
 
 std::string PlotTitle(const SearchResults& r, const std::string& what) {
@@ -94,7 +95,8 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
       }
       thr.push_back(v);
     }
-    if (area > 0) baselines.push_back({preset, {area, CommonScore(thr, weights, r.run.search.mean)}});
+    if (area > 0)
+      baselines.push_back({preset, {area, CommonScore(thr, weights, r.run.search.mean)}});
   }
   double min_area = r.area_budget_mm2, max_area = r.area_budget_mm2, max_score = 0;
   for (const auto& p : explored) {
@@ -116,7 +118,8 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
   auto Y = [&](double s) { return H - s / y_hi * H; };
 
   SvgCanvas svg;
-  svg.Text(0, -24, "Explored architectures: throughput against area", {14, "start", "", false, true});
+  svg.Text(0, -24, "Explored architectures: throughput against area",
+           {14, "start", "", false, true});
   svg.Line(0, H, W, H, "black");
   svg.Line(0, 0, 0, H, "black");
   for (double a : x_ticks) {
@@ -218,8 +221,10 @@ std::string PipelineSvg(const SearchResults& r) {
     }
   }
   const double bottom = row_h * static_cast<double>(std::max<std::size_t>(1, r.models.size()));
-  svg.Text(left, bottom + 4, "stages from first (embedding) to last (head), widths ∝ layers; "
-           "label: layers × devices per stage", {10, "start", kGrey});
+  svg.Text(left, bottom + 4,
+           "stages from first (embedding) to last (head), widths ∝ layers; "
+           "label: layers × devices per stage",
+           {10, "start", kGrey});
   svg.Legend(left, bottom + 26,
              {{Shade(0.25), "stage load 25% of the slowest stage's"},
               {Shade(0.5), "50%"},
@@ -262,7 +267,8 @@ std::string MemorySvg(const SearchResults& r) {
     const double hbm = p->hbm_gib * kGiB;
     const bool mib = std::max(peak, std::min(hbm, peak * 1.5)) < kGiB;
     const double unit = mib ? 1048576.0 : kGiB;
-    const std::vector<double> ticks = NiceTicks(0, std::max(peak, hbm <= peak * 1.5 ? hbm : 0) / unit, 4);
+    const std::vector<double> ticks =
+        NiceTicks(0, std::max(peak, hbm <= peak * 1.5 ? hbm : 0) / unit, 4);
     const double top = ticks.back();
     auto Y = [&](double v) { return y0 + panel_h - v / top * panel_h; };
     svg.Line(0, y0 + panel_h, width, y0 + panel_h, "black");

@@ -16,14 +16,17 @@ namespace phaze {
 struct TextStyle {
   TextStyle(double size_ = 11, std::string anchor_ = "start", std::string fill_ = "",
             bool vertical_ = false, bool bold_ = false)
-      : size(size_), anchor(std::move(anchor_)), fill(std::move(fill_)), vertical(vertical_),
+      : size(size_),
+        anchor(std::move(anchor_)),
+        fill(std::move(fill_)),
+        vertical(vertical_),
         bold(bold_) {}
-  double size;              // px
-  std::string anchor;       // start | middle | end
-  std::string fill;         // "" = black
-  bool vertical;            // rotated -90° about (x, y), reading upwards
+  double size;         // px
+  std::string anchor;  // start | middle | end
+  std::string fill;    // "" = black
+  bool vertical;       // rotated -90° about (x, y), reading upwards
   bool bold;
-  bool halo = false;        // a white outline under the glyphs, for labels over data
+  bool halo = false;  // a white outline under the glyphs, for labels over data
 };
 
 class SvgCanvas {

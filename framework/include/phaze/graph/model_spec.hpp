@@ -33,20 +33,20 @@ struct ModelSpec {
   std::int64_t embedding_dim = 0;  // word-embedding width; ≠ hidden adds project_in/out (OPT-350M)
   std::int64_t token_types = 0;    // BERT segment embeddings (0: none)
 
-  std::string norm;             // layernorm | rmsnorm
-  std::string norm_position;    // pre | post
-  bool final_norm = false;      // a norm after the last block
-  bool embedding_norm = false;  // a norm on the embedding output (BERT)
-  std::string activation;       // gelu | gelu_tanh | relu | swiglu | geglu
-  std::string positions;        // learned | rotary | none
+  std::string norm;              // layernorm | rmsnorm
+  std::string norm_position;     // pre | post
+  bool final_norm = false;       // a norm after the last block
+  bool embedding_norm = false;   // a norm on the embedding output (BERT)
+  std::string activation;        // gelu | gelu_tanh | relu | swiglu | geglu
+  std::string positions;         // learned | rotary | none
   double rotary_fraction = 1.0;  // share of each head's dimensions rotated (GPT-NeoX rotary_pct)
-  bool bias = true;             // biases on every linear layer
-  bool qkv_bias = true;         // biases on the Q, K, V projections (default: bias; Qwen2: only these)
-  bool parallel_block = false;  // attention and MLP read the same input (GPT-NeoX, GPT-J): pre-LN
-  bool embedding_scale = false; // embeddings multiplied by sqrt(hidden) (Gemma)
-  bool tied_embeddings = true;  // LM head reuses the word-embedding table
-  bool fused_qkv = true;        // one QKV projection (GPT-2, Megatron) or three (BERT, OPT, Llama)
-  bool pooler = false;          // BERT pooler (first token → dense → tanh), forward only
+  bool bias = true;              // biases on every linear layer
+  bool qkv_bias = true;  // biases on the Q, K, V projections (default: bias; Qwen2: only these)
+  bool parallel_block = false;   // attention and MLP read the same input (GPT-NeoX, GPT-J): pre-LN
+  bool embedding_scale = false;  // embeddings multiplied by sqrt(hidden) (Gemma)
+  bool tied_embeddings = true;   // LM head reuses the word-embedding table
+  bool fused_qkv = true;         // one QKV projection (GPT-2, Megatron) or three (BERT, OPT, Llama)
+  bool pooler = false;           // BERT pooler (first token → dense → tanh), forward only
   bool lm_head_transform = false;  // dense + activation + norm before the LM head (BERT MLM)
   bool lm_head_bias = false;
   bool causal = true;
