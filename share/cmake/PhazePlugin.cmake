@@ -16,6 +16,9 @@ function(phaze_add_plugin target)
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE phaze::framework ${ARG_LIBRARIES})
+  if(TARGET phaze_fingerprint)
+    add_dependencies(${target} phaze_fingerprint)  # its entry compiles the build fingerprint in
+  endif()
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY}

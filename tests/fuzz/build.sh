@@ -10,7 +10,8 @@ out=${1:-$root/build-fuzz}
 mkdir -p "$out/obj"
 flags=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
        -I"$root/framework/include")
-sources=(config/config_node core/error core/files core/json graph/model_spec graph/graph_file
+sources=(config/config_node core/error core/files core/json core/svg graph/model_spec graph/hf_config
+         graph/graph_file
          graph/operator graph/operator_graph graph/layer_graph graph/backward graph/fusion
          schedule/schedule_file schedule/schedule_problem schedule/precedence schedule/list_schedule
          schedule/schedule_search)

@@ -7,7 +7,9 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/ilp/solver_backend.hpp"
+#include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/plugin_loader.hpp"
+#include "phaze/version.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "test_util.hpp"
 
@@ -59,15 +61,35 @@ TEST(PluginLoader, ObjectsKeepTheirLibraryLoaded) {
 TEST(PluginLoader, NoEntrySymbol) {
   EXPECT_EQ(LoadError({"no_entry"}),
             "plugin '" + Fixture("no_entry") +
-                "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_entry' "
+                "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_handshake' "
                 "(define it with PHAZE_PLUGIN_ENTRY(fn) from phaze/plugin/plugin_abi.hpp)");
 }
 
 TEST(PluginLoader, WrongAbiVersion) {
   EXPECT_EQ(LoadError({"wrong_abi"}),
             "plugin '" + Fixture("wrong_abi") +
-                "': wrong plugin ABI version: got 999, this phaze supports 3 (rebuild the plugin "
+                "': wrong plugin ABI version: got 999, this phaze supports 4 (rebuild the plugin "
                 "against this phaze)");
+}
+
+// A plugin compiled against other headers is refused before anything past the handshake is used,
+// and one of the old ABI (an entry returning a struct by value) without even being called.
+TEST(PluginLoader, OtherHeadersAndOldAbiAreRefused) {
+  EXPECT_EQ(LoadError({"other_headers"}),
+            "plugin '" + Fixture("other_headers") +
+                "': built against other phaze headers (fingerprint '0.0.0-0123456789abcdef', this "
+                "phaze '" + std::string(kBuildFingerprint) +
+                "'): rebuild the plugin against this phaze's headers");
+  EXPECT_EQ(LoadError({"old_abi"}),
+            "plugin '" + Fixture("old_abi") +
+                "': built for an older phaze plugin ABI (3 or earlier: it exports "
+                "'phaze_plugin_entry'); this phaze supports ABI 4 (rebuild the plugin against this "
+                "phaze)");
+  // The fingerprint is the version and 16 hex digits of the headers' hash.
+  const std::string f = kBuildFingerprint;
+  ASSERT_GT(f.size(), 17u);
+  EXPECT_EQ(f.substr(0, f.size() - 17), kVersion);
+  EXPECT_EQ(f.find_first_not_of("0123456789abcdef", f.size() - 16), std::string::npos) << f;
 }
 
 // Files that are not plugins are refused with a message, never a crash: a null entry is not
@@ -76,7 +98,7 @@ TEST(PluginLoader, WrongAbiVersion) {
 TEST(PluginLoader, NotPluginsAreRefusedNotCrashed) {
   EXPECT_EQ(LoadError({"null_entry"}),
             "plugin '" + Fixture("null_entry") +
-                "': not a Phaze plugin: its entry symbol 'phaze_plugin_entry' is a null pointer");
+                "': not a Phaze plugin: its entry symbol 'phaze_plugin_handshake' is a null pointer");
   EXPECT_EQ(LoadError({"entry_throws_int"}),
             "plugin '" + Fixture("entry_throws_int") +
                 "': the entry function threw something that is not a std::exception");

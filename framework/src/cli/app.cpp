@@ -179,7 +179,8 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
 
     if (worker && (!cmd || cmd->name != "search")) return 0;  // only the search is distributed
     if (vm.count("version")) {
-      out << "phaze " << kVersion << " (plugin ABI " << plugin::kAbiVersion << ")\n";
+      out << "phaze " << kVersion << " (plugin ABI " << plugin::kAbiVersion << ", build "
+          << kBuildFingerprint << ")\n";
       return 0;
     }
     if (vm.count("help")) {

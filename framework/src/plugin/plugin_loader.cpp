@@ -143,6 +143,12 @@ void PluginLoader::Load(const fs::path& file, Registry& registry) {
   }
   dlclose(probe);
   if (!lib->has(plugin::kEntrySymbol)) {
+    if (lib->has(plugin::kOldEntrySymbol)) {  // ABI ≤ 3: its entry is never called (unsafe)
+      throw PluginError(where + ": built for an older phaze plugin ABI (3 or earlier: it exports '" +
+                        std::string(plugin::kOldEntrySymbol) + "'); this phaze supports ABI " +
+                        std::to_string(plugin::kAbiVersion) +
+                        " (rebuild the plugin against this phaze)");
+    }
     throw PluginError(where + ": not a Phaze plugin: it does not export the entry symbol '" +
                       std::string(plugin::kEntrySymbol) +
                       "' (define it with PHAZE_PLUGIN_ENTRY(fn) from phaze/plugin/plugin_abi.hpp)");
@@ -153,19 +159,37 @@ void PluginLoader::Load(const fs::path& file, Registry& registry) {
     throw PluginError(where + ": not a Phaze plugin: its entry symbol '" +
                       std::string(plugin::kEntrySymbol) + "' is a null pointer");
   }
-  plugin::PluginInfo info{};
+  const plugin::PluginHandshake* handshake = nullptr;
   try {
-    info = lib->get_alias<plugin::EntryFunction>(plugin::kEntrySymbol)();
+    handshake = lib->get_alias<plugin::EntryFunction>(plugin::kEntrySymbol)();
   } catch (const std::exception& ex) {
     throw PluginError(where + ": the entry function threw: " + ex.what());
   } catch (...) {
     throw PluginError(where + ": the entry function threw something that is not a std::exception");
   }
-  if (info.abi_version != plugin::kAbiVersion) {
+  // Field by field: each is read only once the ones before it matched.
+  if (handshake == nullptr) throw PluginError(where + ": the entry returned no handshake");
+  if (handshake->abi_version != plugin::kAbiVersion ||
+      handshake->info.abi_version != plugin::kAbiVersion) {
     throw PluginError(where + ": wrong plugin ABI version: got " +
-                      std::to_string(info.abi_version) + ", this phaze supports " +
+                      std::to_string(handshake->abi_version != plugin::kAbiVersion
+                                         ? handshake->abi_version
+                                         : handshake->info.abi_version) +
+                      ", this phaze supports " +
                       std::to_string(plugin::kAbiVersion) + " (rebuild the plugin against this phaze)");
   }
+  if (handshake->size != sizeof(plugin::PluginHandshake)) {
+    throw PluginError(where + ": its plugin handshake is " + std::to_string(handshake->size) +
+                      " bytes, this phaze's is " + std::to_string(sizeof(plugin::PluginHandshake)) +
+                      " (rebuild the plugin against this phaze)");
+  }
+  const std::string fingerprint = handshake->fingerprint ? handshake->fingerprint : "";
+  if (fingerprint != kBuildFingerprint) {
+    throw PluginError(where + ": built against other phaze headers (fingerprint '" + fingerprint +
+                      "', this phaze '" + kBuildFingerprint +
+                      "'): rebuild the plugin against this phaze's headers");
+  }
+  const plugin::PluginInfo& info = handshake->info;
   if (info.name == nullptr || *info.name == '\0' || info.register_components == nullptr) {
     throw PluginError(where + ": the entry returns no name or no register callback");
   }
