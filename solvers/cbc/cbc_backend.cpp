@@ -1,10 +1,11 @@
-// COIN-OR CBC 2.10 as a Phaze ILP solver backend ("cbc"), through CBC's C interface.
+// COIN-OR CBC 2.10 as a Phaze ILP solver backend ("cbc"), through CBC's C interface. It only
+// translates: SolverBackend::Solve (the framework) checks options, answers empty models, turns a
+// maximisation into the minimisation given here and adds the objective offset back.
 //
-// Every model is handed to CBC as a minimisation (a maximisation is negated here and the results
-// negated back), with the objective offset added back here (the C interface has none). Native
-// statuses are mapped explicitly: Cbc_status (0 finished, 1 stopped on a limit, 2 abandoned, 5
-// user) with Cbc_secondaryStatus and the isProven* predicates; an objective of ~1.8e308 means "no
-// solution" whatever the status says. Time limits are wall-clock ("timeMode elapsed").
+// Native statuses are mapped explicitly: Cbc_status (0 finished, 1 stopped on a limit, 2
+// abandoned, 5 user) with Cbc_secondaryStatus and the isProven* predicates; an objective of
+// ~1.8e308 means "no solution" whatever the status says. Time limits are wall-clock ("timeMode
+// elapsed").
 //
 // Cbc_solve runs CbcMain1, which keeps static state; solves are therefore serialised by a mutex in
 // this plugin. Parallel searches get their parallelism from evaluating architectures, and run the
@@ -12,7 +13,6 @@
 #include <coin/Cbc_C_Interface.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cmath>
 #include <limits>
@@ -49,16 +49,8 @@ class CbcBackend final : public SolverBackend {
   std::string Name() const override { return "cbc"; }
   std::string Version() const override { return std::string("CBC ") + Cbc_getVersion(); }
 
-  SolveResult Solve(const IlpModel& model, const SolveOptions& options) const override {
-    if (std::string err = options.Validate(model.NumVariables()); !err.empty()) {
-      SolveResult r;
-      r.status = SolveStatus::kError;
-      r.detail = "invalid options: " + err;
-      return r;
-    }
-    if (auto trivial = SolveWithoutSolver(model)) return *trivial;
-    auto start = std::chrono::steady_clock::now();
-    const double sign = model.Sense() == ObjectiveSense::kMaximize ? -1.0 : 1.0;
+  MinimisationResult SolveMinimisation(const IlpModel& model, const std::vector<double>& costs,
+                                       const SolveOptions& options) const override {
     const int n = model.NumVariables();
     const int m = model.NumRows();
 
@@ -84,7 +76,7 @@ class CbcBackend final : public SolverBackend {
       const auto& v = model.Variable(j);
       lb[j] = v.lower == -kInfinity ? -kCoinInfinity : v.lower;
       ub[j] = v.upper == kInfinity ? kCoinInfinity : v.upper;
-      obj[j] = sign * v.objective;
+      obj[j] = costs[j];
     }
     std::vector<double> rlb(model.RowLower()), rub(model.RowUpper());
     for (double& x : rlb)
@@ -126,9 +118,7 @@ class CbcBackend final : public SolverBackend {
     if (options.threads > 1) {
       Cbc_setParameter(cbc, "threads", std::to_string(options.threads).c_str());
     }
-    if (options.objective_cutoff) {
-      Cbc_setCutoff(cbc, sign * (*options.objective_cutoff - model.ObjectiveOffset()));
-    }
+    if (options.objective_cutoff) Cbc_setCutoff(cbc, *options.objective_cutoff);
     if (!options.warm_start.empty()) {
       std::vector<int> idx(n);
       for (int j = 0; j < n; ++j) idx[j] = j;
@@ -137,7 +127,7 @@ class CbcBackend final : public SolverBackend {
 
     Cbc_solve(cbc);
 
-    SolveResult r;
+    MinimisationResult r;
     const int status = Cbc_status(cbc);
     const int secondary = Cbc_secondaryStatus(cbc);
     const double raw_obj = Cbc_getObjValue(cbc);
@@ -181,19 +171,12 @@ class CbcBackend final : public SolverBackend {
       r.status = SolveStatus::kError;
       r.detail += " (no solution and no proof)";
     }
-    if (r.HasSolution()) {
+    if (r.status == SolveStatus::kOptimal || r.status == SolveStatus::kFeasible) {
       r.values.assign(sol, sol + n);
-      r.objective = sign * raw_obj + model.ObjectiveOffset();
-      if (r.status == SolveStatus::kOptimal) {
-        r.best_bound = r.objective;
-      } else {
-        double bound = Cbc_getBestPossibleObjValue(cbc);
-        r.best_bound =
-            std::fabs(bound) < 1e300 ? sign * bound + model.ObjectiveOffset() : sign * -kInfinity;
-      }
+      r.objective = raw_obj;
+      const double bound = Cbc_getBestPossibleObjValue(cbc);
+      r.best_bound = std::fabs(bound) < 1e300 ? bound : -kInfinity;  // ~DBL_MAX: no bound
     }
-    r.solve_time_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }
  private:

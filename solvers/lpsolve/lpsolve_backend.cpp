@@ -1,4 +1,6 @@
-// lp_solve 5.5 as a Phaze ILP solver backend ("lpsolve").
+// lp_solve 5.5 as a Phaze ILP solver backend ("lpsolve"). It only translates: SolverBackend::Solve
+// (the framework) checks options, answers empty models, turns a maximisation into the minimisation
+// given here and adds the objective offset back.
 //
 // Traps handled here (see CONVENTIONS.md): lp_lib.h #defines LE/GE/EQ/TRUE/FALSE, so it is included
 // last and only here; the global solve() is called as ::solve; columns are 1-based; the default
@@ -7,7 +9,6 @@
 // at an objective of ±1e30, which is mapped to unbounded. lp_solve reports no best bound for a
 // stopped search (best_bound = −inf for minimisation), and ignores warm starts and cutoffs. A node
 // limit is implemented with the abort callback.
-#include <chrono>
 #include <cstdint>
 #include <cmath>
 #include <string>
@@ -51,16 +52,9 @@ class LpSolveBackend final : public SolverBackend {
            std::to_string(release) + "." + std::to_string(build);
   }
 
-  SolveResult Solve(const IlpModel& model, const SolveOptions& options) const override {
-    SolveResult r;
-    if (std::string err = options.Validate(model.NumVariables()); !err.empty()) {
-      r.status = SolveStatus::kError;
-      r.detail = "invalid options: " + err;
-      return r;
-    }
-    if (auto trivial = SolveWithoutSolver(model)) return *trivial;
-    auto start = std::chrono::steady_clock::now();
-    const double sign = model.Sense() == ObjectiveSense::kMaximize ? -1.0 : 1.0;
+  MinimisationResult SolveMinimisation(const IlpModel& model, const std::vector<double>& costs,
+                                       const SolveOptions& options) const override {
+    MinimisationResult r;
     const int n = model.NumVariables();
     const int m = model.NumRows();
 
@@ -80,7 +74,7 @@ class LpSolveBackend final : public SolverBackend {
     auto clamp = [inf](double x) { return x >= inf ? inf : x <= -inf ? -inf : x; };
 
     std::vector<double> row(static_cast<size_t>(n) + 1, 0.0);
-    for (int j = 0; j < n; ++j) row[j + 1] = sign * model.Variable(j).objective;
+    for (int j = 0; j < n; ++j) row[j + 1] = costs[j];
     set_obj_fn(lp, row.data());
     set_minim(lp);
 
@@ -143,14 +137,11 @@ class LpSolveBackend final : public SolverBackend {
       case USERABORT: r.status = SolveStatus::kNoSolutionAtLimit; break;
       default: r.status = SolveStatus::kError; break;
     }
-    if (r.HasSolution()) {
+    if (r.status == SolveStatus::kOptimal || r.status == SolveStatus::kFeasible) {
       r.values.resize(static_cast<size_t>(n));
       get_variables(lp, r.values.data());
-      r.objective = sign * raw_obj + model.ObjectiveOffset();
-      r.best_bound = r.status == SolveStatus::kOptimal ? r.objective : sign * -kInfinity;
+      r.objective = raw_obj;  // no bound is reported for a stopped search: best_bound stays −inf
     }
-    r.solve_time_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   }
 };

@@ -55,7 +55,9 @@ TEST(PluginLoader, ObjectsKeepTheirLibraryLoaded) {
   }  // registry (and its handle on the library) gone
   // The vtable and code of the object live in the plugin: calling it proves it is still mapped.
   EXPECT_EQ(backend->Name(), "fixture-solver");
-  EXPECT_EQ(backend->Solve(IlpModel(), SolveOptions()).detail, "fixture backend does not solve");
+  IlpModel model;
+  model.AddBinary("x");  // a variable: the backend itself is called
+  EXPECT_EQ(backend->Solve(model, SolveOptions()).detail, "fixture backend does not solve");
 }
 
 TEST(PluginLoader, NoEntrySymbol) {

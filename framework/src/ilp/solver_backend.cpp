@@ -1,5 +1,6 @@
 #include "phaze/ilp/solver_backend.hpp"
 
+#include <chrono>
 #include <cmath>
 
 namespace phaze {
@@ -35,6 +36,38 @@ double SolveResult::Gap() const {
   if (status == SolveStatus::kOptimal) return 0.0;
   double diff = std::fabs(objective - best_bound);
   return diff / std::max(1e-10, std::fabs(objective));
+}
+
+SolveResult SolverBackend::Solve(const IlpModel& model, const SolveOptions& options) const {
+  if (std::string err = options.Validate(model.NumVariables()); !err.empty()) {
+    SolveResult r;
+    r.status = SolveStatus::kError;
+    r.detail = "invalid options: " + err;
+    return r;
+  }
+  if (auto trivial = SolveWithoutSolver(model)) return *trivial;
+  const auto start = std::chrono::steady_clock::now();
+  const double sign = model.Sense() == ObjectiveSense::kMaximize ? -1.0 : 1.0;
+  const double offset = model.ObjectiveOffset();
+  std::vector<double> costs(static_cast<std::size_t>(model.NumVariables()));
+  for (int j = 0; j < model.NumVariables(); ++j) costs[j] = sign * model.Variable(j).objective;
+  SolveOptions native = options;
+  if (native.objective_cutoff) native.objective_cutoff = sign * (*options.objective_cutoff - offset);
+
+  MinimisationResult m = SolveMinimisation(model, costs, native);
+  SolveResult r;
+  r.status = m.status;
+  r.nodes = m.nodes;
+  r.detail = std::move(m.detail);
+  if (r.HasSolution()) {
+    r.values = std::move(m.values);
+    r.objective = sign * m.objective + offset;
+    r.best_bound = r.status == SolveStatus::kOptimal ? r.objective
+                   : std::isfinite(m.best_bound)     ? sign * m.best_bound + offset
+                                                     : sign * -kInfinity;
+  }
+  r.solve_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
 }
 
 std::optional<SolveResult> SolveWithoutSolver(const IlpModel& model) {

@@ -62,6 +62,21 @@ struct SolveResult {
   double Gap() const;
 };
 
+// What a backend reports for the minimisation it was given (SolverBackend::SolveMinimisation):
+// objective and bound without the model's offset.
+struct MinimisationResult {
+  SolveStatus status = SolveStatus::kError;
+  double objective = 0.0;           // of the minimisation; valid with a solution
+  double best_bound = -kInfinity;   // proven lower bound of the minimisation; −inf when unknown
+  std::vector<double> values;       // one per variable, with a solution
+  std::int64_t nodes = 0;
+  std::string detail;               // the raw native status
+};
+
+// A solver backend translates a minimisation to its library and the library's answer back; the
+// framework's Solve does the rest, the same for every backend: checks the options, answers a model
+// without variables, turns a maximisation into a minimisation (costs and cutoff negated, the
+// offset taken out) and back, and times the call.
 class SolverBackend {
  public:
   virtual ~SolverBackend() = default;
@@ -70,11 +85,19 @@ class SolverBackend {
   // The native library and version, e.g. "CBC 2.10.8".
   virtual std::string Version() const = 0;
   // Thread-safe and deterministic for the same model and options (with threads = 1).
-  virtual SolveResult Solve(const IlpModel& model, const SolveOptions& options) const = 0;
+  SolveResult Solve(const IlpModel& model, const SolveOptions& options) const;
+
+ protected:
+  // minimise Σ costs[j]·x_j subject to the model's rows, bounds and integrality (the model's own
+  // objective sense and offset are to be ignored), under `options` (valid; a cutoff, if any, is
+  // on this minimisation). The model has at least one variable.
+  virtual MinimisationResult SolveMinimisation(const IlpModel& model,
+                                               const std::vector<double>& costs,
+                                               const SolveOptions& options) const = 0;
 };
 
 // Solves models that need no solver: no variables (objective = offset; optimal, or infeasible if a
-// row's bounds exclude 0). Returns nullopt for any other model. Backends call this first.
+// row's bounds exclude 0). Returns nullopt for any other model. SolverBackend::Solve calls it first.
 std::optional<SolveResult> SolveWithoutSolver(const IlpModel& model);
 
 }  // namespace phaze
