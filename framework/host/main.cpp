@@ -1,5 +1,6 @@
-// The `phaze` host executable: everything is in libphaze_framework (phaze::cli::RunApp). Under
-// mpirun, the Cluster makes this process one rank of a distributed search.
+// The `phaze` host executable: the commands are in the phaze_host library (phaze::cli::RunApp,
+// host/src/cli), the algorithms in libphaze_framework. Under mpirun, the Cluster
+// (host/src/cluster) makes this process one rank of a distributed search.
 #include <unistd.h>
 
 #include <cstdlib>
