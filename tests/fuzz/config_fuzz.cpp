@@ -1,6 +1,7 @@
 // libFuzzer target: the YAML/JSON config layer and the readers built on it. Any document must
 // parse or fail with phaze::ConfigError (a located message) — never crash, hang or leak through
-// another exception type. Reads it as a model file and as a run-config-like tree of typed reads.
+// another exception type. Reads it as a model file (phaze YAML, and a Hugging Face config when it has a model_type) and
+// as a run-config-like tree of typed reads.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const phaze::ConfigNode root = phaze::ConfigNode::ParseString(text, "fuzz.yaml");
     Walk(root, 0);
     try { (void)phaze::ParseModelSpec(root); } catch (const phaze::ConfigError&) {}
+    try { (void)phaze::ParseWorkload(root); } catch (const phaze::ConfigError&) {}  // HF configs
   } catch (const phaze::ConfigError&) {
   }
   return 0;
