@@ -1,7 +1,7 @@
 // libFuzzer target: the YAML/JSON config layer and the readers built on it. Any document must
 // parse or fail with phaze::ConfigError (a located message) — never crash, hang or leak through
-// another exception type. Reads it as a model file (phaze YAML, and a Hugging Face config when it has a model_type) and
-// as a run-config-like tree of typed reads.
+// another exception type. Reads it as a model file (phaze YAML, and a Hugging Face config when it
+// has a model_type) and as a run-config-like tree of typed reads.
 #include <cstddef>
 #include <cstdint>
 #include <string>
