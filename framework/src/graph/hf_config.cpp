@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "phaze/core/error.hpp"
@@ -200,6 +201,25 @@ void SetDropout(ModelSpec& m, double embedding, double attention, double hidden)
   m.dropout_hidden = hidden;
 }
 
+// The dimensions every reader but GPT-2's names alike; `ffn_key` is the MLP width's name.
+void ReadDimensions(HfReader& r, ModelSpec& m, std::string_view ffn_key) {
+  m.hidden = r.Int("hidden_size", limits::kHidden);
+  m.layers = r.Int("num_hidden_layers", limits::kLayers);
+  m.heads = r.Int("num_attention_heads", limits::kHeads);
+  m.kv_heads = m.heads;  // grouped-query attention: the Llama readers only
+  m.ffn_hidden = r.Int(ffn_key, limits::kFfnHidden);
+  m.vocab = r.Int("vocab_size", limits::kVocab);
+}
+
+// A share of each head's dimensions that is rotated, in (0, 1].
+std::optional<double> ReadRotaryShare(HfReader& r, std::string_view key) {
+  auto n = r.Get(key);
+  if (!n) return std::nullopt;
+  const double share = n->AsPositiveDouble();
+  if (share > 1) n->Fail("expected a share in (0, 1], found " + n->Describe());
+  return share;
+}
+
 ModelSpec ReadGpt2(HfReader& r) {
   ModelSpec m = Base("gpt2");
   m.hidden = r.Int("n_embd", limits::kHidden);
@@ -227,19 +247,10 @@ ModelSpec ReadGpt2(HfReader& r) {
 
 ModelSpec ReadGptNeox(HfReader& r) {
   ModelSpec m = Base("decoder");
-  m.hidden = r.Int("hidden_size", limits::kHidden);
-  m.layers = r.Int("num_hidden_layers", limits::kLayers);
-  m.heads = r.Int("num_attention_heads", limits::kHeads);
-  m.kv_heads = m.heads;
-  m.ffn_hidden = r.Int("intermediate_size", limits::kFfnHidden);
-  m.vocab = r.Int("vocab_size", limits::kVocab);
+  ReadDimensions(r, m, "intermediate_size");
   m.max_positions = r.Int("max_position_embeddings", limits::kSequence);
   m.positions = "rotary";
-  m.rotary_fraction = 0.25;
-  if (auto n = r.Get("rotary_pct")) {
-    m.rotary_fraction = n->AsPositiveDouble();
-    if (m.rotary_fraction > 1) n->Fail("expected a share in (0, 1], found " + n->Describe());
-  }
+  m.rotary_fraction = ReadRotaryShare(r, "rotary_pct").value_or(0.25);
   if (auto n = r.Get("hidden_act")) m.activation = Activation(r, *n, false);
   m.parallel_block = r.Bool("use_parallel_residual", true);
   m.tied_embeddings = r.Bool("tie_word_embeddings", false);
@@ -251,12 +262,7 @@ ModelSpec ReadGptNeox(HfReader& r) {
 
 ModelSpec ReadOpt(HfReader& r) {
   ModelSpec m = Base("opt");
-  m.hidden = r.Int("hidden_size", limits::kHidden);
-  m.layers = r.Int("num_hidden_layers", limits::kLayers);
-  m.heads = r.Int("num_attention_heads", limits::kHeads);
-  m.kv_heads = m.heads;
-  m.ffn_hidden = r.Int("ffn_dim", limits::kFfnHidden);
-  m.vocab = r.Int("vocab_size", limits::kVocab);
+  ReadDimensions(r, m, "ffn_dim");
   // OPT's learned position table has two offset rows before position 0.
   const std::int64_t context = r.Int("max_position_embeddings", limits::kSequence - 2);
   m.max_positions = context + 2;
@@ -285,12 +291,7 @@ ModelSpec ReadOpt(HfReader& r) {
 ModelSpec ReadBert(HfReader& r) {
   // BertModel: post-LN encoder, embedding norm, token types, pooler (workloads/README.md).
   ModelSpec m = Base("bert");
-  m.hidden = r.Int("hidden_size", limits::kHidden);
-  m.layers = r.Int("num_hidden_layers", limits::kLayers);
-  m.heads = r.Int("num_attention_heads", limits::kHeads);
-  m.kv_heads = m.heads;
-  m.ffn_hidden = r.Int("intermediate_size", limits::kFfnHidden);
-  m.vocab = r.Int("vocab_size", limits::kVocab);
+  ReadDimensions(r, m, "intermediate_size");
   m.max_positions = r.Int("max_position_embeddings", limits::kSequence);
   m.token_types = r.Int("type_vocab_size", limits::kVocab, 2);
   if (auto n = r.Get("hidden_act")) m.activation = Activation(r, *n, false);
@@ -313,12 +314,8 @@ ModelSpec ReadBert(HfReader& r) {
 // Llama and the models built on its block: Mistral, Mixtral, Qwen2, Gemma.
 ModelSpec ReadLlamaLike(HfReader& r, const std::string& type, std::int64_t sequence_length) {
   ModelSpec m = Base("llama");
-  m.hidden = r.Int("hidden_size", limits::kHidden);
-  m.layers = r.Int("num_hidden_layers", limits::kLayers);
-  m.heads = r.Int("num_attention_heads", limits::kHeads);
+  ReadDimensions(r, m, "intermediate_size");
   m.kv_heads = r.Int("num_key_value_heads", limits::kHeads, m.heads);
-  m.ffn_hidden = r.Int("intermediate_size", limits::kFfnHidden);
-  m.vocab = r.Int("vocab_size", limits::kVocab);
   m.max_positions = r.Int("max_position_embeddings", limits::kSequence);
   if (auto n = r.Get("head_dim")) {
     m.head_dim = n->AsIntInRange(1, limits::kHidden);
@@ -327,10 +324,7 @@ ModelSpec ReadLlamaLike(HfReader& r, const std::string& type, std::int64_t seque
   const bool gemma = type == "gemma";
   m.norm = "rmsnorm";
   m.positions = "rotary";
-  if (auto n = r.Get("partial_rotary_factor")) {
-    m.rotary_fraction = n->AsPositiveDouble();
-    if (m.rotary_fraction > 1) n->Fail("expected a share in (0, 1], found " + n->Describe());
-  }
+  m.rotary_fraction = ReadRotaryShare(r, "partial_rotary_factor").value_or(1.0);
   // Gemma names its MLP activation hidden_activation (hidden_act is the legacy key it overrides).
   m.activation = gemma ? "geglu" : "swiglu";
   const auto act = gemma ? r.Get("hidden_activation") : std::nullopt;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "phaze/core/svg.hpp"
+#include "phaze/core/text_format.hpp"
 
 namespace phaze {
 
@@ -140,13 +141,8 @@ Json ScheduleToJson(const ScheduleProblem& p, const ScheduleResult& r) {
 
 namespace {
 
-std::string FixedN(double v, const char* format) {
-  char text[48];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
-}
-std::string Fixed2(double v) { return FixedN(v, "%.2f"); }
-std::string Fixed3(double v) { return FixedN(v, "%.3f"); }
+std::string Fixed2(double v) { return FormatNumber("%.2f", v); }
+std::string Fixed3(double v) { return FormatNumber("%.3f", v); }
 
 const char* Colour(ScheduleClass cls) {
   switch (cls) {

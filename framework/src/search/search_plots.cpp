@@ -5,17 +5,13 @@
 #include <cstdio>
 
 #include "phaze/core/svg.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/search/pareto_front.hpp"
 #include "phaze/search/search_context.hpp"
 
 namespace phaze {
 namespace {
 
-std::string Fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 constexpr const char* kBlue = "#4e79a7";
 constexpr const char* kRed = "#e15759";
@@ -44,8 +40,8 @@ std::string PlanLine(const PlanChoice& p) {
   return "p=" + std::to_string(p.plan.pipeline_stages) +
          " d=" + std::to_string(p.plan.data_parallel) +
          " t=" + std::to_string(p.plan.tensor_parallel) + " b=" + std::to_string(p.micro_batch) +
-         ", recompute " + std::string(ToString(p.recompute)) + ", HBM " + Fmt("%g", p.hbm_gib) +
-         " GiB";
+         ", recompute " + std::string(ToString(p.recompute)) + ", HBM " +
+         FormatNumber("%g", p.hbm_gib) + " GiB";
 }
 
 std::string PlotTitle(const SearchResults& r, const std::string& what) {
@@ -153,8 +149,8 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
   for (std::size_t i = 0; i < explored.size(); ++i) {
     const auto& e = r.outcome.explored[i];
     svg.Circle(X(explored[i].area), Y(explored[i].score), 3, kBlue,
-               e.point.arch.name + ": " + Fmt("%.2f mm², ", explored[i].area) +
-                   Fmt("%.4g samples/s", explored[i].score));
+               e.point.arch.name + ": " + FormatNumber("%.2f mm², ", explored[i].area) +
+                   FormatNumber("%.4g samples/s", explored[i].score));
   }
   for (const auto& b : baselines) {
     svg.Rect(X(b.at.area) - 5, Y(b.at.score) - 5, 10, 10, kOrange);
@@ -208,9 +204,9 @@ std::string PipelineSvg(const SearchResults& r) {
       const double share = slowest > 0 ? s.load_s / slowest : 1;
       svg.BeginGroup("stage " + std::to_string(k) + ": " + s.first_layer + " .. " + s.last_layer +
                      " (" + std::to_string(s.layers) + " layers), " + std::to_string(s.devices) +
-                     " device(s), load " + Fmt("%.4g s", s.load_s) + " (" +
-                     Fmt("%.0f%% of the slowest), memory ", 100 * share) +
-                     Fmt("%.3g GiB", s.peak_memory_bytes / 1073741824.0));
+                     " device(s), load " + FormatNumber("%.4g s", s.load_s) + " (" +
+                     FormatNumber("%.0f%% of the slowest), memory ", 100 * share) +
+                     FormatNumber("%.3g GiB", s.peak_memory_bytes / 1073741824.0));
       svg.Rect(x, y + 2, std::max(0.5, w), 28, Shade(share), "stroke=\"white\"");
       const std::string label = std::to_string(s.layers) + "×" + std::to_string(s.devices);
       if (SvgCanvas::TextWidth(label, 11) + 6 < w) {
@@ -284,7 +280,7 @@ std::string MemorySvg(const SearchResults& r) {
       const double x = slot * static_cast<double>(k) + slot * 0.1;
       double base = 0;
       svg.BeginGroup("stage " + std::to_string(k) +
-                     Fmt(": %.4g GiB at peak", stages[k].peak_memory_bytes / kGiB));
+                     FormatNumber(": %.4g GiB at peak", stages[k].peak_memory_bytes / kGiB));
       for (const auto& part : parts) {
         const double v = stages[k].memory.*part.bytes / unit;
         if (v > 0) svg.Rect(x, Y(base + v), slot * 0.8, Y(base) - Y(base + v), part.colour);
@@ -297,11 +293,11 @@ std::string MemorySvg(const SearchResults& r) {
     }
     if (hbm / unit <= top) {
       svg.Line(0, Y(hbm / unit), width, Y(hbm / unit), "black", "stroke-dasharray=\"5 3\"");
-      svg.Text(width + 4, Y(hbm / unit) + 4, Fmt("HBM %g GiB", p->hbm_gib), {10});
+      svg.Text(width + 4, Y(hbm / unit) + 4, FormatNumber("HBM %g GiB", p->hbm_gib), {10});
     } else {
       svg.Text(width + 4, y0 + 14,
-               Fmt("HBM %g GiB: above the scale, ", p->hbm_gib) +
-                   Fmt("peak %.2g%% used", 100 * peak / hbm),
+               FormatNumber("HBM %g GiB: above the scale, ", p->hbm_gib) +
+                   FormatNumber("peak %.2g%% used", 100 * peak / hbm),
                {10});
     }
     svg.Text(width / 2, y0 + panel_h + 30, "pipeline stage", {11, "middle"});

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "phaze/core/files.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/core/xml.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/schedule/schedule_file.hpp"
@@ -18,11 +19,6 @@
 namespace phaze {
 namespace {
 
-std::string Fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 std::string PlanText(const PlanChoice& c) {
   if (!c.feasible) return "infeasible";
@@ -343,12 +339,12 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   std::ostringstream md;
   const auto& explored = r.outcome.explored;
   md << "# Phaze search report\n\n"
-     << "Run config `" << r.run.source << "`; space `" << r.space_name << "`: "
-     << explored.size() << " of " << r.outcome.candidates
-     << " configs explored by decreasing area (stop: " << r.outcome.stop_reason
-     << "); area budget " << Fmt("%.3f", r.area_budget_mm2) << " mm²; "
-     << r.run.cluster.num_accelerators << " accelerators, global batch "
-     << r.run.training.global_batch << "; solver " << r.solver_version << ".\n\n";
+     << "Run config `" << r.run.source << "`; space `" << r.space_name << "`: " << explored.size()
+     << " of " << r.outcome.candidates
+     << " configs explored by decreasing area (stop: " << r.outcome.stop_reason << "); area budget "
+     << FormatNumber("%.3f", r.area_budget_mm2) << " mm²; " << r.run.cluster.num_accelerators
+     << " accelerators, global batch " << r.run.training.global_batch << "; solver "
+     << r.solver_version << ".\n\n";
 
   md << "## Architectures (the paper's Table 1)\n\n"
      << "| model | design | TC (n×x×y) | VC (n×lanes) | GLB MiB | area mm² | samples/s | plan {p,d,t} "
@@ -357,11 +353,11 @@ std::string SearchReportMarkdown(const SearchResults& r) {
                  double area_mm2, const PlanChoice& c) {
     md << "| " << model << " | " << design << " | " << a.num_tc << "×" << a.pe_x << "×" << a.pe_y
        << " | " << a.num_vc << "×" << a.pe_vc << " | " << (a.glb_bytes >> 20) << " | "
-       << Fmt("%.2f", area_mm2) << " | "
-       << (c.feasible ? Fmt("%.4g", c.plan.throughput_samples_per_s) : "infeasible") << " | "
-       << PlanText(c) << " | " << (c.feasible ? std::to_string(c.micro_batch) : "") << " | "
-       << (c.feasible ? std::string(ToString(c.recompute)) : std::string()) << " | "
-       << (c.feasible ? Fmt("%g", c.hbm_gib) : "") << " |\n";
+       << FormatNumber("%.2f", area_mm2) << " | "
+       << (c.feasible ? FormatNumber("%.4g", c.plan.throughput_samples_per_s) : "infeasible")
+       << " | " << PlanText(c) << " | " << (c.feasible ? std::to_string(c.micro_batch) : "")
+       << " | " << (c.feasible ? std::string(ToString(c.recompute)) : std::string()) << " | "
+       << (c.feasible ? FormatNumber("%g", c.hbm_gib) : "") << " |\n";
   };
   for (std::size_t m = 0; m < r.models.size(); ++m) {
     const std::string& name = r.models[m].name;
@@ -391,12 +387,13 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   for (std::size_t m = 0; m < r.models.size(); ++m) {
     md << "| " << r.models[m].name << " |";
     for (const auto& d : designs) {
-      md << " " << (d.speedup[m] > 0 ? Fmt("%.2f×", d.speedup[m]) : "–") << " |";
+      md << " " << (d.speedup[m] > 0 ? FormatNumber("%.2f×", d.speedup[m]) : "–") << " |";
     }
     md << "\n";
   }
   md << "| **geomean** |";
-  for (const auto& d : designs) md << " " << (d.geomean > 0 ? Fmt("**%.2f×**", d.geomean) : "–") << " |";
+  for (const auto& d : designs)
+    md << " " << (d.geomean > 0 ? FormatNumber("**%.2f×**", d.geomean) : "–") << " |";
   md << "\n\n";
 
   md << "## Model FLOPs utilisation (the paper's Table 3)\n\n"
@@ -407,10 +404,12 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   md << " Phaze per-model | Phaze common |\n|---|---|";
   for (std::size_t k = 0; k < r.run.arch.presets.size(); ++k) md << "---|---|";
   md << "---|---|\n";
-  auto mfu = [](const PlanChoice& c) { return c.feasible ? Fmt("%.1f%%", 100 * c.mfu) : "–"; };
+  auto mfu = [](const PlanChoice& c) {
+    return c.feasible ? FormatNumber("%.1f%%", 100 * c.mfu) : "–";
+  };
   for (std::size_t m = 0; m < r.models.size(); ++m) {
     const std::string& name = r.models[m].name;
-    md << "| " << name << " | " << Fmt("%.3g", r.models[m].flops_per_token) << " |";
+    md << "| " << name << " | " << FormatNumber("%.3g", r.models[m].flops_per_token) << " |";
     for (const auto& preset : r.run.arch.presets) {
       std::string ex = "–", dp = "–";
       for (const auto& b : r.baselines) {
@@ -437,9 +436,10 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     bool first = true;
     for (std::size_t i : ExploredFront(r, m)) {
       const auto& e = explored[i];
-      md << (first ? "" : "; ") << e.point.arch.name << " (" << Fmt("%.2f", e.point.area_um2 * 1e-6)
-         << ": "
-         << Fmt("%.4g", m < 0 ? e.evaluation.score : e.evaluation.models[m].best.Throughput())
+      md << (first ? "" : "; ") << e.point.arch.name << " ("
+         << FormatNumber("%.2f", e.point.area_um2 * 1e-6) << ": "
+         << FormatNumber("%.4g",
+                         m < 0 ? e.evaluation.score : e.evaluation.models[m].best.Throughput())
          << ")";
       first = false;
     }
@@ -448,14 +448,15 @@ std::string SearchReportMarkdown(const SearchResults& r) {
 
   if (r.best_common >= 0 && r.run.training.hbm_gib.size() > 1) {
     md << "\n## HBM size on the common winner (samples/s)\n\n| model |";
-    for (double h : r.run.training.hbm_gib) md << " " << Fmt("%g", h) << " GiB |";
+    for (double h : r.run.training.hbm_gib) md << " " << FormatNumber("%g", h) << " GiB |";
     md << "\n|---|";
     for (std::size_t k = 0; k < r.run.training.hbm_gib.size(); ++k) md << "---|";
     md << "\n";
     for (const auto& m : explored[r.best_common].evaluation.models) {
       md << "| " << m.model << " |";
       for (const auto& c : m.best_per_hbm) {
-        md << " " << (c.feasible ? Fmt("%.4g", c.plan.throughput_samples_per_s) : "infeasible")
+        md << " "
+           << (c.feasible ? FormatNumber("%.4g", c.plan.throughput_samples_per_s) : "infeasible")
            << " |";
       }
       md << "\n";
@@ -463,9 +464,9 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   }
   if (r.winner_schedule) {
     const auto& w = *r.winner_schedule;
-    md << "\n## Main layer schedule\n\n" << w.title << ": makespan "
-       << Fmt("%.2f", w.result.makespan_s * 1e6) << " µs against "
-       << Fmt("%.2f", w.problem.SequentialMakespan() * 1e6)
+    md << "\n## Main layer schedule\n\n"
+       << w.title << ": makespan " << FormatNumber("%.2f", w.result.makespan_s * 1e6)
+       << " µs against " << FormatNumber("%.2f", w.problem.SequentialMakespan() * 1e6)
        << " µs with every op intra-op in sequence (" << w.result.stats.path << ", "
        << w.result.stats.status << ").\n";
   }
@@ -541,16 +542,16 @@ std::string SearchSummary(const SearchResults& r) {
     const auto& e = r.outcome.explored[r.best_per_model[m]];
     const auto& c = e.evaluation.models[m].best;
     std::snprintf(line, sizeof line, "%-22s %-44s %9.2f %14.4g %9s %5.1f%%\n",
-                  r.models[m].name.c_str(), ArchText(e.point.arch).c_str(),
-                  e.point.area_um2 * 1e-6, c.Throughput(),
-                  ref > 0 ? Fmt("%.2fx", c.Throughput() / ref).c_str() : "-", 100 * c.mfu);
+                  r.models[m].name.c_str(), ArchText(e.point.arch).c_str(), e.point.area_um2 * 1e-6,
+                  c.Throughput(),
+                  ref > 0 ? FormatNumber("%.2fx", c.Throughput() / ref).c_str() : "-", 100 * c.mfu);
     out << line;
   }
   if (r.best_common >= 0) {
     const auto& e = r.outcome.explored[r.best_common];
-    out << "common: " << ArchText(e.point.arch) << ", " << Fmt("%.2f", e.point.area_um2 * 1e-6)
-        << " mm², " << r.run.search.mean << "-mean " << Fmt("%.4g", e.evaluation.score)
-        << " samples/s\n";
+    out << "common: " << ArchText(e.point.arch) << ", "
+        << FormatNumber("%.2f", e.point.area_um2 * 1e-6) << " mm², " << r.run.search.mean
+        << "-mean " << FormatNumber("%.4g", e.evaluation.score) << " samples/s\n";
   }
   return out.str();
 }
