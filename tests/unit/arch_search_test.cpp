@@ -11,6 +11,7 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/search/arch_search.hpp"
+#include "phaze/search/pareto_front.hpp"
 #include "phaze/search/search_driver.hpp"
 
 namespace phaze {
@@ -30,7 +31,7 @@ std::vector<ArchPoint> Points(const std::vector<double>& areas_mm2) {
 
 // Scores looked up by config name.
 ConfigEvaluator Scores(const std::vector<double>& scores) {
-  return [scores](const ArchPoint& p) {
+  return [scores](const ArchPoint& p, const Incumbent*) {
     ConfigEvaluation e;
     e.score = scores.at(std::stoul(p.arch.name.substr(1)));
     return e;
@@ -106,7 +107,7 @@ TEST(ArchSearchLoop, ExhaustiveAndBudgets) {
 TEST(ArchSearchLoop, StopFlagKeepsWhatWasEvaluated) {
   const auto points = Points({10.5, 10.2, 9.7, 8.1, 7.9});
   std::atomic<bool> stop{false};
-  ConfigEvaluator eval = [&](const ArchPoint& p) {
+  ConfigEvaluator eval = [&](const ArchPoint& p, const Incumbent*) {
     if (p.arch.name == "c1") stop = true;  // "Ctrl-C" while c1 is evaluated
     ConfigEvaluation e;
     e.score = 1;
@@ -122,7 +123,7 @@ TEST(ArchSearchLoop, StopFlagKeepsWhatWasEvaluated) {
 
 TEST(ArchSearchLoop, AFailingEvaluationNamesTheConfig) {
   const auto points = Points({10.5, 10.2, 9.7, 8.1});
-  ConfigEvaluator eval = [](const ArchPoint& p) -> ConfigEvaluation {
+  ConfigEvaluator eval = [](const ArchPoint& p, const Incumbent*) -> ConfigEvaluation {
     if (p.arch.name == "c2") throw std::runtime_error("estimator crashed");
     return {};
   };
@@ -151,9 +152,9 @@ class BatchRemote final : public RemoteEvaluator {
     while (true) {
       std::vector<std::int64_t> got;
       while (got.size() < batch_) {
-        const auto i = work.Take();
-        if (!i) break;
-        got.push_back(*i);
+        const auto task = work.Take();
+        if (!task) break;
+        got.push_back(task->index);
       }
       if (got.empty()) {
         EXPECT_TRUE(work.Closed());
@@ -163,7 +164,7 @@ class BatchRemote final : public RemoteEvaluator {
         if (*it == fail_on_) {
           work.Failed(*it, "rank 7 (host test)", "plugin threw");
         } else {
-          work.Done(*it, eval_(points_[static_cast<std::size_t>(*it)]));
+          work.Done(*it, eval_(points_[static_cast<std::size_t>(*it)], nullptr));
         }
         ++evaluated;
       }
@@ -229,7 +230,7 @@ TEST(ArchSearchLoop, RemoteFailuresNameWhereTheyHappened) {
   } broken;
   o.threads = 1;
   o.remote = &broken;
-  ConfigEvaluator slow = [](const ArchPoint&) {
+  ConfigEvaluator slow = [](const ArchPoint&, const Incumbent*) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ConfigEvaluation e;
     e.score = 1;
@@ -245,7 +246,7 @@ TEST(ArchSearchLoop, RemoteFailuresNameWhereTheyHappened) {
   // A local failure names the local process when it has a name.
   o.remote = nullptr;
   o.local_name = "rank 0 (host y)";
-  ConfigEvaluator bad = [](const ArchPoint&) -> ConfigEvaluation {
+  ConfigEvaluator bad = [](const ArchPoint&, const Incumbent*) -> ConfigEvaluation {
     throw std::runtime_error("estimator crashed");
   };
   try {
@@ -254,6 +255,138 @@ TEST(ArchSearchLoop, RemoteFailuresNameWhereTheyHappened) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "evaluating architecture c0 on rank 0 (host y): estimator crashed");
   }
+}
+
+// Two models on `n` configs of decreasing area: exact throughputs (some tied, some infeasible) and
+// upper bounds 0–60% above them, drawn from `seed`. The evaluator prunes as SearchContext does
+// (BoundsBeaten on the bounds and their common score) and counts its exact evaluations.
+struct SyntheticSpace {
+  std::vector<ArchPoint> points;
+  std::vector<std::vector<double>> exact, bound;  // [config][model]
+  std::atomic<int> exact_evaluations{0};
+
+  SyntheticSpace(int n, unsigned seed) {
+    std::uint64_t state = seed * 2654435761ULL + 1;
+    auto uniform = [&] {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<double>(state >> 11) / 9007199254740992.0;
+    };
+    std::vector<double> areas;
+    double area = 300;
+    for (int i = 0; i < n; ++i) {
+      area -= uniform() < 0.2 ? 0 : uniform() * 2;  // some equal areas
+      areas.push_back(area);
+    }
+    points = Points(areas);
+    for (int i = 0; i < n; ++i) {
+      std::vector<double> t, u;
+      for (int m = 0; m < 2; ++m) {
+        // Larger configs tend to be faster; a few infeasible; coarse values make ties.
+        double v = uniform() < 0.1 ? 0.0 : std::round(areas[i] * (0.5 + uniform()) / 10) * 10;
+        t.push_back(v);
+        u.push_back(v * (1 + 0.6 * uniform()));
+      }
+      exact.push_back(t);
+      bound.push_back(u);
+    }
+  }
+
+  ConfigEvaluator Evaluator() {
+    return [this](const ArchPoint& p, const Incumbent* incumbent) {
+      const auto i = std::stoul(p.arch.name.substr(1));
+      ConfigEvaluation e;
+      const std::vector<double> weights{1, 1};
+      if (incumbent) {
+        const double score_bound = CommonScore(bound[i], weights, "arithmetic");
+        if (BoundsBeaten(bound[i], score_bound, *incumbent)) {
+          e.pruned = PruneRecord{1, bound[i], score_bound, *incumbent};
+          e.models.resize(2);
+          return e;
+        }
+      }
+      ++exact_evaluations;
+      for (double v : exact[i]) {
+        ModelEvaluation m;
+        m.best.feasible = v > 0;
+        m.best.plan.throughput_samples_per_s = v;
+        e.models.push_back(m);
+      }
+      e.score = CommonScore(exact[i], weights, "arithmetic");
+      return e;
+    };
+  }
+};
+
+// What the search driver reports from an outcome: the winner per model and common (first of equal
+// throughputs in decreasing-area order), and the Pareto fronts, as config names.
+std::vector<std::string> WinnersAndFronts(const ArchSearchOutcome& out, bool fronts) {
+  std::vector<std::string> got;
+  for (int m = -1; m < 2; ++m) {
+    auto thr = [&](const ExploredConfig& e) {
+      return m < 0 ? e.evaluation.score : e.evaluation.models[m].best.Throughput();
+    };
+    const ExploredConfig* best = nullptr;
+    std::vector<double> area, throughput;
+    for (const auto& e : out.explored) {
+      if (thr(e) > 0 && (!best || thr(e) > thr(*best))) best = &e;
+      area.push_back(e.point.area_um2);
+      throughput.push_back(thr(e));
+    }
+    got.push_back(best ? best->point.arch.name : "none");
+    if (!fronts) continue;
+    std::string front;
+    for (std::size_t i : ParetoFront(area, throughput)) front += out.explored[i].point.arch.name + " ";
+    got.push_back(front);
+  }
+  return got;
+}
+
+TEST(ArchSearchLoop, PruningKeepsTheWinnersAndParetoFrontsOfEvaluatingEverything) {
+  for (unsigned seed : {1u, 2u, 3u, 4u, 5u}) {
+    SyntheticSpace space(300, seed);
+    NullProgress progress;
+    ArchSearchOptions all;
+    all.exhaustive = true;
+    const auto everything = RunArchSearch(space.points, all, space.Evaluator(), progress);
+    ASSERT_EQ(space.exact_evaluations.load(), 300);
+    EXPECT_EQ(everything.pruned, 0);
+    for (PruneMode mode : {PruneMode::kWinners, PruneMode::kPareto}) {
+      const bool pareto = mode == PruneMode::kPareto;
+      for (int threads : {1, 2, 4}) {
+        space.exact_evaluations = 0;
+        ArchSearchOptions o = all;
+        o.prune = mode;
+        o.threads = threads;
+        const auto out = RunArchSearch(space.points, o, space.Evaluator(), progress);
+        const std::string where = "seed " + std::to_string(seed) + (pareto ? " pareto" : " winners") +
+                                  " threads " + std::to_string(threads);
+        EXPECT_EQ(WinnersAndFronts(out, pareto), WinnersAndFronts(everything, pareto)) << where;
+        // Every config is reported, in decreasing-area order, pruned or not.
+        ASSERT_EQ(out.explored.size(), 300u) << where;
+        for (std::size_t i = 0; i < out.explored.size(); ++i) {
+          EXPECT_EQ(out.explored[i].rank, static_cast<std::int64_t>(i)) << where;
+        }
+        EXPECT_EQ(out.pruned + space.exact_evaluations.load(), 300) << where;
+        EXPECT_GT(out.pruned, pareto ? 30 : 150) << where;
+        EXPECT_EQ(out.stop_reason, "exhausted");
+      }
+    }
+  }
+}
+
+TEST(ArchSearchLoop, HysteresisNeverPrunes) {
+  SyntheticSpace space(40, 7);
+  NullProgress progress;
+  ArchSearchOptions o;
+  o.prune = PruneMode::kWinners;  // ignored outside exhaustive mode
+  o.hysteresis_level = 3;
+  o.bucket_width_mm2 = 1;
+  const auto out = RunArchSearch(space.points, o, space.Evaluator(), progress);
+  EXPECT_EQ(out.pruned, 0);
+  EXPECT_EQ(out.stop_reason, "converged");
+  for (const auto& e : out.explored) EXPECT_FALSE(e.evaluation.pruned.has_value());
+  // (Workers may run ahead of the convergence point; those evaluations are discarded.)
+  EXPECT_GE(space.exact_evaluations.load(), static_cast<int>(out.explored.size()));
 }
 
 TEST(CommonScore, Means) {

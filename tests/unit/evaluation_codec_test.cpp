@@ -106,8 +106,6 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
     me.best = SamplePlan(1.5 + m, true);
     me.best_per_hbm = {SamplePlan(0.5, false), SamplePlan(2.5, true)};
     if (m == 1) me.expert = SamplePlan(0.75, true);
-    me.schedules = {{1, 2, "block", Pass::kBackward, 1e-3, 2e-3, "ilp", "optimal", 0.004},
-                    {8, 1, "head", Pass::kRecompute, 5e-4, 5e-4, "fast", "no incomparable pair", 0}};
     me.ilp_answers = 17;
     me.fast_answers = 3;
     me.max_gap = 0.012;
@@ -191,18 +189,6 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
     same_plan(a.best_per_hbm[1], b.best_per_hbm[1]);
     ASSERT_EQ(a.expert.has_value(), b.expert.has_value());
     if (a.expert) same_plan(*a.expert, *b.expert);
-    ASSERT_EQ(b.schedules.size(), 2u);
-    for (std::size_t i = 0; i < 2; ++i) {
-      EXPECT_EQ(b.schedules[i].micro_batch, a.schedules[i].micro_batch);
-      EXPECT_EQ(b.schedules[i].width, a.schedules[i].width);
-      EXPECT_EQ(b.schedules[i].layer, a.schedules[i].layer);
-      EXPECT_EQ(b.schedules[i].pass, a.schedules[i].pass);
-      EXPECT_EQ(Bits(b.schedules[i].makespan_s), Bits(a.schedules[i].makespan_s));
-      EXPECT_EQ(Bits(b.schedules[i].sequential_s), Bits(a.schedules[i].sequential_s));
-      EXPECT_EQ(b.schedules[i].path, a.schedules[i].path);
-      EXPECT_EQ(b.schedules[i].status, a.schedules[i].status);
-      EXPECT_EQ(b.schedules[i].gap, a.schedules[i].gap);
-    }
     EXPECT_EQ(b.ilp_answers, 17);
     EXPECT_EQ(b.fast_answers, 3);
     EXPECT_EQ(b.max_gap, 0.012);
@@ -210,10 +196,51 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
     EXPECT_EQ(b.placement_seconds, 0.01);
   }
 
+  EXPECT_FALSE(d.pruned.has_value());
+
   // Any truncation is an Error.
   for (std::size_t cut : {std::size_t{0}, std::size_t{9}, bytes.size() / 2, bytes.size() - 1}) {
     EXPECT_THROW(DecodeConfigEvaluation(std::string_view(bytes).substr(0, cut)), Error) << cut;
   }
+}
+
+TEST(EvaluationCodec, PruneRecordsAndTasksRoundTrip) {
+  ConfigEvaluation e;
+  ModelEvaluation me;
+  me.model = "gpt2-xl";
+  me.best.reason = "pruned";
+  e.models.push_back(me);
+  PruneRecord p;
+  p.tier = 2;
+  p.model_bounds = {1.0 / 3.0, 7e9};
+  p.score_bound = 2.0 / 7.0;
+  p.incumbent.throughputs = {0.1, 1e-300};
+  p.incumbent.score = 5.5;
+  e.pruned = p;
+  const std::string bytes = EncodeConfigEvaluation(e);
+  const ConfigEvaluation d = DecodeConfigEvaluation(bytes);
+  ASSERT_TRUE(d.pruned.has_value());
+  EXPECT_EQ(d.pruned->tier, 2);
+  EXPECT_EQ(d.pruned->model_bounds, p.model_bounds);
+  EXPECT_EQ(Bits(d.pruned->score_bound), Bits(p.score_bound));
+  EXPECT_EQ(d.pruned->incumbent.throughputs, p.incumbent.throughputs);
+  EXPECT_EQ(d.pruned->incumbent.score, 5.5);
+  EXPECT_EQ(d.models.at(0).best.reason, "pruned");
+  EXPECT_THROW(DecodeConfigEvaluation(std::string_view(bytes).substr(0, bytes.size() - 1)), Error);
+
+  SearchTask plain{41, std::nullopt};
+  const SearchTask a = DecodeSearchTask(EncodeSearchTask(plain));
+  EXPECT_EQ(a.index, 41);
+  EXPECT_FALSE(a.incumbent.has_value());
+  SearchTask with{29359, p.incumbent};
+  const std::string task_bytes = EncodeSearchTask(with);
+  const SearchTask b = DecodeSearchTask(task_bytes);
+  EXPECT_EQ(b.index, 29359);
+  ASSERT_TRUE(b.incumbent.has_value());
+  EXPECT_EQ(b.incumbent->throughputs, p.incumbent.throughputs);
+  EXPECT_EQ(b.incumbent->score, 5.5);
+  EXPECT_THROW(DecodeSearchTask(std::string_view(task_bytes).substr(0, task_bytes.size() - 3)),
+               Error);
 }
 
 }  // namespace

@@ -269,8 +269,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
 
   if (auto s = root.Optional("search")) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
-                   "mean", "threads"});
+                   "mean", "threads", "prune"});
     if (auto v = s->Optional("mode")) rc.search.mode = v->AsChoice({"hysteresis", "exhaustive"});
+    if (auto v = s->Optional("prune")) rc.search.prune = v->AsChoice({"pareto", "winners", "none"});
     if (auto v = s->Optional("hysteresis_level")) rc.search.hysteresis_level = v->AsPositiveInt();
     if (auto v = s->Optional("bucket_width_mm2")) rc.search.bucket_width_mm2 = v->AsPositiveDouble();
     if (auto v = s->Optional("max_configs")) {
@@ -396,6 +397,7 @@ Json RunConfig::ToJson() const {
   se["max_seconds"] = search.max_seconds;
   se["mean"] = search.mean;
   se["threads"] = search.threads;
+  se["prune"] = search.prune;
   j["output"]["directory"] = output.directory;
   j["output"]["plots"] = output.plots;
   return j;

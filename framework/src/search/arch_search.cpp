@@ -1,5 +1,6 @@
 #include "phaze/search/arch_search.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -27,14 +28,24 @@ bool HysteresisConverged(const std::vector<double>& bucket_best, std::int64_t le
   return true;
 }
 
+bool BoundsBeaten(const std::vector<double>& model_bounds, double score_bound,
+                  const Incumbent& incumbent) {
+  if (incumbent.throughputs.size() != model_bounds.size()) return false;
+  for (std::size_t m = 0; m < model_bounds.size(); ++m) {
+    if (!(model_bounds[m] < incumbent.throughputs[m])) return false;
+  }
+  return score_bound < incumbent.score;
+}
+
 std::int64_t AreaBucket(double area_um2, double bucket_width_mm2) {
   return static_cast<std::int64_t>(std::floor(area_um2 / (bucket_width_mm2 * 1e6)));
 }
 
 namespace {
 
-// The configs being evaluated: handed out in order by Take (to local threads and the remote
-// evaluator), filled in by Done/Failed, consumed in order by RunArchSearch's thread.
+// The configs being evaluated: handed out in visiting order (positions 0, 1, … of `order`) by
+// Take (to local threads and the remote evaluator), with the incumbent when pruning; filled in by
+// Done/Failed; consumed in visiting order by RunArchSearch's thread.
 class SearchQueue final : public WorkSource {
  public:
   struct Slot {
@@ -43,15 +54,27 @@ class SearchQueue final : public WorkSource {
     std::string where, message;
   };
 
-  SearchQueue(std::int64_t planned, std::function<bool()> may_start)
-      : slots_(static_cast<std::size_t>(planned)), may_start_(std::move(may_start)) {}
+  SearchQueue(std::vector<std::int64_t> order, std::int64_t candidates, bool prune,
+              std::function<bool()> may_start)
+      : order_(std::move(order)),
+        position_(static_cast<std::size_t>(candidates), -1),
+        slots_(order_.size()),
+        prune_(prune),
+        may_start_(std::move(may_start)) {
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      position_[static_cast<std::size_t>(order_[k])] = static_cast<std::int64_t>(k);
+    }
+  }
 
-  std::optional<std::int64_t> Take() override {
+  std::optional<SearchTask> Take() override {
     {
       std::lock_guard lock(mutex_);
       if (!ClosedLocked()) {
         ++in_flight_;
-        return next_++;
+        SearchTask task;
+        task.index = order_[static_cast<std::size_t>(next_++)];
+        if (prune_) task.incumbent = incumbent_;
+        return task;
       }
     }
     changed_.notify_all();  // the consumer may be waiting for a config nobody will take
@@ -62,7 +85,17 @@ class SearchQueue final : public WorkSource {
     return ClosedLocked();
   }
   void Done(std::int64_t index, ConfigEvaluation result) override {
-    Fill(index, [&](Slot& s) { s.result = std::move(result); });
+    Fill(index, [&](Slot& s) {
+      if (!result.pruned) {  // only exact results are an incumbent
+        auto& best = incumbent_.throughputs;
+        best.resize(std::max(best.size(), result.models.size()), 0.0);
+        for (std::size_t m = 0; m < result.models.size(); ++m) {
+          best[m] = std::max(best[m], result.models[m].best.Throughput());
+        }
+        incumbent_.score = std::max(incumbent_.score, result.score);
+      }
+      s.result = std::move(result);
+    });
   }
   void Failed(std::int64_t index, const std::string& where, const std::string& message) override {
     Fill(index, [&](Slot& s) {
@@ -84,15 +117,15 @@ class SearchQueue final : public WorkSource {
     std::lock_guard lock(mutex_);
     closed_ = true;
   }
-  // Waits for config `index`. Empty slot: nobody will ever evaluate it (budget, stop). Sets
-  // `abort` when the search was aborted.
-  Slot Wait(std::int64_t index, std::optional<std::string>& abort) {
+  // Waits for the config at visiting position `k`. Empty slot: nobody will ever evaluate it
+  // (budget, stop). Sets `abort` when the search was aborted.
+  Slot Wait(std::int64_t k, std::optional<std::string>& abort) {
     std::unique_lock lock(mutex_);
-    auto& slot = slots_[static_cast<std::size_t>(index)];
+    auto& slot = slots_[static_cast<std::size_t>(k)];
     changed_.wait(lock, [&] {
       if (slot.result || slot.failed || abort_) return true;
       // Not yet taken, nothing running that could take it, and nothing may start.
-      if (next_ > index || in_flight_ > 0) return false;
+      if (next_ > k || in_flight_ > 0) return false;
       return ClosedLocked();
     });
     abort = abort_;
@@ -111,7 +144,9 @@ class SearchQueue final : public WorkSource {
   void Fill(std::int64_t index, F&& set) {
     {
       std::lock_guard lock(mutex_);
-      set(slots_.at(static_cast<std::size_t>(index)));
+      const std::int64_t k = position_.at(static_cast<std::size_t>(index));
+      if (k < 0) throw Error("config " + std::to_string(index) + " was never handed out");
+      set(slots_.at(static_cast<std::size_t>(k)));
       --in_flight_;
     }
     changed_.notify_all();
@@ -119,7 +154,11 @@ class SearchQueue final : public WorkSource {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<Slot> slots_;
+  std::vector<std::int64_t> order_;     // position → config index
+  std::vector<std::int64_t> position_;  // config index → position, −1 when not visited
+  std::vector<Slot> slots_;             // by position
+  bool prune_;
+  Incumbent incumbent_;
   std::function<bool()> may_start_;
   std::int64_t next_ = 0;
   std::int64_t in_flight_ = 0;
@@ -150,20 +189,28 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   out.candidates = static_cast<std::int64_t>(configs.size());
   const std::int64_t planned =
       options.max_configs > 0 ? std::min(options.max_configs, out.candidates) : out.candidates;
+  const bool prune = options.exhaustive && options.prune != PruneMode::kNone;
+  const bool increasing = prune && options.prune == PruneMode::kPareto;
+  // The visiting order: decreasing area (the list's order), or increasing for Pareto pruning.
+  std::vector<std::int64_t> order(static_cast<std::size_t>(planned));
+  for (std::int64_t k = 0; k < planned; ++k) {
+    order[static_cast<std::size_t>(k)] = increasing ? out.candidates - 1 - k : k;
+  }
 
-  SearchQueue queue(planned, [&] {
+  SearchQueue queue(order, out.candidates, prune, [&] {
     if (stop && stop->load()) return false;
     return !(options.max_seconds > 0 && elapsed() > options.max_seconds);
   });
   auto worker = [&] {
-    while (const auto i = queue.Take()) {
+    while (const auto task = queue.Take()) {
       try {
         const auto t0 = Clock::now();
-        ConfigEvaluation result = evaluate(configs[static_cast<std::size_t>(*i)]);
+        ConfigEvaluation result = evaluate(configs[static_cast<std::size_t>(task->index)],
+                                           task->incumbent ? &*task->incumbent : nullptr);
         result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        queue.Done(*i, std::move(result));
+        queue.Done(task->index, std::move(result));
       } catch (...) {
-        queue.Failed(*i, options.local_name, Message(std::current_exception()));
+        queue.Failed(task->index, options.local_name, Message(std::current_exception()));
       }
     }
   };
@@ -195,9 +242,10 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   double best = 0;
   double bucket_best = 0;
   std::optional<std::string> failure;
-  for (std::int64_t i = 0; i < planned; ++i) {
+  for (std::int64_t k = 0; k < planned; ++k) {
+    const std::int64_t i = order[static_cast<std::size_t>(k)];
     std::optional<std::string> abort;
-    SearchQueue::Slot slot = queue.Wait(i, abort);
+    SearchQueue::Slot slot = queue.Wait(k, abort);
     if (abort) {
       failure = *abort;
       break;
@@ -216,13 +264,23 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
     e.point = configs[static_cast<std::size_t>(i)];
     e.bucket = AreaBucket(e.point.area_um2, options.bucket_width_mm2);
     e.evaluation = std::move(*slot.result);
+    if (const auto& p = e.evaluation.pruned) {
+      ++out.pruned;
+      ++(p->tier == 1 ? out.pruned_by_compute_bound : out.pruned_by_placement_bound);
+    }
     best = std::max(best, e.evaluation.score);
     bucket_best = std::max(bucket_best, e.evaluation.score);
     out.explored.push_back(std::move(e));
     char note[96];
-    std::snprintf(note, sizeof note, "best %.6g samples/s", best);
-    progress.Update(i + 1, note);
+    if (prune) {
+      std::snprintf(note, sizeof note, "best %.6g samples/s, %lld pruned", best,
+                    static_cast<long long>(out.pruned));
+    } else {
+      std::snprintf(note, sizeof note, "best %.6g samples/s", best);
+    }
+    progress.Update(k + 1, note);
 
+    if (increasing) continue;  // buckets are counted below, in decreasing-area order
     const bool bucket_ends =
         i + 1 == out.candidates ||
         AreaBucket(configs[static_cast<std::size_t>(i + 1)].area_um2, options.bucket_width_mm2) !=
@@ -235,6 +293,17 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
         out.stop_reason = "converged";
         break;
       }
+    }
+  }
+  if (increasing) {  // back to decreasing area; the buckets of the configs visited
+    std::reverse(out.explored.begin(), out.explored.end());
+    for (std::size_t c = 0; c < out.explored.size(); ++c) {
+      const auto& e = out.explored[c];
+      if (c == 0 || e.bucket != out.explored[c - 1].bucket) {
+        out.bucket_best.push_back(0);
+        ++out.buckets_done;
+      }
+      out.bucket_best.back() = std::max(out.bucket_best.back(), e.evaluation.score);
     }
   }
   queue.Close();

@@ -134,34 +134,6 @@ void Get(ByteReader& r, PlanChoice& c) {
   }
 }
 
-void Put(ByteWriter& w, const LayerScheduleSummary& s) {
-  w.Int(s.micro_batch);
-  w.Int(s.width);
-  w.String(s.layer);
-  w.Int(static_cast<std::int64_t>(s.pass));
-  w.Double(s.makespan_s);
-  w.Double(s.sequential_s);
-  w.String(s.path);
-  w.String(s.status);
-  w.Double(s.gap);
-}
-
-void Get(ByteReader& r, LayerScheduleSummary& s) {
-  s.micro_batch = r.Int();
-  s.width = r.Int();
-  s.layer = r.String();
-  const std::int64_t pass = r.Int();
-  if (pass < 0 || pass > static_cast<std::int64_t>(Pass::kRecompute)) {
-    throw Error("malformed message: pass " + std::to_string(pass));
-  }
-  s.pass = static_cast<Pass>(pass);
-  s.makespan_s = r.Double();
-  s.sequential_s = r.Double();
-  s.path = r.String();
-  s.status = r.String();
-  s.gap = r.Double();
-}
-
 void Put(ByteWriter& w, const ModelEvaluation& m) {
   w.String(m.model);
   Put(w, m.best);
@@ -169,8 +141,6 @@ void Put(ByteWriter& w, const ModelEvaluation& m) {
   for (const auto& p : m.best_per_hbm) Put(w, p);
   w.Bool(m.expert.has_value());
   if (m.expert) Put(w, *m.expert);
-  w.Int(static_cast<std::int64_t>(m.schedules.size()));
-  for (const auto& s : m.schedules) Put(w, s);
   w.Int(m.ilp_answers);
   w.Int(m.fast_answers);
   w.Double(m.max_gap);
@@ -184,13 +154,45 @@ void Get(ByteReader& r, ModelEvaluation& m) {
   m.best_per_hbm.resize(r.Count());
   for (auto& p : m.best_per_hbm) Get(r, p);
   if (r.Bool()) Get(r, m.expert.emplace());
-  m.schedules.resize(r.Count());
-  for (auto& s : m.schedules) Get(r, s);
   m.ilp_answers = GetInt32(r);
   m.fast_answers = GetInt32(r);
   m.max_gap = r.Double();
   m.schedule_seconds = r.Double();
   m.placement_seconds = r.Double();
+}
+
+void PutDoubleList(ByteWriter& w, const std::vector<double>& v) {
+  w.Int(static_cast<std::int64_t>(v.size()));
+  for (double d : v) w.Double(d);
+}
+
+void GetDoubleList(ByteReader& r, std::vector<double>& v) {
+  v.resize(r.Count(8));
+  for (double& d : v) d = r.Double();
+}
+
+void Put(ByteWriter& w, const Incumbent& i) {
+  PutDoubleList(w, i.throughputs);
+  w.Double(i.score);
+}
+
+void Get(ByteReader& r, Incumbent& i) {
+  GetDoubleList(r, i.throughputs);
+  i.score = r.Double();
+}
+
+void Put(ByteWriter& w, const PruneRecord& p) {
+  w.Int(p.tier);
+  PutDoubleList(w, p.model_bounds);
+  w.Double(p.score_bound);
+  Put(w, p.incumbent);
+}
+
+void Get(ByteReader& r, PruneRecord& p) {
+  p.tier = GetInt32(r);
+  GetDoubleList(r, p.model_bounds);
+  p.score_bound = r.Double();
+  Get(r, p.incumbent);
 }
 
 }  // namespace
@@ -201,7 +203,26 @@ std::string EncodeConfigEvaluation(const ConfigEvaluation& evaluation) {
   for (const auto& m : evaluation.models) Put(w, m);
   w.Double(evaluation.score);
   w.Double(evaluation.seconds);
+  w.Bool(evaluation.pruned.has_value());
+  if (evaluation.pruned) Put(w, *evaluation.pruned);
   return w.Take();
+}
+
+std::string EncodeSearchTask(const SearchTask& task) {
+  ByteWriter w;
+  w.Int(task.index);
+  w.Bool(task.incumbent.has_value());
+  if (task.incumbent) Put(w, *task.incumbent);
+  return w.Take();
+}
+
+SearchTask DecodeSearchTask(std::string_view bytes) {
+  ByteReader r(bytes);
+  SearchTask task;
+  task.index = r.Int();
+  if (r.Bool()) Get(r, task.incumbent.emplace());
+  r.ExpectEnd();
+  return task;
 }
 
 ConfigEvaluation DecodeConfigEvaluation(std::string_view bytes) {
@@ -211,6 +232,7 @@ ConfigEvaluation DecodeConfigEvaluation(std::string_view bytes) {
   for (auto& m : e.models) Get(r, m);
   e.score = r.Double();
   e.seconds = r.Double();
+  if (r.Bool()) Get(r, e.pruned.emplace());
   r.ExpectEnd();
   return e;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 
 #include "phaze/core/error.hpp"
@@ -23,10 +24,12 @@ struct SliceTimes {
   std::map<RecomputeMode, std::vector<double>> recompute;
 };
 
+// With `lower_bounds`, each makespan is the scheduler's cheap lower bound instead (nothing solved,
+// nothing recorded in `ev`).
 SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice& slice,
                          const ArchConfig& arch, const std::vector<RecomputeMode>& modes,
                          const Estimator& estimator, const Scheduler& scheduler,
-                         const Network& network, ModelEvaluation* ev) {
+                         const Network& network, ModelEvaluation* ev, bool lower_bounds = false) {
   const LayerGraph& g = slice.graph;
   const std::size_t n = g.unique_layers.size();
   SliceTimes times;
@@ -36,13 +39,12 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
   auto schedule = [&](const UniqueLayer& u, const OperatorGraph& graph, Pass pass) {
     const ScheduleProblem p =
         BuildScheduleProblem(graph, pass, estimator, arch, network, model.name + "/" + u.name);
+    if (lower_bounds) return std::max(scheduler.LowerBound(p), p.host_s);  // as PassSeconds
     const ScheduleResult r = scheduler.Solve(p);
     const double seconds = PassSeconds(p, r);
     if (ev) {
       (r.stats.path == "ilp" ? ev->ilp_answers : ev->fast_answers) += 1;
       ev->max_gap = std::max(ev->max_gap, r.stats.gap);
-      ev->schedules.push_back({slice.micro_batch, slice.width, u.name, pass, seconds,
-                               p.SequentialMakespan(), r.stats.path, r.stats.status, r.stats.gap});
     }
     return seconds;
   };
@@ -177,6 +179,74 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
                     arch);
 }
 
+// micro-batch → (width → (graph, times))
+using SlicedTimes =
+    std::map<std::int64_t, std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
+
+// The DP for every micro-batch, recompute mode, v and HBM size, into ev.best, ev.best_per_hbm and
+// (with_expert) ev.expert. Ties keep the earlier choice.
+void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig& arch,
+              const SlicedTimes& sliced, const std::vector<RecomputeMode>& modes,
+              const std::vector<double>& hbm_list, bool with_expert, ModelEvaluation& ev) {
+  ev.best.reason = "not evaluated";
+  ev.best_per_hbm.assign(hbm_list.size(), ev.best);
+  const std::vector<std::int64_t> vs = run.training.pipeline_schedule == "interleaved"
+                                           ? run.training.virtual_stages
+                                           : std::vector<std::int64_t>{1};
+  const PlacementSearch dp;
+  // micro_batch == 0 marks a slot not filled yet.
+  auto take = [](PlanChoice& slot, const PlanChoice& c) {
+    if (slot.micro_batch == 0 || c.BetterThan(slot)) slot = c;
+  };
+  for (const auto& [b, widths] : sliced) {
+    for (RecomputeMode mode : modes) {
+      for (std::int64_t v : vs) {
+        PlacementProblem problem =
+            BaseProblem(run, widths.begin()->second.first->dtype_bytes, b, static_cast<int>(v));
+        for (const auto& [t, entry] : widths) {
+          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run.training);
+        }
+        for (std::size_t h = 0; h < hbm_list.size(); ++h) {
+          problem.hbm_bytes = hbm_list[h] * 1073741824.0;
+          const PlanChoice c =
+              MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch);
+          take(ev.best, c);
+          take(ev.best_per_hbm[h], c);
+          if (with_expert && model.expert) {
+            PlanRequest r;
+            r.pipeline_stages = static_cast<int>(model.expert->pipeline_stages);
+            r.data_parallel = static_cast<int>(model.expert->data_parallel);
+            r.tensor_parallel = static_cast<int>(model.expert->tensor_parallel);
+            PlanChoice x;
+            x.micro_batch = b;
+            x.recompute = mode;
+            x.hbm_gib = hbm_list[h];
+            auto it = widths.find(r.tensor_parallel);
+            if (it == widths.end()) {
+              x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
+                         " is not among the evaluated widths";
+            } else {
+              x = EvaluateFixed(problem, *it->second.first,
+                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
+                                hbm_list[h], model, arch);
+            }
+            if (!ev.expert) ev.expert = PlanChoice{};
+            take(*ev.expert, x);
+          }
+        }
+      }
+    }
+  }
+}
+
+SchedulerOptions SchedulerOptionsOf(const RunConfig& run) {
+  SchedulerOptions o;
+  o.solve = run.solver.Options();
+  o.search_nodes = run.solver.search_nodes;
+  o.max_exact_ops = static_cast<int>(run.solver.max_exact_ops);
+  return o;
+}
+
 }  // namespace
 
 PreparedModel PreparedModel::WithoutSlices() const {
@@ -254,11 +324,10 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
 
 ModelEvaluator::ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estimator> estimator,
                                std::shared_ptr<const SolverBackend> backend)
-    : run_(run), estimator_(std::move(estimator)), backend_(std::move(backend)) {
-  scheduler_options_.solve = run.solver.Options();
-  scheduler_options_.search_nodes = run.solver.search_nodes;
-  scheduler_options_.max_exact_ops = static_cast<int>(run.solver.max_exact_ops);
-}
+    : run_(run),
+      estimator_(std::move(estimator)),
+      backend_(std::move(backend)),
+      scheduler_(backend_, SchedulerOptionsOf(run)) {}
 
 ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchConfig& arch,
                                          bool with_expert) const {
@@ -268,20 +337,15 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   const auto& hbm_list = run_.training.hbm_gib;
   ev.best_per_hbm.resize(hbm_list.size(), ev.best);
   const std::vector<RecomputeMode> modes = Modes(run_);
-  const std::vector<std::int64_t> vs = run_.training.pipeline_schedule == "interleaved"
-                                           ? run_.training.virtual_stages
-                                           : std::vector<std::int64_t>{1};
 
   // Schedules of every unique layer slice and pass; estimates shared through one cache.
   const auto t0 = std::chrono::steady_clock::now();
   const CachedEstimator estimator(estimator_);
-  const Scheduler scheduler(backend_, scheduler_options_);
-  // micro-batch → (width → times)
-  std::map<std::int64_t, std::map<int, std::pair<const LayerGraph*, SliceTimes>>> sliced;
+  SlicedTimes sliced;
   try {
     for (const auto& slice : model.slices) {
       sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
-          &slice.graph, ScheduleSlice(model, slice, arch, modes, estimator, scheduler,
+          &slice.graph, ScheduleSlice(model, slice, arch, modes, estimator, scheduler_,
                                       run_.cluster.network, &ev)};
     }
   } catch (const UnsupportedOpError& e) {
@@ -291,55 +355,67 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
     return ev;
   }
   ev.schedule_seconds = Seconds(t0);
-
-  // The DP for every micro-batch, recompute mode, v and HBM size. Ties keep the earlier choice.
   const auto t1 = std::chrono::steady_clock::now();
-  const PlacementSearch dp;
-  // micro_batch == 0 marks a slot not filled yet.
-  auto take = [](PlanChoice& slot, const PlanChoice& c) {
-    if (slot.micro_batch == 0 || c.BetterThan(slot)) slot = c;
-  };
-  for (const auto& [b, widths] : sliced) {
-    for (RecomputeMode mode : modes) {
-      for (std::int64_t v : vs) {
-        PlacementProblem problem =
-            BaseProblem(run_, widths.begin()->second.first->dtype_bytes, b, static_cast<int>(v));
-        for (const auto& [t, entry] : widths) {
-          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run_.training);
+  PlaceAll(run_, model, arch, sliced, modes, run_.training.hbm_gib, with_expert, ev);
+  ev.placement_seconds = Seconds(t1);
+  return ev;
+}
+
+double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& arch,
+                                  BoundTier tier) const {
+  constexpr double kNoBound = std::numeric_limits<double>::infinity();
+  const std::vector<RecomputeMode> modes = Modes(run_);
+  const CachedEstimator estimator(estimator_);
+  SlicedTimes sliced;
+  try {
+    for (const auto& slice : model.slices) {
+      sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
+          &slice.graph, ScheduleSlice(model, slice, arch, modes, estimator, scheduler_,
+                                      run_.cluster.network, nullptr, /*lower_bounds=*/true)};
+    }
+  } catch (const UnsupportedOpError&) {
+    return kNoBound;  // Evaluate says why there is no plan
+  }
+  if (tier == BoundTier::kCompute) {
+    // Header comment: global_batch·K / (B·W) with W the device-seconds of one micro-batch.
+    double best = 0;
+    for (const auto& [b, widths] : sliced) {
+      const double B = static_cast<double>(run_.training.global_batch / b);
+      for (const auto& [t, entry] : widths) {
+        const LayerGraph& g = *entry.first;
+        const SliceTimes& times = entry.second;
+        // Only a chain of layers runs its layers one after another inside a stage.
+        for (std::size_t i = 1; i < g.layers.size(); ++i) {
+          const bool linked = std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) {
+            return e.from == static_cast<int>(i) - 1 && e.to == static_cast<int>(i);
+          });
+          if (!linked) return kNoBound;
         }
-        for (std::size_t h = 0; h < hbm_list.size(); ++h) {
-          problem.hbm_bytes = hbm_list[h] * 1073741824.0;
-          const PlanChoice c =
-              MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch);
-          take(ev.best, c);
-          take(ev.best_per_hbm[h], c);
-          if (with_expert && model.expert) {
-            PlanRequest r;
-            r.pipeline_stages = static_cast<int>(model.expert->pipeline_stages);
-            r.data_parallel = static_cast<int>(model.expert->data_parallel);
-            r.tensor_parallel = static_cast<int>(model.expert->tensor_parallel);
-            PlanChoice x;
-            x.micro_batch = b;
-            x.recompute = mode;
-            x.hbm_gib = hbm_list[h];
-            auto it = widths.find(r.tensor_parallel);
-            if (it == widths.end()) {
-              x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
-                         " is not among the evaluated widths";
-            } else {
-              x = EvaluateFixed(problem, *it->second.first,
-                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
-                                hbm_list[h], model, arch);
-            }
-            if (!ev.expert) ev.expert = PlanChoice{};
-            take(*ev.expert, x);
+        for (RecomputeMode mode : modes) {
+          double work = 0;
+          for (const auto& instance : g.layers) {
+            const UniqueLayer& u = g.unique_layers.at(instance.unique_id);
+            const std::size_t k = static_cast<std::size_t>(instance.unique_id);
+            const double devices = u.tensor_parallel ? static_cast<double>(t) : 1.0;
+            work += devices *
+                    (times.forward[k] + times.backward[k] + times.recompute.at(mode)[k]);
           }
+          if (!(work > 0)) return kNoBound;
+          best = std::max(best, static_cast<double>(run_.training.global_batch) *
+                                    static_cast<double>(run_.cluster.num_accelerators) /
+                                    (B * work));
         }
       }
     }
+    return best;
   }
-  ev.placement_seconds = Seconds(t1);
-  return ev;
+  // The DP itself on the lower bounds, at the largest HBM only (a larger HBM only admits more
+  // plans).
+  const auto& hbm = run_.training.hbm_gib;
+  ModelEvaluation ev;
+  PlaceAll(run_, model, arch, sliced, modes, {*std::max_element(hbm.begin(), hbm.end())},
+           /*with_expert=*/false, ev);
+  return ev.best.Throughput();
 }
 
 PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
@@ -352,8 +428,7 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
                                (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
   }
   const CachedEstimator estimator(estimator_);
-  const Scheduler scheduler(backend_, scheduler_options_);
-  const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler,
+  const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler_,
                                          run_.cluster.network, nullptr);
   PlacementProblem problem =
       BaseProblem(run_, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
@@ -409,7 +484,7 @@ ScheduleResult ModelEvaluator::ScheduleLayer(const PreparedModel& model, const A
     if (u.name != layer) continue;
     *problem = BuildScheduleProblem(PassGraph(u, pass), pass, *estimator_, arch,
                                     run_.cluster.network, model.name + "/" + u.name);
-    return Scheduler(backend_, scheduler_options_).Solve(*problem);
+    return scheduler_.Solve(*problem);
   }
   throw InvalidArgumentError(model.name + ": no unique layer '" + layer + "'");
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include "phaze/arch/arch_config.hpp"
@@ -12,6 +13,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/core/paths.hpp"
+#include "phaze/core/text_format.hpp"
 
 namespace phaze {
 namespace {
@@ -117,8 +119,36 @@ int SearchContext::SearchThreads(int requested) const {
 
 std::string SearchContext::SolverVersion() const { return backend_->Version(); }
 
-ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point) const {
+ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent* incumbent) const {
   ConfigEvaluation ce;
+  if (incumbent && incumbent->throughputs.size() == models_.size()) {
+    PruneRecord record;
+    record.model_bounds.assign(models_.size(), std::numeric_limits<double>::infinity());
+    record.incumbent = *incumbent;
+    for (const auto tier : {ModelEvaluator::BoundTier::kCompute, ModelEvaluator::BoundTier::kPlacement}) {
+      for (std::size_t m = 0; m < models_.size(); ++m) {
+        record.model_bounds[m] = std::min(record.model_bounds[m],
+                                          evaluator_->UpperBound(models_[m], point.arch, tier));
+      }
+      record.score_bound = CommonScore(record.model_bounds, weights_, run_.search.mean);
+      if (BoundsBeaten(record.model_bounds, record.score_bound, *incumbent)) {
+        record.tier = tier == ModelEvaluator::BoundTier::kCompute ? 1 : 2;
+        for (std::size_t m = 0; m < models_.size(); ++m) {
+          ModelEvaluation ev;
+          ev.model = models_[m].name;
+          ev.best.reason = std::string("pruned by its ") +
+                           (record.tier == 1 ? "compute" : "placement") + " bound: at most " +
+                           FormatNumber("%.6g", record.model_bounds[m]) +
+                           " samples/s, where a config evaluated before gives " +
+                           FormatNumber("%.6g", incumbent->throughputs[m]);
+          ev.best_per_hbm.assign(run_.training.hbm_gib.size(), ev.best);
+          ce.models.push_back(std::move(ev));
+        }
+        ce.pruned = std::move(record);
+        return ce;
+      }
+    }
+  }
   std::vector<double> thr;
   for (const auto& m : models_) {
     ce.models.push_back(evaluator_->Evaluate(m, point.arch, /*with_expert=*/false));

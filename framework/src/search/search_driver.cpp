@@ -57,6 +57,9 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   // The search.
   ArchSearchOptions so;
   so.exhaustive = run.search.mode == "exhaustive";
+  so.prune = run.search.prune == "pareto"    ? PruneMode::kPareto
+             : run.search.prune == "winners" ? PruneMode::kWinners
+                                             : PruneMode::kNone;
   so.hysteresis_level = run.search.hysteresis_level;
   so.bucket_width_mm2 = run.search.bucket_width_mm2;
   so.max_configs = run.search.max_configs;
@@ -68,8 +71,9 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   so.local_name = options.local_name;
   auto t0 = std::chrono::steady_clock::now();
   res.outcome = RunArchSearch(
-      context.Configs(), so, [&](const ArchPoint& p) { return context.Evaluate(p); }, progress,
-      options.stop);
+      context.Configs(), so,
+      [&](const ArchPoint& p, const Incumbent* incumbent) { return context.Evaluate(p, incumbent); },
+      progress, options.stop);
   res.timings.search_s = Since(t0);
 
   // Winners.
@@ -132,6 +136,7 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     }
   }
   for (const auto& m : models) res.models.push_back(m.WithoutSlices());
+  res.schedule_cache = evaluator.SharedScheduler().CacheStats();
   res.timings.total_s = res.timings.prepare_s + Since(t_start);
   return res;
 }

@@ -193,6 +193,11 @@ Json SearchResultsToJson(const SearchResults& r) {
   space["candidates"] = r.outcome.candidates;
   space["explored"] = static_cast<std::int64_t>(r.outcome.explored.size());
   space["buckets_done"] = r.outcome.buckets_done;
+  // Exhaustive mode's pruning (arch_search.hpp): configs visited but not evaluated exactly.
+  space["prune"] = r.run.search.mode == "exhaustive" ? Json(r.run.search.prune) : Json("none");
+  space["pruned"] = r.outcome.pruned;
+  space["pruned_by_compute_bound"] = r.outcome.pruned_by_compute_bound;
+  space["pruned_by_placement_bound"] = r.outcome.pruned_by_placement_bound;
   space["area_budget_mm2"] = r.area_budget_mm2;
   Json bucket_best = Json::MakeArray();
   for (double v : r.outcome.bucket_best) bucket_best.Push(v);
@@ -284,6 +289,18 @@ Json SearchResultsToJson(const SearchResults& r) {
     ej["area_mm2"] = e.point.area_um2 * 1e-6;
     ej["bucket"] = e.bucket;
     ej["score"] = e.evaluation.score;
+    if (const auto& p = e.evaluation.pruned) {
+      Json pj = Json::MakeObject();
+      pj["bound"] = p->tier == 1 ? "compute" : "placement";
+      Json bounds = Json::MakeArray(), incumbent = Json::MakeArray();
+      for (double b : p->model_bounds) bounds.Push(b);
+      for (double b : p->incumbent.throughputs) incumbent.Push(b);
+      pj["upper_bounds"] = bounds;
+      pj["score_upper_bound"] = p->score_bound;
+      pj["incumbent_throughputs"] = incumbent;
+      pj["incumbent_score"] = p->incumbent.score;
+      ej["pruned"] = pj;
+    }
     Json ms = Json::MakeArray();
     for (const auto& m : e.evaluation.models) {
       Json mj = Json::MakeObject();
@@ -332,6 +349,19 @@ Json SearchResultsToJson(const SearchResults& r) {
   t["placement_s"] = placement_s;
   t["per_config_s"] = per_config;
   if (r.winner_schedule) t["winner_schedule_solve_s"] = r.winner_schedule->result.stats.solve_time_s;
+  // The segment memo (schedule_cache.hpp): how often a config found a schedule or bound another
+  // had computed. Depends on the order threads take configs, hence here.
+  Json& c = t["schedule_cache"];
+  const ScheduleCacheStats& cs = r.schedule_cache;
+  c["schedule_hits"] = cs.hits;
+  c["schedule_misses"] = cs.misses;
+  c["schedule_hit_rate"] = cs.HitRate();
+  c["bound_hits"] = cs.bound_hits;
+  c["bound_misses"] = cs.bound_misses;
+  c["bound_hit_rate"] = cs.BoundHitRate();
+  c["entries"] = cs.entries;
+  c["bytes"] = cs.bytes;
+  c["evictions"] = cs.evictions;
   return j;
 }
 
@@ -341,7 +371,16 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   md << "# Phaze search report\n\n"
      << "Run config `" << r.run.source << "`; space `" << r.space_name << "`: " << explored.size()
      << " of " << r.outcome.candidates
-     << " configs explored by decreasing area (stop: " << r.outcome.stop_reason << "); area budget "
+     << " configs explored by decreasing area (stop: " << r.outcome.stop_reason << ")";
+  if (r.outcome.pruned > 0) {
+    md << ", of which " << r.outcome.pruned << " were pruned by upper bounds ("
+       << r.outcome.pruned_by_compute_bound << " by the compute bound, "
+       << r.outcome.pruned_by_placement_bound << " by the placement bound): they cannot beat "
+       << (r.run.search.prune == "pareto" ? "a config of no larger area" : "a config evaluated")
+       << ", so the winners" << (r.run.search.prune == "pareto" ? " and Pareto fronts" : "")
+       << " are those of evaluating every config";
+  }
+  md << "; area budget "
      << FormatNumber("%.3f", r.area_budget_mm2) << " mm²; " << r.run.cluster.num_accelerators
      << " accelerators, global batch " << r.run.training.global_batch << "; solver "
      << r.solver_version << ".\n\n";

@@ -96,8 +96,9 @@ int RunSearch(CommandContext& ctx) {
   if (ctx.cluster && ctx.cluster->Distributed()) {
     if (ctx.cluster->Rank() > 0) {  // a worker: evaluate what rank 0 sends, print nothing
       ctx.cluster->Serve(context.Fingerprint(), context.SearchThreads(options.threads),
-                         [&](std::int64_t i) {
-                           return context.Evaluate(context.Configs().at(static_cast<std::size_t>(i)));
+                         [&](std::int64_t i, const Incumbent* incumbent) {
+                           return context.Evaluate(
+                               context.Configs().at(static_cast<std::size_t>(i)), incumbent);
                          });
       return 0;
     }

@@ -30,16 +30,14 @@ class MpiCoordinator final : public RemoteEvaluator {
       // Hand out work to every rank with a free thread.
       for (std::size_t r = 1; r < n && !closed; ++r) {
         while (busy[r] < capacity[r]) {
-          const auto index = work.Take();
-          if (!index) {
+          const auto task = work.Take();
+          if (!task) {
             closed = true;
             break;
           }
-          ByteWriter w;
-          w.Int(*index);
-          mpi::Send(static_cast<int>(r), mpi::kTask, w.Bytes());
+          mpi::Send(static_cast<int>(r), mpi::kTask, EncodeSearchTask(*task));
           ++busy[r];
-          outstanding[*index] = static_cast<int>(r);
+          outstanding[task->index] = static_cast<int>(r);
         }
       }
       if (closed && outstanding.empty() && silent == 0) break;

@@ -18,26 +18,27 @@ void Cluster::Serve(const std::string& fingerprint, int threads, const IndexEval
   threads = std::max(1, threads);
   std::mutex mutex;
   std::condition_variable cv;
-  std::deque<std::int64_t> tasks;
+  std::deque<SearchTask> tasks;
   std::deque<std::pair<mpi::Tag, std::string>> answers;
   bool stopping = false;
 
   auto worker = [&] {
     while (true) {
-      std::int64_t index = 0;
+      SearchTask task;
       {
         std::unique_lock lock(mutex);
         cv.wait(lock, [&] { return stopping || !tasks.empty(); });
         if (stopping) return;
-        index = tasks.front();
+        task = std::move(tasks.front());
         tasks.pop_front();
       }
       ByteWriter w;
-      w.Int(index);
+      w.Int(task.index);
       mpi::Tag tag = mpi::kResult;
       try {
         const auto t0 = Clock::now();
-        ConfigEvaluation result = evaluate(index);
+        ConfigEvaluation result =
+            evaluate(task.index, task.incumbent ? &*task.incumbent : nullptr);
         result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         w.String(EncodeConfigEvaluation(result));
       } catch (const std::exception& e) {
@@ -65,10 +66,10 @@ void Cluster::Serve(const std::string& fingerprint, int threads, const IndexEval
     if (auto m = mpi::TryReceive()) {
       if (m->tag == mpi::kRelease) break;
       if (m->tag == mpi::kTask) {
-        ByteReader reader(m->bytes);
+        SearchTask task = DecodeSearchTask(m->bytes);
         {
           std::lock_guard lock(mutex);
-          tasks.push_back(reader.Int());
+          tasks.push_back(std::move(task));
         }
         cv.notify_all();
       }

@@ -113,6 +113,9 @@ struct RunConfig {
     double max_seconds = 0;        // 0 = no limit
     std::string mean = "arithmetic";  // arithmetic | weighted | geometric
     std::int64_t threads = 0;      // 0 = hardware concurrency
+    // Exhaustive mode only (search/arch_search.hpp): skip the exact evaluation of a config whose
+    // upper bounds cannot beat what is known — pareto | winners | none.
+    std::string prune = "pareto";
   } search;
 
   struct Output {

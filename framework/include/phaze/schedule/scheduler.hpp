@@ -19,20 +19,20 @@
 //     core-assignment variables, replay the schedule, add z rows only for a core class whose cores
 //     were oversubscribed, re-solve (at most three solves).
 // Every strengthening can be switched off (SchedulerOptions) and the tests check each leaves the
-// optimum unchanged. Results are cached by problem content (names, classes, latencies, edges, core
-// counts), so the repeated blocks of a model and repeated runs with the same latencies solve once.
-// Solve() is thread-safe.
+// optimum unchanged. Segment schedules are memoised by content (classes, latencies, edges, clamped
+// core counts; schedule_cache.hpp), so the repeated blocks of a model, the same layer on configs
+// that differ only in what the layer does not use, and repeated runs solve once. Solve() is
+// thread-safe; one Scheduler serves a whole search.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "phaze/ilp/ilp_model.hpp"
 #include "phaze/ilp/solver_backend.hpp"
 #include "phaze/core/deadline.hpp"
 #include "phaze/schedule/precedence.hpp"
+#include "phaze/schedule/schedule_cache.hpp"
 #include "phaze/schedule/schedule_problem.hpp"
 
 namespace phaze {
@@ -57,7 +57,8 @@ struct SchedulerOptions {
   // status "feasible" with the reason: the local search, schedule search and ILP grow
   // quadratically or worse with the ops. Transformer layers have tens of ops per segment.
   int max_exact_ops = 256;
-  bool cache = true;
+  bool cache = true;  // segment schedules memoised by content (schedule_cache.hpp)
+  std::int64_t cache_bytes = std::int64_t{256} << 20;  // the memo's memory budget
   std::string dump_dir;  // when set, every ILP solved is written there as CPLEX LP
 };
 
@@ -76,9 +77,16 @@ class Scheduler {
   IlpModel BuildModel(const ScheduleProblem& problem, bool tensor_z, bool vector_z,
                       double* scale = nullptr) const;
 
+  // A lower bound on the makespan Solve would return, without solving: per segment, the makespan
+  // of a schedule already solved (the memo), else a mode bound with few branchings (no list
+  // schedule, no search, no ILP). Cheap: the search's bound pass prunes configs with it.
+  double LowerBound(const ScheduleProblem& problem) const;
+
   const SchedulerOptions& Options() const { return options_; }
+  // Of the segment memo.
   std::int64_t CacheHits() const;
   std::int64_t CacheMisses() const;
+  ScheduleCacheStats CacheStats() const;
 
  private:
   ScheduleResult SolveSegment(const ScheduleProblem& segment, int index) const;
@@ -88,9 +96,7 @@ class Scheduler {
 
   std::shared_ptr<const SolverBackend> backend_;
   SchedulerOptions options_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, ScheduleResult> cache_;
-  mutable std::int64_t hits_ = 0, misses_ = 0;
+  std::shared_ptr<ScheduleCache> cache_;
 };
 
 }  // namespace phaze

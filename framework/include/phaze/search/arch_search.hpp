@@ -11,9 +11,22 @@
 // the same for any thread count (evaluations past the convergence point are discarded). An
 // exception from an evaluation stops the search and is rethrown as phaze::Error naming the config.
 //
-// A RemoteEvaluator (the MPI coordinator, framework/cluster) takes configs from the same queue as
-// the local threads and evaluates them in other processes; the consumer is unchanged, so a
+// A RemoteEvaluator (the MPI coordinator, framework/host/cluster) takes configs from the same queue
+// as the local threads and evaluates them in other processes; the consumer is unchanged, so a
 // distributed search explores exactly the configs a local one does and gets the same results.
+//
+// Pruning (exhaustive mode, `prune`): each config is handed out with the incumbent — the best exact
+// throughput of every model and the best common score among the configs finished so far — and the
+// evaluator skips the exact evaluation when the config's upper bounds cannot beat it, for every
+// model and for the common score (strictly: a tie is evaluated, so tie-breaks are unchanged;
+// search_context.hpp). With kWinners configs go by decreasing area (the largest, usually the
+// best, first), and the winners per model and common are exactly those of evaluating everything.
+// With kPareto they go by increasing area, so the incumbent only ever holds configs of no larger
+// area: a pruned config is dominated in (area, throughput), for every model and the common score,
+// so the Pareto fronts are exact as well as the winners. Which configs are pruned depends on
+// which had finished when a config was handed out, so with more than one thread (or process) the
+// pruned set — never the winners or fronts — may differ between runs. `explored` holds every
+// visited config in decreasing-area order, pruned ones with their bounds (ConfigEvaluation).
 #pragma once
 
 #include <atomic>
@@ -31,8 +44,11 @@ namespace phaze {
 
 class RemoteEvaluator;
 
+enum class PruneMode { kNone, kWinners, kPareto };
+
 struct ArchSearchOptions {
   bool exhaustive = false;
+  PruneMode prune = PruneMode::kNone;  // exhaustive mode only
   std::int64_t hysteresis_level = 6;
   double bucket_width_mm2 = 0.01;
   std::int64_t max_configs = 0;  // 0 = no limit
@@ -44,12 +60,35 @@ struct ArchSearchOptions {
   std::string local_name;
 };
 
+// What a config must beat to be worth evaluating exactly: per model the best exact throughput, and
+// the best common score, of the configs that count (header comment). Empty: evaluate everything.
+struct Incumbent {
+  std::vector<double> throughputs;  // per model, in the run's model order
+  double score = 0;
+};
+
+// Whether upper bounds (per model, and for the common score) cannot beat `incumbent`: each strictly
+// below it — a tie is evaluated, so tie-breaks stay those of evaluating everything. False when
+// the incumbent does not have one throughput per model yet.
+bool BoundsBeaten(const std::vector<double>& model_bounds, double score_bound,
+                  const Incumbent& incumbent);
+
+// Why a config was not evaluated exactly: upper bounds (ModelEvaluator::UpperBound) that the
+// incumbent beats for every model and for the common score.
+struct PruneRecord {
+  int tier = 1;  // 1: compute bound; 2: the DP on lower-bound makespans
+  std::vector<double> model_bounds;  // samples/s, per model
+  double score_bound = 0;
+  Incumbent incumbent;
+};
+
 // What an evaluation returns for one config: per-model results and the config's score (0 when
-// infeasible).
+// infeasible or pruned).
 struct ConfigEvaluation {
   std::vector<ModelEvaluation> models;
   double score = 0;
   double seconds = 0;  // wall time (not reproducible)
+  std::optional<PruneRecord> pruned;  // set: `models` hold only the reason, no plans
 };
 
 struct ExploredConfig {
@@ -61,11 +100,13 @@ struct ExploredConfig {
 
 struct ArchSearchOutcome {
   std::vector<ExploredConfig> explored;  // in decreasing-area order
+  std::int64_t pruned = 0;               // of those, how many were pruned (and at which tier:)
+  std::int64_t pruned_by_compute_bound = 0, pruned_by_placement_bound = 0;
   // "converged", "exhausted" (every config visited), "max_configs", "max_seconds", "interrupted"
   std::string stop_reason;
   std::int64_t candidates = 0;  // configs in the space
   std::int64_t buckets_done = 0;
-  std::vector<double> bucket_best;  // best score per finished bucket, in visiting order
+  std::vector<double> bucket_best;  // best (exact) score per finished bucket, decreasing area
 };
 
 // The convergence test: at least `level` bucket maxima, the last `level` non-increasing, and some
@@ -74,16 +115,23 @@ bool HysteresisConverged(const std::vector<double>& bucket_best, std::int64_t le
 
 std::int64_t AreaBucket(double area_um2, double bucket_width_mm2);
 
-using ConfigEvaluator = std::function<ConfigEvaluation(const ArchPoint&)>;
+// `incumbent` null: evaluate exactly.
+using ConfigEvaluator = std::function<ConfigEvaluation(const ArchPoint&, const Incumbent*)>;
+
+// One config to evaluate: its index in the search's config list, and the incumbent it must beat
+// (none: evaluate it exactly).
+struct SearchTask {
+  std::int64_t index = 0;
+  std::optional<Incumbent> incumbent;
+};
 
 // The search's queue of configs, as a RemoteEvaluator sees it. Thread-safe.
 class WorkSource {
  public:
   virtual ~WorkSource() = default;
-  // The index (into the search's config list) of the next config to evaluate; nullopt when no
-  // more will be handed out (end of the list, convergence, budget, stop, abort) — from then on
-  // always nullopt.
-  virtual std::optional<std::int64_t> Take() = 0;
+  // The next config to evaluate; nullopt when no more will be handed out (end of the list,
+  // convergence, budget, stop, abort) — from then on always nullopt.
+  virtual std::optional<SearchTask> Take() = 0;
   // Whether Take would give nullopt (without taking anything).
   virtual bool Closed() = 0;
   // Reports the result of a taken config (its `seconds` as measured where it ran).

@@ -1,7 +1,8 @@
-// The binary form of a ConfigEvaluation (every model's plans, schedule summaries and statistics),
-// as an MPI worker sends it to rank 0 (framework/cluster). Exact: Decode(Encode(e)) has every field
+// The binary form of a ConfigEvaluation (every model's plans and statistics,
+// the prune record), as an MPI worker sends it to rank 0 (framework/host/cluster), and of a
+// SearchTask (config index and incumbent), as rank 0 sends it to a worker. Exact: Decode(Encode(e)) has every field
 // equal to e's, doubles bit for bit. A new field of PlanChoice, PlacementPlan, ModelEvaluation or
-// LayerScheduleSummary must be added here too (the distributed-run test compares results.json).
+// PruneRecord must be added here too (the distributed-run test compares results.json).
 #pragma once
 
 #include <string>
@@ -14,5 +15,9 @@ namespace phaze {
 std::string EncodeConfigEvaluation(const ConfigEvaluation& evaluation);
 // Throws Error on a malformed message.
 ConfigEvaluation DecodeConfigEvaluation(std::string_view bytes);
+
+std::string EncodeSearchTask(const SearchTask& task);
+// Throws Error on a malformed message.
+SearchTask DecodeSearchTask(std::string_view bytes);
 
 }  // namespace phaze

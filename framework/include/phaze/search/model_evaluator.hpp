@@ -87,25 +87,11 @@ struct PlanChoice {
   bool BetterThan(const PlanChoice& other) const { return Throughput() > other.Throughput(); }
 };
 
-// The schedule of one unique layer slice and pass, kept for reports.
-struct LayerScheduleSummary {
-  std::int64_t micro_batch = 0;
-  std::int64_t width = 0;
-  std::string layer;
-  Pass pass = Pass::kForward;
-  double makespan_s = 0;
-  double sequential_s = 0;  // every op intra-op, one after another
-  std::string path;
-  std::string status;
-  double gap = 0;
-};
-
 struct ModelEvaluation {
   std::string model;
   PlanChoice best;                       // over micro-batch, width, HBM, recompute
   std::vector<PlanChoice> best_per_hbm;  // indexed like training.hbm_gib
   std::optional<PlanChoice> expert;      // the model's expert {p, d, t}, best settings for it
-  std::vector<LayerScheduleSummary> schedules;
   int ilp_answers = 0;      // schedules that needed the solver
   int fast_answers = 0;     // answered by a fast path
   double max_gap = 0;       // worst relative gap of a schedule
@@ -154,13 +140,31 @@ class ModelEvaluator {
                                const std::string& layer, Pass pass,
                                ScheduleProblem* problem) const;
 
-  SchedulerOptions Options() const { return scheduler_options_; }
+  // An upper bound on Evaluate(model, arch).best.Throughput(), cheap to compute (the search's
+  // bound pass prunes with it). Both tiers use the scheduler's lower bounds on every makespan
+  // (Scheduler::LowerBound; no schedule is solved) — the DP's time per batch never decreases when
+  // a layer's time grows, so they bound the plans Evaluate finds:
+  //  * kCompute, no DP: global_batch·K / (B·W), maximised over micro-batch b, width t and recompute
+  //    mode, where B = ⌊global_batch / b⌋ micro-batches and W = Σ over layers of (devices the
+  //    layer's stage has at least: t for a tensor-parallel layer, else 1) × (forward + backward +
+  //    recompute): K devices can do no more than K device-seconds of work per second, and every
+  //    pipeline runs ⌈B/d⌉ micro-batches through its slowest stage (placement_search.hpp). Valid
+  //    only when consecutive layers are linked (a stage then runs its layers one after another);
+  //    otherwise +∞.
+  //  * kPlacement: the DP on the lower bounds, at the largest HBM size.
+  // +∞ when the estimator cannot cost an op (Evaluate then says why).
+  enum class BoundTier { kCompute, kPlacement };
+  double UpperBound(const PreparedModel& model, const ArchConfig& arch, BoundTier tier) const;
+
+  SchedulerOptions Options() const { return scheduler_.Options(); }
+  // The run's scheduler, whose segment memo every evaluation shares.
+  const Scheduler& SharedScheduler() const { return scheduler_; }
 
  private:
   const RunConfig& run_;
   std::shared_ptr<const Estimator> estimator_;
   std::shared_ptr<const SolverBackend> backend_;
-  SchedulerOptions scheduler_options_;
+  Scheduler scheduler_;
 };
 
 }  // namespace phaze

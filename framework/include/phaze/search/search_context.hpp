@@ -44,7 +44,12 @@ class SearchContext {
   // per hardware thread; never more than MaxSearchThreads().
   int SearchThreads(int requested) const;
   // Every model on `point` (our DP, no expert placement) and the common score (CommonScore).
-  ConfigEvaluation Evaluate(const ArchPoint& point) const;
+  // With an `incumbent` (pruning, arch_search.hpp), first the compute bounds of every model
+  // (ModelEvaluator::UpperBound), then, if those do not settle it, the placement bounds: when
+  // every model's bound is below the incumbent's throughput for it and the common score of the
+  // bounds (the mean only grows with each throughput) is below the incumbent's score, the config
+  // is pruned — `pruned` says at which tier and with which bounds — else evaluated exactly.
+  ConfigEvaluation Evaluate(const ArchPoint& point, const Incumbent* incumbent = nullptr) const;
   // A digest of the models and the config list (names and areas, in order): equal in two
   // processes that will evaluate the same config for the same index.
   std::string Fingerprint() const;

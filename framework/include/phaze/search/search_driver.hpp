@@ -60,6 +60,8 @@ struct SearchResults {
     double prepare_s = 0, search_s = 0, baselines_s = 0, total_s = 0;
     int processes = 1, threads = 1;  // how the search ran
   } timings;
+  // Of this process's segment memo (under MPI each rank has its own; rank 0's is here).
+  ScheduleCacheStats schedule_cache;
 
   bool AnyFeasible() const;
   // The reference throughput of `model` (first global preset, expert when given), 0 when unknown.

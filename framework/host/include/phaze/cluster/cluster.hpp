@@ -45,7 +45,8 @@ class Cluster {
   // are released when Serve returns.
   std::unique_ptr<RemoteEvaluator> Coordinator(const std::string& fingerprint);
   // Other ranks: evaluates the configs rank 0 sends with `threads` threads, until released.
-  using IndexEvaluator = std::function<ConfigEvaluation(std::int64_t index)>;
+  using IndexEvaluator =
+      std::function<ConfigEvaluation(std::int64_t index, const Incumbent* incumbent)>;
   void Serve(const std::string& fingerprint, int threads, const IndexEvaluator& evaluate);
   // Other ranks: why this rank could not serve; Finish() tells rank 0.
   void SetFailure(const std::string& message);

@@ -1,0 +1,146 @@
+// The search's bound pass with the real plugins (analytic estimator, CBC, Megatron slicing), on a
+// sub-space of the paper's space sampled along every dimension, two small models:
+//  * ModelEvaluator::UpperBound never falls below what Evaluate finds, at either tier, for every
+//    config and model — the property pruning rests on;
+//  * Scheduler::LowerBound never exceeds the makespan Solve returns;
+//  * exhaustive search with pruning returns the winners (per model and common) of evaluating every
+//    config, and with Pareto pruning also the same Pareto fronts, on one thread and on two, while
+//    pruning some configs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "phaze/core/progress.hpp"
+#include "phaze/search/pareto_front.hpp"
+#include "phaze/search/search_context.hpp"
+#include "phaze/search/search_driver.hpp"
+#include "plugin_registry.hpp"
+
+namespace phaze {
+namespace {
+
+namespace fs = std::filesystem;
+
+void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A temporary directory with the sub-space, a second model and a run config (`search` appended).
+fs::path Setup(const std::string& search) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("phaze-search-bound-" + std::to_string(::getpid()) + "-" +
+                        std::to_string(std::hash<std::string>{}(search)));
+  fs::create_directories(dir);
+  Write(dir / "space.yaml",
+        "name: sub\nnum_tc: [64, 16, 4, 1]\nnum_vc: [256, 16, 1]\npe_x: [256, 32, 4]\n"
+        "pe_y: [128, 16, 2]\npe_vc: pe_x\nglb_mib: [64, 8, 1]\n"
+        "glb_bandwidth_words_per_cycle: 4096\nscale_glb_bandwidth_for_single_core: true\n"
+        "hbm_bandwidth_bytes_per_s: 1.2e12\nfrequency_hz: 1.05e9\n"
+        "area_budget: {preset: tpuv4}\nmin_area_fraction: 0.02\n"
+        "min_area_fraction_single_core: 0.0\n");
+  Write(dir / "wide.yaml",
+        "name: wide-gpt\nfamily: megatron-gpt\nlayers: 3\nhidden: 128\nheads: 8\nvocab: 512\n"
+        "max_positions: 64\nsequence_length: 64\n");
+  Write(dir / "run.yaml",
+        "models:\n  - file: " + std::string(PHAZE_SOURCE_DIR) +
+            "/workloads/tiny-gpt.yaml\n  - file: wide.yaml\n"
+            "arch: {space: space.yaml}\n"
+            "cluster: {num_accelerators: 64}\n"
+            "training: {global_batch: 256, micro_batches: [1, 4], tensor_parallel_widths: [1, 2],\n"
+            "           hbm_gib: [1, 32], recompute: [none, full]}\n"
+            "solver: {backend: cbc, node_limit: 5, relative_gap: 0.05, search_nodes: 2000,\n"
+            "         max_exact_ops: 24, params: {cuts: false}}\n" + search);
+  return dir;
+}
+
+struct Context {
+  std::ostringstream sink;
+  Logger log{sink, LogLevel::kQuiet};
+  RunConfig run;
+  std::unique_ptr<SearchContext> context;
+  explicit Context(const std::string& search) {
+    run = RunConfig::ParseFile((Setup(search) / "run.yaml").string());
+    context = std::make_unique<SearchContext>(run, testing::BuiltPlugins(), log);
+  }
+};
+
+TEST(SearchBounds, NeverBelowWhatTheEvaluationFinds) {
+  Context c("");
+  const auto& configs = c.context->Configs();
+  ASSERT_GT(configs.size(), 60u);
+  const ModelEvaluator& evaluator = c.context->Evaluator();
+  int compute_finite = 0;
+  for (const auto& point : configs) {
+    for (const auto& model : c.context->Models()) {
+      // Bounds first (nothing solved yet: the scheduler's own mode bound), then the evaluation.
+      const double compute =
+          evaluator.UpperBound(model, point.arch, ModelEvaluator::BoundTier::kCompute);
+      const double placement =
+          evaluator.UpperBound(model, point.arch, ModelEvaluator::BoundTier::kPlacement);
+      const double exact = evaluator.Evaluate(model, point.arch, false).best.Throughput();
+      const double tol = 1e-9 * exact;
+      EXPECT_GE(compute + tol, exact) << model.name << " on " << point.arch.name;
+      EXPECT_GE(placement + tol, exact) << model.name << " on " << point.arch.name;
+      // After solving, the bounds use the solved makespans: still above, and no looser.
+      EXPECT_GE(evaluator.UpperBound(model, point.arch, ModelEvaluator::BoundTier::kPlacement) + tol,
+                exact);
+      EXPECT_LE(evaluator.UpperBound(model, point.arch, ModelEvaluator::BoundTier::kPlacement),
+                placement * (1 + 1e-12));
+      compute_finite += std::isfinite(compute);
+    }
+  }
+  EXPECT_EQ(compute_finite, static_cast<int>(2 * configs.size()));  // both are layer chains
+}
+
+// The winners and Pareto fronts the search reports, as architecture names.
+std::vector<std::string> Reported(const SearchResults& r, bool fronts) {
+  std::vector<std::string> out;
+  const auto& explored = r.outcome.explored;
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    out.push_back(r.best_per_model[m] < 0 ? "none" : explored[r.best_per_model[m]].point.arch.name);
+  }
+  out.push_back(r.best_common < 0 ? "none" : explored[r.best_common].point.arch.name);
+  if (!fronts) return out;
+  for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
+    std::vector<double> area, throughput;
+    for (const auto& e : explored) {
+      area.push_back(e.point.area_um2);
+      throughput.push_back(m < 0 ? e.evaluation.score : e.evaluation.models[m].best.Throughput());
+    }
+    std::string front;
+    for (std::size_t i : ParetoFront(area, throughput)) front += explored[i].point.arch.name + " ";
+    out.push_back(front);
+  }
+  return out;
+}
+
+TEST(SearchBounds, PruningKeepsTheWinnersAndFronts) {
+  NullProgress progress;
+  Context all("search: {mode: exhaustive, prune: none}\n");
+  const SearchResults everything = RunSearchDriver(*all.context, progress);
+  ASSERT_EQ(everything.outcome.pruned, 0);
+  ASSERT_GE(everything.best_common, 0);
+  for (const std::string mode : {"winners", "pareto"}) {
+    for (int threads : {1, 2}) {
+      Context c("search: {mode: exhaustive, prune: " + mode + "}\n");
+      SearchDriverOptions o;
+      o.threads = threads;
+      const SearchResults r = RunSearchDriver(*c.context, progress, o);
+      const bool pareto = mode == "pareto";
+      EXPECT_EQ(Reported(r, pareto), Reported(everything, pareto)) << mode << " " << threads;
+      EXPECT_EQ(r.outcome.explored.size(), everything.outcome.explored.size());
+      EXPECT_GT(r.outcome.pruned, 0) << mode << " " << threads;
+      EXPECT_EQ(r.outcome.pruned,
+                r.outcome.pruned_by_compute_bound + r.outcome.pruned_by_placement_bound);
+      // The winners' figures are the same evaluation.
+      EXPECT_EQ(r.outcome.explored[r.best_common].evaluation.score,
+                everything.outcome.explored[everything.best_common].evaluation.score);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace phaze
