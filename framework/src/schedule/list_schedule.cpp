@@ -74,6 +74,10 @@ struct Timeline {
     busy.push_back({start, finish});
     last = std::max(last, finish);
   }
+  void Clear() {  // keeps the capacity
+    busy.clear();
+    last = 0;
+  }
   bool Overlaps(double start, double finish) const {
     for (const Busy& b : busy) {
       if (b.start < finish && start < b.finish) return true;
@@ -109,27 +113,46 @@ double EarliestFit(double ready, double duration, std::initializer_list<const Ti
 
 }  // namespace
 
-ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec,
-                                const std::vector<int>& order,
-                                const std::vector<ModeChoice>& modes, bool backfill) {
+namespace {
+
+// The buffers of serial generations, reused from one to the next (the local search runs tens of
+// thousands): per op its start, finish and core (−1: intra-op, −2: a link op), the cores'
+// timelines. Generate fills it without allocating once the buffers have grown.
+struct Generation {
+  std::vector<Timeline> tc, vc;
+  Timeline intra_ops;  // intra-op ops: no core op may overlap them
+  Timeline core_ops;   // every core op: an intra-op op may overlap none
+  std::vector<double> start, finish;
+  std::vector<int> core;
+  double makespan = 0;
+};
+
+void Generate(const ScheduleProblem& p, const Precedence& prec, const std::vector<int>& order,
+              const std::vector<ModeChoice>& modes, bool backfill, Generation& g) {
   const int paired = p.PairedCores();
   // No schedule of n ops needs more than n cores of a class; the others stay idle.
   const int n = static_cast<int>(p.ops.size());
-  std::vector<Timeline> tc(std::min(p.num_tc, n)), vc(std::min(p.num_vc, n));
-  Timeline intra_ops;  // intra-op ops: no core op may overlap them
-  Timeline core_ops;   // every core op: an intra-op op may overlap none
-  ScheduleResult r;
-  r.ops.resize(p.ops.size());
-  r.stats.path = "list-schedule";
+  g.tc.resize(static_cast<std::size_t>(std::min(p.num_tc, n)));
+  g.vc.resize(static_cast<std::size_t>(std::min(p.num_vc, n)));
+  for (auto* line : {&g.tc, &g.vc}) {
+    for (Timeline& t : *line) t.Clear();
+  }
+  g.intra_ops.Clear();
+  g.core_ops.Clear();
+  g.start.assign(static_cast<std::size_t>(n), 0.0);
+  g.finish.assign(static_cast<std::size_t>(n), 0.0);
+  g.core.assign(static_cast<std::size_t>(n), -2);
+  g.makespan = 0;
+  auto& tc = g.tc;
+  auto& vc = g.vc;
   for (int i : order) {
     const ScheduleOp& op = p.ops[i];
-    ScheduledOp& s = r.ops[i];
     double ready = 0;
-    for (int q : prec.Predecessors()[i]) ready = std::max(ready, r.ops[q].Finish());
+    for (int q : prec.Predecessors()[i]) ready = std::max(ready, g.finish[q]);
     if (!op.UsesCores()) {
-      s.start_s = ready;
-      s.duration_s = op.single_core_s;
-      r.makespan_s = std::max(r.makespan_s, s.Finish());
+      g.start[i] = ready;
+      g.finish[i] = ready + op.single_core_s;
+      g.makespan = std::max(g.makespan, g.finish[i]);
       continue;
     }
     // Single-core candidate: the core (pair) giving the earliest start.
@@ -147,7 +170,7 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
       for (int c = 0; c < std::min<int>(paired, tc.size()); ++c) {
         const bool idle = tc[c].busy.empty() && vc[c].busy.empty();
         if (idle && std::exchange(tried_idle, true)) continue;
-        consider(c, EarliestFit(ready, d, {&intra_ops, &tc[c], &vc[c]}, backfill), false);
+        consider(c, EarliestFit(ready, d, {&g.intra_ops, &tc[c], &vc[c]}, backfill), false);
       }
     } else {
       const bool tensor = op.cls == ScheduleClass::kTensor;
@@ -160,7 +183,7 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
           if (c >= paired && std::exchange(tried_idle_unpaired, true)) continue;
           if (c < paired && pair_idle && std::exchange(tried_idle_pair, true)) continue;
         }
-        const double start = EarliestFit(ready, d, {&intra_ops, &mine[c]}, backfill);
+        const double start = EarliestFit(ready, d, {&g.intra_ops, &mine[c]}, backfill);
         // Tie-break: keep whole pairs free for fused ops.
         const bool unpaired = c >= paired;
         const bool best_unpaired = best >= paired;
@@ -175,7 +198,7 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
         consider(c, start, better);
       }
     }
-    const double intra_start = EarliestFit(ready, op.all_cores_s, {&core_ops}, backfill);
+    const double intra_start = EarliestFit(ready, op.all_cores_s, {&g.core_ops}, backfill);
     const ModeChoice mode = modes[i];
     bool intra = false;
     if (mode == ModeChoice::kIntra) {
@@ -184,28 +207,59 @@ ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec
       intra = intra_start + op.all_cores_s < best_start + op.single_core_s;
     }
     if (intra) {
+      g.core[i] = -1;
+      g.start[i] = intra_start;
+      g.finish[i] = intra_start + op.all_cores_s;
+      g.intra_ops.Add(g.start[i], g.finish[i]);
+    } else {
+      g.core[i] = best;
+      g.start[i] = best_start;
+      g.finish[i] = best_start + op.single_core_s;
+      if (op.UsesTensorCore()) tc[best].Add(g.start[i], g.finish[i]);
+      if (op.UsesVectorCore()) vc[best].Add(g.start[i], g.finish[i]);
+    }
+    g.core_ops.Add(g.start[i], g.finish[i]);
+    g.makespan = std::max(g.makespan, g.finish[i]);
+  }
+}
+
+// The schedule a generation found.
+ScheduleResult Materialize(const ScheduleProblem& p, const Generation& g) {
+  ScheduleResult r;
+  r.ops.resize(p.ops.size());
+  r.stats.path = "list-schedule";
+  r.makespan_s = g.makespan;
+  for (std::size_t i = 0; i < p.ops.size(); ++i) {
+    const ScheduleOp& op = p.ops[i];
+    ScheduledOp& s = r.ops[i];
+    s.start_s = g.start[i];
+    s.duration_s = g.finish[i] - g.start[i];
+    if (!op.UsesCores()) {
+      s.duration_s = op.single_core_s;
+      continue;
+    }
+    if (g.core[i] == -1) {
       s.intra_op = true;
-      s.start_s = intra_start;
       s.duration_s = op.all_cores_s;
       if (op.UsesTensorCore()) s.tensor_cores = AllCores(p.num_tc);
       if (op.UsesVectorCore()) s.vector_cores = AllCores(p.num_vc);
-      intra_ops.Add(s.start_s, s.Finish());
     } else {
-      s.start_s = best_start;
       s.duration_s = op.single_core_s;
-      if (op.UsesTensorCore()) {
-        s.tensor_cores = {best};
-        tc[best].Add(s.start_s, s.Finish());
-      }
-      if (op.UsesVectorCore()) {
-        s.vector_cores = {best};
-        vc[best].Add(s.start_s, s.Finish());
-      }
+      if (op.UsesTensorCore()) s.tensor_cores = {g.core[i]};
+      if (op.UsesVectorCore()) s.vector_cores = {g.core[i]};
     }
-    core_ops.Add(s.start_s, s.Finish());
-    r.makespan_s = std::max(r.makespan_s, s.Finish());
   }
   return r;
+}
+
+}  // namespace
+
+ScheduleResult GenerateSchedule(const ScheduleProblem& p, const Precedence& prec,
+                                const std::vector<int>& order,
+                                const std::vector<ModeChoice>& modes, bool backfill) {
+  Generation g;
+  Generate(p, prec, order, modes, backfill, g);
+  return Materialize(p, g);
 }
 
 ScheduleResult HeuristicSchedule(const ScheduleProblem& p, const Precedence& prec, bool thorough) {
@@ -293,6 +347,10 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
   std::mt19937 rng(12345u + static_cast<unsigned>(n) + 7919u * seed);
   const double start_theta = 0.02 * best.makespan_s;
   std::vector<int> position(n);
+  // Trials reuse these buffers: the loop allocates nothing once they have grown.
+  std::vector<int> trial_order;
+  std::vector<ModeChoice> trial_modes;
+  Generation trial;
   for (int e = 0; e < evaluations && best.makespan_s > good_enough; ++e) {
     if (e % 16 == 0 && deadline.Passed()) {
       if (stopped) *stopped = true;
@@ -301,8 +359,8 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
     // Moves: flip one op's mode, flip two (two single-core ops side by side can beat both
     // intra-op when neither alone does), move one op, or move one and flip it.
     const unsigned kind = flippable.empty() ? 2 : rng() % 4;
-    std::vector<int> trial_order = order;
-    std::vector<ModeChoice> trial_modes = modes;
+    trial_order.assign(order.begin(), order.end());
+    trial_modes.assign(modes.begin(), modes.end());
     auto flip_one = [&] {
       const int i = flippable[rng() % flippable.size()];
       trial_modes[i] = Flipped(trial_modes[i]);
@@ -327,17 +385,17 @@ ScheduleResult ImproveSchedule(const ScheduleProblem& p, const Precedence& prec,
         trial_modes[i] = Flipped(trial_modes[i]);
       }
     }
-    ScheduleResult r = GenerateSchedule(p, prec, trial_order, trial_modes, /*backfill=*/true);
+    Generate(p, prec, trial_order, trial_modes, /*backfill=*/true, trial);
     // Simulated annealing: worse moves pass with probability exp(−Δ/θ), θ cooling from 2% of
     // the start makespan to 0.01% — several single-core ops side by side beat intra-op only
     // together, so the way there goes uphill.
     const double theta = start_theta * std::pow(1e-2 / 2, static_cast<double>(e) / evaluations);
-    const double delta = r.makespan_s - current;
+    const double delta = trial.makespan - current;
     if (delta <= 0 || std::generate_canonical<double, 32>(rng) < std::exp(-delta / theta)) {
-      current = r.makespan_s;
-      order = std::move(trial_order);
-      modes = std::move(trial_modes);
-      if (r.makespan_s < best.makespan_s) best = std::move(r);
+      current = trial.makespan;
+      std::swap(order, trial_order);
+      std::swap(modes, trial_modes);
+      if (trial.makespan < best.makespan_s) best = Materialize(p, trial);
     }
   }
   return best;
