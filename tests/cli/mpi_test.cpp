@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "phaze/config/config_node.hpp"
+#include "phaze/core/json.hpp"
 #include "test_util.hpp"
 #include "tiny_search.hpp"
 
@@ -59,6 +60,34 @@ TEST(Mpi, ThreeRanksWriteTheSameResultsAsOneProcess) {
   EXPECT_EQ(j.Child("stop_reason").AsString(), "converged");
   EXPECT_GE(j.Child("explored").Elements().size(), 4u);  // enough for every rank to get work
   EXPECT_EQ(testing::Slurp(dir / "one" / "report.md"), testing::Slurp(dir / "out" / "report.md"));
+}
+
+// Exhaustive mode with pruning: rank 0 sends each config with the incumbent, the ranks prune.
+// Which configs are pruned may differ from one process's run; the winners and fronts may not.
+TEST(Mpi, ThreeRanksPruneToTheSameWinnersAndFronts) {
+  PHAZE_REQUIRE_MPI();
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  std::string run = testing::TinySearchConfig();
+  const std::string search = "search: {hysteresis_level: 2, bucket_width_mm2: 10}";
+  ASSERT_NE(run.find(search), std::string::npos);
+  run.replace(run.find(search), search.size(), "search: {mode: exhaustive, prune: pareto}");
+  testing::WriteFile(dir / "run.yaml", run);
+  const std::string args =
+      "search --config " + (dir / "run.yaml").string() + " --threads 1 --output-dir ";
+  auto one = testing::Run("env -u PHAZE_PLUGIN_PATH " + kPhaze + " " + args + (dir / "one").string());
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  auto three = MpiPhaze(3, args + (dir / "three").string());
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  const ConfigNode a =
+      ConfigNode::ParseString(testing::Slurp(dir / "one" / "results.json"), "one.json");
+  const ConfigNode b =
+      ConfigNode::ParseString(testing::Slurp(dir / "three" / "results.json"), "three.json");
+  EXPECT_EQ(b.Child("stop_reason").AsString(), "exhausted");
+  EXPECT_GT(a.Child("space").Child("pruned").AsInt(), 0);
+  for (const char* part : {"winners", "pareto_front"}) {
+    EXPECT_EQ(a.Child(part).ToJson().Dump(), b.Child(part).ToJson().Dump()) << part;
+  }
 }
 
 TEST(Mpi, AConfigThatThrowsStopsTheRunNamingTheRankAndTheConfig) {
