@@ -706,6 +706,68 @@ TEST(Scheduler, CachesByProblemContent) {
   EXPECT_EQ(c.CacheMisses(), 2);
 }
 
+TEST(Scheduler, LowerBoundIsBelowTheOptimumAndBecomesTheSolvedMakespan) {
+  // Against the exhaustive oracle on the random DAGs: the cheap bound is a bound; once a problem
+  // is solved, the memo answers with the makespan Solve returned.
+  SchedulerOptions o = Exact();
+  o.cache = true;
+  const Scheduler s(Backend("cbc"), o);
+  int tight = 0;
+  for (std::size_t k = 0; k < 120; ++k) {
+    const ScheduleProblem& p = Cases()[k];
+    const double bound = s.LowerBound(p);
+    EXPECT_LE(bound, Oracle()[k] * (1 + 1e-9)) << p.name;
+    tight += bound >= Oracle()[k] * (1 - 1e-9);
+    const double solved = s.Solve(p).makespan_s;
+    EXPECT_NEAR(s.LowerBound(p), solved, 1e-12 * solved) << p.name;
+  }
+  ::testing::Test::RecordProperty("tight_bounds_of_120", tight);
+  EXPECT_GT(tight, 0);
+}
+
+TEST(ScheduleCache, KeysByContentNotNames) {
+  ScheduleProblem a;
+  a.num_tc = 2;
+  a.num_vc = 1;
+  a.ops = {{"gemm", ScheduleClass::kTensor, 2, 1}, {"allreduce", ScheduleClass::kLink, 3, 0}};
+  a.edges = {{0, 1}};
+  ScheduleProblem b = a;
+  b.name = "other";
+  b.ops[0].name = "matmul";
+  b.ops[1].all_cores_s = 7;  // ignored for link ops
+  EXPECT_EQ(ScheduleCache::Key(a), ScheduleCache::Key(b));
+  for (auto change : std::vector<std::function<void(ScheduleProblem&)>>{
+           [](ScheduleProblem& p) { p.ops[0].single_core_s = 2.5; },
+           [](ScheduleProblem& p) { p.ops[0].all_cores_s = 1.5; },
+           [](ScheduleProblem& p) { p.ops[0].cls = ScheduleClass::kVector; },
+           [](ScheduleProblem& p) { p.num_tc = 3; },
+           [](ScheduleProblem& p) { p.edges.clear(); }}) {
+    ScheduleProblem c = a;
+    change(c);
+    EXPECT_NE(ScheduleCache::Key(c), ScheduleCache::Key(a));
+  }
+}
+
+TEST(ScheduleCache, StaysWithinItsBudgetAndKeepsWhatIsUsed) {
+  ScheduleCache cache(64 * 1024);
+  ScheduleResult r;
+  r.ops.resize(8);
+  r.makespan_s = 1;
+  cache.Insert("kept", r);
+  for (int k = 0; k < 2000; ++k) {
+    cache.Insert("key" + std::to_string(k), r);
+    cache.InsertBound("bound" + std::to_string(k), k);
+    ASSERT_TRUE(cache.Find("kept").has_value()) << k;  // used: moves back to the young half
+    ASSERT_LE(cache.Stats().bytes, 64 * 1024) << k;
+  }
+  const ScheduleCacheStats st = cache.Stats();
+  EXPECT_GT(st.evictions, 1000);
+  EXPECT_FALSE(cache.Find("key0").has_value());  // not used since: gone
+  EXPECT_EQ(cache.FindBound("kept"), 1.0);  // a solved schedule answers for its bound
+  EXPECT_EQ(cache.FindBound("bound1999"), 1999.0);
+  EXPECT_EQ(cache.Stats().bound_hits, 2);
+}
+
 TEST(Scheduler, InvalidProblemsAreNamed) {
   Scheduler s(nullptr);
   ScheduleProblem p;
