@@ -29,7 +29,7 @@ struct SliceTimes {
 SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice& slice,
                          const ArchConfig& arch, const std::vector<RecomputeMode>& modes,
                          const Estimator& estimator, const Scheduler& scheduler,
-                         const Network& network, ModelEvaluation* ev, bool lower_bounds = false) {
+                         const Network& network, ModelEvaluation* ev, bool lower_bounds) {
   const LayerGraph& g = slice.graph;
   const std::size_t n = g.unique_layers.size();
   SliceTimes times;
@@ -182,6 +182,20 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
 // micro-batch → (width → (graph, times))
 using SlicedTimes =
     std::map<std::int64_t, std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
+
+// ScheduleSlice for every slice of the model.
+SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
+                           const std::vector<RecomputeMode>& modes, const Estimator& estimator,
+                           const Scheduler& scheduler, const Network& network,
+                           ModelEvaluation* ev, bool lower_bounds) {
+  SlicedTimes sliced;
+  for (const auto& slice : model.slices) {
+    sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
+        &slice.graph,
+        ScheduleSlice(model, slice, arch, modes, estimator, scheduler, network, ev, lower_bounds)};
+  }
+  return sliced;
+}
 
 // The DP for every micro-batch, recompute mode, v and HBM size, into ev.best, ev.best_per_hbm and
 // (with_expert) ev.expert. Ties keep the earlier choice.
@@ -343,11 +357,8 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   const CachedEstimator estimator(estimator_);
   SlicedTimes sliced;
   try {
-    for (const auto& slice : model.slices) {
-      sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
-          &slice.graph, ScheduleSlice(model, slice, arch, modes, estimator, scheduler_,
-                                      run_.cluster.network, &ev)};
-    }
+    sliced = ScheduleSlices(model, arch, modes, estimator, scheduler_, run_.cluster.network, &ev,
+                            /*lower_bounds=*/false);
   } catch (const UnsupportedOpError& e) {
     ev.best.reason = std::string("the estimator cannot cost an op: ") + e.what();
     for (auto& c : ev.best_per_hbm) c.reason = ev.best.reason;
@@ -368,11 +379,8 @@ double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& 
   const CachedEstimator estimator(estimator_);
   SlicedTimes sliced;
   try {
-    for (const auto& slice : model.slices) {
-      sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
-          &slice.graph, ScheduleSlice(model, slice, arch, modes, estimator, scheduler_,
-                                      run_.cluster.network, nullptr, /*lower_bounds=*/true)};
-    }
+    sliced = ScheduleSlices(model, arch, modes, estimator, scheduler_, run_.cluster.network,
+                            nullptr, /*lower_bounds=*/true);
   } catch (const UnsupportedOpError&) {
     return kNoBound;  // Evaluate says why there is no plan
   }
@@ -429,7 +437,7 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
   }
   const CachedEstimator estimator(estimator_);
   const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler_,
-                                         run_.cluster.network, nullptr);
+                                         run_.cluster.network, nullptr, /*lower_bounds=*/false);
   PlacementProblem problem =
       BaseProblem(run_, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
   problem.widths[r.tensor_parallel] =
