@@ -259,7 +259,8 @@ TEST(ArchSearchLoop, RemoteFailuresNameWhereTheyHappened) {
 
 // Two models on `n` configs of decreasing area: exact throughputs (some tied, some infeasible) and
 // upper bounds 0–60% above them, drawn from `seed`. The evaluator prunes as SearchContext does
-// (BoundsBeaten on the bounds and their common score) and counts its exact evaluations.
+// (DecidePruning on the bounds and their common score: no score, and only the models not settled
+// evaluated) and counts its exact model evaluations.
 struct SyntheticSpace {
   std::vector<ArchPoint> points;
   std::vector<std::vector<double>> exact, bound;  // [config][model]
@@ -296,22 +297,24 @@ struct SyntheticSpace {
       const auto i = std::stoul(p.arch.name.substr(1));
       ConfigEvaluation e;
       const std::vector<double> weights{1, 1};
+      PruneDecision d;
+      d.models.assign(2, 0);
       if (incumbent) {
         const double score_bound = CommonScore(bound[i], weights, "arithmetic");
-        if (BoundsBeaten(bound[i], score_bound, *incumbent)) {
-          e.pruned = PruneRecord{1, bound[i], score_bound, *incumbent};
-          e.models.resize(2);
-          return e;
+        d = DecidePruning(bound[i], score_bound, *incumbent);
+        if (d.score) e.pruned = PruneRecord{1, bound[i], score_bound, *incumbent};
+      }
+      for (std::size_t m = 0; m < 2; ++m) {
+        ModelEvaluation me;
+        me.pruned = d.models[m] != 0;
+        if (!me.pruned) {
+          ++exact_evaluations;
+          me.best.feasible = exact[i][m] > 0;
+          me.best.plan.throughput_samples_per_s = exact[i][m];
         }
+        e.models.push_back(me);
       }
-      ++exact_evaluations;
-      for (double v : exact[i]) {
-        ModelEvaluation m;
-        m.best.feasible = v > 0;
-        m.best.plan.throughput_samples_per_s = v;
-        e.models.push_back(m);
-      }
-      e.score = CommonScore(exact[i], weights, "arithmetic");
+      if (!e.pruned) e.score = CommonScore(exact[i], weights, "arithmetic");
       return e;
     };
   }
@@ -348,7 +351,7 @@ TEST(ArchSearchLoop, PruningKeepsTheWinnersAndParetoFrontsOfEvaluatingEverything
     ArchSearchOptions all;
     all.exhaustive = true;
     const auto everything = RunArchSearch(space.points, all, space.Evaluator(), progress);
-    ASSERT_EQ(space.exact_evaluations.load(), 300);
+    ASSERT_EQ(space.exact_evaluations.load(), 600);
     EXPECT_EQ(everything.pruned, 0);
     for (PruneMode mode : {PruneMode::kWinners, PruneMode::kPareto}) {
       const bool pareto = mode == PruneMode::kPareto;
@@ -366,8 +369,17 @@ TEST(ArchSearchLoop, PruningKeepsTheWinnersAndParetoFrontsOfEvaluatingEverything
         for (std::size_t i = 0; i < out.explored.size(); ++i) {
           EXPECT_EQ(out.explored[i].rank, static_cast<std::int64_t>(i)) << where;
         }
-        EXPECT_EQ(out.pruned + space.exact_evaluations.load(), 300) << where;
+        // Every model of a config is evaluated exactly or pruned; a fully pruned config has none.
+        int pruned_models = 0;
+        for (const auto& e : out.explored) {
+          for (const auto& m : e.evaluation.models) pruned_models += m.pruned;
+          EXPECT_EQ(e.evaluation.FullyPruned(), e.evaluation.pruned &&
+                                                    e.evaluation.models[0].pruned &&
+                                                    e.evaluation.models[1].pruned);
+        }
+        EXPECT_EQ(pruned_models + space.exact_evaluations.load(), 600) << where;
         EXPECT_GT(out.pruned, pareto ? 30 : 150) << where;
+        EXPECT_GT(out.partially_pruned, 0) << where;
         EXPECT_EQ(out.stop_reason, "exhausted");
       }
     }
@@ -386,7 +398,7 @@ TEST(ArchSearchLoop, HysteresisNeverPrunes) {
   EXPECT_EQ(out.stop_reason, "converged");
   for (const auto& e : out.explored) EXPECT_FALSE(e.evaluation.pruned.has_value());
   // (Workers may run ahead of the convergence point; those evaluations are discarded.)
-  EXPECT_GE(space.exact_evaluations.load(), static_cast<int>(out.explored.size()));
+  EXPECT_GE(space.exact_evaluations.load(), 2 * static_cast<int>(out.explored.size()));
 }
 
 TEST(CommonScore, Means) {

@@ -28,13 +28,26 @@ bool HysteresisConverged(const std::vector<double>& bucket_best, std::int64_t le
   return true;
 }
 
-bool BoundsBeaten(const std::vector<double>& model_bounds, double score_bound,
-                  const Incumbent& incumbent) {
-  if (incumbent.throughputs.size() != model_bounds.size()) return false;
+bool ConfigEvaluation::FullyPruned() const {
+  return pruned.has_value() &&
+         std::all_of(models.begin(), models.end(), [](const ModelEvaluation& m) { return m.pruned; });
+}
+
+bool PruneDecision::All() const {
+  return score && std::all_of(models.begin(), models.end(), [](char m) { return m != 0; });
+}
+
+PruneDecision DecidePruning(const std::vector<double>& model_bounds, double score_bound,
+                            const Incumbent& incumbent) {
+  PruneDecision d;
+  d.models.assign(model_bounds.size(), 0);
+  if (incumbent.throughputs.size() != model_bounds.size()) return d;
+  d.score = score_bound < incumbent.score;
+  if (!d.score) return d;
   for (std::size_t m = 0; m < model_bounds.size(); ++m) {
-    if (!(model_bounds[m] < incumbent.throughputs[m])) return false;
+    d.models[m] = model_bounds[m] < incumbent.throughputs[m];
   }
-  return score_bound < incumbent.score;
+  return d;
 }
 
 std::int64_t AreaBucket(double area_um2, double bucket_width_mm2) {
@@ -86,14 +99,13 @@ class SearchQueue final : public WorkSource {
   }
   void Done(std::int64_t index, ConfigEvaluation result) override {
     Fill(index, [&](Slot& s) {
-      if (!result.pruned) {  // only exact results are an incumbent
-        auto& best = incumbent_.throughputs;
-        best.resize(std::max(best.size(), result.models.size()), 0.0);
-        for (std::size_t m = 0; m < result.models.size(); ++m) {
-          best[m] = std::max(best[m], result.models[m].best.Throughput());
-        }
-        incumbent_.score = std::max(incumbent_.score, result.score);
+      // Only exact results count (a pruned model's throughput and a pruned score are 0).
+      auto& best = incumbent_.throughputs;
+      best.resize(std::max(best.size(), result.models.size()), 0.0);
+      for (std::size_t m = 0; m < result.models.size(); ++m) {
+        best[m] = std::max(best[m], result.models[m].best.Throughput());
       }
+      incumbent_.score = std::max(incumbent_.score, result.score);
       s.result = std::move(result);
     });
   }
@@ -264,9 +276,12 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
     e.point = configs[static_cast<std::size_t>(i)];
     e.bucket = AreaBucket(e.point.area_um2, options.bucket_width_mm2);
     e.evaluation = std::move(*slot.result);
-    if (const auto& p = e.evaluation.pruned) {
+    if (e.evaluation.FullyPruned()) {
       ++out.pruned;
-      ++(p->tier == 1 ? out.pruned_by_compute_bound : out.pruned_by_placement_bound);
+      ++(e.evaluation.pruned->tier == 1 ? out.pruned_by_compute_bound
+                                        : out.pruned_by_placement_bound);
+    } else if (e.evaluation.pruned) {
+      ++out.partially_pruned;
     }
     best = std::max(best, e.evaluation.score);
     bucket_best = std::max(bucket_best, e.evaluation.score);

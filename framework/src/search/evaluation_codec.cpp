@@ -136,6 +136,7 @@ void Get(ByteReader& r, PlanChoice& c) {
 
 void Put(ByteWriter& w, const ModelEvaluation& m) {
   w.String(m.model);
+  w.Bool(m.pruned);
   Put(w, m.best);
   w.Int(static_cast<std::int64_t>(m.best_per_hbm.size()));
   for (const auto& p : m.best_per_hbm) Put(w, p);
@@ -150,6 +151,7 @@ void Put(ByteWriter& w, const ModelEvaluation& m) {
 
 void Get(ByteReader& r, ModelEvaluation& m) {
   m.model = r.String();
+  m.pruned = r.Bool();
   Get(r, m.best);
   m.best_per_hbm.resize(r.Count());
   for (auto& p : m.best_per_hbm) Get(r, p);

@@ -121,40 +121,48 @@ std::string SearchContext::SolverVersion() const { return backend_->Version(); }
 
 ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent* incumbent) const {
   ConfigEvaluation ce;
+  ce.models.resize(models_.size());
+  PruneDecision decision;
+  decision.models.assign(models_.size(), 0);
   if (incumbent && incumbent->throughputs.size() == models_.size()) {
     PruneRecord record;
     record.model_bounds.assign(models_.size(), std::numeric_limits<double>::infinity());
     record.incumbent = *incumbent;
     for (const auto tier : {ModelEvaluator::BoundTier::kCompute, ModelEvaluator::BoundTier::kPlacement}) {
+      record.tier = tier == ModelEvaluator::BoundTier::kCompute ? 1 : 2;
       for (std::size_t m = 0; m < models_.size(); ++m) {
+        if (decision.models[m]) continue;  // already below its incumbent
         record.model_bounds[m] = std::min(record.model_bounds[m],
                                           evaluator_->UpperBound(models_[m], point.arch, tier));
       }
       record.score_bound = CommonScore(record.model_bounds, weights_, run_.search.mean);
-      if (BoundsBeaten(record.model_bounds, record.score_bound, *incumbent)) {
-        record.tier = tier == ModelEvaluator::BoundTier::kCompute ? 1 : 2;
-        for (std::size_t m = 0; m < models_.size(); ++m) {
-          ModelEvaluation ev;
-          ev.model = models_[m].name;
-          ev.best.reason = std::string("pruned by its ") +
-                           (record.tier == 1 ? "compute" : "placement") + " bound: at most " +
-                           FormatNumber("%.6g", record.model_bounds[m]) +
-                           " samples/s, where a config evaluated before gives " +
-                           FormatNumber("%.6g", incumbent->throughputs[m]);
-          ev.best_per_hbm.assign(run_.training.hbm_gib.size(), ev.best);
-          ce.models.push_back(std::move(ev));
-        }
-        ce.pruned = std::move(record);
-        return ce;
+      decision = DecidePruning(record.model_bounds, record.score_bound, *incumbent);
+      if (decision.All()) break;
+    }
+    if (decision.score) {
+      for (std::size_t m = 0; m < models_.size(); ++m) {
+        if (!decision.models[m]) continue;
+        ModelEvaluation& ev = ce.models[m];
+        ev.model = models_[m].name;
+        ev.pruned = true;
+        ev.best.reason = std::string("pruned by its ") +
+                         (record.tier == 1 ? "compute" : "placement") + " bound: at most " +
+                         FormatNumber("%.6g", record.model_bounds[m]) +
+                         " samples/s, where a config evaluated before gives " +
+                         FormatNumber("%.6g", incumbent->throughputs[m]);
+        ev.best_per_hbm.assign(run_.training.hbm_gib.size(), ev.best);
       }
+      ce.pruned = std::move(record);
     }
   }
   std::vector<double> thr;
-  for (const auto& m : models_) {
-    ce.models.push_back(evaluator_->Evaluate(m, point.arch, /*with_expert=*/false));
-    thr.push_back(ce.models.back().best.Throughput());
+  for (std::size_t m = 0; m < models_.size(); ++m) {
+    if (!decision.models[m]) {
+      ce.models[m] = evaluator_->Evaluate(models_[m], point.arch, /*with_expert=*/false);
+    }
+    thr.push_back(ce.models[m].best.Throughput());
   }
-  ce.score = CommonScore(thr, weights_, run_.search.mean);
+  if (!ce.pruned) ce.score = CommonScore(thr, weights_, run_.search.mean);
   return ce;
 }
 

@@ -198,6 +198,7 @@ Json SearchResultsToJson(const SearchResults& r) {
   space["pruned"] = r.outcome.pruned;
   space["pruned_by_compute_bound"] = r.outcome.pruned_by_compute_bound;
   space["pruned_by_placement_bound"] = r.outcome.pruned_by_placement_bound;
+  space["partially_pruned"] = r.outcome.partially_pruned;
   space["area_budget_mm2"] = r.area_budget_mm2;
   Json bucket_best = Json::MakeArray();
   for (double v : r.outcome.bucket_best) bucket_best.Push(v);
@@ -305,6 +306,7 @@ Json SearchResultsToJson(const SearchResults& r) {
     for (const auto& m : e.evaluation.models) {
       Json mj = Json::MakeObject();
       mj["model"] = m.model;
+      if (m.pruned) mj["pruned"] = true;
       mj["best"] = PlanChoiceToJson(m.best);
       Json hbm = Json::MakeArray();
       for (const auto& c : m.best_per_hbm) {
@@ -372,10 +374,11 @@ std::string SearchReportMarkdown(const SearchResults& r) {
      << "Run config `" << r.run.source << "`; space `" << r.space_name << "`: " << explored.size()
      << " of " << r.outcome.candidates
      << " configs explored by decreasing area (stop: " << r.outcome.stop_reason << ")";
-  if (r.outcome.pruned > 0) {
+  if (r.outcome.pruned + r.outcome.partially_pruned > 0) {
     md << ", of which " << r.outcome.pruned << " were pruned by upper bounds ("
        << r.outcome.pruned_by_compute_bound << " by the compute bound, "
-       << r.outcome.pruned_by_placement_bound << " by the placement bound): they cannot beat "
+       << r.outcome.pruned_by_placement_bound << " by the placement bound) and "
+       << r.outcome.partially_pruned << " evaluated for some models only: what was pruned cannot beat "
        << (r.run.search.prune == "pareto" ? "a config of no larger area" : "a config evaluated")
        << ", so the winners" << (r.run.search.prune == "pareto" ? " and Pareto fronts" : "")
        << " are those of evaluating every config";
@@ -542,7 +545,8 @@ std::string ExploredCsv(const SearchResults& r) {
       csv << i << "," << CsvField(a.name) << "," << a.num_tc << "," << a.pe_x << "," << a.pe_y
           << "," << a.num_vc << "," << a.pe_vc << "," << number(a.glb_bytes / 1048576.0) << ","
           << number(a.l2_tc_bytes / 1024.0) << "," << number(a.l2_vc_bytes / 1024.0) << ","
-          << number(e.point.area_um2 * 1e-6) << "," << number(e.evaluation.score) << ","
+          << number(e.point.area_um2 * 1e-6) << ","
+          << (e.evaluation.pruned ? std::string() : number(e.evaluation.score)) << ","
           << (static_cast<int>(i) == r.best_common ? "true" : "false") << ","
           << CsvField(e.evaluation.models[m].model) << ","
           << (m < r.best_per_model.size() && r.best_per_model[m] == static_cast<int>(i) ? "true"

@@ -17,9 +17,9 @@
 //
 // Pruning (exhaustive mode, `prune`): each config is handed out with the incumbent — the best exact
 // throughput of every model and the best common score among the configs finished so far — and the
-// evaluator skips the exact evaluation when the config's upper bounds cannot beat it, for every
-// model and for the common score (strictly: a tie is evaluated, so tie-breaks are unchanged;
-// search_context.hpp). With kWinners configs go by decreasing area (the largest, usually the
+// evaluator skips the exact evaluation of every model whose upper bound cannot beat it, when the
+// bounds' common score cannot beat the incumbent's either (strictly: a tie is evaluated, so
+// tie-breaks are unchanged; search_context.hpp). With kWinners configs go by decreasing area (the largest, usually the
 // best, first), and the winners per model and common are exactly those of evaluating everything.
 // With kPareto they go by increasing area, so the incumbent only ever holds configs of no larger
 // area: a pruned config is dominated in (area, throughput), for every model and the common score,
@@ -67,16 +67,23 @@ struct Incumbent {
   double score = 0;
 };
 
-// Whether upper bounds (per model, and for the common score) cannot beat `incumbent`: each strictly
-// below it — a tie is evaluated, so tie-breaks stay those of evaluating everything. False when
-// the incumbent does not have one throughput per model yet.
-bool BoundsBeaten(const std::vector<double>& model_bounds, double score_bound,
-                  const Incumbent& incumbent);
+// What upper bounds (per model, and their common score) settle against `incumbent`: the common
+// score when its bound is strictly below the incumbent's, and then each model whose bound is
+// strictly below its incumbent (a tie is evaluated, so tie-breaks stay those of evaluating
+// everything). Nothing is settled while the incumbent lacks a throughput per model.
+struct PruneDecision {
+  bool score = false;
+  std::vector<char> models;  // per model: settled (pruned)
+  bool All() const;          // the score and every model
+};
+PruneDecision DecidePruning(const std::vector<double>& model_bounds, double score_bound,
+                            const Incumbent& incumbent);
 
-// Why a config was not evaluated exactly: upper bounds (ModelEvaluator::UpperBound) that the
-// incumbent beats for every model and for the common score.
+// Why a config's common score was not computed: upper bounds (ModelEvaluator::UpperBound) whose
+// common score the incumbent's beats. The models whose own bound the incumbent beats are pruned
+// too (ModelEvaluation::pruned); the others were evaluated exactly.
 struct PruneRecord {
-  int tier = 1;  // 1: compute bound; 2: the DP on lower-bound makespans
+  int tier = 1;  // the bounds used: 1 compute; 2 compute, then the DP on lower-bound makespans
   std::vector<double> model_bounds;  // samples/s, per model
   double score_bound = 0;
   Incumbent incumbent;
@@ -88,7 +95,10 @@ struct ConfigEvaluation {
   std::vector<ModelEvaluation> models;
   double score = 0;
   double seconds = 0;  // wall time (not reproducible)
-  std::optional<PruneRecord> pruned;  // set: `models` hold only the reason, no plans
+  std::optional<PruneRecord> pruned;  // set: no score; pruned models hold only the reason
+
+  // Every model pruned: nothing was evaluated exactly.
+  bool FullyPruned() const;
 };
 
 struct ExploredConfig {
@@ -100,8 +110,9 @@ struct ExploredConfig {
 
 struct ArchSearchOutcome {
   std::vector<ExploredConfig> explored;  // in decreasing-area order
-  std::int64_t pruned = 0;               // of those, how many were pruned (and at which tier:)
+  std::int64_t pruned = 0;               // of those, how many were fully pruned (at which tier:)
   std::int64_t pruned_by_compute_bound = 0, pruned_by_placement_bound = 0;
+  std::int64_t partially_pruned = 0;     // no score; some models evaluated exactly
   // "converged", "exhausted" (every config visited), "max_configs", "max_seconds", "interrupted"
   std::string stop_reason;
   std::int64_t candidates = 0;  // configs in the space

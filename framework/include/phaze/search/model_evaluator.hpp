@@ -89,6 +89,7 @@ struct PlanChoice {
 
 struct ModelEvaluation {
   std::string model;
+  bool pruned = false;  // not evaluated (the search's bound showed it cannot matter); best.reason says why
   PlanChoice best;                       // over micro-batch, width, HBM, recompute
   std::vector<PlanChoice> best_per_hbm;  // indexed like training.hbm_gib
   std::optional<PlanChoice> expert;      // the model's expert {p, d, t}, best settings for it

@@ -45,10 +45,11 @@ class SearchContext {
   int SearchThreads(int requested) const;
   // Every model on `point` (our DP, no expert placement) and the common score (CommonScore).
   // With an `incumbent` (pruning, arch_search.hpp), first the compute bounds of every model
-  // (ModelEvaluator::UpperBound), then, if those do not settle it, the placement bounds: when
-  // every model's bound is below the incumbent's throughput for it and the common score of the
-  // bounds (the mean only grows with each throughput) is below the incumbent's score, the config
-  // is pruned — `pruned` says at which tier and with which bounds — else evaluated exactly.
+  // (ModelEvaluator::UpperBound), then, for the models those do not settle, the placement bounds.
+  // When the common score of the bounds (the mean only grows with each throughput) is below the
+  // incumbent's score, the config's score is not computed (`pruned` holds the bounds and the
+  // tier) and only the models whose bound is not below their incumbent are evaluated exactly —
+  // the others are marked pruned with the reason; when no model is left, nothing is evaluated.
   ConfigEvaluation Evaluate(const ArchPoint& point, const Incumbent* incumbent = nullptr) const;
   // A digest of the models and the config list (names and areas, in order): equal in two
   // processes that will evaluate the same config for the same index.
