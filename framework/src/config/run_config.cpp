@@ -271,7 +271,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
                    "mean", "threads", "prune"});
     if (auto v = s->Optional("mode")) rc.search.mode = v->AsChoice({"hysteresis", "exhaustive"});
-    if (auto v = s->Optional("prune")) rc.search.prune = v->AsChoice({"pareto", "winners", "none"});
+    if (auto v = s->Optional("prune")) rc.search.prune = v->AsChoice({"winners", "pareto", "none"});
     if (auto v = s->Optional("hysteresis_level")) rc.search.hysteresis_level = v->AsPositiveInt();
     if (auto v = s->Optional("bucket_width_mm2")) rc.search.bucket_width_mm2 = v->AsPositiveDouble();
     if (auto v = s->Optional("max_configs")) {

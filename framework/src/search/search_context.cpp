@@ -150,7 +150,6 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
                          FormatNumber("%.6g", record.model_bounds[m]) +
                          " samples/s, where a config evaluated before gives " +
                          FormatNumber("%.6g", incumbent->throughputs[m]);
-        ev.best_per_hbm.assign(run_.training.hbm_gib.size(), ev.best);
       }
       ce.pruned = std::move(record);
     }

@@ -47,6 +47,13 @@ double GeoMean(const std::vector<double>& v) {
 }
 
 // The explored configs on the throughput-vs-area front of `model` (−1: the common score).
+// Whether the fronts are those of the whole space: every config visited, and evaluated or pruned as
+// dominated (exhaustive mode with `prune: pareto` or `none`).
+bool ParetoFrontsExact(const SearchResults& r) {
+  return r.run.search.mode == "exhaustive" && r.run.search.prune != "winners" &&
+         r.outcome.stop_reason == "exhausted";
+}
+
 std::vector<std::size_t> ExploredFront(const SearchResults& r, int model) {
   std::vector<double> area, throughput;
   for (const auto& e : r.outcome.explored) {
@@ -239,6 +246,7 @@ Json SearchResultsToJson(const SearchResults& r) {
     for (std::size_t i : ExploredFront(r, model)) ranks.Push(static_cast<std::int64_t>(i));
     return ranks;
   };
+  pareto["exact"] = ParetoFrontsExact(r);  // else: of the configs evaluated exactly
   pareto["common"] = front_json(-1);
   Json pareto_models = Json::MakeArray();
   for (std::size_t m = 0; m < r.models.size(); ++m) {
@@ -306,7 +314,12 @@ Json SearchResultsToJson(const SearchResults& r) {
     for (const auto& m : e.evaluation.models) {
       Json mj = Json::MakeObject();
       mj["model"] = m.model;
-      if (m.pruned) mj["pruned"] = true;
+      if (m.pruned) {  // only why (exhaustive searches keep tens of thousands of these)
+        mj["pruned"] = true;
+        mj["reason"] = m.best.reason;
+        ms.Push(mj);
+        continue;
+      }
       mj["best"] = PlanChoiceToJson(m.best);
       Json hbm = Json::MakeArray();
       for (const auto& c : m.best_per_hbm) {
@@ -471,7 +484,11 @@ std::string SearchReportMarkdown(const SearchResults& r) {
 
   // The Pareto fronts: each model's and the common score's, smallest area first.
   md << "\n## Throughput against area: Pareto front of the explored configs\n\n"
-        "A config is on a front when no explored config gives as much throughput (samples/s) "
+     << (ParetoFrontsExact(r) ? "Exact: the fronts of every config of the space.\n\n"
+                              : "Of the configs evaluated exactly (the search did not evaluate every "
+                                "config, or pruned with `prune: winners`): other configs may lie "
+                                "on the true fronts.\n\n")
+     << "A config is on a front when no explored config gives as much throughput (samples/s) "
         "with less area.\n\n| front | configs (area mm²: samples/s) |\n|---|---|\n";
   for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
     md << "| " << (m < 0 ? "common (" + r.run.search.mean + " mean)" : r.models[m].name) << " | ";

@@ -115,7 +115,7 @@ struct RunConfig {
     std::int64_t threads = 0;      // 0 = hardware concurrency
     // Exhaustive mode only (search/arch_search.hpp): skip the exact evaluation of a config whose
     // upper bounds cannot beat what is known — pareto | winners | none.
-    std::string prune = "pareto";
+    std::string prune = "winners";
   } search;
 
   struct Output {

@@ -44,7 +44,7 @@ namespace phaze {
 
 class RemoteEvaluator;
 
-enum class PruneMode { kNone, kWinners, kPareto };
+enum class PruneMode { kNone, kWinners, kPareto };  // search.prune
 
 struct ArchSearchOptions {
   bool exhaustive = false;
