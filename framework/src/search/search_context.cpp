@@ -128,6 +128,7 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
     PruneRecord record;
     record.model_bounds.assign(models_.size(), std::numeric_limits<double>::infinity());
     record.incumbent = *incumbent;
+    std::vector<int> settled_at(models_.size(), 0);  // the tier whose bound pruned the model
     for (const auto tier : {ModelEvaluator::BoundTier::kCompute, ModelEvaluator::BoundTier::kPlacement}) {
       record.tier = tier == ModelEvaluator::BoundTier::kCompute ? 1 : 2;
       for (std::size_t m = 0; m < models_.size(); ++m) {
@@ -137,6 +138,9 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
       }
       record.score_bound = CommonScore(record.model_bounds, weights_, run_.search.mean);
       decision = DecidePruning(record.model_bounds, record.score_bound, *incumbent);
+      for (std::size_t m = 0; m < models_.size(); ++m) {
+        if (decision.models[m] && settled_at[m] == 0) settled_at[m] = record.tier;
+      }
       if (decision.All()) break;
     }
     if (decision.score) {
@@ -146,7 +150,7 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
         ev.model = models_[m].name;
         ev.pruned = true;
         ev.best.reason = std::string("pruned by its ") +
-                         (record.tier == 1 ? "compute" : "placement") + " bound: at most " +
+                         (settled_at[m] == 1 ? "compute" : "placement") + " bound: at most " +
                          FormatNumber("%.6g", record.model_bounds[m]) +
                          " samples/s, where a config evaluated before gives " +
                          FormatNumber("%.6g", incumbent->throughputs[m]);
