@@ -21,26 +21,32 @@
 //   latency = max(tensor, vector) + vector / (output tiles) (the last tile's epilogue is exposed).
 // * Collectives: the ring model. Area: the 22 nm model (share/area/22nm.yaml).
 //
-// sunstone: tensor cycles = min over the two array orientations of max(MACs/(min(C, a)·min(K,
-// b)·c), level-0 reads/64, level-0 writes/64, compulsory traffic/128) with 16-weight register tiles
-// (C_t = 4a, K_t = 4b) and the batch folded into the rows (REFERENCE §2.2); a fused op adds the
-// reference's per-op cycle constants of its epilogue (unscaled, as the reference does); vector
-// ops use the reference's closed-form table (REFERENCE §2.3, GELU at 1 cycle, no memory term).
+// sunstone: tensor cycles are those of the mapping Sunstone's search finds (sunstone_mapper.hpp,
+// REFERENCE §2.2) on the op's GEMM with the batch folded into the rows: the reference's PE array,
+// core grid (2^⌊log2(cores)/2⌋ one way) and three whole-accelerator bandwidths, and its capacities
+// (32-byte registers, the per-core buffer and the GLB, byte counts used as word counts); a GEMM no
+// mapping fits is unsupported (the reference costs it infinite); all cores never cost more than
+// one (the search's EDP-best multi-core mapping can be slower). A fused op adds the reference's
+// per-op cycle constants of its epilogue (unscaled, as the reference does); vector ops use the
+// reference's closed-form table (REFERENCE §2.3, GELU at 1 cycle, no memory term).
 // Time is cycles / frequency in seconds (the reference's ms/s mix-up is not reproduced).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "phaze/config/config_node.hpp"
 #include "phaze/estimate/estimator.hpp"
+#include "sunstone_mapper.hpp"
 
 namespace phaze::estimators {
 
 class AnalyticEstimator : public Estimator {
  public:
   enum class Model { kPhysical, kSunstone };
-  // params: {model: physical|sunstone, l2_words_per_cycle: 0, vector_cycles: {function: cycles}}
+  // params: {model: physical|sunstone, l2_words_per_cycle: 0, vector_cycles: {function: cycles},
+  //          register_bytes: 32, access_pj: [register, buffer, GLB, DRAM]} (the last two: sunstone)
   AnalyticEstimator(Model model, const ConfigNode& params);
 
   OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
@@ -52,13 +58,15 @@ class AnalyticEstimator : public Estimator {
   double PhysicalGemmSeconds(const OpWork& op, const ArchConfig& a, bool all_cores) const;
   double VectorSeconds(const OpWork& op, const ArchConfig& a, std::int64_t cores,
                        bool include_memory) const;
-  double SunstoneTensorCycles(const GemmShape& s, const ArchConfig& a, std::int64_t cores) const;
+  double SunstoneTensorCycles(const OpWork& op, const ArchConfig& a, std::int64_t cores) const;
   double SunstoneVectorCycles(const OpWork& op, std::int64_t lanes) const;
   double CyclesPerElement(const OpWork& op, const std::string& function) const;
 
   Model model_;
   double l2_words_per_cycle_ = 0;
   std::map<std::string, double> vector_cycles_;
+  std::int64_t register_bytes_ = 32;
+  std::unique_ptr<SunstoneMapper> mapper_;
 };
 
 }  // namespace phaze::estimators
