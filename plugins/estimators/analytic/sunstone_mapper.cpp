@@ -301,6 +301,7 @@ std::vector<LevelAccess> Accesses(const Tile& t, const Dims& bound) {
 
 struct Cost {
   double edp = 0, cycles = 0, energy = 0;
+  std::array<double, 4> terms{};  // compute, then each level's traffic / bandwidth
   bool operator<(const Cost& o) const {
     return std::tie(edp, cycles, energy) < std::tie(o.edp, o.cycles, o.energy);
   }
@@ -316,6 +317,7 @@ Cost Evaluate(const Tile& t, const Dims& bound, const SunstoneCosts& costs, int 
   const double full_out = static_cast<double>(bound[kN] * bound[kK]);
   const auto& e = costs.access_pj;
   double cycles = macs / static_cast<double>(t.SpatialCount());
+  std::array<double, 4> terms{cycles, 0, 0, 0};
   // Operand reads at the MACs: weights from the registers, inputs and outputs (bypassing the
   // registers) from the core buffer, less the multicast of the PE array.
   const auto& first = acc[0];
@@ -329,7 +331,7 @@ Cost Evaluate(const Tile& t, const Dims& bound, const SunstoneCosts& costs, int 
     const double here = e[lev], above = e[lev + 1];
     // Inputs and outputs bypass the registers: nothing is costed for them at level 0.
     const double io_here = lev == 0 ? 0 : here, io_above = lev == 0 ? 0 : above;
-    double best_cost = 0, best_e = 0, best_cycles = 0;
+    double best_cost = 0, best_e = 0, best_cycles = 0, best_term = 0;
     for (int c = 0; c < 3; ++c) {
       const auto& in = acc[lev].in[c];
       const auto& o = acc[lev].out[c];
@@ -345,17 +347,21 @@ Cost Evaluate(const Tile& t, const Dims& bound, const SunstoneCosts& costs, int 
       level_e += io_above * o.up_updates;
       writes += o.up_updates;
       reads += o.up_reads;
-      double level_cycles = cycles;
+      double level_cycles = cycles, term = 0;
       if (bandwidth != nullptr) {
-        level_cycles = std::max({reads / bandwidth[lev], writes / bandwidth[lev], level_cycles});
+        term = std::max(reads / bandwidth[lev], writes / bandwidth[lev]);
+        level_cycles = std::max(term, level_cycles);
       }
       const double cost = (energy + level_e) * level_cycles;
-      if (c == 0 || cost < best_cost) best_cost = cost, best_e = level_e, best_cycles = level_cycles;
+      if (c == 0 || cost < best_cost) {
+        best_cost = cost, best_e = level_e, best_cycles = level_cycles, best_term = term;
+      }
     }
     energy += best_e;
     cycles = std::max(cycles, best_cycles);
+    terms[lev + 1] = best_term;
   }
-  return {energy * cycles, cycles, energy};
+  return {energy * cycles, cycles, energy, terms};
 }
 
 struct Candidate {
@@ -492,6 +498,7 @@ SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneH
   result.found = true;
   result.cycles = winner.cost.cycles;
   result.energy_pj = winner.cost.energy;
+  result.bound_cycles = winner.cost.terms;
   for (int l = 0; l < 6; ++l) result.levels[l] = winner.tile.d[l];
   return result;
 }

@@ -74,6 +74,9 @@ struct SunstoneMapping {
   // Loop bounds {N, C, K} per level, innermost first: register, PE array, core buffer, core
   // array, GLB, DRAM.
   std::array<std::array<std::int64_t, 3>, 6> levels{};
+  // The latency's terms, cycles = their max: MACs / active PEs, then the traffic of each level
+  // from the one above over its bandwidth (registers ← buffer, buffer ← GLB, GLB ← DRAM).
+  std::array<double, 4> bound_cycles{};
   std::int64_t mappings_costed = 0;
 };
 
