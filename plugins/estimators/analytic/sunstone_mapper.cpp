@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace phaze::estimators {
@@ -40,43 +41,78 @@ i64 SizeSum(const Dims& d) {
   return s[0] + s[1] + s[2];
 }
 
-// The divisor lattice of a bound: a node's child in a dimension takes its next larger divisor.
+// Divisors of v in increasing order (cached per thread: the search asks for the same few).
+const std::vector<i64>& Divisors(i64 v) {
+  thread_local std::unordered_map<i64, std::vector<i64>> cache;
+  auto [it, inserted] = cache.try_emplace(v);
+  if (inserted) {
+    auto& f = it->second;
+    for (i64 d = 1; d * d <= v; ++d) {
+      if (v % d != 0) continue;
+      f.push_back(d);
+      if (d != v / d) f.push_back(v / d);
+    }
+    std::sort(f.begin(), f.end());
+  }
+  return it->second;
+}
+
+// The divisor lattice of a bound, nodes as indices into each dimension's divisors: a node's
+// child in a dimension takes its next larger divisor. Tracks which nodes a walk has visited.
+using Index = std::array<int, 3>;
 class Lattice {
  public:
-  explicit Lattice(const Dims& bound) {
-    for (int d = 0; d < 3; ++d) {
-      for (i64 f = 1; f * f <= bound[d]; ++f) {
-        if (bound[d] % f != 0) continue;
-        factors_[d].push_back(f);
-        if (f != bound[d] / f) factors_[d].push_back(bound[d] / f);
-      }
-      std::sort(factors_[d].begin(), factors_[d].end());
-    }
-  }
-  bool Child(const Dims& node, int d, Dims* child) const {
-    const auto& f = factors_[d];
-    auto it = std::lower_bound(f.begin(), f.end(), node[d]);
-    if (it == f.end() || it + 1 == f.end()) return false;
+  explicit Lattice(const Dims& bound)
+      : f_{&Divisors(bound[0]), &Divisors(bound[1]), &Divisors(bound[2])},
+        visited_(f_[0]->size() * f_[1]->size() * f_[2]->size(), 0) {}
+  Dims Value(const Index& i) const { return {(*f_[0])[i[0]], (*f_[1])[i[1]], (*f_[2])[i[2]]}; }
+  bool Child(const Index& node, int d, Index* child) const {
+    if (node[d] + 1 >= static_cast<int>(f_[d]->size())) return false;
     *child = node;
-    (*child)[d] = *(it + 1);
+    ++(*child)[d];
     return true;
   }
-  bool Maxed(const Dims& node, int d) const { return node[d] == factors_[d].back(); }
+  bool Maxed(const Index& node, int d) const {
+    return node[d] + 1 == static_cast<int>(f_[d]->size());
+  }
+  // True the first time a node is visited.
+  bool Visit(const Index& n) {
+    char& v = visited_[(n[0] * f_[1]->size() + n[1]) * f_[2]->size() + n[2]];
+    if (v != 0) return false;
+    v = 1;
+    return true;
+  }
 
  private:
-  std::array<std::vector<i64>, 3> factors_;
+  std::array<const std::vector<i64>*, 3> f_;
+  std::vector<char> visited_;
 };
+
+// A breadth-first queue of lattice nodes.
+class Queue {
+ public:
+  explicit Queue(const Index& first) : nodes_{first} {}
+  bool Empty() const { return head_ == nodes_.size(); }
+  Index Pop() { return nodes_[head_++]; }
+  void Push(const Index& n) { nodes_.push_back(n); }
+
+ private:
+  std::vector<Index> nodes_;
+  size_t head_ = 0;
+};
+constexpr Index kRoot = {0, 0, 0};
 
 // pass_prior: the prioritised dimensions are all at their largest factor, or their product is
 // at least the others'.
-bool PassPrior(const Dims& node, const Lattice& lattice, int prior) {
+bool PassPrior(const Index& node, const Lattice& lattice, int prior) {
   bool maxed = true;
   for (int d = 0; d < 3; ++d) {
     if ((prior >> d & 1) && !lattice.Maxed(node, d)) maxed = false;
   }
   if (maxed) return true;
+  const Dims v = lattice.Value(node);
   i64 prior_bounds = 1, other_bounds = 1;
-  for (int d = 0; d < 3; ++d) ((prior >> d & 1) ? prior_bounds : other_bounds) *= node[d];
+  for (int d = 0; d < 3; ++d) ((prior >> d & 1) ? prior_bounds : other_bounds) *= v[d];
   return prior_bounds >= other_bounds;
 }
 
@@ -84,27 +120,25 @@ bool PassPrior(const Dims& node, const Lattice& lattice, int prior) {
 // max_util off, also those that cannot grow within it (product above min_occ).
 std::vector<Dims> SpatialNodes(const Dims& bound, i64 exact, int traversed, bool max_util,
                                int prior = 0, i64 min_occ = 0) {
-  const Lattice lattice(bound);
-  std::deque<Dims> queue{kOnes};
-  std::set<Dims> visited;
+  Lattice lattice(bound);
+  Queue queue(kRoot);
   std::vector<Dims> out;
-  while (!queue.empty()) {
-    const Dims node = queue.front();
-    queue.pop_front();
-    const i64 total = Prod(node);
+  while (!queue.Empty()) {
+    const Index node = queue.Pop();
+    const i64 total = Prod(lattice.Value(node));
     if (total == exact) {
-      out.push_back(node);
+      out.push_back(lattice.Value(node));
     } else if (total < exact) {
       bool overflow = true;
       for (int d = 0; d < 3; ++d) {
-        Dims child;
+        Index child;
         if (!(traversed >> d & 1) || !lattice.Child(node, d, &child)) continue;
-        if (Prod(child) > exact) continue;
+        if (Prod(lattice.Value(child)) > exact) continue;
         overflow = false;
-        if (visited.insert(child).second && (prior == 0 || PassPrior(child, lattice, prior)))
-          queue.push_back(child);
+        if (lattice.Visit(child) && (prior == 0 || PassPrior(child, lattice, prior)))
+          queue.Push(child);
       }
-      if (!max_util && overflow && total > min_occ) out.push_back(node);
+      if (!max_util && overflow && total > min_occ) out.push_back(lattice.Value(node));
     }
   }
   return out;
@@ -156,18 +190,16 @@ std::vector<Unroll> Unrollings(const Dims& bound, i64 x, i64 y) {
 // bottom_up_static: register tiles (all three operands within `capacity`), grown in `graph`'s
 // dimensions and in others only when none of those fits; the nodes where nothing fits.
 std::vector<Dims> RegisterTiles(const Dims& bound, i64 capacity, int graph) {
-  const Lattice lattice(bound);
-  std::deque<Dims> queue{kOnes};
-  std::set<Dims> visited;
+  Lattice lattice(bound);
+  Queue queue(kRoot);
   std::vector<Dims> out;
-  while (!queue.empty()) {
-    const Dims node = queue.front();
-    queue.pop_front();
-    std::array<Dims, 3> child{};
+  while (!queue.Empty()) {
+    const Index node = queue.Pop();
+    std::array<Index, 3> child{};
     std::array<bool, 3> has{}, fits{}, marked{};
     for (int d = 0; d < 3; ++d) {
       has[d] = lattice.Child(node, d, &child[d]);
-      fits[d] = has[d] && SizeSum(child[d]) <= capacity;
+      fits[d] = has[d] && SizeSum(lattice.Value(child[d])) <= capacity;
     }
     bool overflow = true;
     for (int d = 0; d < 3; ++d) {
@@ -178,10 +210,10 @@ std::vector<Dims> RegisterTiles(const Dims& bound, i64 capacity, int graph) {
         if (fits[d]) overflow = false, marked[d] = true;
       }
     }
-    if (overflow) out.push_back(node);
+    if (overflow) out.push_back(lattice.Value(node));
     for (int d = 0; d < 3; ++d) {
       // A child is marked visited even when this parent does not expand it.
-      if (has[d] && visited.insert(child[d]).second && marked[d]) queue.push_back(child[d]);
+      if (has[d] && lattice.Visit(child[d]) && marked[d]) queue.Push(child[d]);
     }
   }
   return out;
@@ -191,21 +223,19 @@ std::vector<Dims> RegisterTiles(const Dims& bound, i64 capacity, int graph) {
 // only those that fit.
 template <typename Fits>
 std::vector<Dims> MaximalTiles(const Dims& bound, const Fits& fits) {
-  const Lattice lattice(bound);
-  std::deque<Dims> queue{kOnes};
-  std::set<Dims> visited;
+  Lattice lattice(bound);
+  Queue queue(kRoot);
   std::vector<Dims> out{kOnes};
-  while (!queue.empty()) {
-    const Dims node = queue.front();
-    queue.pop_front();
+  while (!queue.Empty()) {
+    const Index node = queue.Pop();
     bool overflow = true;
     for (int d = 0; d < 3; ++d) {
-      Dims child;
-      if (!lattice.Child(node, d, &child) || !fits(child)) continue;
+      Index child;
+      if (!lattice.Child(node, d, &child) || !fits(lattice.Value(child))) continue;
       overflow = false;
-      if (visited.insert(child).second) queue.push_back(child);
+      if (lattice.Visit(child)) queue.Push(child);
     }
-    if (overflow) out.push_back(node);
+    if (overflow) out.push_back(lattice.Value(node));
   }
   std::vector<Dims> kept;
   for (const Dims& t : out) {
