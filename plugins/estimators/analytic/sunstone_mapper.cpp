@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -487,6 +488,9 @@ SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneH
       static_cast<double>(whole[0] + whole[1] + whole[2]) * (costs.access_pj[2] + costs.access_pj[3]);
   const double macs = static_cast<double>(Prod(bound));
   constexpr size_t kWorkers = 8;
+  // The GLB tiles depend only on what is inside them (the rest is the bound divided by it); the
+  // same inner tile recurs (on one core every unrolling principle gives the unit unrolling).
+  std::map<Dims, std::vector<Dims>> glb_tiles;
   bool found = false;
   Candidate winner;
   for (size_t w = 0; w < kWorkers; ++w) {
@@ -499,8 +503,12 @@ SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneH
       if (have && base.cost.edp + bound_e > worker_best) break;
       const Dims rest = base.tile.d[4];
       const Dims inner = base.tile.InnerProduct(3);
-      auto fits = [&](const Dims& node) { return SizeSum(Mul(node, inner)) <= hw.glb_words; };
-      for (const Dims& glb : MaximalTiles(rest, fits)) {
+      auto [tiles, fresh] = glb_tiles.try_emplace(inner);
+      if (fresh) {
+        auto fits = [&](const Dims& node) { return SizeSum(Mul(node, inner)) <= hw.glb_words; };
+        tiles->second = MaximalTiles(rest, fits);
+      }
+      for (const Dims& glb : tiles->second) {
         Candidate c;
         c.tile = base.tile;
         c.tile.levels = 4;
