@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -191,18 +192,27 @@ TEST(Analytic, VectorOpsAndErrors) {
 }
 
 TEST(Analytic, SunstonePresetReproducesTheReferenceCycles) {
-  // 144 points measured by running the reference's Sunstone (REFERENCE §2.2).
+  // 144 points measured by running the reference's Sunstone (REFERENCE §2.2). The preset's
+  // all-cores latency is the measured multi-core cycles, or the single core's when those are
+  // fewer (an op may leave cores idle; the measured 64×128×128 point is 13× slower than one core).
   std::ifstream in(std::string(PHAZE_SOURCE_DIR) + "/tests/data/sunstone-calibration.csv");
   ASSERT_TRUE(in);
   const auto sunstone = Make("sunstone");
   std::string line;
   std::getline(in, line);  // header
-  std::vector<double> errors;
+  std::map<std::string, double> one_core;  // "PE_x,PE_y,GLB,gemm" → cycles measured on 1 core
+  std::vector<std::vector<std::string>> rows;
   while (std::getline(in, line)) {
     std::vector<std::string> c;
     std::stringstream ss(line);
     for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
     ASSERT_EQ(c.size(), 12u) << line;
+    if (c[0] == "1") one_core[c[1] + "," + c[2] + "," + c[3] + "," + c[4]] = std::stod(c[9]);
+    rows.push_back(c);
+  }
+  ASSERT_EQ(rows.size(), 144u);
+  int slower_on_all_cores = 0;
+  for (const auto& c : rows) {
     ArchConfig a;
     a.num_tc = std::stoll(c[0]);
     a.pe_x = std::stoll(c[1]);
@@ -212,16 +222,14 @@ TEST(Analytic, SunstonePresetReproducesTheReferenceCycles) {
     // CSV: output N × K_out, reduction C_red, batch B → GEMM {B, N, K_out, C_red}.
     const GemmShape s{std::stoll(c[5]), std::stoll(c[6]), std::stoll(c[7]), std::stoll(c[8])};
     const OpEstimate e = sunstone->Estimate(OpWork::Gemm(s, 2), a, Pass::kForward);
-    const double reference = std::stod(c[9]);
-    errors.push_back(std::abs(e.all_cores_s * a.frequency_hz - reference) / reference);
+    const double single = one_core.at(c[1] + "," + c[2] + "," + c[3] + "," + c[4]);
+    const double measured = std::stod(c[9]);
+    slower_on_all_cores += measured > single;
+    EXPECT_NEAR(e.single_core_s * a.frequency_hz, single, 1e-6 * single) << c[4];
+    EXPECT_NEAR(e.all_cores_s * a.frequency_hz, std::min(single, measured), 1e-6 * measured)
+        << a.num_tc << " cores " << a.pe_x << "x" << a.pe_y << " " << c[4];
   }
-  ASSERT_EQ(errors.size(), 144u);
-  std::sort(errors.begin(), errors.end());
-  const double median = (errors[71] + errors[72]) / 2, p90 = errors[static_cast<size_t>(0.9 * 144)];
-  std::cout << "sunstone calibration over 144 points: median |rel err| " << median << ", p90 "
-            << p90 << ", max " << errors.back() << "\n";
-  EXPECT_LE(median, 0.15);
-  EXPECT_LE(p90, 0.50);
+  EXPECT_GT(slower_on_all_cores, 0);  // the data does exercise the min
 }
 
 TEST(Analytic, CacheReturnsTheSameAndCountsHits) {
