@@ -550,6 +550,7 @@ double SunstoneMapper::Cycles(const SunstoneGemm& gemm, const SunstoneHardware& 
   }
   const double cycles = Search(gemm, hw, costs_).cycles;
   std::lock_guard<std::mutex> lock(mutex_);
+  if (memo_.size() >= kMemoEntries) memo_.clear();  // bounded; a search costs about a millisecond
   memo_.emplace(key, cycles);
   return cycles;
 }

@@ -24,16 +24,21 @@
 // cycles is the estimate. Capacities are in words but, as in the reference, the byte counts
 // (32-byte registers, 16·w·d-byte core buffers, the GLB) are passed as word counts.
 //
+// Candidate lists, stable sorts and the 8-worker split follow the reference's order, so ties and
+// its order-dependent pruning resolve as its do: the 144 measured points come out exactly.
+//
 // Energies are Accelergy's in the reference; here they are parameters (pJ per word access:
 // register, core buffer, GLB, DRAM; 2.2 pJ per MAC as Sunstone hard-codes). They only steer the
 // choice of mapping.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace phaze::estimators {
 
@@ -92,6 +97,8 @@ class SunstoneMapper {
   double Cycles(const SunstoneGemm& gemm, const SunstoneHardware& hw) const;
 
  private:
+  // About 60 MB of entries; the memo starts over when full.
+  static constexpr std::size_t kMemoEntries = 1 << 19;
   SunstoneCosts costs_;
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                          std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
