@@ -110,7 +110,7 @@ TEST(GraphFile, RoundTripKeepsEverything) {
 
 // A user's forward-only graph: y = gelu(x·W) on 8 tokens of width 4 → 16.
 const char* kUserGraph = R"({
-  "format": "phaze-layer-graph", "version": 1,
+  "format": "phaze-layer-graph", "version": 2,
   "model": {"name": "user", "micro_batch": 1, "sequence_length": 8, "fused": false},
   "unique_layers": [{
     "name": "mlp", "parameters": 64,
@@ -118,9 +118,11 @@ const char* kUserGraph = R"({
       "tensors": [{"name": "x", "elements": 32}, {"name": "h", "elements": 128},
                   {"name": "y", "elements": 128}],
       "ops": [
-        {"name": "fc", "kind": "gemm", "gemm": {"m": 8, "n": 16, "k": 4}, "inputs": ["x"],
-         "outputs": ["h"], "saved": ["x"], "weight_bytes": 128},
-        {"name": "act", "kind": "elementwise", "vector": [{"function": "gelu", "elements": 128}],
+        {"name": "fc", "kind": "gemm", "axes": ["tokens", "ffn"],
+         "gemm": {"m": 8, "n": 16, "k": 4, "axes": {"m": "tokens", "n": "ffn", "k": "hidden"}},
+         "inputs": ["x"], "outputs": ["h"], "saved": ["x"], "weight_bytes": 128},
+        {"name": "act", "kind": "elementwise", "axes": ["tokens", "ffn"],
+         "vector": [{"function": "gelu", "elements": 128}],
          "inputs": ["h"], "outputs": ["y"], "saved": ["h"]}],
       "outputs": ["y"]}}],
   "layers": [{"name": "a", "unique_id": 0}, {"name": "b", "unique_id": 0}],
@@ -138,6 +140,18 @@ TEST(GraphFile, ImportsAUserGraphAndDerivesBackward) {
   EXPECT_EQ(bw.GetOp(0).vector.at(0).function, "gelu_backward");
   EXPECT_EQ(*bw.GetOp(bw.FindOp("fc.grad_input")).gemm, (GemmShape{1, 8, 4, 16}));
   EXPECT_EQ(*bw.GetOp(bw.FindOp("fc.grad_weight")).gemm, (GemmShape{1, 4, 16, 8}));
+  // The axes follow the shapes: the input gradient runs tokens × hidden, reducing over the FFN;
+  // the weight gradient hidden × FFN, reducing over the tokens.
+  const OpAxes gi = bw.GetOp(bw.FindOp("fc.grad_input")).axes;
+  EXPECT_EQ(gi.m, Axis::kTokens);
+  EXPECT_EQ(gi.n, Axis::kHidden);
+  EXPECT_EQ(gi.k, Axis::kFfn);
+  const OpAxes gw = bw.GetOp(bw.FindOp("fc.grad_weight")).axes;
+  EXPECT_EQ(gw.m, Axis::kHidden);
+  EXPECT_EQ(gw.n, Axis::kFfn);
+  EXPECT_EQ(gw.k, Axis::kTokens);
+  EXPECT_TRUE(gw.Spans(Axis::kFfn) && gw.Spans(Axis::kHidden) && !gw.Spans(Axis::kTokens));
+  EXPECT_TRUE(bw.GetOp(0).axes.Spans(Axis::kFfn));
   EXPECT_EQ(u.activation_bytes, (32 + 128) * 2);  // x and h, two bytes each
   EXPECT_EQ(u.optimizer_state_bytes, 64 * 12);
   EXPECT_EQ(g.Parameters(), 128);
@@ -156,7 +170,7 @@ std::string ImportError(const std::string& text) {
 
 TEST(GraphFile, BadGraphsGiveLocatedErrors) {
   std::string e = ImportError(Replace(kUserGraph, R"("inputs": ["h"])", R"("inputs": ["hh"])"));
-  EXPECT_NE(e.find("user.json:13:"), std::string::npos) << e;
+  EXPECT_NE(e.find("user.json:15:"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown tensor 'hh'; did you mean 'h'?"), std::string::npos) << e;
   e = ImportError(
       Replace(kUserGraph, R"("outputs": ["y"], "saved")", R"("outputs": ["h"], "saved")"));
@@ -175,8 +189,15 @@ TEST(GraphFile, BadGraphsGiveLocatedErrors) {
   EXPECT_NE(e.find("no unique layer 3; there are 1"), std::string::npos) << e;
   e = ImportError(Replace(kUserGraph, R"("from": "a", "to": "b")", R"("from": "b", "to": "a")"));
   EXPECT_NE(e.find("edges must go from an earlier to a later layer"), std::string::npos) << e;
-  e = ImportError(Replace(kUserGraph, R"("version": 1)", R"("version": 7)"));
-  EXPECT_NE(e.find("this phaze reads version 1"), std::string::npos) << e;
+  e = ImportError(Replace(kUserGraph, R"("version": 2)", R"("version": 7)"));
+  EXPECT_NE(e.find("this phaze reads version 2"), std::string::npos) << e;
+  e = ImportError(Replace(kUserGraph, R"("version": 2)", R"("version": 1)"));
+  EXPECT_NE(e.find("re-export the graph"), std::string::npos) << e;
+  e = ImportError(Replace(kUserGraph, R"("axes": ["tokens", "ffn"],
+         "vector")", R"("axes": ["tokens", "fnn"],
+         "vector")"));
+  EXPECT_NE(e.find("user.json:13:67: unique_layers[0].forward.ops[1].axes[1]"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown axis 'fnn'; expected one of none, tokens,"), std::string::npos) << e;
 }
 
 }  // namespace

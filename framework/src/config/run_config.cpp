@@ -263,8 +263,19 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     rc.estimator = ParseComponent(*e, "name", rc.estimator);
   }
   if (auto e = root.Optional("strategy")) {
-    if (!e->IsScalar()) e->ExpectKeys({"name", "params"});
+    if (!e->IsScalar()) e->ExpectKeys({"name", "params", "over"});
     rc.strategy = ParseComponent(*e, "name", rc.strategy);
+    if (auto o = e->IsScalar() ? std::nullopt : e->Optional("over")) {
+      o->ExpectKeys({"name", "params", "width"});
+      StrategyOver over;
+      over.choice = ParseComponent(o->Child("name"), "name", {});
+      if (auto p = o->Optional("params")) {
+        if (!p->IsMap()) p->Fail("expected a map of plugin parameters, found " + p->Describe());
+        over.choice.params = *p;
+      }
+      over.width = o->Child("width").AsIntInRange(1, limits::kWidth);
+      rc.strategy_over = over;
+    }
   }
 
   if (auto s = root.Optional("search")) {
@@ -320,6 +331,15 @@ void RunConfig::CheckComponents(const Registry& registry, bool check_solver, boo
   if (check_solver) check(solver.backend, ComponentKind::kSolverBackend, "solver.backend");
   if (check_estimator) check(estimator, ComponentKind::kEstimator, "estimator.name");
   if (check_strategy) check(strategy, ComponentKind::kParallelismStrategy, "strategy.name");
+  if (check_strategy && strategy_over) {
+    check(strategy_over->choice, ComponentKind::kParallelismStrategy, "strategy.over.name");
+  }
+}
+
+std::string RunConfig::StrategyName() const {
+  if (!strategy_over) return strategy.name;
+  return strategy.name + " over " + strategy_over->choice.name + "×" +
+         std::to_string(strategy_over->width);
 }
 
 Json RunConfig::ToJson() const {
@@ -389,6 +409,11 @@ Json RunConfig::ToJson() const {
   j["estimator"]["params"] = params_json(estimator);
   j["strategy"]["name"] = strategy.name;
   j["strategy"]["params"] = params_json(strategy);
+  if (strategy_over) {
+    j["strategy"]["over"]["name"] = strategy_over->choice.name;
+    j["strategy"]["over"]["width"] = strategy_over->width;
+    j["strategy"]["over"]["params"] = params_json(strategy_over->choice);
+  }
   auto& se = j["search"];
   se["mode"] = search.mode;
   se["hysteresis_level"] = search.hysteresis_level;

@@ -10,12 +10,12 @@ namespace phaze {
 
 namespace {
 
-using Role = TensorParallelRole;
-
-Role Transposed(Role role) {
-  if (role == Role::kColumn) return Role::kRow;
-  if (role == Role::kRow) return Role::kColumn;
-  return role;
+// A gradient GEMM's axes: the forward op's, with its dimensions as the gradient's shape permutes
+// them (`batch`, `m`, `n`, `k` name which forward axis each new dimension is).
+OpAxes Permuted(Axis batch, Axis m, Axis n, Axis k) {
+  OpAxes out = OpAxes::Of({batch, m, n});
+  out.batch = batch, out.m = m, out.n = n, out.k = k;
+  return out;
 }
 
 class BackwardWriter {
@@ -126,12 +126,13 @@ class BackwardWriter {
         Operator conjugate;
         conjugate.name = op.name + ".backward";
         conjugate.kind = OpKind::kCollective;
-        conjugate.tp_role = op.tp_role;
+        conjugate.axes = op.axes;
         conjugate.expert = op.expert;
         conjugate.collective = op.collective_backward;
         conjugate.collective_backward = op.collective;
         conjugate.collective_bytes = op.collective_bytes;
         conjugate.collective_group = op.collective_group;
+        conjugate.collective_stride = op.collective_stride;
         conjugate.inputs = grads;
         EmitWithInputGradients(std::move(conjugate), op, InputsNeedingGrad(op));
         return;
@@ -140,7 +141,7 @@ class BackwardWriter {
         Operator inverse;
         inverse.name = op.name + ".backward";
         inverse.kind = OpKind::kView;
-        inverse.tp_role = op.tp_role;
+        inverse.axes = op.axes;
         inverse.expert = op.expert;
         inverse.inputs = grads;
         EmitWithInputGradients(std::move(inverse), op, InputsNeedingGrad(op));
@@ -162,7 +163,7 @@ class BackwardWriter {
       Operator bias;
       bias.name = op.name + ".grad_bias";
       bias.kind = OpKind::kReduction;
-      bias.tp_role = op.tp_role;
+      bias.axes = op.axes;
       bias.expert = op.expert;
       bias.vector = {{"bias_grad", op.vector[0].elements, 1}};
       bias.inputs = {grads.at(0)};
@@ -179,7 +180,7 @@ class BackwardWriter {
     Operator b;
     b.name = name;
     b.kind = op.kind;
-    b.tp_role = op.tp_role;
+    b.axes = op.axes;
     b.expert = op.expert;
     for (const auto& w : op.vector)
       b.vector.push_back({w.function + "_backward", w.elements, w.row_elements});
@@ -203,27 +204,31 @@ class BackwardWriter {
   void GemmBackward(const Operator& op, const std::vector<int>& grads) {
     const GemmShape& s = *op.gemm;
     const int dout = grads.at(0);
+    const OpAxes& x = op.axes;
     if (op.kind == OpKind::kBatchedGemm) {
       const int a = op.inputs.at(0), b = op.inputs.at(1);
       if (needs_grad_[a]) {
         Operator ga = GemmOp(op.name + ".grad_a", op, {s.batch, s.m, s.k, s.n}, {dout, Saved(b)});
+        ga.axes = Permuted(x.batch, x.m, x.k, x.n);
         EmitWithInputGradients(std::move(ga), op, {a});
       }
       if (needs_grad_[b]) {
         Operator gb = GemmOp(op.name + ".grad_b", op, {s.batch, s.k, s.n, s.m}, {Saved(a), dout});
+        gb.axes = Permuted(x.batch, x.k, x.n, x.m);
         EmitWithInputGradients(std::move(gb), op, {b});
       }
       return;
     }
-    const int x = op.inputs.at(0);
-    if (needs_grad_[x]) {
+    const int in = op.inputs.at(0);
+    if (needs_grad_[in]) {
       Operator gi = GemmOp(op.name + ".grad_input", op, {s.batch, s.m, s.k, s.n}, {dout});
-      gi.tp_role = Transposed(op.tp_role);
+      gi.axes = Permuted(x.batch, x.m, x.k, x.n);
       gi.weight_bytes = op.weight_bytes;  // reads W
-      EmitWithInputGradients(std::move(gi), op, {x});
+      EmitWithInputGradients(std::move(gi), op, {in});
     }
     Operator gw =
-        GemmOp(op.name + ".grad_weight", op, {1, s.k, s.n, s.batch * s.m}, {Saved(x), dout});
+        GemmOp(op.name + ".grad_weight", op, {1, s.k, s.n, s.batch * s.m}, {Saved(in), dout});
+    gw.axes = Permuted(Axis::kNone, x.k, x.n, x.m);
     gw.weight_bytes = op.weight_bytes;  // writes dW
     bw_.AddOp(std::move(gw));
   }
@@ -234,7 +239,7 @@ class BackwardWriter {
     g.name = name;
     g.kind = fw_op.kind;
     g.gemm = shape;
-    g.tp_role = fw_op.tp_role;
+    g.axes = fw_op.axes;
     g.expert = fw_op.expert;
     g.inputs = std::move(inputs);
     return g;

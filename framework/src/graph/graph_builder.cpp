@@ -13,7 +13,16 @@ namespace phaze {
 
 namespace {
 
-using Role = TensorParallelRole;
+using A = Axis;
+
+// The axes of a tensor of token rows × `features` (or of sequence rows for the pooler).
+OpAxes Rows(Axis features, Axis rows = Axis::kTokens) { return OpAxes::Of({rows, features}); }
+// … whose row reductions run along `row`.
+OpAxes RowsAlong(Axis features, Axis row) {
+  OpAxes axes = Rows(features);
+  axes.row = row;
+  return axes;
+}
 
 constexpr std::int64_t kIndexBytes = 8;  // token / position ids (int64, as PyTorch feeds them)
 constexpr std::int64_t kMaskBytes = 1;   // dropout masks (bool)
@@ -41,14 +50,18 @@ class LayerWriter {
     return graph.AddTensor(name, elements, dtype, grad);
   }
 
-  // y = x·Wᵀ (+ b) on every row of x (its elements / in): {1, rows, out, in}; saves x for the
-  // weight gradient.
+  // y = x·Wᵀ (+ b) on every row of x (its elements / in): {1, rows, out, in}, along the axes
+  // {rows, out_axis, in_axis}; saves x for the weight gradient.
   int Linear(const std::string& name, int x, std::int64_t in, std::int64_t out, bool bias,
-             Role role, bool tied_weight = false) {
+             Axis in_axis, Axis out_axis, bool tied_weight = false, Axis rows_axis = A::kTokens) {
     const std::int64_t weights = in * out;
     const std::int64_t rows = graph.GetTensor(x).elements / in;
     (tied_weight ? tied_parameters : parameters) += weights;
-    Operator op = Op(name, OpKind::kGemm, role);
+    OpAxes axes = Rows(out_axis, rows_axis);
+    axes.m = rows_axis;
+    axes.n = out_axis;
+    axes.k = in_axis;
+    Operator op = Op(name, OpKind::kGemm, axes);
     op.gemm = GemmShape{1, rows, out, in};
     op.inputs = {x};
     op.saved = {x};
@@ -56,20 +69,15 @@ class LayerWriter {
     int y = Emit(std::move(op), rows * out);
     if (!bias) return y;
     parameters += out;
-    // A column-parallel layer's bias is split with its output; a row-parallel layer's bias is
-    // added once after the all-reduce.
-    Operator add = Op(name + ".bias", OpKind::kElementwise,
-                      role == Role::kColumn    ? Role::kSharded
-                      : role == Role::kUnsplit ? Role::kUnsplit
-                                               : Role::kReplicated);
+    Operator add = Op(name + ".bias", OpKind::kElementwise, Rows(out_axis, rows_axis));
     add.vector = {{"bias_add", rows * out, 1}};
     add.inputs = {y};
     add.weight_bytes = out * dt_;
     return Emit(std::move(add), rows * out);
   }
 
-  int BatchedGemm(const std::string& name, int a, int b, GemmShape shape) {
-    Operator op = Op(name, OpKind::kBatchedGemm, Role::kSharded);
+  int BatchedGemm(const std::string& name, int a, int b, GemmShape shape, OpAxes axes) {
+    Operator op = Op(name, OpKind::kBatchedGemm, axes);
     op.gemm = shape;
     op.inputs = {a, b};
     op.saved = {a, b};
@@ -80,7 +88,7 @@ class LayerWriter {
     const std::int64_t weights = m_.norm == "rmsnorm" ? width : 2 * width;
     parameters += weights;
     const std::int64_t n = graph.GetTensor(x).elements;
-    Operator op = Op(name, OpKind::kNorm, Role::kReplicated);
+    Operator op = Op(name, OpKind::kNorm, RowsAlong(A::kHidden, A::kHidden));
     op.vector = {{m_.norm, n, width}};
     op.inputs = {x};
     op.saved = {x};
@@ -90,25 +98,25 @@ class LayerWriter {
 
   enum class Save { kNothing, kInput, kOutput };
   int Unary(const std::string& name, OpKind kind, const std::string& function, int x, Save save,
-            Role role, std::int64_t row = 1) {
+            OpAxes axes, std::int64_t row = 1) {
     const std::int64_t n = graph.GetTensor(x).elements;
-    Operator op = Op(name, kind, role);
+    Operator op = Op(name, kind, axes);
     op.vector = {{function, n, row}};
     op.inputs = {x};
     if (save == Save::kInput) op.saved = {x};
     return Emit(std::move(op), n, save == Save::kOutput);
   }
 
-  int Activation(const std::string& name, const std::string& function, int x, Role role) {
+  int Activation(const std::string& name, const std::string& function, int x, OpAxes axes) {
     // ReLU and tanh differentiate from their output, GELU and SiLU from their input.
     const Save save = (function == "relu" || function == "tanh") ? Save::kOutput : Save::kInput;
-    return Unary(name, OpKind::kElementwise, function, x, save, role);
+    return Unary(name, OpKind::kElementwise, function, x, save, axes);
   }
 
-  int Dropout(const std::string& name, int x, double p, Role role) {
+  int Dropout(const std::string& name, int x, double p, OpAxes axes) {
     if (p <= 0) return x;
     const std::int64_t n = graph.GetTensor(x).elements;
-    Operator op = Op(name, OpKind::kDropout, role);
+    Operator op = Op(name, OpKind::kDropout, axes);
     op.vector = {{"dropout", n, 1}};
     op.inputs = {x};
     const int mask = Input(name + ".mask", n, kMaskBytes, /*grad=*/false);
@@ -118,27 +126,30 @@ class LayerWriter {
   }
 
   // Element-wise sum of same-sized tensors (residual adds, embedding sums).
-  int Add(const std::string& name, std::vector<int> xs, std::int64_t elements, Role role) {
-    Operator op = Op(name, OpKind::kElementwise, role);
+  int Add(const std::string& name, std::vector<int> xs, std::int64_t elements) {
+    Operator op = Op(name, OpKind::kElementwise, Rows(A::kHidden));
     op.vector = {{"add", elements * static_cast<std::int64_t>(xs.size() - 1), 1}};
     op.inputs = std::move(xs);
     return Emit(std::move(op), elements);
   }
 
-  int Mul(const std::string& name, int a, int b, Role role) {
+  int Mul(const std::string& name, int a, int b, OpAxes axes) {
     const std::int64_t n = graph.GetTensor(a).elements;
-    Operator op = Op(name, OpKind::kElementwise, role);
+    Operator op = Op(name, OpKind::kElementwise, axes);
     op.vector = {{"mul", n, 1}};
     op.inputs = {a, b};
     op.saved = {a, b};
     return Emit(std::move(op), n);
   }
 
-  // Rows of a `rows × dim` table gathered for `lookups` ids.
-  int Gather(const std::string& name, int ids, std::int64_t rows, std::int64_t dim, Role role) {
+  // Rows of a `rows × dim` table gathered for `lookups` ids; `table` is what the rows are (the
+  // vocabulary, or positions: kNone).
+  int Gather(const std::string& name, int ids, std::int64_t rows, std::int64_t dim, Axis table) {
     parameters += rows * dim;
     const std::int64_t n = graph.GetTensor(ids).elements * dim;
-    Operator op = Op(name, OpKind::kEmbedding, role);
+    OpAxes axes = RowsAlong(A::kHidden, A::kHidden);
+    if (table != A::kNone) axes.Add(table);
+    Operator op = Op(name, OpKind::kEmbedding, axes);
     op.vector = {{"embedding", n, dim}};
     op.inputs = {ids};
     op.saved = {ids};
@@ -148,8 +159,9 @@ class LayerWriter {
 
   // A view producing several tensors (QKV split) or a smaller one (first-token select).
   std::vector<int> View(const std::string& name, int x,
-                        const std::vector<std::pair<std::string, std::int64_t>>& parts, Role role) {
-    Operator op = Op(name, OpKind::kView, role);
+                        const std::vector<std::pair<std::string, std::int64_t>>& parts,
+                        OpAxes axes) {
+    Operator op = Op(name, OpKind::kView, axes);
     op.inputs = {x};
     std::vector<int> outs;
     for (const auto& [suffix, elements] : parts)
@@ -161,7 +173,7 @@ class LayerWriter {
 
   // A view joining several tensors into one (no data movement).
   int Concat(const std::string& name, std::vector<int> xs, std::int64_t elements) {
-    Operator op = Op(name, OpKind::kView, Role::kReplicated);
+    Operator op = Op(name, OpKind::kView, Rows(A::kHidden));
     op.inputs = std::move(xs);
     return Emit(std::move(op), elements);
   }
@@ -169,8 +181,8 @@ class LayerWriter {
   // Any other vector op: `function` on `elements`, writing `out_elements`.
   int Generic(const std::string& name, OpKind kind, const std::string& function,
               std::int64_t elements, std::int64_t row, std::vector<int> inputs,
-              std::vector<int> saved, std::int64_t out_elements, Role role) {
-    Operator op = Op(name, kind, role);
+              std::vector<int> saved, std::int64_t out_elements, OpAxes axes) {
+    Operator op = Op(name, kind, axes);
     op.vector = {{function, elements, row}};
     op.inputs = std::move(inputs);
     op.saved = std::move(saved);
@@ -180,7 +192,7 @@ class LayerWriter {
   // Cross-entropy over `classes` per token: one fp32 scalar; keeps the fp32 probabilities.
   int Loss(const std::string& name, int logits, std::int64_t classes) {
     const std::int64_t n = graph.GetTensor(logits).elements;
-    Operator op = Op(name, OpKind::kLoss, Role::kSharded);
+    Operator op = Op(name, OpKind::kLoss, RowsAlong(A::kVocab, A::kVocab));
     op.vector = {{"cross_entropy", n, classes}};
     op.inputs = {logits};
     const int probs = Input(name + ".probabilities", n, kLossBytes, /*grad=*/false);
@@ -193,11 +205,11 @@ class LayerWriter {
   }
 
  private:
-  Operator Op(const std::string& name, OpKind kind, Role role) const {
+  Operator Op(const std::string& name, OpKind kind, OpAxes axes) const {
     Operator op;
     op.name = name;
     op.kind = kind;
-    op.tp_role = role;
+    op.axes = axes;
     op.expert = expert;
     op.attention_core = attention_core;
     return op;
@@ -222,14 +234,14 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
   const std::int64_t T = w.Tokens(), b = w.Batch(), s = w.Seq();
   int q, k, v;
   if (m.fused_qkv) {
-    int qkv = w.Linear("attn.qkv", x, h, qw + 2 * kv, m.qkv_bias, Role::kColumn);
-    auto parts =
-        w.View("attn.split", qkv, {{"q", T * qw}, {"k", T * kv}, {"v", T * kv}}, Role::kSharded);
+    int qkv = w.Linear("attn.qkv", x, h, qw + 2 * kv, m.qkv_bias, A::kHidden, A::kHeads);
+    auto parts = w.View("attn.split", qkv, {{"q", T * qw}, {"k", T * kv}, {"v", T * kv}},
+                        Rows(A::kHeads));
     q = parts[0], k = parts[1], v = parts[2];
   } else {
-    q = w.Linear("attn.q", x, h, qw, m.qkv_bias, Role::kColumn);
-    k = w.Linear("attn.k", x, h, kv, m.qkv_bias, Role::kColumn);
-    v = w.Linear("attn.v", x, h, kv, m.qkv_bias, Role::kColumn);
+    q = w.Linear("attn.q", x, h, qw, m.qkv_bias, A::kHidden, A::kHeads);
+    k = w.Linear("attn.k", x, h, kv, m.qkv_bias, A::kHidden, A::kHeads);
+    v = w.Linear("attn.v", x, h, kv, m.qkv_bias, A::kHidden, A::kHeads);
   }
   if (m.positions == "rotary") {
     // Rotates rotary_fraction of each head's dimensions; the rest pass through.
@@ -237,40 +249,49 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
       const std::int64_t n = w.graph.GetTensor(t).elements;
       const auto rotated = static_cast<std::int64_t>(std::llround(m.rotary_fraction * n));
       return w.Generic(name, OpKind::kElementwise, "rotary", rotated, 1, {t}, {}, n,
-                       Role::kSharded);
+                       Rows(A::kHeads));
     };
     q = rotary("attn.rotary_q", q);
     k = rotary("attn.rotary_k", k);
   }
   using Save = LayerWriter::Save;
   w.attention_core = true;  // scores … context: what selective recomputation re-runs
-  int scores = w.BatchedGemm("attn.scores", q, k, {b * a, s, s, d});
+  // Scores and probabilities: one plane per head, a query's row over the keys.
+  const OpAxes planes = OpAxes::Of({A::kHeads, A::kTokens, A::kKeys});
+  OpAxes scores_axes = planes, context_axes = OpAxes::Of({A::kHeads, A::kTokens, A::kHeadDim});
+  scores_axes.batch = context_axes.batch = A::kHeads;
+  scores_axes.m = context_axes.m = A::kTokens;
+  scores_axes.n = A::kKeys, scores_axes.k = A::kHeadDim;
+  context_axes.n = A::kHeadDim, context_axes.k = A::kKeys;
+  int scores = w.BatchedGemm("attn.scores", q, k, {b * a, s, s, d}, scores_axes);
   int scaled =
-      w.Unary("attn.scale", OpKind::kElementwise, "scale", scores, Save::kNothing, Role::kSharded);
+      w.Unary("attn.scale", OpKind::kElementwise, "scale", scores, Save::kNothing, planes);
   int masked = w.Unary("attn.mask", OpKind::kElementwise, m.causal ? "causal_mask" : "mask", scaled,
-                       Save::kNothing, Role::kSharded);
-  int probs = w.Unary("attn.softmax", OpKind::kSoftmax, "softmax", masked, Save::kOutput,
-                      Role::kSharded, s);
-  probs = w.Dropout("attn.dropout", probs, m.dropout_attention, Role::kSharded);
-  int context = w.BatchedGemm("attn.context", probs, v, {b * a, s, d, s});
+                       Save::kNothing, planes);
+  OpAxes rows_of_keys = planes;
+  rows_of_keys.row = A::kKeys;
+  int probs =
+      w.Unary("attn.softmax", OpKind::kSoftmax, "softmax", masked, Save::kOutput, rows_of_keys, s);
+  probs = w.Dropout("attn.dropout", probs, m.dropout_attention, planes);
+  int context = w.BatchedGemm("attn.context", probs, v, {b * a, s, d, s}, context_axes);
   w.attention_core = false;
-  return w.Linear("attn.dense", context, qw, h, m.bias, Role::kRow);
+  return w.Linear("attn.dense", context, qw, h, m.bias, A::kHeads, A::kHidden);
 }
 
-// A feed-forward network of width f on x; roles of its column, inner and row parts.
+// A feed-forward network of width f on x.
 int FeedForward(LayerWriter& w, const ModelSpec& m, int x, const std::string& prefix,
-                std::int64_t f, Role column, Role inner, Role row) {
+                std::int64_t f) {
   const std::int64_t h = m.hidden;
   if (m.GatedMlp()) {
-    int gate = w.Linear(prefix + ".gate", x, h, f, m.bias, column);
-    int up = w.Linear(prefix + ".up", x, h, f, m.bias, column);
-    int act = w.Activation(prefix + "." + m.MlpFunction(), m.MlpFunction(), gate, inner);
-    int prod = w.Mul(prefix + ".mul", act, up, inner);
-    return w.Linear(prefix + ".down", prod, f, h, m.bias, row);
+    int gate = w.Linear(prefix + ".gate", x, h, f, m.bias, A::kHidden, A::kFfn);
+    int up = w.Linear(prefix + ".up", x, h, f, m.bias, A::kHidden, A::kFfn);
+    int act = w.Activation(prefix + "." + m.MlpFunction(), m.MlpFunction(), gate, Rows(A::kFfn));
+    int prod = w.Mul(prefix + ".mul", act, up, Rows(A::kFfn));
+    return w.Linear(prefix + ".down", prod, f, h, m.bias, A::kFfn, A::kHidden);
   }
-  int fc1 = w.Linear(prefix + ".fc1", x, h, f, m.bias, column);
-  int act = w.Activation(prefix + "." + m.activation, m.activation, fc1, inner);
-  return w.Linear(prefix + ".fc2", act, f, h, m.bias, row);
+  int fc1 = w.Linear(prefix + ".fc1", x, h, f, m.bias, A::kHidden, A::kFfn);
+  int act = w.Activation(prefix + "." + m.activation, m.activation, fc1, Rows(A::kFfn));
+  return w.Linear(prefix + ".fc2", act, f, h, m.bias, A::kFfn, A::kHidden);
 }
 
 // Mixture of experts: router, top-k gating, dispatch of each token's top_k copies to the experts'
@@ -281,57 +302,56 @@ int MixtureOfExperts(LayerWriter& w, const ModelSpec& m, int x) {
   const std::int64_t per_expert = static_cast<std::int64_t>(
       std::ceil(m.capacity_factor * static_cast<double>(T * k) / static_cast<double>(E)));
   using Save = LayerWriter::Save;
-  int logits = w.Linear("mlp.router", x, h, E, false, Role::kReplicated);
+  int logits = w.Linear("mlp.router", x, h, E, false, A::kHidden, A::kExperts);
   int probs = w.Unary("mlp.router_softmax", OpKind::kSoftmax, "softmax", logits, Save::kOutput,
-                      Role::kReplicated, E);
+                      RowsAlong(A::kExperts, A::kExperts), E);
   int gates = w.Generic("mlp.top_k", OpKind::kElementwise, "top_k", T * E, E, {probs}, {}, T * k,
-                        Role::kReplicated);
+                        RowsAlong(A::kExperts, A::kExperts));
   int routed = w.Generic("mlp.dispatch", OpKind::kElementwise, "permute", T * k * h, h, {x, gates},
-                         {gates}, E * per_expert * h, Role::kReplicated);
+                         {gates}, E * per_expert * h, RowsAlong(A::kHidden, A::kHidden));
   std::vector<std::pair<std::string, std::int64_t>> buffers;
   for (std::int64_t e = 0; e < E; ++e)
     buffers.emplace_back("expert" + std::to_string(e), per_expert * h);
-  std::vector<int> inputs = w.View("mlp.experts_in", routed, buffers, Role::kReplicated);
+  std::vector<int> inputs = w.View("mlp.experts_in", routed, buffers, Rows(A::kHidden));
   std::vector<int> outputs;
   for (std::int64_t e = 0; e < E; ++e) {
     w.expert = e;
-    outputs.push_back(FeedForward(w, m, inputs[e], "mlp.expert" + std::to_string(e),
-                                  m.expert_ffn_hidden, Role::kExpert, Role::kExpert,
-                                  Role::kExpert));
+    outputs.push_back(
+        FeedForward(w, m, inputs[e], "mlp.expert" + std::to_string(e), m.expert_ffn_hidden));
   }
   w.expert = -1;
   int collected = w.Concat("mlp.experts_out", outputs, E * per_expert * h);
   return w.Generic("mlp.combine", OpKind::kElementwise, "combine", T * k * h, h, {collected, gates},
-                   {collected, gates}, T * h, Role::kReplicated);
+                   {collected, gates}, T * h, RowsAlong(A::kHidden, A::kHidden));
 }
 
 int Mlp(LayerWriter& w, const ModelSpec& m, int x) {
   if (m.experts > 0) return MixtureOfExperts(w, m, x);
-  return FeedForward(w, m, x, "mlp", m.ffn_hidden, Role::kColumn, Role::kSharded, Role::kRow);
+  return FeedForward(w, m, x, "mlp", m.ffn_hidden);
 }
 
 UniqueLayer EmbeddingLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   LayerWriter w(m, b, s);
   const std::int64_t T = b * s, h = m.hidden, e = m.EmbeddingDim();
   int ids = w.Input("token_ids", T, kIndexBytes, false);
-  int x = w.Gather("embed.word", ids, m.vocab, e, Role::kRow);
-  if (e != h) x = w.Linear("embed.project_in", x, e, h, false, Role::kReplicated);
+  int x = w.Gather("embed.word", ids, m.vocab, e, A::kVocab);
+  if (e != h) x = w.Linear("embed.project_in", x, e, h, false, A::kHidden, A::kHidden);
   std::vector<int> parts = {x};
   if (m.positions == "learned") {
     int pos = w.Input("position_ids", s, kIndexBytes, false);
-    parts.push_back(w.Gather("embed.position", pos, m.max_positions, h, Role::kReplicated));
+    parts.push_back(w.Gather("embed.position", pos, m.max_positions, h, A::kNone));
   }
   if (m.token_types > 0) {
     int types = w.Input("token_type_ids", T, kIndexBytes, false);
-    parts.push_back(w.Gather("embed.token_type", types, m.token_types, h, Role::kReplicated));
+    parts.push_back(w.Gather("embed.token_type", types, m.token_types, h, A::kNone));
   }
-  if (parts.size() > 1) x = w.Add("embed.add", parts, T * h, Role::kReplicated);
+  if (parts.size() > 1) x = w.Add("embed.add", parts, T * h);
   if (m.embedding_scale) {
     x = w.Unary("embed.scale", OpKind::kElementwise, "scale", x, LayerWriter::Save::kNothing,
-                Role::kReplicated);
+                Rows(A::kHidden));
   }
   if (m.embedding_norm) x = w.Norm("embed.norm", x, h);
-  x = w.Dropout("embed.dropout", x, m.dropout_embedding, Role::kReplicated);
+  x = w.Dropout("embed.dropout", x, m.dropout_embedding, Rows(A::kHidden));
   w.graph.MarkOutput(x);
   UniqueLayer layer;
   layer.name = layer.kind = "embedding";
@@ -348,24 +368,24 @@ UniqueLayer BlockLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   if (m.parallel_block) {
     // GPT-NeoX / GPT-J: y = x + attention(ln1(x)) + mlp(ln2(x)).
     int att = Attention(w, m, w.Norm("ln1", x, h));
-    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
+    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Rows(A::kHidden));
     int mlp = Mlp(w, m, w.Norm("ln2", x, h));
-    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Role::kReplicated);
-    y = w.Add("residual", {x, att, mlp}, T * h, Role::kReplicated);
+    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Rows(A::kHidden));
+    y = w.Add("residual", {x, att, mlp}, T * h);
   } else if (m.norm_position == "pre") {
     int att = Attention(w, m, w.Norm("ln1", x, h));
-    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
-    int r1 = w.Add("residual1", {x, att}, T * h, Role::kReplicated);
+    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Rows(A::kHidden));
+    int r1 = w.Add("residual1", {x, att}, T * h);
     int mlp = Mlp(w, m, w.Norm("ln2", r1, h));
-    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Role::kReplicated);
-    y = w.Add("residual2", {r1, mlp}, T * h, Role::kReplicated);
+    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Rows(A::kHidden));
+    y = w.Add("residual2", {r1, mlp}, T * h);
   } else {
     int att = Attention(w, m, x);
-    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Role::kReplicated);
-    int n1 = w.Norm("ln1", w.Add("residual1", {x, att}, T * h, Role::kReplicated), h);
+    att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Rows(A::kHidden));
+    int n1 = w.Norm("ln1", w.Add("residual1", {x, att}, T * h), h);
     int mlp = Mlp(w, m, n1);
-    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Role::kReplicated);
-    y = w.Norm("ln2", w.Add("residual2", {n1, mlp}, T * h, Role::kReplicated), h);
+    mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Rows(A::kHidden));
+    y = w.Norm("ln2", w.Add("residual2", {n1, mlp}, T * h), h);
   }
   w.graph.MarkOutput(y);
   UniqueLayer layer;
@@ -383,17 +403,20 @@ UniqueLayer HeadLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   if (m.final_norm) x = w.Norm("head.norm", x, h);
   if (m.pooler) {
     // Forward only: its output would feed a next-sentence head, which the model has not.
-    int first = w.View("head.first_token", x, {{"out", b * h}}, Role::kUnsplit)[0];
-    int pooled = w.Linear("head.pooler", first, h, h, true, Role::kUnsplit);
-    w.Activation("head.pooler_tanh", "tanh", pooled, Role::kUnsplit);
+    const OpAxes pooled_axes = Rows(A::kHidden, A::kSequences);
+    int first = w.View("head.first_token", x, {{"out", b * h}}, pooled_axes)[0];
+    int pooled = w.Linear("head.pooler", first, h, h, true, A::kHidden, A::kHidden, false,
+                          A::kSequences);
+    w.Activation("head.pooler_tanh", "tanh", pooled, pooled_axes);
   }
   if (m.lm_head_transform) {
-    int t = w.Linear("head.transform", x, h, h, m.bias, Role::kReplicated);
-    t = w.Activation("head.transform_act", m.MlpFunction(), t, Role::kReplicated);
+    int t = w.Linear("head.transform", x, h, h, m.bias, A::kHidden, A::kHidden);
+    t = w.Activation("head.transform_act", m.MlpFunction(), t, Rows(A::kHidden));
     x = w.Norm("head.transform_norm", t, h);
   }
-  if (e != h) x = w.Linear("head.project_out", x, h, e, false, Role::kReplicated);
-  int logits = w.Linear("head.lm", x, e, m.vocab, m.lm_head_bias, Role::kColumn, m.tied_embeddings);
+  if (e != h) x = w.Linear("head.project_out", x, h, e, false, A::kHidden, A::kHidden);
+  int logits =
+      w.Linear("head.lm", x, e, m.vocab, m.lm_head_bias, A::kHidden, A::kVocab, m.tied_embeddings);
   w.graph.MarkOutput(w.Loss("head.loss", logits, m.vocab));
   UniqueLayer layer;
   layer.name = layer.kind = "head";

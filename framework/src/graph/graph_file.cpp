@@ -25,7 +25,14 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   j["name"] = op.name;
   j["kind"] = ToString(op.kind);
   j["core"] = ToString(op.Core());
-  j["tp_role"] = ToString(op.tp_role);
+  if (op.axes.spans != 0) {
+    Json axes = Json::MakeArray();
+    for (int a = 1; a < kAxisCount; ++a) {
+      if (op.axes.Spans(static_cast<Axis>(a))) axes.Push(std::string(ToString(static_cast<Axis>(a))));
+    }
+    j["axes"] = axes;
+  }
+  if (op.axes.row != Axis::kNone) j["row_axis"] = ToString(op.axes.row);
   if (op.expert >= 0) j["expert"] = op.expert;
   if (op.attention_core) j["attention_core"] = true;
   if (op.gemm) {
@@ -34,6 +41,15 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
     gemm["m"] = op.gemm->m;
     gemm["n"] = op.gemm->n;
     gemm["k"] = op.gemm->k;
+    const OpAxes& x = op.axes;
+    if (x.batch != Axis::kNone || x.m != Axis::kNone || x.n != Axis::kNone || x.k != Axis::kNone) {
+      Json axes = Json::MakeObject();
+      axes["batch"] = ToString(x.batch);
+      axes["m"] = ToString(x.m);
+      axes["n"] = ToString(x.n);
+      axes["k"] = ToString(x.k);
+      gemm["axes"] = axes;
+    }
     j["gemm"] = gemm;
     j["flops"] = op.GemmFlops();
   }
@@ -61,6 +77,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
     j["collective_backward"] = op.collective_backward;
     j["collective_bytes"] = op.collective_bytes;
     j["collective_group"] = op.collective_group;
+    if (op.collective_stride != 1) j["collective_stride"] = op.collective_stride;
   }
   return j;
 }
@@ -92,10 +109,21 @@ std::int64_t NonNegative(const ConfigNode& n) {
   return v;
 }
 
+Axis ParseAxisNode(const ConfigNode& node) {
+  auto axis = ParseAxis(node.AsString());
+  if (!axis) {
+    std::string list;
+    for (const auto& a : AxisNames()) list += (list.empty() ? "" : ", ") + a;
+    node.Fail("unknown axis '" + node.AsString() + "'; expected one of " + list);
+  }
+  return *axis;
+}
+
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "tp_role", "expert", "attention_core", "gemm", "flops", "vector", "inputs",
+  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "gemm", "flops", "vector", "inputs",
                    "outputs", "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
-                   "collective_backward", "collective_bytes", "collective_group"});
+                   "collective_backward", "collective_bytes", "collective_group",
+                   "collective_stride"});
   Operator op;
   op.name = node.Child("name").AsString();
   const ConfigNode kind = node.Child("kind");
@@ -106,18 +134,23 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
     kind.Fail("unknown op kind '" + kind.AsString() + "'; expected one of " + list);
   }
   op.kind = *parsed_kind;
-  if (auto n = node.Optional("tp_role")) {
-    auto role = ParseTensorParallelRole(n->AsString());
-    if (!role) {
-      n->Fail("expected one of replicated, column, row, sharded, unsplit, expert, found " +
-              n->Describe());
-    }
-    op.tp_role = *role;
+  if (auto n = node.Optional("axes")) {
+    for (const auto& item : n->Elements()) op.axes.Add(ParseAxisNode(item));
   }
+  if (auto n = node.Optional("row_axis")) op.axes.row = ParseAxisNode(*n);
   if (auto n = node.Optional("expert")) op.expert = NonNegative(*n);
   if (auto n = node.Optional("attention_core")) op.attention_core = n->AsBool();
   if (auto n = node.Optional("gemm")) {
-    n->ExpectKeys({"batch", "m", "n", "k"});
+    n->ExpectKeys({"batch", "m", "n", "k", "axes"});
+    if (auto a = n->Optional("axes")) {
+      a->ExpectKeys({"batch", "m", "n", "k"});
+      auto axis = [&](const char* key) {
+        auto v = a->Optional(key);
+        return v ? ParseAxisNode(*v) : Axis::kNone;
+      };
+      op.axes.batch = axis("batch"), op.axes.m = axis("m"), op.axes.n = axis("n");
+      op.axes.k = axis("k");
+    }
     GemmShape s;
     if (auto b = n->Optional("batch")) s.batch = b->AsPositiveInt();
     s.m = n->Child("m").AsPositiveInt();
@@ -176,6 +209,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   }
   if (auto n = node.Optional("collective_bytes")) op.collective_bytes = NonNegative(*n);
   if (auto n = node.Optional("collective_group")) op.collective_group = n->AsPositiveInt();
+  if (auto n = node.Optional("collective_stride")) op.collective_stride = n->AsPositiveInt();
   return op;
 }
 
@@ -260,6 +294,7 @@ Json LayerGraphToJson(const LayerGraph& graph) {
   model["dtype_bytes"] = graph.dtype_bytes;
   model["tensor_parallel"] = graph.tensor_parallel;
   if (!graph.strategy.empty()) model["strategy"] = graph.strategy;
+  if (graph.weight_replicas != 1) model["weight_replicas"] = graph.weight_replicas;
   if (graph.heads > 0) model["heads"] = graph.heads;
   if (graph.kv_heads > 0) model["kv_heads"] = graph.kv_heads;
   model["fused"] = graph.fused;
@@ -322,12 +357,16 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   const ConfigNode version = root.Child("version");
   if (version.AsInt() != kLayerGraphFormatVersion) {
     version.Fail("this phaze reads version " + std::to_string(kLayerGraphFormatVersion) +
-                 ", found " + version.Describe());
+                 ", found " + version.Describe() +
+                 (version.AsInt() == 1 ? " (version 1 said how Megatron splits each op, `tp_role`; "
+                                         "version 2 says what its axes are, `axes`: re-export the "
+                                         "graph with `phaze graph --format json`)"
+                                       : ""));
   }
   LayerGraph g;
   const ConfigNode model = root.Child("model");
   model.ExpectKeys({"name", "family", "micro_batch", "sequence_length", "dtype_bytes",
-                    "tensor_parallel", "strategy", "heads", "kv_heads", "fused", "optimizer",
+                    "tensor_parallel", "strategy", "weight_replicas", "heads", "kv_heads", "fused", "optimizer",
                     "parameters", "published_parameters", "forward_flops", "backward_flops"});
   g.model = model.Child("name").AsString();
   if (auto n = model.Optional("family")) g.family = n->AsString();
@@ -336,6 +375,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   if (auto n = model.Optional("dtype_bytes")) g.dtype_bytes = n->AsPositiveInt();
   if (auto n = model.Optional("tensor_parallel")) g.tensor_parallel = n->AsPositiveInt();
   if (auto n = model.Optional("strategy")) g.strategy = n->AsString();
+  if (auto n = model.Optional("weight_replicas")) g.weight_replicas = n->AsPositiveInt();
   if (auto n = model.Optional("heads")) g.heads = n->AsPositiveInt();
   if (auto n = model.Optional("kv_heads")) g.kv_heads = n->AsPositiveInt();
   if (auto n = model.Optional("fused")) g.fused = n->AsBool();

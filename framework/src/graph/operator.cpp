@@ -22,13 +22,17 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 12> kKindNames = {{
     {OpKind::kOptimizer, "optimizer"},
 }};
 
-constexpr std::array<std::pair<TensorParallelRole, std::string_view>, 6> kRoleNames = {{
-    {TensorParallelRole::kReplicated, "replicated"},
-    {TensorParallelRole::kColumn, "column"},
-    {TensorParallelRole::kRow, "row"},
-    {TensorParallelRole::kSharded, "sharded"},
-    {TensorParallelRole::kUnsplit, "unsplit"},
-    {TensorParallelRole::kExpert, "expert"},
+constexpr std::array<std::pair<Axis, std::string_view>, kAxisCount> kAxisNames = {{
+    {Axis::kNone, "none"},
+    {Axis::kTokens, "tokens"},
+    {Axis::kSequences, "sequences"},
+    {Axis::kKeys, "keys"},
+    {Axis::kHidden, "hidden"},
+    {Axis::kHeads, "heads"},
+    {Axis::kHeadDim, "head_dim"},
+    {Axis::kFfn, "ffn"},
+    {Axis::kVocab, "vocab"},
+    {Axis::kExperts, "experts"},
 }};
 
 template <class Table, class Enum>
@@ -58,7 +62,7 @@ std::vector<std::string> NamesOf(const Table& table) {
 }  // namespace
 
 std::string_view ToString(OpKind kind) { return NameOf(kKindNames, kind); }
-std::string_view ToString(TensorParallelRole role) { return NameOf(kRoleNames, role); }
+std::string_view ToString(Axis axis) { return NameOf(kAxisNames, axis); }
 std::string_view ToString(CoreClass core) {
   switch (core) {
     case CoreClass::kTensor:
@@ -73,11 +77,9 @@ std::string_view ToString(CoreClass core) {
   return "?";
 }
 std::optional<OpKind> ParseOpKind(std::string_view text) { return ParseName(kKindNames, text); }
-std::optional<TensorParallelRole> ParseTensorParallelRole(std::string_view text) {
-  return ParseName(kRoleNames, text);
-}
+std::optional<Axis> ParseAxis(std::string_view text) { return ParseName(kAxisNames, text); }
 std::vector<std::string> OpKindNames() { return NamesOf(kKindNames); }
-std::vector<std::string> TensorParallelRoleNames() { return NamesOf(kRoleNames); }
+std::vector<std::string> AxisNames() { return NamesOf(kAxisNames); }
 
 CoreClass Operator::Core() const {
   if (gemm) return vector.empty() ? CoreClass::kTensor : CoreClass::kFused;

@@ -31,9 +31,11 @@ struct MemoryClass {
   bool operator==(const MemoryClass&) const = default;
 };
 
-MemoryClass ClassOf(const PlacementProblem& p, std::int64_t d, int s) {
+// `replicas`: LayerTable::weight_replicas of the width (the distributed optimizer shards over them
+// too).
+MemoryClass ClassOf(const PlacementProblem& p, std::int64_t d, int s, std::int64_t replicas) {
   MemoryClass c;
-  if (p.distributed_optimizer) c.d = d;
+  if (p.distributed_optimizer) c.d = d * replicas;
   if (p.schedule == PipelineSchedule::kGPipe) c.m = (MicroBatches(p) + d - 1) / d;
   if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
   return c;
@@ -67,6 +69,7 @@ class StageTable {
   int n() const { return n_; }
   int t() const { return t_; }
   double TiedGradientBytes() const { return table_.tied_gradient_bytes; }
+  std::int64_t WeightReplicas() const { return table_.weight_replicas; }
   bool StageRecompute(int position) const { return problem_.recompute && position > 1; }
   double Load(int i, int j, int position) const {
     return StageRecompute(position) ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
@@ -218,8 +221,11 @@ int PipelineLevel(const PlacementProblem& p, int t, int s, std::int64_t d) {
   return p.network.LevelHolding(static_cast<std::int64_t>(t) * s * d);
 }
 
-double SyncSeconds(const PlacementProblem& p, int t, std::int64_t d, double first_stage_weight_bytes) {
-  const CommGroup group{d, t};
+// The gradient reduction of the first stage's weights: over the d data-parallel replicas and the
+// r = weight_replicas devices of the width that hold the same weights, t/r ranks apart.
+double SyncSeconds(const PlacementProblem& p, int t, std::int64_t d, std::int64_t r,
+                   double first_stage_weight_bytes) {
+  const CommGroup group{d * r, t / r};
   const double gradients = p.gradient_reduction_bytes_per_weight_byte * first_stage_weight_bytes;
   if (p.distributed_optimizer) {
     return p.network.CollectiveS(CollectiveKind::kReduceScatter, gradients,
@@ -235,12 +241,13 @@ struct AfterPipeline {
 };
 
 double ExposedSyncS(const PlacementProblem& p, const StageTable& st, int first_end, std::int64_t d) {
-  return (1 - p.gradient_reduction_overlap) * SyncSeconds(p, st.t(), d, st.WeightBytes(0, first_end));
+  return (1 - p.gradient_reduction_overlap) * SyncSeconds(p, st.t(), d, st.WeightReplicas(),
+                                                       st.WeightBytes(0, first_end));
 }
 
 double OptimizerS(const PlacementProblem& p, const StageTable& st, int first_end, std::int64_t d) {
   const double step = st.OptimizerStepS(0, first_end);
-  return p.distributed_optimizer ? step / static_cast<double>(d) : step;
+  return p.distributed_optimizer ? step / static_cast<double>(d * st.WeightReplicas()) : step;
 }
 
 double TiedS(const PlacementProblem& p, const StageTable& st, int s, std::int64_t d) {
@@ -363,6 +370,10 @@ std::string PlacementProblem::Validate() const {
     if (t < 1) return w + "widths must be >= 1";
     if (table.layers.empty()) return w + "no layers";
     if (!Finite(table.tied_gradient_bytes)) return w + "tied_gradient_bytes must be >= 0";
+    if (table.weight_replicas < 1 || t % table.weight_replicas != 0) {
+      return w + "weight_replicas must divide the width, got " +
+             std::to_string(table.weight_replicas);
+    }
     const int n = static_cast<int>(table.layers.size());
     for (const auto& l : table.layers) {
       for (double v : {l.forward_s, l.backward_s, l.RecomputeForwardS(), l.backward_recompute_s,
@@ -421,7 +432,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       for (int s = 1; s <= n; ++s) {
         if (static_cast<std::int64_t>(s) > K / d) break;  // every stage needs a device
         const int level = PipelineLevel(problem, t, s, d);
-        const MemoryClass cls = ClassOf(problem, d, s);
+        const MemoryClass cls = ClassOf(problem, d, s, table.weight_replicas);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
           return g.level == level && g.cls == cls;
         });
@@ -572,7 +583,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
   }
   starts.push_back(n);
   const int level = PipelineLevel(problem, fixed.tensor_parallel, p, d);
-  const MemoryClass cls = ClassOf(problem, d, p);
+  const MemoryClass cls = ClassOf(problem, d, p, it->second.weight_replicas);
   StageTable st(it->second, problem, fixed.tensor_parallel, level);
   std::int64_t devices = 0;
   for (int k = 0; k < p; ++k) {

@@ -42,7 +42,7 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       const auto kind = ParseCollectiveKind(op.collective);
       const double time =
           kind ? network.CollectiveS(*kind, static_cast<double>(op.collective_bytes),
-                                     CommGroup{op.collective_group, 1})
+                                     CommGroup{op.collective_group, op.collective_stride})
                : 0.0;
       keep = time > 0;
       if (keep) ++kernels;  // one NCCL kernel

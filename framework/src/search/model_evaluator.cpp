@@ -101,6 +101,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     table.edges.push_back({e.from, e.to, static_cast<double>(e.bytes), e.gather_group});
   }
   table.tied_gradient_bytes = TiedGradientBytes(graph, training);
+  table.weight_replicas = graph.weight_replicas;
   return table;
 }
 
@@ -322,7 +323,7 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
     const auto supported = SupportedWidths(strategy, full, widths);
     for (std::int64_t w : widths) {
       if (std::find(supported.begin(), supported.end(), w) != supported.end()) {
-        m.slices.push_back({b, w, SliceLayerGraph(strategy, run.strategy.name, full, w, true)});
+        m.slices.push_back({b, w, SliceLayerGraph(strategy, run.StrategyName(), full, w, true)});
       } else if (b == micro_batches.front()) {
         m.refused.push_back("t=" + std::to_string(w) + ": " + strategy.Refusal(full, w));
       }
@@ -330,7 +331,7 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
   }
   if (m.slices.empty()) {
     throw ConfigError(run.source + ": model " + entry.file + ": the strategy '" +
-                      run.strategy.name + "' supports none of the tensor-parallel widths " +
+                      run.StrategyName() + "' supports none of the tensor-parallel widths " +
                       "(" + (m.refused.empty() ? std::string() : m.refused.front()) + ")");
   }
   return m;

@@ -14,6 +14,7 @@
 #include "phaze/core/json.hpp"
 #include "phaze/core/paths.hpp"
 #include "phaze/core/text_format.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
 
 namespace phaze {
 namespace {
@@ -67,7 +68,7 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
 
   const auto t0 = std::chrono::steady_clock::now();
   // The architecture-independent layer graphs.
-  const auto strategy = registry.CreateStrategy(run_.strategy.name, run_.strategy.Params());
+  const auto strategy = CreateRunStrategy(registry, run_);
   for (const auto& entry : run_.models) {
     models_.push_back(PrepareModel(entry, run_, *strategy));
     const auto& m = models_.back();

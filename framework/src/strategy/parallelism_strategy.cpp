@@ -18,6 +18,11 @@ LayerGraph SliceLayerGraph(const ParallelismStrategy& strategy, const std::strin
                                std::to_string(width) + " ways: " + refusal);
   }
   LayerGraph slice = strategy.Slice(full, width);
+  if (slice.weight_replicas < 1 || width % slice.weight_replicas != 0) {
+    throw InvalidArgumentError("strategy '" + strategy_name + "' returned weight_replicas " +
+                               std::to_string(slice.weight_replicas) + ", which does not divide " +
+                               std::to_string(width));
+  }
   slice.tensor_parallel = width;
   slice.strategy = strategy_name;
   slice.fused = fusion;

@@ -1,11 +1,11 @@
 // The "megatron" parallelism strategy: Megatron-LM tensor model parallelism, as implemented by the
-// framework's tensor-parallel slicer (semantics in phaze/strategy/tensor_parallel_slicer.hpp).
+// Megatron slicer beside it (semantics in megatron_slicer.hpp).
 #include <memory>
 
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
-#include "phaze/strategy/tensor_parallel_slicer.hpp"
+#include "megatron_slicer.hpp"
 
 namespace phaze::strategies {
 

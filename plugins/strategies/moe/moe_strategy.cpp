@@ -1,14 +1,14 @@
 // The "moe" parallelism strategy: expert parallelism for mixture-of-experts blocks — experts/w
 // whole experts per device, all-to-all dispatch and combine — with Megatron tensor + sequence
 // parallelism of the same width for attention, norms, embedding and head. Implemented by the
-// framework's tensor-parallel slicer (semantics in phaze/strategy/tensor_parallel_slicer.hpp).
+// Megatron slicer (semantics in plugins/strategies/megatron/megatron_slicer.hpp).
 // On a dense model it is sequence parallelism.
 #include <memory>
 
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
-#include "phaze/strategy/tensor_parallel_slicer.hpp"
+#include "megatron_slicer.hpp"
 
 namespace phaze::strategies {
 

@@ -1,13 +1,13 @@
 // The "sequence_parallel" parallelism strategy: Megatron-LM tensor parallelism with sequence
 // parallelism (Korthikanti et al. 2022) — norms, dropouts and residual adds on s/w of the
-// sequence, reduce-scatter / all-gather in place of each all-reduce. Implemented by the framework's
-// tensor-parallel slicer (semantics in phaze/strategy/tensor_parallel_slicer.hpp).
+// sequence, reduce-scatter / all-gather in place of each all-reduce. Implemented by the Megatron
+// slicer (semantics in plugins/strategies/megatron/megatron_slicer.hpp).
 #include <memory>
 
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
-#include "phaze/strategy/tensor_parallel_slicer.hpp"
+#include "megatron_slicer.hpp"
 
 namespace phaze::strategies {
 

@@ -16,6 +16,7 @@
 #include "phaze/core/files.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;
 
@@ -144,10 +145,10 @@ int RunPredict(CommandContext& ctx) {
 
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
-  const auto strategy = ctx.registry.CreateStrategy(run.strategy.name, run.strategy.Params());
+  const auto strategy = CreateRunStrategy(ctx.registry, run);
   const PreparedModel model = PrepareModel(entry, run, *strategy);
   if (!model.FindSlice(request.micro_batch, request.tensor_parallel)) {
-    throw UsageError("phaze predict: the strategy '" + run.strategy.name + "' cannot split " +
+    throw UsageError("phaze predict: the strategy '" + run.StrategyName() + "' cannot split " +
                      model.name + " " + std::to_string(request.tensor_parallel) + " ways" +
                      (model.refused.empty() ? "" : ": " + model.refused.front()));
   }

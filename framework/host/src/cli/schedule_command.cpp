@@ -18,7 +18,7 @@
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/schedule_file.hpp"
 #include "phaze/schedule/scheduler.hpp"
-#include "phaze/strategy/parallelism_strategy.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;
 
@@ -81,7 +81,10 @@ int RunSchedule(CommandContext& ctx) {
                                             : RunConfig::ParseFile(ctx.global.config, false);
   if (ctx.vm.count("solver")) run.solver.backend = {ctx.vm["solver"].as<std::string>(), {}, {}};
   if (ctx.vm.count("estimator")) run.estimator = {ctx.vm["estimator"].as<std::string>(), {}, {}};
-  if (ctx.vm.count("strategy")) run.strategy = {ctx.vm["strategy"].as<std::string>(), {}, {}};
+  if (ctx.vm.count("strategy")) {
+    run.strategy = {ctx.vm["strategy"].as<std::string>(), {}, {}};
+    run.strategy_over.reset();  // --strategy names the whole strategy
+  }
   run.CheckComponents(ctx.registry, true, !from_graph, !from_graph && ctx.vm.count("strategy"));
 
   ScheduleProblem problem;
@@ -107,9 +110,8 @@ int RunSchedule(CommandContext& ctx) {
         const GraphOptions options = ReadGraphOptions(ctx.vm);
         const ModelSpec model = ParseWorkload(root, options.sequence_length);
         if (width > 1 || ctx.vm.count("strategy")) {
-          const auto strategy =
-              ctx.registry.CreateStrategy(run.strategy.name, run.strategy.Params());
-          graph = BuildSlicedLayerGraph(*strategy, run.strategy.name, model, options, width);
+          const auto strategy = CreateRunStrategy(ctx.registry, run);
+          graph = BuildSlicedLayerGraph(*strategy, run.StrategyName(), model, options, width);
         } else {
           graph = BuildLayerGraph(model, options);
         }

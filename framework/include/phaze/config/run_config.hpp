@@ -104,6 +104,15 @@ struct RunConfig {
 
   ComponentChoice estimator{"analytic", std::nullopt, std::nullopt};
   ComponentChoice strategy{"megatron", std::nullopt, std::nullopt};
+  // `strategy: {name: S, over: {name: I, width: k}}`: I splits k ways over consecutive ranks and
+  // S splits the rest of each width t (t/k ways) across those groups (ComposedStrategy).
+  struct StrategyOver {
+    ComponentChoice choice;
+    std::int64_t width = 1;
+  };
+  std::optional<StrategyOver> strategy_over;
+  // The strategy's name in reports: "S", or "S over I×k".
+  std::string StrategyName() const;
 
   struct Search {
     std::string mode = "hysteresis";  // hysteresis | exhaustive

@@ -13,7 +13,7 @@
 namespace phaze {
 
 inline constexpr const char* kLayerGraphFormat = "phaze-layer-graph";
-inline constexpr int kLayerGraphFormatVersion = 1;
+inline constexpr int kLayerGraphFormatVersion = 2;  // 2: neutral `axes` replace `tp_role`
 
 Json LayerGraphToJson(const LayerGraph& graph);
 

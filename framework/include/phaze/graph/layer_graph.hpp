@@ -93,6 +93,10 @@ struct LayerGraph {
   std::int64_t dtype_bytes = 2;
   std::int64_t tensor_parallel = 1;  // the width this graph is a slice for
   std::string strategy;              // the strategy that sliced it ("" = unsliced)
+  // How many of the width's devices hold every parameter whole: 1 when the strategy splits the
+  // weights (tensor parallelism), the width when it only splits the work (context parallelism).
+  // Those devices reduce their gradients together with data parallelism's (placement DP).
+  std::int64_t weight_replicas = 1;
   std::int64_t heads = 0;            // attention heads and key/value heads of the full model
   std::int64_t kv_heads = 0;         // (0: unknown, e.g. an imported graph without them)
   bool fused = true;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,25 +35,56 @@ enum class OpKind {
 // Which cores run the op (DESIGN §5): derived from the op's work, never stored separately.
 enum class CoreClass { kTensor, kVector, kFused, kNone };
 
-// How a tensor-parallel strategy splits the op (Megatron-LM): set by the graph builder, consumed
-// by the parallelism-strategy plugins.
-enum class TensorParallelRole {
-  kReplicated,  // every rank does all of it (norms, residual adds, dropout on the residual stream)
-  kColumn,      // GEMM with its n dimension (output features / vocabulary) split
-  kRow,         // GEMM with its k dimension split; outputs partial sums (all-reduce follows)
-  kSharded,     // work on already-split tensors: attention heads, FFN activations, vocab shards
-  kUnsplit,     // never split, not even along the sequence (the BERT pooler on first tokens)
-  kExpert,      // one MoE expert's branch (Operator::expert says which): placed whole on a device
+// A model dimension an op's work runs along: the neutral structural facts a parallelism strategy
+// reads to decide how to split the op (DESIGN §3). The graph builder states them; the framework
+// never splits anything by them itself. Which strategy splits which axis is the plugins' business.
+enum class Axis : std::uint8_t {
+  kNone,
+  kTokens,     // the micro-batch's token positions (b·s; the queries in attention)
+  kSequences,  // one per sequence (b): the BERT pooler's first tokens
+  kKeys,       // the key/value positions attention reads for each query
+  kHidden,     // the model width (and an embedding's width)
+  kHeads,      // attention heads: q/k/v/context features, score planes
+  kHeadDim,    // the features within one head (the scores' reduction)
+  kFfn,        // the feed-forward width
+  kVocab,      // the vocabulary: logits, the word-embedding table's rows
+  kExperts,    // one per MoE expert: router logits
+};
+inline constexpr int kAxisCount = 10;
+
+// What an op's dimensions are. A GEMM names each of its four (out[batch][m][n] = Σ_k …); every op
+// says which axes its work and main output span (`spans`, a set). Backward ops inherit them,
+// permuted as their shapes are.
+struct OpAxes {
+  Axis batch = Axis::kNone;
+  Axis m = Axis::kNone;
+  Axis n = Axis::kNone;
+  Axis k = Axis::kNone;
+  Axis row = Axis::kNone;   // what a row reduction's rows run along (VectorWork::row_elements)
+  std::uint16_t spans = 0;  // bit (1 << Axis)
+
+  bool Spans(Axis a) const { return (spans >> static_cast<int>(a)) & 1U; }
+  OpAxes& Add(Axis a) {  // kNone adds nothing
+    if (a == Axis::kNone) return *this;
+    spans = static_cast<std::uint16_t>(spans | (1U << static_cast<int>(a)));
+    return *this;
+  }
+  static OpAxes Of(std::initializer_list<Axis> axes) {
+    OpAxes out;
+    for (Axis a : axes) out.Add(a);
+    return out;
+  }
+  bool operator==(const OpAxes&) const = default;
 };
 
 std::string_view ToString(OpKind kind);
 std::string_view ToString(CoreClass core);
-std::string_view ToString(TensorParallelRole role);
+std::string_view ToString(Axis axis);
 std::optional<OpKind> ParseOpKind(std::string_view text);
-std::optional<TensorParallelRole> ParseTensorParallelRole(std::string_view text);
+std::optional<Axis> ParseAxis(std::string_view text);
 // All valid names, for "expected one of ..." messages.
 std::vector<std::string> OpKindNames();
-std::vector<std::string> TensorParallelRoleNames();
+std::vector<std::string> AxisNames();
 
 struct GemmShape {
   std::int64_t batch = 1;
@@ -98,7 +130,7 @@ struct Operator {
   // backward graph lists the saved forward tensors it reads as its own (producer-less) inputs.
   std::vector<int> saved;
   std::int64_t weight_bytes = 0;  // parameters read (and, for an optimizer step, written)
-  TensorParallelRole tp_role = TensorParallelRole::kReplicated;
+  OpAxes axes;               // what its dimensions are (for parallelism strategies)
   std::int64_t expert = -1;  // the MoE expert whose branch this op belongs to (-1: none)
   // Part of the attention core (scores, scale, mask, softmax, its dropout, context): what
   // selective recomputation (Korthikanti et al. 2022) re-runs in backward.
@@ -106,11 +138,13 @@ struct Operator {
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
   // does in this pass ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", or "" for an
   // identity such as Megatron's f), `collective_backward` what its backward does ("" = identity),
-  // over `collective_group` devices with `collective_bytes` per device.
+  // over `collective_group` devices `collective_stride` ranks apart (1: consecutive ranks, as the
+  // innermost strategy's are) with `collective_bytes` per device.
   std::string collective;
   std::string collective_backward;
   std::int64_t collective_bytes = 0;
   std::int64_t collective_group = 1;
+  std::int64_t collective_stride = 1;
 
   CoreClass Core() const;
   std::int64_t GemmFlops() const { return gemm ? gemm->Flops() : 0; }

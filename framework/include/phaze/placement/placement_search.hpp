@@ -94,6 +94,10 @@ struct LayerTable {
   std::vector<PlacementLayer> layers;
   std::vector<PlacementEdge> edges;
   double tied_gradient_bytes = 0;  // per device, all-reduced between first and last stage
+  // LayerGraph::weight_replicas of the slice: r of the width's t devices hold the same weights
+  // (r divides t); gradients are reduced over d·r devices t/r ranks apart, and a distributed
+  // optimizer shards over them.
+  std::int64_t weight_replicas = 1;
 };
 
 enum class PipelineSchedule { k1F1B, kInterleaved, kGPipe };

@@ -40,9 +40,10 @@ class Registry;
 
 namespace phaze::plugin {
 
-// 4: the entry returns a PluginHandshake pointer (size, fingerprint); SolveOptions and OpWork
+// 5: Operator states neutral axes (OpAxes) and collective_stride instead of Megatron's
+//    tp_role; strategies slice with phaze/strategy/slicing.hpp. 4: the entry returns a PluginHandshake pointer (size, fingerprint); SolveOptions and OpWork
 //    changed since 1. 3: OpEstimate gained kernels. 2: Estimator lost CollectiveTimeS, AreaMm2.
-inline constexpr std::uint32_t kAbiVersion = 4;
+inline constexpr std::uint32_t kAbiVersion = 5;
 inline constexpr const char* kEntrySymbol = "phaze_plugin_handshake";
 // The symbol of ABI ≤ 3 (an entry returning PluginInfo by value): recognised, never called.
 inline constexpr const char* kOldEntrySymbol = "phaze_plugin_entry";

@@ -1,6 +1,7 @@
 // Megatron-LM tensor parallelism of width w (Shoeybi et al. 2019), optionally with sequence
-// parallelism (Korthikanti et al. 2022), read off the tensor-parallel roles the graph builder puts
-// on every op. The `megatron` and `sequence_parallel` strategy plugins are thin wrappers.
+// parallelism (Korthikanti et al. 2022) or expert parallelism, for the `megatron`,
+// `sequence_parallel` and `moe` strategy plugins (compiled into each). Megatron's roles are read
+// off the neutral axes the framework's graph builder states on every op (MegatronRoleOf).
 //
 // Tensor parallelism:
 // * column-parallel GEMMs (QKV, first FFN GEMM, LM head): n / w; row-parallel GEMMs (attention
@@ -29,7 +30,20 @@
 
 #include "phaze/graph/layer_graph.hpp"
 
-namespace phaze {
+namespace phaze::strategies {
+
+// How Megatron-LM splits an op, from its axes (Operator::axes):
+enum class MegatronRole {
+  kReplicated,  // every rank does all of it (norms, residual adds, dropout on the residual stream)
+  kColumn,      // a GEMM whose n is heads, FFN or vocabulary: n split
+  kRow,         // a GEMM whose k is heads or FFN (partial sums; an all-reduce follows), and the
+                // word-embedding gather (vocabulary-parallel table)
+  kSharded,     // other work spanning heads, FFN or vocabulary (attention planes, activations, the
+                // vocabulary-parallel cross-entropy)
+  kUnsplit,     // work not along the tokens at all (the BERT pooler on first tokens)
+  kExpert,      // one MoE expert's branch (Operator::expert ≥ 0): placed whole on a device
+};
+MegatronRole MegatronRoleOf(const Operator& op);
 
 struct TensorParallelOptions {
   bool sequence_parallel = false;
@@ -47,4 +61,4 @@ std::string TensorParallelRefusal(const LayerGraph& full, std::int64_t width,
 LayerGraph TensorParallelSlice(const LayerGraph& full, std::int64_t width,
                                const TensorParallelOptions& options);
 
-}  // namespace phaze
+}  // namespace phaze::strategies

@@ -1,33 +1,43 @@
-#include "phaze/strategy/tensor_parallel_slicer.hpp"
+#include "megatron_slicer.hpp"
 
 #include <algorithm>
 #include <map>
 
-namespace phaze {
+#include "phaze/strategy/slicing.hpp"
+
+namespace phaze::strategies {
 
 namespace {
 
-using Role = TensorParallelRole;
+using Role = MegatronRole;
 using i64 = std::int64_t;
 
+bool SplitFeature(Axis a) { return a == Axis::kHeads || a == Axis::kFfn || a == Axis::kVocab; }
+
+// Megatron's collectives run over the w consecutive ranks of the tensor-parallel group; they move
+// a tensor of the op they follow, so they span its axes.
+// The tensor-parallel group: w devices, `stride` ranks apart (the width of the graph being
+// sliced: 1 for a full graph, more when Megatron is composed over another strategy).
+struct Group {
+  i64 size = 1;
+  i64 stride = 1;
+};
+
 Operator Collective(const std::string& name, const std::string& forward,
-                    const std::string& backward, i64 bytes, i64 group, int input, int output) {
-  Operator op;
-  op.name = name;
-  op.kind = OpKind::kCollective;
-  op.collective = forward;
-  op.collective_backward = backward;
-  op.collective_bytes = bytes;
-  op.collective_group = group;
-  op.inputs = {input};
-  op.outputs = {output};
-  return op;
+                    const std::string& backward, i64 bytes, Group group, int input, int output,
+                    const OpAxes& of) {
+  return MakeCollective(name, forward, backward, bytes, group.size, group.stride, input, output,
+                        OpAxes{.spans = of.spans});
 }
+
+Role RoleOf(const Operator& op) { return MegatronRoleOf(op); }
+
+const OpAxes kHiddenState = OpAxes::Of({Axis::kTokens, Axis::kHidden});
 
 // Work of this op is divided by w: split roles, and replicated ops under sequence parallelism.
 bool Divided(const Operator& op, bool sp) {
-  return op.tp_role == Role::kColumn || op.tp_role == Role::kRow || op.tp_role == Role::kSharded ||
-         (sp && op.tp_role == Role::kReplicated);
+  return RoleOf(op) == Role::kColumn || RoleOf(op) == Role::kRow || RoleOf(op) == Role::kSharded ||
+         (sp && RoleOf(op) == Role::kReplicated);
 }
 
 i64 ExpertCount(const OperatorGraph& g) {
@@ -36,7 +46,8 @@ i64 ExpertCount(const OperatorGraph& g) {
   return experts;
 }
 
-OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, bool ep) {
+OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep) {
+  const i64 w = group.size;
   const i64 kept_experts = ep ? ExpertCount(g) / w : 0;
   auto dropped = [&](const Operator& op) { return ep && op.expert >= kept_experts; };
   auto expert_producer = [&](int t) {
@@ -58,8 +69,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
     for (int t : g.InputTensors()) split[t] = g.GetTensor(t).requires_grad;
   }
   for (const auto& op : g.Ops()) {
-    const bool splits = op.tp_role == Role::kColumn || op.tp_role == Role::kSharded ||
-                        (sp && op.tp_role == Role::kReplicated);
+    const bool splits = RoleOf(op) == Role::kColumn || RoleOf(op) == Role::kSharded ||
+                        (sp && RoleOf(op) == Role::kReplicated);
     if (!splits || (ep && feeds_experts(op))) continue;  // expert buffers stay whole
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
@@ -94,8 +105,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       for (int& t : op.inputs) {
         const Tensor src = s.GetTensor(t);  // a copy: AddTensor below may reallocate
         const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-        s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, t,
-                           moved));
+        s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), group, t,
+                           moved, op.axes));
         t = moved;
       }
       std::vector<int> outputs;
@@ -106,7 +117,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       }
       op.outputs = outputs;
     }
-    if (op.gemm && op.tp_role == Role::kColumn) {
+    if (op.gemm && RoleOf(op) == Role::kColumn) {
       const int x = op.inputs[0];
       auto it = gathered.find(x);
       if (it == gathered.end()) {
@@ -114,18 +125,19 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
         if (sp) {  // all-gather the sequence forward, reduce-scatter the gradient backward
           const int full = s.AddTensor(src.name + ".all_gather", src.elements * w, src.dtype_bytes);
           s.AddOp(Collective(src.name + ".all_gather", "all_gather", "reduce_scatter",
-                             src.Bytes() * w, w, x, full));
+                             src.Bytes() * w, group, x, full, kHiddenState));
           // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
           // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
           // an all-gather of the same bytes in this GEMM's backward.
           const int again =
               s.AddTensor(src.name + ".regather", src.elements * w, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".regather", "", "all_gather", src.Bytes() * w, w, full,
-                             again));
+          s.AddOp(Collective(src.name + ".regather", "", "all_gather", src.Bytes() * w, group, full,
+                             again, kHiddenState));
           it = gathered.emplace(x, again).first;
         } else {  // f: identity forward, all-reduce of the gradient backward
           const int copy = s.AddTensor(src.name + ".tp_copy", src.elements, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".tp_copy", "", "all_reduce", src.Bytes(), w, x, copy));
+          s.AddOp(Collective(src.name + ".tp_copy", "", "all_reduce", src.Bytes(), group, x, copy,
+                             kHiddenState));
           it = gathered.emplace(x, copy).first;
         }
       }
@@ -136,14 +148,14 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
     }
     if (Divided(op, sp)) {
       if (op.gemm) {
-        if (op.tp_role == Role::kColumn) op.gemm->n /= w;
-        if (op.tp_role == Role::kRow) op.gemm->k /= w;
-        if (op.tp_role == Role::kSharded) op.gemm->batch /= w;
-        if (op.tp_role == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
+        if (RoleOf(op) == Role::kColumn) op.gemm->n /= w;
+        if (RoleOf(op) == Role::kRow) op.gemm->k /= w;
+        if (RoleOf(op) == Role::kSharded) op.gemm->batch /= w;
+        if (RoleOf(op) == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
       }
       // Vocabulary-parallel gathers mask the ids outside their shard: all lookups, 1/w of the
       // table.
-      const bool vocab_gather = op.kind == OpKind::kEmbedding && op.tp_role == Role::kRow;
+      const bool vocab_gather = op.kind == OpKind::kEmbedding && RoleOf(op) == Role::kRow;
       if (!op.gemm && !vocab_gather) {
         for (auto& v : op.vector) {
           v.elements /= w;
@@ -152,25 +164,25 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       } else if (op.gemm) {
         for (auto& v : op.vector) v.elements /= w;
       }
-      if (op.tp_role != Role::kReplicated) op.weight_bytes /= w;
+      if (RoleOf(op) != Role::kReplicated) op.weight_bytes /= w;
     }
     s.AddOp(op);
-    if (op.tp_role == Role::kRow) {
+    if (RoleOf(op) == Role::kRow) {
       // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
       const int y = op.outputs[0];
       const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
       const std::string name = src.name + (sp ? ".reduce_scatter" : ".all_reduce");
       const int reduced = s.AddTensor(name, sp ? src.elements / w : src.elements, src.dtype_bytes);
-      s.AddOp(sp ? Collective(name, "reduce_scatter", "all_gather", src.Bytes(), w, y, reduced)
-                 : Collective(name, "all_reduce", "", src.Bytes(), w, y, reduced));
+      s.AddOp(sp ? Collective(name, "reduce_scatter", "all_gather", src.Bytes(), group, y, reduced, op.axes)
+                 : Collective(name, "all_reduce", "", src.Bytes(), group, y, reduced, op.axes));
       replaced[original.outputs[0]] = reduced;
     }
     if (collects) {  // all-to-all of the experts' results back to their tokens' devices
       const int y = op.outputs[0];
       const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
       const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-      s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), w, y,
-                         moved));
+      s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), group, y,
+                         moved, op.axes));
       replaced[original.outputs[0]] = moved;
     }
     if (op.kind == OpKind::kLoss) {
@@ -178,8 +190,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
       int last = op.outputs[0];
       for (const char* step : {"max", "sum_exp", "target"}) {
         const int next = s.AddTensor(op.name + ".all_reduce_" + step, 1, 4);
-        s.AddOp(Collective(op.name + ".all_reduce_" + step, "all_reduce", "", tokens * 4, w, last,
-                           next));
+        s.AddOp(Collective(op.name + ".all_reduce_" + step, "all_reduce", "", tokens * 4, group, last,
+                           next, OpAxes::Of({Axis::kTokens})));
         last = next;
       }
       replaced[original.outputs[0]] = last;
@@ -190,6 +202,20 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 tokens, bool sp, b
 }
 
 }  // namespace
+
+MegatronRole MegatronRoleOf(const Operator& op) {
+  const OpAxes& x = op.axes;
+  if (op.expert >= 0) return Role::kExpert;
+  if (op.gemm) {
+    if (SplitFeature(x.n)) return Role::kColumn;
+    if (x.k == Axis::kHeads || x.k == Axis::kFfn) return Role::kRow;
+    if (x.batch == Axis::kHeads) return Role::kSharded;
+    return x.m == Axis::kTokens ? Role::kReplicated : Role::kUnsplit;
+  }
+  if (op.kind == OpKind::kEmbedding && x.Spans(Axis::kVocab)) return Role::kRow;
+  if (x.Spans(Axis::kHeads) || x.Spans(Axis::kFfn) || x.Spans(Axis::kVocab)) return Role::kSharded;
+  return x.Spans(Axis::kTokens) ? Role::kReplicated : Role::kUnsplit;
+}
 
 std::string TensorParallelRefusal(const LayerGraph& full, i64 w,
                                   const TensorParallelOptions& options) {
@@ -216,16 +242,16 @@ std::string TensorParallelRefusal(const LayerGraph& full, i64 w,
   for (const auto& u : full.unique_layers) {
     for (const auto& op : u.forward.Ops()) {
       std::string what;
-      if (op.gemm && op.tp_role == Role::kColumn && op.gemm->n % w != 0) {
+      if (op.gemm && RoleOf(op) == Role::kColumn && op.gemm->n % w != 0) {
         what = "its " + std::to_string(op.gemm->n) + " output columns";
-      } else if (op.gemm && op.tp_role == Role::kRow && op.gemm->k % w != 0) {
+      } else if (op.gemm && RoleOf(op) == Role::kRow && op.gemm->k % w != 0) {
         what = "its reduction dimension " + std::to_string(op.gemm->k);
-      } else if (op.kind == OpKind::kEmbedding && op.tp_role == Role::kRow && !op.vector.empty() &&
+      } else if (op.kind == OpKind::kEmbedding && RoleOf(op) == Role::kRow && !op.vector.empty() &&
                  (op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) % w != 0) {
         what = "its " +
                std::to_string(op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) +
                " vocabulary rows";
-      } else if (op.tp_role == Role::kSharded) {
+      } else if (RoleOf(op) == Role::kSharded) {
         for (const auto& v : op.vector) {
           if (v.elements % w != 0) what = "its " + std::to_string(v.elements) + " elements";
         }
@@ -245,7 +271,8 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
   for (auto& layer : out.unique_layers) {
     if (w > 1) {
       layer.forward =
-          SliceForward(layer.forward, w, full.micro_batch * full.sequence_length, sp, ep);
+          SliceForward(layer.forward, Group{w, full.tensor_parallel},
+                       full.micro_batch * full.sequence_length, sp, ep);
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel
     layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;
@@ -263,4 +290,4 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
   return out;
 }
 
-}  // namespace phaze
+}  // namespace phaze::strategies

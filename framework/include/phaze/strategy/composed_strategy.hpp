@@ -1,0 +1,43 @@
+// One strategy on top of another (run config `strategy: {name: S, over: {name: I, width: k}}`):
+// I slices the full graph k ways over consecutive ranks; S slices I's per-device graph t/k ways
+// across those groups, so a width t means k·(t/k) devices. A strategy applied to a graph that is
+// already a slice of width g (LayerGraph::tensor_parallel) puts its collectives g ranks apart and
+// multiplies LayerGraph::weight_replicas by the devices that hold its weights whole; that is how
+// S's collectives land on the right ranks and the gradient reduction spans S's replicas.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "phaze/strategy/parallelism_strategy.hpp"
+
+namespace phaze {
+
+class Registry;
+struct RunConfig;
+
+class ComposedStrategy : public ParallelismStrategy {
+ public:
+  ComposedStrategy(std::shared_ptr<const ParallelismStrategy> inner, std::string inner_name,
+                   std::int64_t inner_width, std::shared_ptr<const ParallelismStrategy> outer,
+                   std::string outer_name);
+  std::string Refusal(const LayerGraph& full, std::int64_t width) const override;
+  LayerGraph Slice(const LayerGraph& full, std::int64_t width) const override;
+
+ private:
+  LayerGraph InnerSlice(const LayerGraph& full) const;
+
+  std::shared_ptr<const ParallelismStrategy> inner_;
+  std::string inner_name_;
+  std::int64_t inner_width_;
+  std::shared_ptr<const ParallelismStrategy> outer_;
+  std::string outer_name_;
+};
+
+// The run's strategy: `run.strategy` from the registry, composed over `run.strategy_over` when
+// given. Its name in reports is run.StrategyName().
+std::shared_ptr<ParallelismStrategy> CreateRunStrategy(const Registry& registry,
+                                                       const RunConfig& run);
+
+}  // namespace phaze

@@ -1,0 +1,57 @@
+#include "phaze/strategy/composed_strategy.hpp"
+
+#include <utility>
+
+#include "phaze/config/run_config.hpp"
+#include "phaze/plugin/registry.hpp"
+
+namespace phaze {
+
+ComposedStrategy::ComposedStrategy(std::shared_ptr<const ParallelismStrategy> inner,
+                                   std::string inner_name, std::int64_t inner_width,
+                                   std::shared_ptr<const ParallelismStrategy> outer,
+                                   std::string outer_name)
+    : inner_(std::move(inner)),
+      inner_name_(std::move(inner_name)),
+      inner_width_(inner_width),
+      outer_(std::move(outer)),
+      outer_name_(std::move(outer_name)) {}
+
+LayerGraph ComposedStrategy::InnerSlice(const LayerGraph& full) const {
+  LayerGraph g = inner_->Slice(full, inner_width_);
+  g.tensor_parallel = full.tensor_parallel * inner_width_;  // the outer's groups stride over it
+  return g;
+}
+
+std::string ComposedStrategy::Refusal(const LayerGraph& full, std::int64_t width) const {
+  if (width % inner_width_ != 0) {
+    return "the width " + std::to_string(width) + " is not a multiple of " + inner_name_ +
+           "'s " + std::to_string(inner_width_);
+  }
+  if (std::string why = inner_->Refusal(full, inner_width_); !why.empty()) {
+    return inner_name_ + " ×" + std::to_string(inner_width_) + ": " + why;
+  }
+  if (width == inner_width_) return "";
+  if (std::string why = outer_->Refusal(InnerSlice(full), width / inner_width_); !why.empty()) {
+    return outer_name_ + " ×" + std::to_string(width / inner_width_) + ": " + why;
+  }
+  return "";
+}
+
+LayerGraph ComposedStrategy::Slice(const LayerGraph& full, std::int64_t width) const {
+  LayerGraph g = InnerSlice(full);
+  if (width != inner_width_) g = outer_->Slice(g, width / inner_width_);
+  return g;
+}
+
+std::shared_ptr<ParallelismStrategy> CreateRunStrategy(const Registry& registry,
+                                                       const RunConfig& run) {
+  auto strategy = registry.CreateStrategy(run.strategy.name, run.strategy.Params());
+  if (!run.strategy_over) return strategy;
+  const auto& over = *run.strategy_over;
+  auto inner = registry.CreateStrategy(over.choice.name, over.choice.Params());
+  return std::make_shared<ComposedStrategy>(std::move(inner), over.choice.name, over.width,
+                                            std::move(strategy), run.strategy.name);
+}
+
+}  // namespace phaze
