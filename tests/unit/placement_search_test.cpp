@@ -483,3 +483,48 @@ TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
 
 }  // namespace
 }  // namespace phaze
+
+namespace phaze {
+namespace {
+
+// Weight replicas (context parallelism): 4 layers of 1e8 weight bytes on one stage at width t = 2,
+// d = 1. With r = 1 (tensor parallelism: the weights are split) nobody shares a gradient: no
+// sync. With r = 2 both devices hold every weight and all-reduce 2·4e8 gradient bytes (fp32 of
+// 16-bit weights) over 2 devices: 2·(1/2)·8e8 / 1e9 B/s = 0.8 s. A distributed optimizer
+// reduce-scatters them instead, (1/2)·8e8 / 1e9 = 0.4 s, and all-gathers the 4e8 weight bytes,
+// 0.2 s; it shards its step over the same 2: 4 layers × 1 s / 2.
+TEST(PlacementSearch, WeightReplicasReduceGradientsAcrossTheWidth) {
+  for (std::int64_t r : {1, 2}) {
+    for (bool distributed : {false, true}) {
+      auto table = Chain(4, 1, 2, 1e8, 0, 0);
+      for (auto& l : table.layers) {
+        l.tensor_parallel = true;
+        l.optimizer_step_s = 1;
+      }
+      table.weight_replicas = r;
+      PlacementProblem p = Problem(LayerTable{}, 2, 8, 1e12);
+      p.widths.clear();
+      p.widths[2] = table;
+      p.distributed_optimizer = distributed;
+      FixedStrategy fixed;
+      fixed.pipeline_stages = 1;
+      fixed.data_parallel = 1;
+      fixed.tensor_parallel = 2;
+      const PlacementPlan plan = PlacementSearch().Evaluate(p, fixed);
+      ASSERT_TRUE(plan.feasible) << plan.reason;
+      EXPECT_DOUBLE_EQ(plan.breakdown.data_parallel_s, r == 1 ? 0.0 : distributed ? 0.6 : 0.8)
+          << "r=" << r;
+      EXPECT_DOUBLE_EQ(plan.breakdown.optimizer_s, distributed ? 4.0 / static_cast<double>(r) : 4.0)
+          << "r=" << r;
+    }
+  }
+  auto table = Chain(2, 1, 1, 1, 0, 0);
+  table.weight_replicas = 3;
+  PlacementProblem p = Problem(LayerTable{}, 2, 8, 1e12);
+  p.widths.clear();
+  p.widths[2] = table;
+  EXPECT_EQ(p.Validate(), "width 2: weight_replicas must divide the width, got 3");
+}
+
+}  // namespace
+}  // namespace phaze
