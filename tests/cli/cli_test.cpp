@@ -675,7 +675,7 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.err.find("no parallelism strategy named 'megatronn'"), std::string::npos)
       << typo.err;
-  EXPECT_NE(typo.err.find("registered: megatron, moe, sequence_parallel"), std::string::npos)
+  EXPECT_NE(typo.err.find("registered: context_parallel, megatron, moe, sequence_parallel"), std::string::npos)
       << typo.err;
   auto refused = Phaze("graph --model " + model + " --strategy megatron --width 3");
   EXPECT_EQ(refused.exit_code, 2);
@@ -694,7 +694,7 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_EQ(search.exit_code, 2);
   EXPECT_NE(
       search.err.find("run.yaml:2:11: strategy: no parallelism strategy named 'moee'; registered: "
-                      "megatron, moe, sequence_parallel"),
+                      "context_parallel, megatron, moe, sequence_parallel"),
       std::string::npos)
       << search.err;
   testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nstrategy: moe\n");
