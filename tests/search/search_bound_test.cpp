@@ -5,7 +5,9 @@
 //  * Scheduler::LowerBound never exceeds the makespan Solve returns;
 //  * exhaustive search with pruning returns the winners (per model and common) of evaluating every
 //    config, and with Pareto pruning also the same Pareto fronts, on one thread and on two, while
-//    pruning some configs.
+//    pruning some configs;
+//  * searching several strategies finds, per model and config, the best of searching each alone,
+//    and the plan records the strategy whose own search reaches that throughput.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -93,6 +95,36 @@ TEST(SearchBounds, NeverBelowWhatTheEvaluationFinds) {
     }
   }
   EXPECT_EQ(compute_finite, static_cast<int>(2 * configs.size()));  // both are layer chains
+}
+
+TEST(SearchStrategies, SeveralStrategiesFindTheBestOfEachAlone) {
+  Context both("strategy: [megatron, context_parallel]\n");
+  Context megatron("strategy: megatron\n");
+  Context cp("strategy: context_parallel\n");
+  const auto& configs = both.context->Configs();
+  int decided = 0;  // both strategies feasible, with different throughputs
+  for (std::size_t i = 0; i < configs.size(); i += 7) {
+    const ArchPoint& point = configs[i];
+    for (std::size_t m = 0; m < both.context->Models().size(); ++m) {
+      const auto& model = both.context->Models()[m];
+      SCOPED_TRACE(model.name + " on " + point.arch.name);
+      const PlanChoice best = both.context->Evaluator().Evaluate(model, point.arch, false).best;
+      const double alone[2] = {
+          megatron.context->Evaluator()
+              .Evaluate(megatron.context->Models()[m], point.arch, false)
+              .best.Throughput(),
+          cp.context->Evaluator().Evaluate(cp.context->Models()[m], point.arch, false)
+              .best.Throughput()};
+      EXPECT_DOUBLE_EQ(best.Throughput(), std::max(alone[0], alone[1]));
+      if (!best.feasible) continue;
+      ASSERT_TRUE(best.strategy == "megatron" || best.strategy == "context_parallel")
+          << best.strategy;
+      EXPECT_EQ(best.strategy_index, best.strategy == "megatron" ? 0 : 1);
+      EXPECT_DOUBLE_EQ(best.Throughput(), alone[best.strategy_index]);
+      decided += alone[0] > 0 && alone[1] > 0 && alone[0] != alone[1];
+    }
+  }
+  EXPECT_GT(decided, 0);  // the choice between them is exercised
 }
 
 // The winners and Pareto fronts the search reports, as architecture names.

@@ -140,10 +140,12 @@ TEST(ContextParallel, RunConfigComposesAndChecksBothNames) {
 strategy: {name: context_parallel, over: {name: megatron, width: 2}}
 )";
   RunConfig run = RunConfig::Parse(ConfigNode::ParseString(yaml, "run.yaml"));
-  EXPECT_EQ(run.StrategyName(), "context_parallel over megatron×2");
+  ASSERT_EQ(run.strategies.size(), 1u);
+  EXPECT_EQ(run.strategies[0].Name(), "context_parallel over megatron×2");
   EXPECT_NO_THROW(run.CheckComponents(testing::BuiltPlugins(), false, false, true));
-  const auto strategy = CreateRunStrategy(testing::BuiltPlugins(), run);
-  const LayerGraph g = SliceLayerGraph(*strategy, run.StrategyName(), Full("tiny-gpt", 1), 4, true);
+  const auto strategy = CreateStrategy(testing::BuiltPlugins(), run.strategies[0]);
+  const LayerGraph g =
+      SliceLayerGraph(*strategy, run.strategies[0].Name(), Full("tiny-gpt", 1), 4, true);
   EXPECT_EQ(g.weight_replicas, 2);
   EXPECT_EQ(g.strategy, "context_parallel over megatron×2");
   const Json echo = run.ToJson();

@@ -87,6 +87,8 @@ PlanChoice SamplePlan(double seed, bool feasible) {
   c.plan.max_stage_load_s = seed / 7;
   c.plan.bubble_share = 0.0625;
   c.plan.sync_share = 5e-324;
+  c.strategy = "context_parallel over megatron×" + std::to_string(seed);
+  c.strategy_index = 1;
   c.micro_batch = 4;
   c.recompute = RecomputeMode::kSelective;
   c.hbm_gib = 80;
@@ -168,6 +170,8 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
       EXPECT_EQ(Bits(x.plan.max_stage_load_s), Bits(y.plan.max_stage_load_s));
       EXPECT_EQ(Bits(x.plan.bubble_share), Bits(y.plan.bubble_share));
       EXPECT_EQ(Bits(x.plan.sync_share), Bits(y.plan.sync_share));
+      EXPECT_EQ(x.strategy, y.strategy);
+      EXPECT_EQ(x.strategy_index, y.strategy_index);
       EXPECT_EQ(x.micro_batch, y.micro_batch);
       EXPECT_EQ(x.recompute, y.recompute);
       EXPECT_EQ(x.hbm_gib, y.hbm_gib);

@@ -36,6 +36,25 @@ ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
   return c;
 }
 
+// `S` or `{name: S, params: {…}, over: {name: I, params: {…}, width: k}}`.
+RunConfig::StrategyChoice ParseStrategy(const ConfigNode& node) {
+  RunConfig::StrategyChoice c;
+  if (!node.IsScalar()) node.ExpectKeys({"name", "params", "over"});
+  c.component = ParseComponent(node, "name", c.component);
+  if (auto o = node.IsScalar() ? std::nullopt : node.Optional("over")) {
+    o->ExpectKeys({"name", "params", "width"});
+    RunConfig::StrategyChoice::Over over;
+    over.component = ParseComponent(o->Child("name"), "name", {});
+    if (auto p = o->Optional("params")) {
+      if (!p->IsMap()) p->Fail("expected a map of plugin parameters, found " + p->Describe());
+      over.component.params = *p;
+    }
+    over.width = o->Child("width").AsIntInRange(1, limits::kWidth);
+    c.over = over;
+  }
+  return c;
+}
+
 // none | selective | full, or true (full) / false (none) as the paper's on/off.
 RecomputeMode ParseRecomputeNode(const ConfigNode& node) {
   const std::string text = node.AsString();
@@ -263,18 +282,16 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     rc.estimator = ParseComponent(*e, "name", rc.estimator);
   }
   if (auto e = root.Optional("strategy")) {
-    if (!e->IsScalar()) e->ExpectKeys({"name", "params", "over"});
-    rc.strategy = ParseComponent(*e, "name", rc.strategy);
-    if (auto o = e->IsScalar() ? std::nullopt : e->Optional("over")) {
-      o->ExpectKeys({"name", "params", "width"});
-      StrategyOver over;
-      over.choice = ParseComponent(o->Child("name"), "name", {});
-      if (auto p = o->Optional("params")) {
-        if (!p->IsMap()) p->Fail("expected a map of plugin parameters, found " + p->Describe());
-        over.choice.params = *p;
+    rc.strategies.clear();
+    const std::vector<ConfigNode> items = e->IsSequence() ? e->Elements() : std::vector{*e};
+    if (items.empty()) e->Fail("expected at least one parallelism strategy");
+    for (const auto& item : items) {
+      rc.strategies.push_back(ParseStrategy(item));
+      for (size_t i = 0; i + 1 < rc.strategies.size(); ++i) {
+        if (rc.strategies[i].Name() == rc.strategies.back().Name()) {
+          item.Fail("strategy '" + rc.strategies.back().Name() + "' is listed twice");
+        }
       }
-      over.width = o->Child("width").AsIntInRange(1, limits::kWidth);
-      rc.strategy_over = over;
     }
   }
 
@@ -330,16 +347,16 @@ void RunConfig::CheckComponents(const Registry& registry, bool check_solver, boo
   };
   if (check_solver) check(solver.backend, ComponentKind::kSolverBackend, "solver.backend");
   if (check_estimator) check(estimator, ComponentKind::kEstimator, "estimator.name");
-  if (check_strategy) check(strategy, ComponentKind::kParallelismStrategy, "strategy.name");
-  if (check_strategy && strategy_over) {
-    check(strategy_over->choice, ComponentKind::kParallelismStrategy, "strategy.over.name");
+  for (const auto& s : strategies) {
+    if (!check_strategy) break;
+    check(s.component, ComponentKind::kParallelismStrategy, "strategy.name");
+    if (s.over) check(s.over->component, ComponentKind::kParallelismStrategy, "strategy.over.name");
   }
 }
 
-std::string RunConfig::StrategyName() const {
-  if (!strategy_over) return strategy.name;
-  return strategy.name + " over " + strategy_over->choice.name + "×" +
-         std::to_string(strategy_over->width);
+std::string RunConfig::StrategyChoice::Name() const {
+  if (!over) return component.name;
+  return component.name + " over " + over->component.name + "×" + std::to_string(over->width);
 }
 
 Json RunConfig::ToJson() const {
@@ -407,12 +424,23 @@ Json RunConfig::ToJson() const {
   s["params"] = params_json(solver.backend);
   j["estimator"]["name"] = estimator.name;
   j["estimator"]["params"] = params_json(estimator);
-  j["strategy"]["name"] = strategy.name;
-  j["strategy"]["params"] = params_json(strategy);
-  if (strategy_over) {
-    j["strategy"]["over"]["name"] = strategy_over->choice.name;
-    j["strategy"]["over"]["width"] = strategy_over->width;
-    j["strategy"]["over"]["params"] = params_json(strategy_over->choice);
+  auto strategy_json = [&](const StrategyChoice& s) {
+    Json sj = Json::MakeObject();
+    sj["name"] = s.component.name;
+    sj["params"] = params_json(s.component);
+    if (s.over) {
+      sj["over"]["name"] = s.over->component.name;
+      sj["over"]["width"] = s.over->width;
+      sj["over"]["params"] = params_json(s.over->component);
+    }
+    return sj;
+  };
+  if (strategies.size() == 1) {
+    j["strategy"] = strategy_json(strategies[0]);
+  } else {
+    Json list = Json::MakeArray();
+    for (const auto& s : strategies) list.Push(strategy_json(s));
+    j["strategy"] = list;
   }
   auto& se = j["search"];
   se["mode"] = search.mode;

@@ -94,6 +94,8 @@ void Put(ByteWriter& w, const PlanChoice& c) {
   w.Bool(c.feasible);
   w.String(c.reason);
   Put(w, c.plan);
+  w.String(c.strategy);
+  w.Int(c.strategy_index);
   w.Int(c.micro_batch);
   w.Int(static_cast<std::int64_t>(c.recompute));
   w.Double(c.hbm_gib);
@@ -114,6 +116,8 @@ void Get(ByteReader& r, PlanChoice& c) {
   c.feasible = r.Bool();
   c.reason = r.String();
   Get(r, c.plan);
+  c.strategy = r.String();
+  c.strategy_index = GetInt32(r);
   c.micro_batch = r.Int();
   const std::int64_t mode = r.Int();
   if (mode < 0 || mode > static_cast<std::int64_t>(RecomputeMode::kFull)) {

@@ -180,9 +180,9 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
                     arch);
 }
 
-// micro-batch → (width → (graph, times))
-using SlicedTimes =
-    std::map<std::int64_t, std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
+// (micro-batch, strategy index) → (width → (graph, times))
+using SlicedTimes = std::map<std::pair<std::int64_t, int>,
+                             std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
 
 // ScheduleSlice for every slice of the model.
 SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
@@ -191,7 +191,7 @@ SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
                            ModelEvaluation* ev, bool lower_bounds) {
   SlicedTimes sliced;
   for (const auto& slice : model.slices) {
-    sliced[slice.micro_batch][static_cast<int>(slice.width)] = {
+    sliced[{slice.micro_batch, slice.strategy}][static_cast<int>(slice.width)] = {
         &slice.graph,
         ScheduleSlice(model, slice, arch, modes, estimator, scheduler, network, ev, lower_bounds)};
   }
@@ -213,7 +213,9 @@ void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig
   auto take = [](PlanChoice& slot, const PlanChoice& c) {
     if (slot.micro_batch == 0 || c.BetterThan(slot)) slot = c;
   };
-  for (const auto& [b, widths] : sliced) {
+  for (const auto& [key, widths] : sliced) {
+    const auto [b, strategy] = key;
+    const std::string& strategy_name = widths.begin()->second.first->strategy;
     for (RecomputeMode mode : modes) {
       for (std::int64_t v : vs) {
         PlacementProblem problem =
@@ -223,8 +225,9 @@ void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig
         }
         for (std::size_t h = 0; h < hbm_list.size(); ++h) {
           problem.hbm_bytes = hbm_list[h] * 1073741824.0;
-          const PlanChoice c =
-              MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch);
+          PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch);
+          c.strategy = strategy_name;
+          c.strategy_index = strategy;
           take(ev.best, c);
           take(ev.best_per_hbm[h], c);
           if (with_expert && model.expert) {
@@ -245,6 +248,8 @@ void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig
                                 {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
                                 hbm_list[h], model, arch);
             }
+            x.strategy = strategy_name;
+            x.strategy_index = strategy;
             if (!ev.expert) ev.expert = PlanChoice{};
             take(*ev.expert, x);
           }
@@ -279,15 +284,15 @@ PreparedModel PreparedModel::WithoutSlices() const {
 }
 
 const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
-                                                     std::int64_t width) const {
+                                                     std::int64_t width, int strategy) const {
   for (const auto& s : slices) {
-    if (s.micro_batch == micro_batch && s.width == width) return &s;
+    if (s.micro_batch == micro_batch && s.width == width && s.strategy == strategy) return &s;
   }
   return nullptr;
 }
 
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const ParallelismStrategy& strategy) {
+                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies) {
   const ModelSpec spec = LoadNamed(entry.file_node, [&] {
     return entry.hf ? LoadHfConfig(entry.resolved, entry.sequence_length)
                     : LoadWorkload(entry.resolved, entry.sequence_length);
@@ -320,19 +325,29 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
       m.flops_per_token = static_cast<double>(full.ForwardFlops() + full.BackwardFlops()) /
                           static_cast<double>(b * full.sequence_length);
     }
-    const auto supported = SupportedWidths(strategy, full, widths);
-    for (std::int64_t w : widths) {
-      if (std::find(supported.begin(), supported.end(), w) != supported.end()) {
-        m.slices.push_back({b, w, SliceLayerGraph(strategy, run.StrategyName(), full, w, true)});
-      } else if (b == micro_batches.front()) {
-        m.refused.push_back("t=" + std::to_string(w) + ": " + strategy.Refusal(full, w));
+    for (std::size_t i = 0; i < strategies.size(); ++i) {
+      const ParallelismStrategy& strategy = *strategies[i];
+      const std::string name = run.strategies.at(i).Name();
+      const auto supported = SupportedWidths(strategy, full, widths);
+      for (std::int64_t w : widths) {
+        if (std::find(supported.begin(), supported.end(), w) != supported.end()) {
+          m.slices.push_back(
+              {b, w, static_cast<int>(i), SliceLayerGraph(strategy, name, full, w, true)});
+        } else if (b == micro_batches.front()) {
+          m.refused.push_back((strategies.size() > 1 ? name + " " : std::string()) + "t=" +
+                              std::to_string(w) + ": " + strategy.Refusal(full, w));
+        }
       }
     }
   }
   if (m.slices.empty()) {
-    throw ConfigError(run.source + ": model " + entry.file + ": the strategy '" +
-                      run.StrategyName() + "' supports none of the tensor-parallel widths " +
-                      "(" + (m.refused.empty() ? std::string() : m.refused.front()) + ")");
+    std::string names;
+    for (const auto& s : run.strategies) names += (names.empty() ? "" : ", ") + s.Name();
+    throw ConfigError(run.source + ": model " + entry.file + ": " +
+                      (run.strategies.size() > 1 ? "the strategies '" : "the strategy '") + names +
+                      "' support" + (run.strategies.size() > 1 ? "" : "s") +
+                      " none of the tensor-parallel widths (" +
+                      (m.refused.empty() ? std::string() : m.refused.front()) + ")");
   }
   return m;
 }
@@ -388,7 +403,8 @@ double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& 
   if (tier == BoundTier::kCompute) {
     // Header comment: global_batch·K / (B·W) with W the device-seconds of one micro-batch.
     double best = 0;
-    for (const auto& [b, widths] : sliced) {
+    for (const auto& [key, widths] : sliced) {
+      const std::int64_t b = key.first;
       const double B = static_cast<double>(run_.training.global_batch / b);
       for (const auto& [t, entry] : widths) {
         const LayerGraph& g = *entry.first;
@@ -429,7 +445,7 @@ double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& 
 
 PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
                                         const PlanRequest& r) const {
-  const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel);
+  const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
   if (!slice) {
     throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
                                std::to_string(r.micro_batch) + ", tensor-parallel width " +
@@ -444,9 +460,13 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
   problem.widths[r.tensor_parallel] =
       MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training);
   problem.hbm_bytes = r.hbm_gib * 1073741824.0;
-  return EvaluateFixed(problem, slice->graph,
-                       {r.pipeline_stages, r.data_parallel, r.tensor_parallel, r.stage_starts},
-                       r.recompute, r.hbm_gib, model, arch);
+  PlanChoice c = EvaluateFixed(problem, slice->graph,
+                               {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
+                                r.stage_starts},
+                               r.recompute, r.hbm_gib, model, arch);
+  c.strategy = slice->graph.strategy;
+  c.strategy_index = r.strategy;
+  return c;
 }
 
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {

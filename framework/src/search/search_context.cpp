@@ -68,9 +68,9 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
 
   const auto t0 = std::chrono::steady_clock::now();
   // The architecture-independent layer graphs.
-  const auto strategy = CreateRunStrategy(registry, run_);
+  const auto strategies = CreateRunStrategies(registry, run_);
   for (const auto& entry : run_.models) {
-    models_.push_back(PrepareModel(entry, run_, *strategy));
+    models_.push_back(PrepareModel(entry, run_, strategies));
     const auto& m = models_.back();
     weights_.push_back(m.weight);
     log.Verbose("model " + m.name + ": " + std::to_string(m.slices.size()) +

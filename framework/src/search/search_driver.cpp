@@ -118,7 +118,8 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
       const auto& m = models[0];
       const auto& plan = explored[c].evaluation.models[0].best;
       // The unique layer with the most backward ops (the transformer block).
-      if (const auto* slice = m.FindSlice(plan.micro_batch, plan.plan.tensor_parallel)) {
+      if (const auto* slice = m.FindSlice(plan.micro_batch, plan.plan.tensor_parallel,
+                                          plan.strategy_index)) {
         const LayerGraph* g = &slice->graph;
         const UniqueLayer* main = &g->unique_layers.front();
         for (const auto& u : g->unique_layers) {

@@ -22,9 +22,10 @@ namespace {
 
 std::string PlanText(const PlanChoice& c) {
   if (!c.feasible) return "infeasible";
+  // The strategy is named when it splits anything (t > 1).
   return "{p " + std::to_string(c.plan.pipeline_stages) + ", d " +
          std::to_string(c.plan.data_parallel) + ", t " + std::to_string(c.plan.tensor_parallel) +
-         "}";
+         (c.plan.tensor_parallel > 1 && !c.strategy.empty() ? " " + c.strategy : "") + "}";
 }
 
 std::string ArchText(const ArchConfig& a) {
@@ -156,6 +157,7 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   j["recompute"] = std::string(ToString(c.recompute));
   j["hbm_gib"] = c.hbm_gib;
   Json& p = j["plan"];
+  p["strategy"] = c.strategy;
   p["pipeline_stages"] = c.plan.pipeline_stages;
   p["data_parallel"] = c.plan.data_parallel;
   p["tensor_parallel"] = c.plan.tensor_parallel;

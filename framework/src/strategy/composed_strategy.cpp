@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "phaze/config/run_config.hpp"
 #include "phaze/plugin/registry.hpp"
 
 namespace phaze {
@@ -44,14 +43,21 @@ LayerGraph ComposedStrategy::Slice(const LayerGraph& full, std::int64_t width) c
   return g;
 }
 
-std::shared_ptr<ParallelismStrategy> CreateRunStrategy(const Registry& registry,
-                                                       const RunConfig& run) {
-  auto strategy = registry.CreateStrategy(run.strategy.name, run.strategy.Params());
-  if (!run.strategy_over) return strategy;
-  const auto& over = *run.strategy_over;
-  auto inner = registry.CreateStrategy(over.choice.name, over.choice.Params());
-  return std::make_shared<ComposedStrategy>(std::move(inner), over.choice.name, over.width,
-                                            std::move(strategy), run.strategy.name);
+std::shared_ptr<ParallelismStrategy> CreateStrategy(const Registry& registry,
+                                                    const RunConfig::StrategyChoice& choice) {
+  auto strategy = registry.CreateStrategy(choice.component.name, choice.component.Params());
+  if (!choice.over) return strategy;
+  const auto& over = *choice.over;
+  auto inner = registry.CreateStrategy(over.component.name, over.component.Params());
+  return std::make_shared<ComposedStrategy>(std::move(inner), over.component.name, over.width,
+                                            std::move(strategy), choice.component.name);
+}
+
+std::vector<std::shared_ptr<const ParallelismStrategy>> CreateRunStrategies(const Registry& registry,
+                                                                            const RunConfig& run) {
+  std::vector<std::shared_ptr<const ParallelismStrategy>> out;
+  for (const auto& choice : run.strategies) out.push_back(CreateStrategy(registry, choice));
+  return out;
 }
 
 }  // namespace phaze

@@ -10,7 +10,7 @@
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
 #include "phaze/graph/hf_config.hpp"
-#include "phaze/strategy/parallelism_strategy.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;
 
@@ -110,9 +110,9 @@ int RunGraph(CommandContext& ctx) {
       if (ctx.vm.count("strategy")) {
         const std::string name = ctx.vm["strategy"].as<std::string>();
         RunConfig run = RunConfig::Defaults();
-        run.strategy = {name, std::nullopt, std::nullopt};
+        run.strategies = {RunConfig::StrategyChoice{{name, std::nullopt, std::nullopt}}};
         run.CheckComponents(ctx.registry, false, false, true);
-        const auto strategy = ctx.registry.CreateStrategy(name, run.strategy.Params());
+        const auto strategy = CreateStrategy(ctx.registry, run.strategies.front());
         graph = BuildSlicedLayerGraph(*strategy, name, model, options,
                                       width);
       } else {

@@ -122,7 +122,10 @@ int RunPredict(CommandContext& ctx) {
     run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
   }
   if (ctx.vm.count("system")) run.cluster.network = Network::LoadSystem(ctx.vm["system"].as<std::string>());
-  if (ctx.vm.count("sequence-parallel")) run.strategy = {"sequence_parallel", std::nullopt, std::nullopt};
+  if (ctx.vm.count("sequence-parallel")) {
+    run.strategies = {RunConfig::StrategyChoice{{"sequence_parallel", std::nullopt, std::nullopt}}};
+  }
+  run.strategies.resize(1);  // a plan is costed under one strategy: the first listed
   run.training.micro_batches = {request.micro_batch};
   run.training.tensor_parallel_widths = {request.tensor_parallel};
   run.training.recompute = {request.recompute};
@@ -145,10 +148,9 @@ int RunPredict(CommandContext& ctx) {
 
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
-  const auto strategy = CreateRunStrategy(ctx.registry, run);
-  const PreparedModel model = PrepareModel(entry, run, *strategy);
+  const PreparedModel model = PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run));
   if (!model.FindSlice(request.micro_batch, request.tensor_parallel)) {
-    throw UsageError("phaze predict: the strategy '" + run.StrategyName() + "' cannot split " +
+    throw UsageError("phaze predict: the strategy '" + run.strategies[0].Name() + "' cannot split " +
                      model.name + " " + std::to_string(request.tensor_parallel) + " ways" +
                      (model.refused.empty() ? "" : ": " + model.refused.front()));
   }
@@ -172,7 +174,7 @@ int RunPredict(CommandContext& ctx) {
   pl["micro_batch"] = request.micro_batch;
   pl["global_batch"] = run.training.global_batch;
   pl["recompute"] = std::string(ToString(request.recompute));
-  pl["sequence_parallel"] = run.strategy.name == "sequence_parallel";
+  pl["sequence_parallel"] = run.strategies[0].component.name == "sequence_parallel";
   pl["schedule"] = run.training.pipeline_schedule;
   pl["accelerators"] = run.cluster.num_accelerators;
   pl["hbm_gib"] = request.hbm_gib;
@@ -214,7 +216,8 @@ int RunPredict(CommandContext& ctx) {
   if (request.virtual_stages > 1) o << ", v " << request.virtual_stages;
   o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch
     << ", recompute " << ToString(request.recompute)
-    << (run.strategy.name == "sequence_parallel" ? ", sequence parallel" : "") << "\n";
+    << (run.strategies[0].component.name == "sequence_parallel" ? ", sequence parallel" : "")
+    << "\n";
   o << "  iteration         " << Seconds(p.time_per_batch_s) << "\n"
     << "    forward         " << Seconds(b.forward_s) << "   (bottleneck stage "
     << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel

@@ -82,8 +82,7 @@ int RunSchedule(CommandContext& ctx) {
   if (ctx.vm.count("solver")) run.solver.backend = {ctx.vm["solver"].as<std::string>(), {}, {}};
   if (ctx.vm.count("estimator")) run.estimator = {ctx.vm["estimator"].as<std::string>(), {}, {}};
   if (ctx.vm.count("strategy")) {
-    run.strategy = {ctx.vm["strategy"].as<std::string>(), {}, {}};
-    run.strategy_over.reset();  // --strategy names the whole strategy
+    run.strategies = {RunConfig::StrategyChoice{{ctx.vm["strategy"].as<std::string>(), {}, {}}}};
   }
   run.CheckComponents(ctx.registry, true, !from_graph, !from_graph && ctx.vm.count("strategy"));
 
@@ -110,8 +109,10 @@ int RunSchedule(CommandContext& ctx) {
         const GraphOptions options = ReadGraphOptions(ctx.vm);
         const ModelSpec model = ParseWorkload(root, options.sequence_length);
         if (width > 1 || ctx.vm.count("strategy")) {
-          const auto strategy = CreateRunStrategy(ctx.registry, run);
-          graph = BuildSlicedLayerGraph(*strategy, run.StrategyName(), model, options, width);
+          // The first strategy of the run config (or --strategy).
+          const auto strategy = CreateStrategy(ctx.registry, run.strategies.front());
+          graph = BuildSlicedLayerGraph(*strategy, run.strategies.front().Name(), model, options,
+                                        width);
         } else {
           graph = BuildLayerGraph(model, options);
         }

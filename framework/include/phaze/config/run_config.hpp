@@ -103,16 +103,20 @@ struct RunConfig {
   } solver;
 
   ComponentChoice estimator{"analytic", std::nullopt, std::nullopt};
-  ComponentChoice strategy{"megatron", std::nullopt, std::nullopt};
-  // `strategy: {name: S, over: {name: I, width: k}}`: I splits k ways over consecutive ranks and
-  // S splits the rest of each width t (t/k ways) across those groups (ComposedStrategy).
-  struct StrategyOver {
-    ComponentChoice choice;
-    std::int64_t width = 1;
+  // The parallelism strategies searched (`strategy: S`, `strategy: {name, params, over}` or a list
+  // of them): every one slices every model, the DP runs on each, the best plan records which won.
+  // `over: {name: I, width: k}`: I splits k ways over consecutive ranks and S splits the rest of
+  // each width t (t/k ways) across those groups (ComposedStrategy).
+  struct StrategyChoice {
+    ComponentChoice component{"megatron", std::nullopt, std::nullopt};
+    struct Over {
+      ComponentChoice component;
+      std::int64_t width = 1;
+    };
+    std::optional<Over> over;
+    std::string Name() const;  // "S", or "S over I×k" (its name in plans and reports)
   };
-  std::optional<StrategyOver> strategy_over;
-  // The strategy's name in reports: "S", or "S over I×k".
-  std::string StrategyName() const;
+  std::vector<StrategyChoice> strategies{StrategyChoice{}};
 
   struct Search {
     std::string mode = "hysteresis";  // hysteresis | exhaustive

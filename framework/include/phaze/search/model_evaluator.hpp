@@ -47,27 +47,31 @@ struct PreparedModel {
   struct Slice {
     std::int64_t micro_batch = 1;
     std::int64_t width = 1;
+    int strategy = 0;  // index into RunConfig::strategies (graph.strategy is its name)
     LayerGraph graph;
   };
-  std::vector<Slice> slices;         // micro-batch-major, widths ascending
-  std::vector<std::string> refused;  // "t=8: …" widths the strategy refused (for the report)
+  std::vector<Slice> slices;         // micro-batch-major, then strategy, widths ascending
+  std::vector<std::string> refused;  // "t=8: …" widths a strategy refused (for the report)
 
-  // The slice for (micro-batch, width), or null.
-  const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width) const;
+  // The slice for (micro-batch, width, strategy index), or null.
+  const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width, int strategy = 0) const;
   // A copy without the (large) graphs, for results.
   PreparedModel WithoutSlices() const;
 };
 
-// Builds every (micro-batch, width) slice. Throws ConfigError (located at the entry) when the model
-// file is bad or no width is supported.
+// Builds every (micro-batch, strategy, width) slice; `strategies` are run.strategies' objects
+// (CreateRunStrategies). Throws ConfigError (located at the entry) when the model file is bad or
+// no strategy supports any width.
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const ParallelismStrategy& strategy);
+                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies);
 
 // A plan with the training settings it was found for, and its metrics.
 struct PlanChoice {
   bool feasible = false;
   std::string reason;  // when infeasible
   PlacementPlan plan;
+  std::string strategy;   // the parallelism strategy it was found with (RunConfig's Name())
+  int strategy_index = 0;  // its index in RunConfig::strategies
   std::int64_t micro_batch = 0;
   RecomputeMode recompute = RecomputeMode::kNone;
   double hbm_gib = 0;
@@ -102,6 +106,7 @@ struct ModelEvaluation {
 
 // One plan to evaluate (`phaze predict`).
 struct PlanRequest {
+  int strategy = 0;  // index into RunConfig::strategies
   int tensor_parallel = 1;
   int pipeline_stages = 1;
   int data_parallel = 1;

@@ -9,13 +9,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "phaze/config/run_config.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace phaze {
 
 class Registry;
-struct RunConfig;
 
 class ComposedStrategy : public ParallelismStrategy {
  public:
@@ -35,9 +36,12 @@ class ComposedStrategy : public ParallelismStrategy {
   std::string outer_name_;
 };
 
-// The run's strategy: `run.strategy` from the registry, composed over `run.strategy_over` when
-// given. Its name in reports is run.StrategyName().
-std::shared_ptr<ParallelismStrategy> CreateRunStrategy(const Registry& registry,
-                                                       const RunConfig& run);
+// One of the run's strategies from the registry, composed over its `over` when given. Its name in
+// plans and reports is choice.Name().
+std::shared_ptr<ParallelismStrategy> CreateStrategy(const Registry& registry,
+                                                    const RunConfig::StrategyChoice& choice);
+// Every strategy of the run, in the order listed.
+std::vector<std::shared_ptr<const ParallelismStrategy>> CreateRunStrategies(const Registry& registry,
+                                                                            const RunConfig& run);
 
 }  // namespace phaze
