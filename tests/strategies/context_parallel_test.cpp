@@ -32,7 +32,7 @@ struct Traffic {
   std::int64_t bytes = 0;
   std::int64_t group = 0, stride = 0;
 };
-Traffic Of(const OperatorGraph& g, const std::string& kind) {
+Traffic Of(const OperatorGraph& g, CollectiveKind kind) {
   Traffic t;
   for (const auto& op : g.Ops()) {
     if (op.kind != OpKind::kCollective || op.collective != kind) continue;
@@ -63,14 +63,14 @@ TEST(ContextParallel, FlopsActivationsAndKeyValueTraffic) {
       const std::int64_t sbh = s * b * h;
       EXPECT_EQ(block.activation_bytes, (34 * sbh + 5 * a * s * s * b) / w + 4 * sbh * (w - 1) / w);
       // K and V gathered forward (the gathered tensor's bytes), reduce-scattered backward.
-      const Traffic gather = Of(block.forward, "all_gather");
-      const Traffic scatter = Of(block.backward, "reduce_scatter");
+      const Traffic gather = Of(block.forward, CollectiveKind::kAllGather);
+      const Traffic scatter = Of(block.backward, CollectiveKind::kReduceScatter);
       EXPECT_EQ(gather.count, w > 1 ? 2 : 0);
       EXPECT_EQ(gather.bytes, w > 1 ? 2 * sbh * 2 : 0);
       EXPECT_EQ(scatter.bytes, gather.bytes);
       if (w > 1) EXPECT_EQ(gather.group, w);
       if (w > 1) EXPECT_EQ(gather.stride, 1);
-      EXPECT_EQ(Of(block.forward, "all_reduce").count, 0);
+      EXPECT_EQ(Of(block.forward, CollectiveKind::kAllReduce).count, 0);
       // Weights whole on every device, their gradients reduced over the w of them.
       EXPECT_EQ(g.Parameters(), V * h + s * h + l * (12 * h * h + 13 * h) + 2 * h);
       EXPECT_EQ(g.weight_replicas, w);
@@ -88,9 +88,8 @@ TEST(ContextParallel, FlopsActivationsAndKeyValueTraffic) {
 // parameters are megatron ×2's; the c groups hold the same weights.
 TEST(ContextParallel, ComposesOverMegatron) {
   const std::int64_t s = 1024, h = 3072, a = 32, b = 1, V = 50304, l = 72;
-  const auto composed = std::make_shared<ComposedStrategy>(Create("megatron"), "megatron", 2,
-                                                           Create("context_parallel"),
-                                                           "context_parallel");
+  const auto composed = std::make_shared<ComposedStrategy>(
+      Create("megatron"), "megatron", 2, Create("context_parallel"), "context_parallel");
   const LayerGraph full = Full("megatron-8.3b", b);
   const std::int64_t sbh = s * b * h;
   for (std::int64_t t : {2, 4, 8}) {
@@ -99,12 +98,12 @@ TEST(ContextParallel, ComposesOverMegatron) {
     const LayerGraph g = SliceLayerGraph(*composed, "cp over megatron", full, t, true);
     const UniqueLayer& block = g.unique_layers.at(1);
     EXPECT_EQ(block.forward.GemmFlops(), (24 * b * s * h * h + 4 * b * s * s * h) / t);
-    const Traffic all_reduce = Of(block.forward, "all_reduce");
+    const Traffic all_reduce = Of(block.forward, CollectiveKind::kAllReduce);
     EXPECT_EQ(all_reduce.count, 2);
     EXPECT_EQ(all_reduce.bytes, 2 * sbh * 2 / c);
     EXPECT_EQ(all_reduce.group, 2);
     EXPECT_EQ(all_reduce.stride, 1);
-    const Traffic gather = Of(block.forward, "all_gather");
+    const Traffic gather = Of(block.forward, CollectiveKind::kAllGather);
     EXPECT_EQ(gather.count, c > 1 ? 2 : 0);
     EXPECT_EQ(gather.bytes, c > 1 ? 2 * (sbh / 2) * 2 : 0);
     if (c > 1) EXPECT_EQ(gather.group, c);
@@ -129,8 +128,9 @@ TEST(ContextParallel, RefusesWithTheReason) {
   const ComposedStrategy over4(Create("megatron"), "megatron", 4, cp, "context_parallel");
   const LayerGraph m83 = Full("megatron-8.3b", 1);
   EXPECT_EQ(over4.Refusal(m83, 6), "the width 6 is not a multiple of megatron's 4");
-  EXPECT_EQ(over4.Refusal(m83, 4 * 1024 * 2), "context_parallel ×2048: the sequence's 1024 tokens "
-                                               "are not divisible by 2048");
+  EXPECT_EQ(over4.Refusal(m83, 4 * 1024 * 2),
+            "context_parallel ×2048: the sequence's 1024 tokens "
+            "are not divisible by 2048");
 }
 
 // The run config's `strategy.over` builds the composition, names it, and a typo in either name

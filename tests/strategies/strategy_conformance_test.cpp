@@ -54,7 +54,8 @@ TEST_P(StrategyTest, WidthOneChangesNothing) {
   EXPECT_EQ(one.Parameters(), full_.Parameters());
   EXPECT_EQ(one.weight_replicas, 1);
   for (std::size_t u = 0; u < one.unique_layers.size(); ++u) {
-    EXPECT_EQ(one.unique_layers[u].forward.Ops().size(), full_.unique_layers[u].forward.Ops().size());
+    EXPECT_EQ(one.unique_layers[u].forward.Ops().size(),
+              full_.unique_layers[u].forward.Ops().size());
   }
 }
 
@@ -76,14 +77,15 @@ TEST_P(StrategyTest, EveryCollectiveHasItsBackwardConjugate) {
     const LayerGraph g = Slice(w);
     for (const auto& u : g.unique_layers) {
       SCOPED_TRACE(u.name + " w=" + std::to_string(w));
-      std::map<std::string, std::int64_t> expected, found;
+      std::map<CollectiveKind, std::int64_t> expected, found;
       for (const auto& op : u.forward.Ops()) {
-        if (op.kind == OpKind::kCollective && !op.collective_backward.empty()) {
-          expected[op.collective_backward] += op.collective_bytes;
+        if (op.kind == OpKind::kCollective && op.collective_backward) {
+          expected[*op.collective_backward] += op.collective_bytes;
         }
       }
       for (const auto& op : u.backward.Ops()) {
-        if (op.kind == OpKind::kCollective) found[op.collective] += op.collective_bytes;
+        if (op.kind == OpKind::kCollective && op.collective)
+          found[*op.collective] += op.collective_bytes;
       }
       EXPECT_EQ(found, expected);
     }
@@ -97,8 +99,7 @@ TEST_P(StrategyTest, RefusesAWidthThatDoesNotDivideWithTheReason) {
     Slice(3);
     FAIL() << "sliced 3 ways";
   } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot split tiny-gpt 3 ways: " + why),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("cannot split tiny-gpt 3 ways: " + why), std::string::npos)
         << e.what();
   }
 }

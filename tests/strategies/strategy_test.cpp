@@ -38,7 +38,7 @@ struct Collectives {
   int count = 0;
   std::int64_t bytes = 0;
 };
-Collectives Count(const OperatorGraph& g, const std::string& kind) {
+Collectives Count(const OperatorGraph& g, CollectiveKind kind) {
   Collectives c;
   for (const auto& op : g.Ops()) {
     if (op.kind == OpKind::kCollective && op.collective == kind) {
@@ -70,13 +70,14 @@ TEST(Megatron, AllReducesPerBlockAndPass) {
       for (bool fusion : {false, true}) {
         const LayerGraph g = Slice("megatron-8.3b", b, w, fusion);
         const std::int64_t hidden_bytes = b * 1024 * 3072 * 2;
-        const Collectives fw = Count(Block(g).forward, "all_reduce");
-        const Collectives bw = Count(Block(g).backward, "all_reduce");
+        const Collectives fw = Count(Block(g).forward, CollectiveKind::kAllReduce);
+        const Collectives bw = Count(Block(g).backward, CollectiveKind::kAllReduce);
         EXPECT_EQ(fw.count, 2);
         EXPECT_EQ(fw.bytes, 2 * hidden_bytes);
         EXPECT_EQ(bw.count, 2);
         EXPECT_EQ(bw.bytes, 2 * hidden_bytes);
-        for (const char* other : {"all_gather", "reduce_scatter", "all_to_all"}) {
+        for (CollectiveKind other : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                     CollectiveKind::kAllToAll}) {
           EXPECT_EQ(Count(Block(g).forward, other).count + Count(Block(g).backward, other).count,
                     0);
         }
@@ -86,12 +87,12 @@ TEST(Megatron, AllReducesPerBlockAndPass) {
           }
         }
         // Vocabulary-parallel embedding: one all-reduce forward; cross-entropy: three of b·s fp32.
-        EXPECT_EQ(Count(g.unique_layers[0].forward, "all_reduce").count, 1);
-        EXPECT_EQ(Count(g.unique_layers[2].forward, "all_reduce").bytes, 3 * b * 1024 * 4);
+        EXPECT_EQ(Count(g.unique_layers[0].forward, CollectiveKind::kAllReduce).count, 1);
+        EXPECT_EQ(Count(g.unique_layers[2].forward, CollectiveKind::kAllReduce).bytes, 3 * b * 1024 * 4);
       }
     }
   }
-  EXPECT_EQ(Count(Block(Slice("megatron-8.3b", 1, 1)).forward, "all_reduce").count, 0);
+  EXPECT_EQ(Count(Block(Slice("megatron-8.3b", 1, 1)).forward, CollectiveKind::kAllReduce).count, 0);
 }
 
 TEST(Megatron, ActivationsAndFlopsPerDevice) {
@@ -148,11 +149,11 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
       const std::int64_t hidden_bytes = b * s * h * 2;
       for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
         const std::int64_t gathers = pass == &Block(g).forward ? 2 : 4;
-        EXPECT_EQ(Count(*pass, "all_reduce").count, 0);
-        EXPECT_EQ(Count(*pass, "reduce_scatter").count, 2);
-        EXPECT_EQ(Count(*pass, "reduce_scatter").bytes, 2 * hidden_bytes);
-        EXPECT_EQ(Count(*pass, "all_gather").count, gathers);
-        EXPECT_EQ(Count(*pass, "all_gather").bytes, gathers * hidden_bytes);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kAllReduce).count, 0);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kReduceScatter).count, 2);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kReduceScatter).bytes, 2 * hidden_bytes);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kAllGather).count, gathers);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kAllGather).bytes, gathers * hidden_bytes);
       }
       // The same weights as tensor parallelism; the GEMM FLOPs too; edges carry s/t of the hidden.
       EXPECT_EQ(g.Parameters(), Slice("megatron-8.3b", b, t).Parameters());
@@ -190,7 +191,7 @@ TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
       // Dispatch and combine: one all-to-all each way per pass, of this device's share of the
       // routed-token buffer (E·T·k/E·h values / w).
       for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
-        const Collectives a2a = Count(*pass, "all_to_all");
+        const Collectives a2a = Count(*pass, CollectiveKind::kAllToAll);
         EXPECT_EQ(a2a.count, 2);
         EXPECT_EQ(a2a.bytes, 2 * E * per_expert * h * 2 / w);
       }

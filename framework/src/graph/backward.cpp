@@ -119,7 +119,7 @@ class BackwardWriter {
       case OpKind::kOptimizer:
         throw InvalidArgumentError("op '" + op.name + "': an optimizer step has no backward");
       case OpKind::kCollective: {  // the conjugate: Megatron's g (all-reduce ↔ identity), f, …
-        if (op.collective_backward.empty()) {
+        if (!op.collective_backward) {
           for (int in : InputsNeedingGrad(op)) contributions_[in].push_back(grads.at(0));
           return;
         }

@@ -73,8 +73,8 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   }
   j["weight_bytes"] = op.weight_bytes;
   if (op.kind == OpKind::kCollective) {
-    j["collective"] = op.collective;
-    j["collective_backward"] = op.collective_backward;
+    j["collective"] = op.collective ? ToString(*op.collective) : "";
+    j["collective_backward"] = op.collective_backward ? ToString(*op.collective_backward) : "";
     j["collective_bytes"] = op.collective_bytes;
     j["collective_group"] = op.collective_group;
     if (op.collective_stride != 1) j["collective_stride"] = op.collective_stride;
@@ -201,10 +201,13 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   op.outputs = tensors("outputs");
   op.saved = tensors("saved");
   if (auto n = node.Optional("weight_bytes")) op.weight_bytes = NonNegative(*n);
-  for (auto [key, field] : {std::pair<const char*, std::string*>{"collective", &op.collective},
-                            {"collective_backward", &op.collective_backward}}) {
+  for (auto [key, field] :
+       {std::pair<const char*, std::optional<CollectiveKind>*>{"collective", &op.collective},
+        {"collective_backward", &op.collective_backward}}) {
     if (auto n = node.Optional(key)) {
-      *field = n->AsChoice({"", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"});
+      const std::string text =
+          n->AsChoice({"", "all_reduce", "all_gather", "reduce_scatter", "all_to_all"});
+      *field = text.empty() ? std::nullopt : ParseCollectiveKind(text);
     }
   }
   if (auto n = node.Optional("collective_bytes")) op.collective_bytes = NonNegative(*n);
@@ -552,8 +555,8 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
           {"backward", &l.backward}}) {
       std::map<std::string, std::pair<int, std::int64_t>> collectives;  // kind → count, bytes
       for (const auto& op : g->Ops()) {
-        if (op.kind != OpKind::kCollective || op.collective.empty()) continue;
-        auto& [count, bytes] = collectives[op.collective];
+        if (op.kind != OpKind::kCollective || !op.collective) continue;
+        auto& [count, bytes] = collectives[std::string(ToString(*op.collective))];
         ++count;
         bytes += op.collective_bytes;
       }

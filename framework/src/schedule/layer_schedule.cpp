@@ -39,9 +39,8 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
     s.name = op.name;
     bool keep = true;
     if (op.kind == OpKind::kCollective) {
-      const auto kind = ParseCollectiveKind(op.collective);
       const double time =
-          kind ? network.CollectiveS(*kind, static_cast<double>(op.collective_bytes),
+          op.collective ? network.CollectiveS(*op.collective, static_cast<double>(op.collective_bytes),
                                      CommGroup{op.collective_group, op.collective_stride})
                : 0.0;
       keep = time > 0;

@@ -4,9 +4,10 @@
 
 namespace phaze {
 
-Operator MakeCollective(const std::string& name, const std::string& forward,
-                        const std::string& backward, std::int64_t bytes, std::int64_t group,
-                        std::int64_t stride, int input, int output, OpAxes axes) {
+Operator MakeCollective(const std::string& name, std::optional<CollectiveKind> forward,
+                        std::optional<CollectiveKind> backward, std::int64_t bytes,
+                        std::int64_t group, std::int64_t stride, int input, int output,
+                        OpAxes axes) {
   Operator op;
   op.name = name;
   op.kind = OpKind::kCollective;
@@ -25,9 +26,8 @@ void SplitAlong(Operator& op, Axis axis, std::int64_t ways) {
   if (ways == 1 || axis == Axis::kNone) return;
   auto divide = [&](std::int64_t& value, const char* what) {
     if (value % ways != 0) {
-      throw InvalidArgumentError("op '" + op.name + "': its " + what + " " +
-                                 std::to_string(value) + " along " +
-                                 std::string(ToString(axis)) + " is not divisible by " +
+      throw InvalidArgumentError("op '" + op.name + "': its " + what + " " + std::to_string(value) +
+                                 " along " + std::string(ToString(axis)) + " is not divisible by " +
                                  std::to_string(ways));
     }
     value /= ways;

@@ -72,11 +72,11 @@ OperatorGraph SliceForward(const OperatorGraph& g, i64 w, i64 stride) {
     if (const int keys = KeysOperand(original); keys >= 0 && split[keys]) {
       if (gathered[keys] < 0) {
         const Tensor local = s.GetTensor(keys);  // a copy: AddTensor may reallocate
-        gathered[keys] = s.AddTensor(local.name + ".cp_all_gather", local.elements * w,
-                                     local.dtype_bytes);
-        s.AddOp(MakeCollective(local.name + ".cp_all_gather", "all_gather", "reduce_scatter",
-                               local.Bytes() * w, w, stride, keys, gathered[keys],
-                               OpAxes::Of({Axis::kKeys, Axis::kHeads})));
+        gathered[keys] =
+            s.AddTensor(local.name + ".cp_all_gather", local.elements * w, local.dtype_bytes);
+        s.AddOp(MakeCollective(local.name + ".cp_all_gather", CollectiveKind::kAllGather,
+                               CollectiveKind::kReduceScatter, local.Bytes() * w, w, stride, keys,
+                               gathered[keys], OpAxes::Of({Axis::kKeys, Axis::kHeads})));
       }
       for (int& t : op.inputs) t = t == keys ? gathered[keys] : t;
       for (int& t : op.saved) t = t == keys ? gathered[keys] : t;

@@ -23,9 +23,9 @@ struct Group {
   i64 stride = 1;
 };
 
-Operator Collective(const std::string& name, const std::string& forward,
-                    const std::string& backward, i64 bytes, Group group, int input, int output,
-                    const OpAxes& of) {
+Operator Collective(const std::string& name, std::optional<CollectiveKind> forward,
+                    std::optional<CollectiveKind> backward, i64 bytes, Group group, int input,
+                    int output, const OpAxes& of) {
   return MakeCollective(name, forward, backward, bytes, group.size, group.stride, input, output,
                         OpAxes{.spans = of.spans});
 }
@@ -105,8 +105,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
       for (int& t : op.inputs) {
         const Tensor src = s.GetTensor(t);  // a copy: AddTensor below may reallocate
         const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-        s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), group, t,
-                           moved, op.axes));
+        s.AddOp(Collective(src.name + ".all_to_all", CollectiveKind::kAllToAll,
+                           CollectiveKind::kAllToAll, src.Bytes(), group, t, moved, op.axes));
         t = moved;
       }
       std::vector<int> outputs;
@@ -124,20 +124,20 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
         const Tensor src = s.GetTensor(x);  // a copy: AddTensor below may reallocate
         if (sp) {  // all-gather the sequence forward, reduce-scatter the gradient backward
           const int full = s.AddTensor(src.name + ".all_gather", src.elements * w, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".all_gather", "all_gather", "reduce_scatter",
-                             src.Bytes() * w, group, x, full, kHiddenState));
+          s.AddOp(Collective(src.name + ".all_gather", CollectiveKind::kAllGather,
+                             CollectiveKind::kReduceScatter, src.Bytes() * w, group, x, full,
+                             kHiddenState));
           // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
           // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
           // an all-gather of the same bytes in this GEMM's backward.
-          const int again =
-              s.AddTensor(src.name + ".regather", src.elements * w, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".regather", "", "all_gather", src.Bytes() * w, group, full,
-                             again, kHiddenState));
+          const int again = s.AddTensor(src.name + ".regather", src.elements * w, src.dtype_bytes);
+          s.AddOp(Collective(src.name + ".regather", std::nullopt, CollectiveKind::kAllGather,
+                             src.Bytes() * w, group, full, again, kHiddenState));
           it = gathered.emplace(x, again).first;
         } else {  // f: identity forward, all-reduce of the gradient backward
           const int copy = s.AddTensor(src.name + ".tp_copy", src.elements, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".tp_copy", "", "all_reduce", src.Bytes(), group, x, copy,
-                             kHiddenState));
+          s.AddOp(Collective(src.name + ".tp_copy", std::nullopt, CollectiveKind::kAllReduce,
+                             src.Bytes(), group, x, copy, kHiddenState));
           it = gathered.emplace(x, copy).first;
         }
       }
@@ -173,16 +173,18 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
       const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
       const std::string name = src.name + (sp ? ".reduce_scatter" : ".all_reduce");
       const int reduced = s.AddTensor(name, sp ? src.elements / w : src.elements, src.dtype_bytes);
-      s.AddOp(sp ? Collective(name, "reduce_scatter", "all_gather", src.Bytes(), group, y, reduced, op.axes)
-                 : Collective(name, "all_reduce", "", src.Bytes(), group, y, reduced, op.axes));
+      s.AddOp(sp ? Collective(name, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
+                              src.Bytes(), group, y, reduced, op.axes)
+                 : Collective(name, CollectiveKind::kAllReduce, std::nullopt, src.Bytes(), group, y,
+                              reduced, op.axes));
       replaced[original.outputs[0]] = reduced;
     }
     if (collects) {  // all-to-all of the experts' results back to their tokens' devices
       const int y = op.outputs[0];
       const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
       const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-      s.AddOp(Collective(src.name + ".all_to_all", "all_to_all", "all_to_all", src.Bytes(), group, y,
-                         moved, op.axes));
+      s.AddOp(Collective(src.name + ".all_to_all", CollectiveKind::kAllToAll,
+                         CollectiveKind::kAllToAll, src.Bytes(), group, y, moved, op.axes));
       replaced[original.outputs[0]] = moved;
     }
     if (op.kind == OpKind::kLoss) {
@@ -190,8 +192,9 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
       int last = op.outputs[0];
       for (const char* step : {"max", "sum_exp", "target"}) {
         const int next = s.AddTensor(op.name + ".all_reduce_" + step, 1, 4);
-        s.AddOp(Collective(op.name + ".all_reduce_" + step, "all_reduce", "", tokens * 4, group, last,
-                           next, OpAxes::Of({Axis::kTokens})));
+        s.AddOp(Collective(op.name + ".all_reduce_" + step, CollectiveKind::kAllReduce,
+                           std::nullopt, tokens * 4, group, last, next,
+                           OpAxes::Of({Axis::kTokens})));
         last = next;
       }
       replaced[original.outputs[0]] = last;
@@ -270,9 +273,8 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
   for (auto& layer : out.unique_layers) {
     if (w > 1) {
-      layer.forward =
-          SliceForward(layer.forward, Group{w, full.tensor_parallel},
-                       full.micro_batch * full.sequence_length, sp, ep);
+      layer.forward = SliceForward(layer.forward, Group{w, full.tensor_parallel},
+                                   full.micro_batch * full.sequence_length, sp, ep);
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel
     layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;

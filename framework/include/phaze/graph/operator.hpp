@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "phaze/core/collective_kind.hpp"
+
 namespace phaze {
 
 // What an op computes, coarsely (the fusion rules and the estimators key on it).
@@ -136,12 +138,12 @@ struct Operator {
   // selective recomputation (Korthikanti et al. 2022) re-runs in backward.
   bool attention_core = false;
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
-  // does in this pass ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", or "" for an
-  // identity such as Megatron's f), `collective_backward` what its backward does ("" = identity),
+  // does in this pass (none: an identity such as Megatron's f), `collective_backward` what its
+  // backward does (none: identity),
   // over `collective_group` devices `collective_stride` ranks apart (1: consecutive ranks, as the
   // innermost strategy's are) with `collective_bytes` per device.
-  std::string collective;
-  std::string collective_backward;
+  std::optional<CollectiveKind> collective;
+  std::optional<CollectiveKind> collective_backward;
   std::int64_t collective_bytes = 0;
   std::int64_t collective_group = 1;
   std::int64_t collective_stride = 1;

@@ -38,14 +38,10 @@
 #include <vector>
 
 #include "phaze/config/config_node.hpp"
+#include "phaze/core/collective_kind.hpp"
 #include "phaze/core/json.hpp"
 
 namespace phaze {
-
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
-
-std::string_view ToString(CollectiveKind kind);
-std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text);  // "all_reduce", …
 
 struct NetworkLevel {
   std::string name;

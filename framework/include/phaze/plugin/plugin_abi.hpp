@@ -41,7 +41,8 @@ class Registry;
 namespace phaze::plugin {
 
 // 5: Operator states neutral axes (OpAxes) and collective_stride instead of Megatron's
-//    tp_role; strategies slice with phaze/strategy/slicing.hpp. 4: the entry returns a PluginHandshake pointer (size, fingerprint); SolveOptions and OpWork
+//    tp_role, and its collectives are CollectiveKind enums; strategies slice with
+//    phaze/strategy/slicing.hpp; LayerGraph::weight_replicas. 4: the entry returns a PluginHandshake pointer (size, fingerprint); SolveOptions and OpWork
 //    changed since 1. 3: OpEstimate gained kernels. 2: Estimator lost CollectiveTimeS, AreaMm2.
 inline constexpr std::uint32_t kAbiVersion = 5;
 inline constexpr const char* kEntrySymbol = "phaze_plugin_handshake";

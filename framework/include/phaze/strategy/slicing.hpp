@@ -6,20 +6,22 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "phaze/graph/operator.hpp"
 
 namespace phaze {
 
-// A collective op reading tensor `input` and writing `output`: `forward` in this pass ("" for an
+// A collective op reading tensor `input` and writing `output`: `forward` in this pass (none: an
 // identity), `backward` in the backward pass (DeriveBackward emits it as the conjugate), over
 // `group` devices `stride` ranks apart, `bytes` per device (the full tensor for all-reduce, the
 // gathered tensor for all-gather, the input tensor for reduce-scatter and all-to-all). `axes`
 // are those of the tensor it moves, so a strategy applied on top can split it further.
-Operator MakeCollective(const std::string& name, const std::string& forward,
-                        const std::string& backward, std::int64_t bytes, std::int64_t group,
-                        std::int64_t stride, int input, int output, OpAxes axes = {});
+Operator MakeCollective(const std::string& name, std::optional<CollectiveKind> forward,
+                        std::optional<CollectiveKind> backward, std::int64_t bytes,
+                        std::int64_t group, std::int64_t stride, int input, int output,
+                        OpAxes axes = {});
 
 // Divides an op's work `ways` ways along `axis`: every GEMM dimension that is that axis, the
 // elements of its vector work when the op spans the axis, and their row length when its rows run
