@@ -300,7 +300,7 @@ struct SyntheticSpace {
       PruneDecision d;
       d.models.assign(2, 0);
       if (incumbent) {
-        const double score_bound = CommonScore(bound[i], weights, "arithmetic");
+        const double score_bound = CommonScore(bound[i], weights, ScoreMean::kArithmetic);
         d = DecidePruning(bound[i], score_bound, *incumbent);
         if (d.score) e.pruned = PruneRecord{1, bound[i], score_bound, *incumbent};
       }
@@ -314,7 +314,7 @@ struct SyntheticSpace {
         }
         e.models.push_back(me);
       }
-      if (!e.pruned) e.score = CommonScore(exact[i], weights, "arithmetic");
+      if (!e.pruned) e.score = CommonScore(exact[i], weights, ScoreMean::kArithmetic);
       return e;
     };
   }
@@ -402,11 +402,11 @@ TEST(ArchSearchLoop, HysteresisNeverPrunes) {
 }
 
 TEST(CommonScore, Means) {
-  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {1, 1}, "arithmetic"), 5);
-  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {3, 1}, "weighted"), (6.0 + 8.0) / 4.0);
-  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {1, 1}, "geometric"), 4);
-  EXPECT_EQ(CommonScore({2, 0}, {1, 1}, "arithmetic"), 0);  // a model infeasible on the config
-  EXPECT_EQ(CommonScore({}, {}, "geometric"), 0);
+  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {1, 1}, ScoreMean::kArithmetic), 5);
+  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {3, 1}, ScoreMean::kWeighted), (6.0 + 8.0) / 4.0);
+  EXPECT_DOUBLE_EQ(CommonScore({2, 8}, {1, 1}, ScoreMean::kGeometric), 4);
+  EXPECT_EQ(CommonScore({2, 0}, {1, 1}, ScoreMean::kArithmetic), 0);  // a model infeasible on the config
+  EXPECT_EQ(CommonScore({}, {}, ScoreMean::kGeometric), 0);
 }
 
 }  // namespace

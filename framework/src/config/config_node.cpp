@@ -315,11 +315,13 @@ double ConfigNode::AsNonNegativeDouble() const {
 }
 
 std::string ConfigNode::AsChoice(std::initializer_list<std::string_view> choices) const {
+  return AsChoice(std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+std::string ConfigNode::AsChoice(const std::vector<std::string>& names) const {
   std::string s = ScalarText();
-  std::vector<std::string> names;
-  for (auto c : choices) {
+  for (const auto& c : names) {
     if (s == c) return s;
-    names.emplace_back(c);
   }
   std::string msg = "expected one of " + JoinNames(names) + "; found '" + s + "'";
   if (auto guess = DidYouMean(s, names)) msg += " (did you mean '" + *guess + "'?)";

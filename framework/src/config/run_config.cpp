@@ -36,6 +36,18 @@ ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
   return c;
 }
 
+// One of `choices` by its word (ToString), located "expected one of …" otherwise.
+template <class Enum>
+Enum ParseEnum(const ConfigNode& node, std::initializer_list<Enum> choices) {
+  std::vector<std::string> words;
+  for (Enum e : choices) words.emplace_back(ToString(e));
+  const std::string word = node.AsChoice(words);
+  for (Enum e : choices) {
+    if (ToString(e) == word) return e;
+  }
+  return *choices.begin();  // unreachable: AsChoice accepted one of them
+}
+
 // `S` or `{name: S, params: {…}, over: {name: I, params: {…}, width: k}}`.
 RunConfig::StrategyChoice ParseStrategy(const ConfigNode& node) {
   RunConfig::StrategyChoice c;
@@ -298,8 +310,12 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   if (auto s = root.Optional("search")) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
                    "mean", "threads", "prune"});
-    if (auto v = s->Optional("mode")) rc.search.mode = v->AsChoice({"hysteresis", "exhaustive"});
-    if (auto v = s->Optional("prune")) rc.search.prune = v->AsChoice({"winners", "pareto", "none"});
+    if (auto v = s->Optional("mode")) {
+      rc.search.mode = ParseEnum(*v, {SearchMode::kHysteresis, SearchMode::kExhaustive});
+    }
+    if (auto v = s->Optional("prune")) {
+      rc.search.prune = ParseEnum(*v, {PruneMode::kWinners, PruneMode::kPareto, PruneMode::kNone});
+    }
     if (auto v = s->Optional("hysteresis_level")) rc.search.hysteresis_level = v->AsPositiveInt();
     if (auto v = s->Optional("bucket_width_mm2")) rc.search.bucket_width_mm2 = v->AsPositiveDouble();
     if (auto v = s->Optional("max_configs")) {
@@ -308,7 +324,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     }
     if (auto v = s->Optional("max_seconds")) rc.search.max_seconds = v->AsNonNegativeDouble();
     if (auto v = s->Optional("mean")) {
-      rc.search.mean = v->AsChoice({"arithmetic", "weighted", "geometric"});
+      rc.search.mean =
+          ParseEnum(*v, {ScoreMean::kArithmetic, ScoreMean::kWeighted, ScoreMean::kGeometric});
     }
     if (auto v = s->Optional("threads")) {
       rc.search.threads = v->AsInt();
@@ -352,6 +369,32 @@ void RunConfig::CheckComponents(const Registry& registry, bool check_solver, boo
     check(s.component, ComponentKind::kParallelismStrategy, "strategy.name");
     if (s.over) check(s.over->component, ComponentKind::kParallelismStrategy, "strategy.over.name");
   }
+}
+
+std::string_view ToString(SearchMode mode) {
+  return mode == SearchMode::kExhaustive ? "exhaustive" : "hysteresis";
+}
+std::string_view ToString(ScoreMean mean) {
+  switch (mean) {
+    case ScoreMean::kArithmetic:
+      return "arithmetic";
+    case ScoreMean::kWeighted:
+      return "weighted";
+    case ScoreMean::kGeometric:
+      return "geometric";
+  }
+  return "?";
+}
+std::string_view ToString(PruneMode prune) {
+  switch (prune) {
+    case PruneMode::kNone:
+      return "none";
+    case PruneMode::kWinners:
+      return "winners";
+    case PruneMode::kPareto:
+      return "pareto";
+  }
+  return "?";
 }
 
 std::string RunConfig::StrategyChoice::Name() const {
@@ -443,14 +486,14 @@ Json RunConfig::ToJson() const {
     j["strategy"] = list;
   }
   auto& se = j["search"];
-  se["mode"] = search.mode;
+  se["mode"] = ToString(search.mode);
   se["hysteresis_level"] = search.hysteresis_level;
   se["bucket_width_mm2"] = search.bucket_width_mm2;
   se["max_configs"] = search.max_configs;
   se["max_seconds"] = search.max_seconds;
-  se["mean"] = search.mean;
+  se["mean"] = ToString(search.mean);
   se["threads"] = search.threads;
-  se["prune"] = search.prune;
+  se["prune"] = ToString(search.prune);
   j["output"]["directory"] = output.directory;
   j["output"]["plots"] = output.plots;
   return j;

@@ -49,16 +49,17 @@ class Digest {
 }  // namespace
 
 double CommonScore(const std::vector<double>& throughputs, const std::vector<double>& weights,
-                   const std::string& mean) {
+                   ScoreMean mean) {
   if (throughputs.empty()) return 0;
   double sum = 0, weight_sum = 0, log_sum = 0;
   for (std::size_t i = 0; i < throughputs.size(); ++i) {
     if (!(throughputs[i] > 0)) return 0;
-    sum += (mean == "weighted" ? weights[i] : 1.0) * throughputs[i];
-    weight_sum += mean == "weighted" ? weights[i] : 1.0;
+    const double w = mean == ScoreMean::kWeighted ? weights[i] : 1.0;
+    sum += w * throughputs[i];
+    weight_sum += w;
     log_sum += std::log(throughputs[i]);
   }
-  if (mean == "geometric") return std::exp(log_sum / static_cast<double>(throughputs.size()));
+  if (mean == ScoreMean::kGeometric) return std::exp(log_sum / static_cast<double>(throughputs.size()));
   return sum / weight_sum;
 }
 

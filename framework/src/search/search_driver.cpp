@@ -56,10 +56,8 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
 
   // The search.
   ArchSearchOptions so;
-  so.exhaustive = run.search.mode == "exhaustive";
-  so.prune = run.search.prune == "pareto"    ? PruneMode::kPareto
-             : run.search.prune == "winners" ? PruneMode::kWinners
-                                             : PruneMode::kNone;
+  so.exhaustive = run.search.mode == SearchMode::kExhaustive;
+  so.prune = run.search.prune;
   so.hysteresis_level = run.search.hysteresis_level;
   so.bucket_width_mm2 = run.search.bucket_width_mm2;
   so.max_configs = run.search.max_configs;

@@ -128,7 +128,7 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
   }
   svg.Text(W / 2, H + 38, "accelerator area (mm²)", {12, "middle"});
   const std::string score = r.models.size() > 1
-                                ? "throughput (samples/s, " + r.run.search.mean + " mean of " +
+                                ? "throughput (samples/s, " + std::string(ToString(r.run.search.mean)) + " mean of " +
                                       std::to_string(r.models.size()) + " models)"
                                 : "throughput (samples/s)";
   svg.Text(-48, H / 2, score, {12, "middle", "", true});

@@ -51,7 +51,7 @@ double GeoMean(const std::vector<double>& v) {
 // Whether the fronts are those of the whole space: every config visited, and evaluated or pruned as
 // dominated (exhaustive mode with `prune: pareto` or `none`).
 bool ParetoFrontsExact(const SearchResults& r) {
-  return r.run.search.mode == "exhaustive" && r.run.search.prune != "winners" &&
+  return r.run.search.mode == SearchMode::kExhaustive && r.run.search.prune != PruneMode::kWinners &&
          r.outcome.stop_reason == "exhausted";
 }
 
@@ -203,7 +203,8 @@ Json SearchResultsToJson(const SearchResults& r) {
   space["explored"] = static_cast<std::int64_t>(r.outcome.explored.size());
   space["buckets_done"] = r.outcome.buckets_done;
   // Exhaustive mode's pruning (arch_search.hpp): configs visited but not evaluated exactly.
-  space["prune"] = r.run.search.mode == "exhaustive" ? Json(r.run.search.prune) : Json("none");
+  space["prune"] = r.run.search.mode == SearchMode::kExhaustive ? ToString(r.run.search.prune)
+                                                                 : ToString(PruneMode::kNone);
   space["pruned"] = r.outcome.pruned;
   space["pruned_by_compute_bound"] = r.outcome.pruned_by_compute_bound;
   space["pruned_by_placement_bound"] = r.outcome.pruned_by_placement_bound;
@@ -239,7 +240,7 @@ Json SearchResultsToJson(const SearchResults& r) {
   }
   winners["per_model"] = per_model;
   winners["common"] = r.best_common >= 0 ? WinnerJson(r, r.best_common, -1) : Json();
-  winners["mean"] = r.run.search.mean;
+  winners["mean"] = ToString(r.run.search.mean);
 
   // Throughput-vs-area Pareto fronts of the explored configs, as indices into `explored`.
   Json pareto = Json::MakeObject();
@@ -394,8 +395,10 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << r.outcome.pruned_by_compute_bound << " by the compute bound, "
        << r.outcome.pruned_by_placement_bound << " by the placement bound) and "
        << r.outcome.partially_pruned << " evaluated for some models only: what was pruned cannot beat "
-       << (r.run.search.prune == "pareto" ? "a config of no larger area" : "a config evaluated")
-       << ", so the winners" << (r.run.search.prune == "pareto" ? " and Pareto fronts" : "")
+       << (r.run.search.prune == PruneMode::kPareto ? "a config of no larger area"
+                                                    : "a config evaluated")
+       << ", so the winners"
+       << (r.run.search.prune == PruneMode::kPareto ? " and Pareto fronts" : "")
        << " are those of evaluating every config";
   }
   md << "; area budget "
@@ -493,7 +496,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
      << "A config is on a front when no explored config gives as much throughput (samples/s) "
         "with less area.\n\n| front | configs (area mm²: samples/s) |\n|---|---|\n";
   for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
-    md << "| " << (m < 0 ? "common (" + r.run.search.mean + " mean)" : r.models[m].name) << " | ";
+    md << "| " << (m < 0 ? "common (" + std::string(ToString(r.run.search.mean)) + " mean)" : r.models[m].name) << " | ";
     bool first = true;
     for (std::size_t i : ExploredFront(r, m)) {
       const auto& e = explored[i];
@@ -612,7 +615,7 @@ std::string SearchSummary(const SearchResults& r) {
   if (r.best_common >= 0) {
     const auto& e = r.outcome.explored[r.best_common];
     out << "common: " << ArchText(e.point.arch) << ", "
-        << FormatNumber("%.2f", e.point.area_um2 * 1e-6) << " mm², " << r.run.search.mean
+        << FormatNumber("%.2f", e.point.area_um2 * 1e-6) << " mm², " << ToString(r.run.search.mean)
         << "-mean " << FormatNumber("%.4g", e.evaluation.score) << " samples/s\n";
   }
   return out.str();

@@ -89,6 +89,7 @@ class ConfigNode {
   }
   // One of `choices`, else "expected one of a, b, c; found 'x'".
   std::string AsChoice(std::initializer_list<std::string_view> choices) const;
+  std::string AsChoice(const std::vector<std::string>& choices) const;
 
   // The value as JSON (scalars typed by their text: int, double, bool, null or string).
   Json ToJson() const;

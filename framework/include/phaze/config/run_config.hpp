@@ -22,6 +22,14 @@ namespace phaze {
 
 class Registry;
 
+// search.mode, search.mean, search.prune (their YAML/JSON words: ToString).
+enum class SearchMode { kHysteresis, kExhaustive };
+enum class ScoreMean { kArithmetic, kWeighted, kGeometric };
+enum class PruneMode { kNone, kWinners, kPareto };
+std::string_view ToString(SearchMode mode);  // hysteresis | exhaustive
+std::string_view ToString(ScoreMean mean);   // arithmetic | weighted | geometric
+std::string_view ToString(PruneMode prune);  // none | winners | pareto
+
 // A component chosen by name, with its `params:` map and where the name was written.
 struct ComponentChoice {
   std::string name;
@@ -119,16 +127,16 @@ struct RunConfig {
   std::vector<StrategyChoice> strategies{StrategyChoice{}};
 
   struct Search {
-    std::string mode = "hysteresis";  // hysteresis | exhaustive
+    SearchMode mode = SearchMode::kHysteresis;
     std::int64_t hysteresis_level = 6;
     double bucket_width_mm2 = 0.01;
     std::int64_t max_configs = 0;  // 0 = no limit
     double max_seconds = 0;        // 0 = no limit
-    std::string mean = "arithmetic";  // arithmetic | weighted | geometric
+    ScoreMean mean = ScoreMean::kArithmetic;
     std::int64_t threads = 0;      // 0 = hardware concurrency
     // Exhaustive mode only (search/arch_search.hpp): skip the exact evaluation of a config whose
-    // upper bounds cannot beat what is known — pareto | winners | none.
-    std::string prune = "winners";
+    // upper bounds cannot beat what is known.
+    PruneMode prune = PruneMode::kWinners;
   } search;
 
   struct Output {

@@ -44,8 +44,6 @@ namespace phaze {
 
 class RemoteEvaluator;
 
-enum class PruneMode { kNone, kWinners, kPareto };  // search.prune
-
 struct ArchSearchOptions {
   bool exhaustive = false;
   PruneMode prune = PruneMode::kNone;  // exhaustive mode only

@@ -72,6 +72,6 @@ class SearchContext {
 // A score from per-model throughputs (0 when any is 0): their arithmetic, weighted or geometric
 // mean (search.mean).
 double CommonScore(const std::vector<double>& throughputs, const std::vector<double>& weights,
-                   const std::string& mean);
+                   ScoreMean mean);
 
 }  // namespace phaze
