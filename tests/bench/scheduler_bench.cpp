@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <random>
 
+#include "phaze/core/files.hpp"
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"
-#include "phaze/core/files.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/schedule_file.hpp"
 #include "phaze/schedule/scheduler.hpp"
@@ -86,7 +86,8 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
       options.solve.node_limit = std::atoll(nodes);
       options.solve.time_limit_s = kInfinity;
     }
-    if (const char* gap = std::getenv("PHAZE_BENCH_GAP")) options.solve.relative_gap = std::atof(gap);
+    if (const char* gap = std::getenv("PHAZE_BENCH_GAP"))
+      options.solve.relative_gap = std::atof(gap);
     if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_ILP")) options.dump_dir = dir;
     if (const char* e = std::getenv("PHAZE_BENCH_SEARCH")) options.search_nodes = std::atol(e);
     if (const char* e = std::getenv("PHAZE_BENCH_IMPROVE")) {  // local-search evaluations
@@ -117,21 +118,23 @@ void BM_ScheduleAllLayers(benchmark::State& state, const std::string& arch,
             stderr,
             "%-60s %3zu ops %-13s %-8s %8.3f s makespan %.6g bound %.6g gap %.2g segs %d solves "
             "%d vars %d\n",
-            p.name.c_str(), p.ops.size(), r.stats.path.c_str(), r.stats.status.c_str(),
-            r.stats.solve_time_s, r.makespan_s, r.stats.lower_bound_s, r.stats.gap,
-            r.stats.segments, r.stats.solves, r.stats.variables);
+            p.name.c_str(), p.ops.size(), std::string(ToString(r.stats.path)).c_str(),
+            std::string(SolveStatusName(r.stats.status)).c_str(), r.stats.solve_time_s,
+            r.makespan_s, r.stats.lower_bound_s, r.stats.gap, r.stats.segments, r.stats.solves,
+            r.stats.variables);
       }
       // PHAZE_BENCH_DUMP_DAG=DIR writes each problem not proven within the gap as a DAG file
       // (`phaze schedule --graph DIR/F.json` solves it again).
-      if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_DAG"); dir && r.stats.status != "optimal") {
+      if (const char* dir = std::getenv("PHAZE_BENCH_DUMP_DAG");
+          dir && r.stats.status != SolveStatus::kOptimal) {
         std::string file = arch + "-" + p.name + ".json";
         std::replace(file.begin(), file.end(), '/', '-');
         WriteTextFileAtomic(std::string(dir) + "/" + file, ScheduleProblemToJson(p).Dump(1) + "\n");
       }
       max_ops = std::max(max_ops, static_cast<double>(p.ops.size()));
-      (r.stats.path == "ilp" ? ilp : fast) += 1;
+      (r.stats.path == SchedulePath::kIlp ? ilp : fast) += 1;
       worst = std::max(worst, r.stats.solve_time_s);
-      not_optimal += r.stats.status != "optimal";
+      not_optimal += r.stats.status != SolveStatus::kOptimal;
       max_gap = std::max(max_gap, r.stats.gap);
     }
     state.counters["cache_hits"] = static_cast<double>(scheduler.CacheHits());
@@ -157,8 +160,8 @@ void BM_BackwardLike(benchmark::State& state) {
   for (auto _ : state) r = scheduler.Solve(p);
   state.counters["makespan_us"] = r.makespan_s * 1e6;
   state.counters["gap"] = r.stats.gap;
-  state.counters["optimal"] = r.stats.status == "optimal";
-  state.counters["ilp"] = r.stats.path == "ilp";
+  state.counters["optimal"] = r.stats.status == SolveStatus::kOptimal;
+  state.counters["ilp"] = r.stats.path == SchedulePath::kIlp;
   state.counters["solves"] = r.stats.solves;
 }
 

@@ -182,10 +182,10 @@ void ExpectMatchesOracle(const Scheduler& s, const std::string& what, int limit 
   for (std::size_t k = 0; k < cases.size() && static_cast<int>(k) < limit; ++k) {
     const ScheduleResult r = s.Solve(cases[k]);
     ASSERT_NEAR(r.makespan_s, Oracle()[k], 1e-6 * Oracle()[k])
-        << what << ": " << cases[k].name << " via " << r.stats.path;
+        << what << ": " << cases[k].name << " via " << ToString(r.stats.path);
     ASSERT_EQ(CheckSchedule(cases[k], r, kTol), "") << what << ": " << cases[k].name;
-    ASSERT_EQ(r.stats.status, "optimal") << what << ": " << cases[k].name;
-    (r.stats.path == "ilp" ? ilp : fast)++;
+    ASSERT_EQ(r.stats.status, SolveStatus::kOptimal) << what << ": " << cases[k].name;
+    (r.stats.path == SchedulePath::kIlp ? ilp : fast)++;
   }
   ::testing::Test::RecordProperty(what + "_ilp", ilp);
   ::testing::Test::RecordProperty(what + "_fast", fast);
@@ -318,9 +318,9 @@ TEST(Scheduler, FastPathsAgreeWithTheSolverOnTheSameInputs) {
     }
     const ScheduleResult s = slow.Solve(p);
     EXPECT_NEAR(f.makespan_s, s.makespan_s, 1e-6 * s.makespan_s) << p.name;
-    chain += f.stats.path == "chain";
-    list += f.stats.path == "list-schedule";
-    search += f.stats.path == "search";
+    chain += f.stats.path == SchedulePath::kChain;
+    list += f.stats.path == SchedulePath::kListSchedule;
+    search += f.stats.path == SchedulePath::kSearch;
   }
   EXPECT_GT(chain, 10);
   EXPECT_GT(list, 10);
@@ -458,7 +458,7 @@ TEST(ScheduleSearch, ProvesWhatEnergeticReasoningCannot) {
   EXPECT_DOUBLE_EQ(MakespanLowerBound(p, prec, o), 9);
   const ScheduleResult s = Scheduler(nullptr).Solve(p);
   EXPECT_DOUBLE_EQ(s.makespan_s, 9);
-  EXPECT_EQ(s.stats.status, "optimal");
+  EXPECT_EQ(s.stats.status, SolveStatus::kOptimal);
 }
 
 TEST(ScheduleSearch, SinksOnAllCoresGoLastUnlessALinkOpCanRunBesideThem) {
@@ -574,7 +574,7 @@ TEST(Scheduler, ModeBoundByHand) {
   // The scheduler answers it without the solver: the list schedule meets the bound.
   const ScheduleResult r = Scheduler(nullptr, SchedulerOptions{}).Solve(p);
   EXPECT_DOUBLE_EQ(r.makespan_s, 10);
-  EXPECT_EQ(r.stats.path, "list-schedule");
+  EXPECT_EQ(r.stats.path, SchedulePath::kListSchedule);
 }
 
 TEST(Scheduler, HeadBodyTailBoundByHand) {
@@ -610,7 +610,7 @@ TEST(Scheduler, TimeLimitGivesTheIncumbentWithItsGap) {
   EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
   EXPECT_LE(r.stats.lower_bound_s, r.makespan_s);
   EXPECT_NEAR(r.stats.gap, (r.makespan_s - r.stats.lower_bound_s) / r.makespan_s, 1e-12);
-  if (r.stats.status != "optimal") {
+  if (r.stats.status != SolveStatus::kOptimal) {
     EXPECT_FALSE(r.stats.detail.empty());
   }
 }
@@ -657,7 +657,7 @@ TEST(Scheduler, SegmentsOverTheBudgetKeepAValidListScheduleAndSaySo) {
   o.max_exact_ops = 10;
   const ScheduleResult r = Scheduler(nullptr, o).Solve(p);  // no backend: nothing reaches an ILP
   EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
-  EXPECT_EQ(r.stats.status, "feasible");
+  EXPECT_EQ(r.stats.status, SolveStatus::kFeasible);
   EXPECT_NE(r.stats.detail.find("over the budget of 10 (solver.max_exact_ops)"), std::string::npos)
       << r.stats.detail;
   EXPECT_LE(r.stats.lower_bound_s, r.makespan_s);
@@ -684,7 +684,7 @@ TEST(Scheduler, TimeLimitBoundsTheLocalSearchAsWell) {
   o.solve.relative_gap = 0;
   const ScheduleResult s = Scheduler(nullptr, o).Solve(p);
   EXPECT_EQ(CheckSchedule(p, s, 1e-12), "");
-  if (s.stats.status != "optimal") {
+  if (s.stats.status != SolveStatus::kOptimal) {
     EXPECT_NE(s.stats.detail.find("the time limit of 0.05 s ran out"), std::string::npos)
         << s.stats.detail;
   }

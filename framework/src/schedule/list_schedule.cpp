@@ -227,7 +227,7 @@ void Generate(const ScheduleProblem& p, const Precedence& prec, const std::vecto
 ScheduleResult Materialize(const ScheduleProblem& p, const Generation& g) {
   ScheduleResult r;
   r.ops.resize(p.ops.size());
-  r.stats.path = "list-schedule";
+  r.stats.path = SchedulePath::kListSchedule;
   r.makespan_s = g.makespan;
   for (std::size_t i = 0; i < p.ops.size(); ++i) {
     const ScheduleOp& op = p.ops[i];

@@ -13,8 +13,7 @@ void Append(std::string& key, T value) {
 }
 
 std::int64_t ResultBytes(const ScheduleResult& r) {
-  std::int64_t bytes = static_cast<std::int64_t>(sizeof(ScheduleResult) + r.stats.detail.size() +
-                                                 r.stats.path.size() + r.stats.status.size());
+  std::int64_t bytes = static_cast<std::int64_t>(sizeof(ScheduleResult) + r.stats.detail.size());
   for (const auto& op : r.ops) {
     bytes += static_cast<std::int64_t>(sizeof(ScheduledOp) +
                                        sizeof(int) * (op.tensor_cores.size() + op.vector_cores.size()));

@@ -109,8 +109,8 @@ Json ScheduleToJson(const ScheduleProblem& p, const ScheduleResult& r) {
   doc["num_tc"] = p.num_tc;
   doc["num_vc"] = p.num_vc;
   Json stats = Json::MakeObject();
-  stats["path"] = r.stats.path;
-  stats["status"] = r.stats.status;
+  stats["path"] = ToString(r.stats.path);
+  stats["status"] = SolveStatusName(r.stats.status);
   stats["gap"] = r.stats.gap;
   stats["lower_bound_s"] = r.stats.lower_bound_s;
   stats["solve_time_s"] = r.stats.solve_time_s;
@@ -206,8 +206,8 @@ std::string ScheduleToSvg(const ScheduleProblem& p, const ScheduleResult& r,
   // The title wraps at the chart's width: a layer's full name can be long.
   const auto title_lines =
       WrapText(title + " — makespan " + Fixed2(r.makespan_s * 1e6) + " µs (sequential " +
-                   Fixed2(p.SequentialMakespan() * 1e6) + " µs), " + r.stats.path + ", " +
-                   r.stats.status,
+                   Fixed2(p.SequentialMakespan() * 1e6) + " µs), " + std::string(ToString(r.stats.path)) + ", " +
+                   std::string(SolveStatusName(r.stats.status)),
                left + width, 14);
   for (std::size_t k = 0; k < title_lines.size(); ++k) {
     svg.Text(0, top - 12 - 18.0 * static_cast<double>(title_lines.size() - 1 - k), title_lines[k],

@@ -19,6 +19,22 @@ std::string_view ToString(ScheduleClass cls) {
   return "?";
 }
 
+std::string_view ToString(SchedulePath path) {
+  switch (path) {
+    case SchedulePath::kEmpty:
+      return "empty";
+    case SchedulePath::kChain:
+      return "chain";
+    case SchedulePath::kListSchedule:
+      return "list-schedule";
+    case SchedulePath::kSearch:
+      return "search";
+    case SchedulePath::kIlp:
+      return "ilp";
+  }
+  return "?";
+}
+
 std::optional<ScheduleClass> ParseScheduleClass(std::string_view text) {
   for (auto cls : {ScheduleClass::kTensor, ScheduleClass::kVector, ScheduleClass::kFused,
                    ScheduleClass::kLink}) {

@@ -529,25 +529,18 @@ Replay ReplaySolution(const ScheduleProblem& p, const Precedence& prec, const Il
   return r;
 }
 
-int PathRank(const std::string& path) {
-  if (path == "ilp") return 4;
-  if (path == "search") return 3;
-  if (path == "list-schedule") return 2;
-  if (path == "chain") return 1;
-  return 0;
-}
 
-int StatusRank(const std::string& status) {
-  if (status == "optimal") return 0;
-  if (status == "feasible") return 1;
+int StatusRank(SolveStatus status) {
+  if (status == SolveStatus::kOptimal) return 0;
+  if (status == SolveStatus::kFeasible) return 1;
   return 2;
 }
 
 // A schedule kept when a budget (ops or time) ends the segment's work: valid, with its lower
 // bound and gap, status "feasible" and `why` in the detail.
 ScheduleResult KeptAtBudget(ScheduleResult r, double lower_bound, std::string why) {
-  r.stats.path = "list-schedule";
-  r.stats.status = "feasible";
+  r.stats.path = SchedulePath::kListSchedule;
+  r.stats.status = SolveStatus::kFeasible;
   r.stats.segments = 1;
   r.stats.detail = std::move(why);
   r.stats.lower_bound_s = std::min(lower_bound, r.makespan_s);
@@ -689,12 +682,12 @@ ScheduleResult Scheduler::Solve(const ScheduleProblem& problem) const {
     offset += r.makespan_s;
     bound += r.stats.lower_bound_s;
     ScheduleStats& st = result.stats;
-    if (PathRank(r.stats.path) > PathRank(st.path)) st.path = r.stats.path;
+    st.path = std::max(st.path, r.stats.path);  // the strongest path (enum order)
     if (StatusRank(r.stats.status) > StatusRank(st.status)) st.status = r.stats.status;
     st.solve_time_s += r.stats.solve_time_s;
     st.solves += r.stats.solves;
     st.resolves += r.stats.resolves;
-    st.fast_path_segments += r.stats.path != "ilp";
+    st.fast_path_segments += r.stats.path != SchedulePath::kIlp;
     st.variables = std::max(st.variables, r.stats.variables);
     st.rows = std::max(st.rows, r.stats.rows);
     if (!r.stats.detail.empty()) st.detail += (st.detail.empty() ? "" : "; ") + r.stats.detail;
@@ -753,12 +746,12 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
   if (options_.fast_paths) {
     const double tol = kRelativeTolerance * segment.SerialMakespan();
     if (!HasIncomparablePair(segment, prec)) {
-      heuristic.stats.path = "chain";
+      heuristic.stats.path = SchedulePath::kChain;
       heuristic.stats.lower_bound_s = heuristic.makespan_s;
       return heuristic;
     }
     if (heuristic.makespan_s <= lower_bound + tol) {
-      heuristic.stats.path = "list-schedule";
+      heuristic.stats.path = SchedulePath::kListSchedule;
       heuristic.stats.lower_bound_s = heuristic.makespan_s;
       return heuristic;
     }
@@ -786,14 +779,14 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       heuristic = std::move(r);
       if (heuristic.makespan_s <= good_enough || stopped) break;
     }
-    heuristic.stats.path = "list-schedule";
+    heuristic.stats.path = SchedulePath::kListSchedule;
     if (options_.fast_paths &&
         heuristic.makespan_s <= lower_bound + kRelativeTolerance * segment.SerialMakespan()) {
       heuristic.stats.lower_bound_s = heuristic.makespan_s;
       return heuristic;
     }
   }
-  std::string proven_by = "list-schedule";
+  SchedulePath proven_by = SchedulePath::kListSchedule;
   const bool within_gap = heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s;
   if (deadline.Passed() && !within_gap) return stop_here(out_of_time + "schedule search");
   if (options_.fast_paths && options_.search_nodes > 0 && !within_gap) {
@@ -811,7 +804,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
       heuristic = std::move(better);
     }
     lower_bound = std::max(lower_bound, std::min(searched, heuristic.makespan_s));
-    proven_by = "search";
+    proven_by = SchedulePath::kSearch;
   }
   // Within the requested relative gap of the bound: what the solver would stop at.
   if (options_.fast_paths && heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s) {
@@ -832,9 +825,9 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
                                    ScheduleResult heuristic, double lower_bound, int index,
                                    const Deadline& deadline) const {
   ScheduleStats stats;
-  stats.path = "ilp";
+  stats.path = SchedulePath::kIlp;
   stats.segments = 1;
-  auto fallback = [&](const std::string& status, const std::string& why) {
+  auto fallback = [&](SolveStatus status, const std::string& why) {
     // No usable ILP answer: keep the heuristic schedule (always valid) and say why.
     ScheduleResult r = std::move(heuristic);
     stats.status = status;
@@ -847,7 +840,7 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
   bool tensor_z = false, vector_z = false, use_heuristic = true;
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (attempt > 0 && deadline.Passed()) {
-      return fallback("feasible", "the time limit ran out before the ILP could be solved again "
+      return fallback(SolveStatus::kFeasible, "the time limit ran out before the ILP could be solved again "
                                   "with core-assignment rows; the heuristic schedule is kept");
     }
     const IlpBuild b =
@@ -878,19 +871,19 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
       continue;
     }
     if (!res.HasSolution()) {
-      return fallback(std::string(SolveStatusName(res.status)), res.detail);
+      return fallback(res.status, res.detail);
     }
     Replay replay = ReplaySolution(seg, prec, b, res.values, tensor_z, vector_z);
     if (!replay.tensor_oversubscribed && !replay.vector_oversubscribed) {
       const double tol = kRelativeTolerance * seg.SerialMakespan();
       if (std::string e = CheckSchedule(seg, replay.schedule, tol); !e.empty()) {
-        return fallback(std::string(SolveStatusName(res.status)),
+        return fallback(res.status,
                         res.detail + " (inconsistent solution: " + e + ")");
       }
       ScheduleResult r = replay.schedule.makespan_s <= heuristic.makespan_s
                              ? std::move(replay.schedule)
                              : std::move(heuristic);
-      stats.status = std::string(SolveStatusName(res.status));
+      stats.status = res.status;
       if (res.status != SolveStatus::kOptimal) stats.detail = backend_->Name() + ": " + res.detail;
       double bound = lower_bound;
       if (std::isfinite(res.best_bound)) bound = std::max(bound, res.best_bound / b.scale);
@@ -906,7 +899,7 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
     tensor_z |= replay.tensor_oversubscribed;
     vector_z |= replay.vector_oversubscribed;
   }
-  return fallback("error",
+  return fallback(SolveStatus::kError,
                   "the ILP schedule oversubscribes cores even with core-assignment rows "
                   "(numerical trouble in the solver?)");
 }

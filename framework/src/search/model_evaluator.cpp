@@ -43,7 +43,7 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
     const ScheduleResult r = scheduler.Solve(p);
     const double seconds = PassSeconds(p, r);
     if (ev) {
-      (r.stats.path == "ilp" ? ev->ilp_answers : ev->fast_answers) += 1;
+      (r.stats.path == SchedulePath::kIlp ? ev->ilp_answers : ev->fast_answers) += 1;
       ev->max_gap = std::max(ev->max_gap, r.stats.gap);
     }
     return seconds;

@@ -531,8 +531,8 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     md << "\n## Main layer schedule\n\n"
        << w.title << ": makespan " << FormatNumber("%.2f", w.result.makespan_s * 1e6)
        << " µs against " << FormatNumber("%.2f", w.problem.SequentialMakespan() * 1e6)
-       << " µs with every op intra-op in sequence (" << w.result.stats.path << ", "
-       << w.result.stats.status << ").\n";
+       << " µs with every op intra-op in sequence (" << ToString(w.result.stats.path)
+       << ", " << SolveStatusName(w.result.stats.status) << ").\n";
   }
   md << "\nPlots: `throughput-vs-area.svg`, `pipeline.svg`, `memory.svg`, `schedule.svg`. All "
         "figures: `results.json`; one row per explored config and model: `explored.csv`.\n";

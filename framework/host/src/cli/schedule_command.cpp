@@ -161,7 +161,8 @@ int RunSchedule(CommandContext& ctx) {
                 "%d segments (%d fast), %d ILP solves (%.3f s, %d variables)\n",
                 where.c_str(), result.makespan_s * 1e6, sequential * 1e6,
                 result.makespan_s > 0 ? sequential / result.makespan_s : 1.0,
-                result.stats.path.c_str(), result.stats.status.c_str(), result.stats.gap,
+                std::string(ToString(result.stats.path)).c_str(),
+                std::string(SolveStatusName(result.stats.status)).c_str(), result.stats.gap,
                 problem.ops.size(), result.stats.segments, result.stats.fast_path_segments,
                 result.stats.solves, result.stats.solve_time_s, result.stats.variables);
   ctx.out << line;

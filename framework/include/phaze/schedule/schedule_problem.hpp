@@ -13,12 +13,20 @@
 #include <utility>
 #include <vector>
 
+#include "phaze/ilp/solver_backend.hpp"
+
 namespace phaze {
 
 enum class ScheduleClass { kTensor, kVector, kFused, kLink };
 
 std::string_view ToString(ScheduleClass cls);  // "tensor", "vector", "fused", "link"
 std::optional<ScheduleClass> ParseScheduleClass(std::string_view text);
+
+// Which path answered a schedule, weakest first: nothing to schedule, a chain (no two ops may
+// overlap), a list schedule that met a lower bound, the schedule search that proved the gap, the
+// ILP. For a problem split into segments, the strongest used.
+enum class SchedulePath { kEmpty, kChain, kListSchedule, kSearch, kIlp };
+std::string_view ToString(SchedulePath path);  // "empty", "chain", "list-schedule", "search", "ilp"
 
 struct ScheduleOp {
   std::string name;
@@ -75,11 +83,8 @@ struct ScheduledOp {
 };
 
 struct ScheduleStats {
-  // Which path answered: "empty", "chain" (no two ops may overlap), "list-schedule" (a heuristic
-  // schedule met a lower bound), "search" (the schedule search proved it within the gap),
-  // "ilp"; for a problem split into segments, the strongest used.
-  std::string path = "empty";
-  std::string status = "optimal";  // SolveStatusName of the worst segment, "optimal" on fast paths
+  SchedulePath path = SchedulePath::kEmpty;
+  SolveStatus status = SolveStatus::kOptimal;  // of the worst segment; optimal on fast paths
   double gap = 0;                  // relative gap of the returned makespan (0 when proven optimal)
   double lower_bound_s = 0;        // proven lower bound on the makespan
   double solve_time_s = 0;         // solver time over all ILP solves
