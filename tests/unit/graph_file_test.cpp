@@ -44,7 +44,7 @@ TEST(ModelSpec, FamilyDefaultsAndOverrides) {
   m = ParseModelSpec(ConfigNode::ParseString(
       std::string(kTiny) + "norm: rmsnorm\nactivation: swiglu\ndropout: 0\nbias: false\n",
       "m.yaml"));
-  EXPECT_EQ(m.norm, "rmsnorm");
+  EXPECT_EQ(m.norm, NormKind::kRmsNorm);
   EXPECT_EQ(m.activation, "swiglu");
   EXPECT_DOUBLE_EQ(m.dropout_hidden, 0);
   EXPECT_FALSE(m.bias);

@@ -36,18 +36,6 @@ ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
   return c;
 }
 
-// One of `choices` by its word (ToString), located "expected one of …" otherwise.
-template <class Enum>
-Enum ParseEnum(const ConfigNode& node, std::initializer_list<Enum> choices) {
-  std::vector<std::string> words;
-  for (Enum e : choices) words.emplace_back(ToString(e));
-  const std::string word = node.AsChoice(words);
-  for (Enum e : choices) {
-    if (ToString(e) == word) return e;
-  }
-  return *choices.begin();  // unreachable: AsChoice accepted one of them
-}
-
 // `S` or `{name: S, params: {…}, over: {name: I, params: {…}, width: k}}`.
 RunConfig::StrategyChoice ParseStrategy(const ConfigNode& node) {
   RunConfig::StrategyChoice c;
@@ -311,10 +299,10 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
                    "mean", "threads", "prune"});
     if (auto v = s->Optional("mode")) {
-      rc.search.mode = ParseEnum(*v, {SearchMode::kHysteresis, SearchMode::kExhaustive});
+      rc.search.mode = v->AsEnum({SearchMode::kHysteresis, SearchMode::kExhaustive});
     }
     if (auto v = s->Optional("prune")) {
-      rc.search.prune = ParseEnum(*v, {PruneMode::kWinners, PruneMode::kPareto, PruneMode::kNone});
+      rc.search.prune = v->AsEnum({PruneMode::kWinners, PruneMode::kPareto, PruneMode::kNone});
     }
     if (auto v = s->Optional("hysteresis_level")) rc.search.hysteresis_level = v->AsPositiveInt();
     if (auto v = s->Optional("bucket_width_mm2")) rc.search.bucket_width_mm2 = v->AsPositiveDouble();
@@ -325,7 +313,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (auto v = s->Optional("max_seconds")) rc.search.max_seconds = v->AsNonNegativeDouble();
     if (auto v = s->Optional("mean")) {
       rc.search.mean =
-          ParseEnum(*v, {ScoreMean::kArithmetic, ScoreMean::kWeighted, ScoreMean::kGeometric});
+          v->AsEnum({ScoreMean::kArithmetic, ScoreMean::kWeighted, ScoreMean::kGeometric});
     }
     if (auto v = s->Optional("threads")) {
       rc.search.threads = v->AsInt();

@@ -85,11 +85,11 @@ class LayerWriter {
   }
 
   int Norm(const std::string& name, int x, std::int64_t width) {
-    const std::int64_t weights = m_.norm == "rmsnorm" ? width : 2 * width;
+    const std::int64_t weights = m_.norm == NormKind::kRmsNorm ? width : 2 * width;
     parameters += weights;
     const std::int64_t n = graph.GetTensor(x).elements;
     Operator op = Op(name, OpKind::kNorm, RowsAlong(A::kHidden, A::kHidden));
-    op.vector = {{m_.norm, n, width}};
+    op.vector = {{std::string(ToString(m_.norm)), n, width}};
     op.inputs = {x};
     op.saved = {x};
     op.weight_bytes = weights * dt_;
@@ -243,7 +243,7 @@ int Attention(LayerWriter& w, const ModelSpec& m, int x) {
     k = w.Linear("attn.k", x, h, kv, m.qkv_bias, A::kHidden, A::kHeads);
     v = w.Linear("attn.v", x, h, kv, m.qkv_bias, A::kHidden, A::kHeads);
   }
-  if (m.positions == "rotary") {
+  if (m.positions == PositionKind::kRotary) {
     // Rotates rotary_fraction of each head's dimensions; the rest pass through.
     auto rotary = [&](const std::string& name, int t) {
       const std::int64_t n = w.graph.GetTensor(t).elements;
@@ -337,7 +337,7 @@ UniqueLayer EmbeddingLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   int x = w.Gather("embed.word", ids, m.vocab, e, A::kVocab);
   if (e != h) x = w.Linear("embed.project_in", x, e, h, false, A::kHidden, A::kHidden);
   std::vector<int> parts = {x};
-  if (m.positions == "learned") {
+  if (m.positions == PositionKind::kLearned) {
     int pos = w.Input("position_ids", s, kIndexBytes, false);
     parts.push_back(w.Gather("embed.position", pos, m.max_positions, h, A::kNone));
   }
@@ -493,7 +493,7 @@ LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) 
                                std::to_string(limits::kSequence) + ", got " + std::to_string(s));
   }
   CheckMagnitude(model, options.micro_batch, s);
-  if (model.positions == "learned" && s > model.max_positions) {
+  if (model.positions == PositionKind::kLearned && s > model.max_positions) {
     throw InvalidArgumentError("sequence length " + std::to_string(s) + " exceeds " + model.name +
                                "'s max_positions " + std::to_string(model.max_positions));
   }

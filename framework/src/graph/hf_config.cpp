@@ -182,11 +182,11 @@ std::string Activation(HfReader& r, const ConfigNode& n, bool gated) {
 ModelSpec Base(const std::string& family) {
   ModelSpec m;
   m.family = family;
-  m.norm = "layernorm";
+  m.norm = NormKind::kLayerNorm;
   m.norm_position = "pre";
   m.final_norm = true;
   m.activation = "gelu";
-  m.positions = "learned";
+  m.positions = PositionKind::kLearned;
   m.bias = m.qkv_bias = true;
   m.tied_embeddings = true;
   m.fused_qkv = true;
@@ -249,7 +249,7 @@ ModelSpec ReadGptNeox(HfReader& r) {
   ModelSpec m = Base("decoder");
   ReadDimensions(r, m, "intermediate_size");
   m.max_positions = r.Int("max_position_embeddings", limits::kSequence);
-  m.positions = "rotary";
+  m.positions = PositionKind::kRotary;
   m.rotary_fraction = ReadRotaryShare(r, "rotary_pct").value_or(0.25);
   if (auto n = r.Get("hidden_act")) m.activation = Activation(r, *n, false);
   m.parallel_block = r.Bool("use_parallel_residual", true);
@@ -322,8 +322,8 @@ ModelSpec ReadLlamaLike(HfReader& r, const std::string& type, std::int64_t seque
     if (m.head_dim * m.heads == m.hidden) m.head_dim = 0;  // the default, written out
   }
   const bool gemma = type == "gemma";
-  m.norm = "rmsnorm";
-  m.positions = "rotary";
+  m.norm = NormKind::kRmsNorm;
+  m.positions = PositionKind::kRotary;
   m.rotary_fraction = ReadRotaryShare(r, "partial_rotary_factor").value_or(1.0);
   // Gemma names its MLP activation hidden_activation (hidden_act is the legacy key it overrides).
   m.activation = gemma ? "geglu" : "swiglu";
@@ -439,7 +439,7 @@ ModelSpec ParseHfConfig(const ConfigNode& root, std::int64_t sequence_length) {
         .Fail(std::to_string(m.kv_heads) + " key/value heads do not divide the " +
               std::to_string(m.heads) + " heads");
   }
-  if (m.positions == "rotary") {
+  if (m.positions == PositionKind::kRotary) {
     const double rotated = m.rotary_fraction * static_cast<double>(m.HeadDim());
     if (rotated != std::floor(rotated) || static_cast<std::int64_t>(rotated) % 2 != 0) {
       field({"rotary_pct", "partial_rotary_factor", "head_dim", "num_attention_heads"})
@@ -450,7 +450,7 @@ ModelSpec ParseHfConfig(const ConfigNode& root, std::int64_t sequence_length) {
               FormatDouble(rotated));
     }
   }
-  if (m.positions == "learned" && m.sequence_length > m.max_positions) {
+  if (m.positions == PositionKind::kLearned && m.sequence_length > m.max_positions) {
     throw ConfigError(root.Source() + ": sequence length " + std::to_string(m.sequence_length) +
                       " exceeds the " + std::to_string(m.max_positions) +
                       " rows of the model's learned position table");

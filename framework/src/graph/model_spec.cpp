@@ -16,12 +16,12 @@ namespace {
 
 // The block structure each family implies; every field can be overridden in the model file.
 struct FamilyDefaults {
-  std::string norm = "layernorm";
+  NormKind norm = NormKind::kLayerNorm;
   std::string norm_position = "pre";
   bool final_norm = true;
   bool embedding_norm = false;
   std::string activation = "gelu";
-  std::string positions = "learned";
+  PositionKind positions = PositionKind::kLearned;
   bool bias = true;
   bool tied_embeddings = true;
   bool fused_qkv = true;
@@ -58,9 +58,9 @@ const std::vector<std::pair<std::string, FamilyDefaults>>& Families() {
     opt.dropout_attention = 0;
 
     FamilyDefaults llama = decoder;  // Llama 2: RMSNorm, SwiGLU, rotary, no biases, untied head
-    llama.norm = "rmsnorm";
+    llama.norm = NormKind::kRmsNorm;
     llama.activation = "swiglu";
-    llama.positions = "rotary";
+    llama.positions = PositionKind::kRotary;
     llama.bias = false;
     llama.tied_embeddings = false;
     llama.fused_qkv = false;
@@ -93,6 +93,22 @@ double ReadProbability(const ConfigNode& node) {
 }
 
 }  // namespace
+
+std::string_view ToString(NormKind norm) {
+  return norm == NormKind::kRmsNorm ? "rmsnorm" : "layernorm";
+}
+
+std::string_view ToString(PositionKind positions) {
+  switch (positions) {
+    case PositionKind::kLearned:
+      return "learned";
+    case PositionKind::kRotary:
+      return "rotary";
+    case PositionKind::kNone:
+      return "none";
+  }
+  return "?";
+}
 
 std::vector<std::string> ModelFamilies() {
   std::vector<std::string> names;
@@ -182,11 +198,15 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
     auto n = root.Optional(key);
     return n ? n->AsChoice(choices) : fallback;
   };
-  m.norm = choice("norm", d->norm, {"layernorm", "rmsnorm"});
+  const auto norm = root.Optional("norm");
+  m.norm = norm ? norm->AsEnum({NormKind::kLayerNorm, NormKind::kRmsNorm}) : d->norm;
   m.norm_position = choice("norm_position", d->norm_position, {"pre", "post"});
   m.activation =
       choice("activation", d->activation, {"gelu", "gelu_tanh", "relu", "swiglu", "geglu"});
-  m.positions = choice("positions", d->positions, {"learned", "rotary", "none"});
+  const auto positions = root.Optional("positions");
+  m.positions = positions ? positions->AsEnum({PositionKind::kLearned, PositionKind::kRotary,
+                                               PositionKind::kNone})
+                          : d->positions;
 
   auto flag = [&](std::string_view key, bool fallback) {
     auto n = root.Optional(key);
@@ -249,7 +269,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
         .Fail("kv_heads " + std::to_string(m.kv_heads) + " does not divide heads " +
               std::to_string(m.heads));
   }
-  if (m.positions == "learned") {
+  if (m.positions == PositionKind::kLearned) {
     m.max_positions = root.Child("max_positions").AsIntInRange(1, limits::kSequence);
     if (m.sequence_length > m.max_positions) {
       root.Child("sequence_length")
@@ -260,7 +280,7 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   } else if (auto n = root.Optional("max_positions")) {
     m.max_positions = n->AsIntInRange(1, limits::kSequence);
   }
-  if (m.positions == "rotary") {
+  if (m.positions == PositionKind::kRotary) {
     const double rotated = m.rotary_fraction * static_cast<double>(m.HeadDim());
     if (rotated != std::floor(rotated) || static_cast<std::int64_t>(rotated) % 2 != 0) {
       const ConfigNode at = root.Optional("rotary_fraction") ? root.Child("rotary_fraction")
@@ -271,7 +291,8 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
               FormatDouble(m.rotary_fraction) + " = " + FormatDouble(rotated));
     }
   } else if (auto n = root.Optional("rotary_fraction")) {
-    n->Fail("rotary_fraction applies to rotary positions; positions are '" + m.positions + "'");
+    n->Fail("rotary_fraction applies to rotary positions; positions are '" +
+            std::string(ToString(m.positions)) + "'");
   }
   if (m.parallel_block && m.norm_position != "pre") {
     root.Child("parallel_block")
@@ -347,14 +368,14 @@ std::string ModelSpecToYaml(const ModelSpec& m) {
   integer("sequence_length", m.sequence_length);
   integer("embedding_dim", m.EmbeddingDim());
   integer("token_types", m.token_types);
-  line("norm", m.norm);
+  line("norm", std::string(ToString(m.norm)));
   line("norm_position", m.norm_position);
   flag("final_norm", m.final_norm);
   flag("embedding_norm", m.embedding_norm);
   flag("embedding_scale", m.embedding_scale);
   line("activation", m.activation);
-  line("positions", m.positions);
-  if (m.positions == "rotary") line("rotary_fraction", FormatDouble(m.rotary_fraction));
+  line("positions", std::string(ToString(m.positions)));
+  if (m.positions == PositionKind::kRotary) line("rotary_fraction", FormatDouble(m.rotary_fraction));
   flag("bias", m.bias);
   flag("qkv_bias", m.qkv_bias);
   flag("parallel_block", m.parallel_block);

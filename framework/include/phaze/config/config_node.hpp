@@ -90,6 +90,17 @@ class ConfigNode {
   // One of `choices`, else "expected one of a, b, c; found 'x'".
   std::string AsChoice(std::initializer_list<std::string_view> choices) const;
   std::string AsChoice(const std::vector<std::string>& choices) const;
+  // One of `choices` by its word (the enum's ToString, found by ADL); "expected one of …" else.
+  template <class Enum>
+  Enum AsEnum(std::initializer_list<Enum> choices) const {
+    std::vector<std::string> words;
+    for (Enum e : choices) words.emplace_back(ToString(e));
+    const std::string word = AsChoice(words);
+    for (Enum e : choices) {
+      if (ToString(e) == word) return e;
+    }
+    return *choices.begin();  // unreachable: AsChoice accepted one of the words
+  }
 
   // The value as JSON (scalars typed by their text: int, double, bool, null or string).
   Json ToJson() const;

@@ -7,11 +7,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "phaze/config/config_node.hpp"
 
 namespace phaze {
+
+// The norm and the position encoding of a model (their words in YAML and files: ToString; the
+// norm's word is also the vector function its ops run, which estimators cost by name).
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class PositionKind { kLearned, kRotary, kNone };
+std::string_view ToString(NormKind norm);          // layernorm | rmsnorm
+std::string_view ToString(PositionKind positions);  // learned | rotary | none
 
 struct ModelSpec {
   std::string source;  // the file it came from
@@ -33,12 +41,12 @@ struct ModelSpec {
   std::int64_t embedding_dim = 0;  // word-embedding width; ≠ hidden adds project_in/out (OPT-350M)
   std::int64_t token_types = 0;    // BERT segment embeddings (0: none)
 
-  std::string norm;              // layernorm | rmsnorm
+  NormKind norm = NormKind::kLayerNorm;
   std::string norm_position;     // pre | post
   bool final_norm = false;       // a norm after the last block
   bool embedding_norm = false;   // a norm on the embedding output (BERT)
   std::string activation;        // gelu | gelu_tanh | relu | swiglu | geglu
-  std::string positions;         // learned | rotary | none
+  PositionKind positions = PositionKind::kLearned;
   double rotary_fraction = 1.0;  // share of each head's dimensions rotated (GPT-NeoX rotary_pct)
   bool bias = true;              // biases on every linear layer
   bool qkv_bias = true;  // biases on the Q, K, V projections (default: bias; Qwen2: only these)
