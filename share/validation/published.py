@@ -126,7 +126,9 @@ def predict(args, directory, setup, row):
             tried.append("micro %d v %d: %s" % (micro, v, (r.stderr or r.stdout).strip().splitlines()[-1]))
             continue
         with open(out) as f:
-            result = json.load(f)
+            predicted = json.load(f)["result"]  # the plan's result, as results.json writes one
+        result = dict(iteration_s=predicted["time_per_batch_s"],
+                      breakdown=predicted["plan"]["breakdown"])
         if best is None or result["iteration_s"] < best["iteration_s"]:
             best = dict(result, micro=micro, v=v)
         if slowest is None or result["iteration_s"] > slowest:

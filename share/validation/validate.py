@@ -84,7 +84,7 @@ def predict(args, directory, setup, row):
     if r.returncode != 0:
         return dict(row, predicted_s=None, error=None, problem=(r.stderr or r.stdout).strip())
     with open(out) as f:
-        predicted = json.load(f)["iteration_s"]
+        predicted = json.load(f)["result"]["time_per_batch_s"]
     return dict(row, predicted_s=predicted, error=(predicted - row["measured_s"]) / row["measured_s"])
 
 

@@ -99,39 +99,40 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
   return p;
 }
 
-Json PlacementPlanToJson(const PlacementPlan& plan, const PlacementProblem& problem) {
-  Json j = Json::MakeObject();
-  j["feasible"] = plan.feasible;
-  if (!plan.feasible) {
-    j["reason"] = plan.reason;
-    return j;
-  }
-  j["time_per_batch_s"] = plan.time_per_batch_s;
-  j["throughput_samples_per_s"] = plan.throughput_samples_per_s;
-  Json& pl = j["plan"];
-  pl["tensor_parallel"] = plan.tensor_parallel;
-  pl["data_parallel"] = plan.data_parallel;
-  pl["pipeline_stages"] = plan.pipeline_stages;
-  pl["virtual_stages"] = plan.virtual_stages;
-  pl["schedule"] = std::string(ToString(problem.schedule));
-  pl["micro_batch"] = problem.micro_batch;
-  pl["micro_batches_per_batch"] = plan.micro_batches;
-  pl["recompute"] = problem.recompute;
-  pl["max_stage_load_s"] = plan.max_stage_load_s;
-  pl["bubble_share"] = plan.bubble_share;
-  pl["sync_share"] = plan.sync_share;
-  pl["breakdown"] = ToJson(plan.breakdown);
-  const auto& layers = problem.widths.at(plan.tensor_parallel).layers;
+Json PlacementPlanToJson(const PlacementPlan& plan, const std::vector<std::string>& layer_names) {
+  Json p = Json::MakeObject();
+  p["pipeline_stages"] = plan.pipeline_stages;
+  p["data_parallel"] = plan.data_parallel;
+  p["tensor_parallel"] = plan.tensor_parallel;
+  p["virtual_stages"] = plan.virtual_stages;
+  p["micro_batches_per_batch"] = plan.micro_batches;
+  p["max_stage_load_s"] = plan.max_stage_load_s;
+  p["bubble_share"] = plan.bubble_share;
+  p["sync_share"] = plan.sync_share;
+  p["breakdown"] = ToJson(plan.breakdown);
   Json stages = Json::MakeArray();
   for (const auto& s : plan.stages) {
-    Json names = Json::MakeArray();
-    for (int l = s.first_layer; l <= s.last_layer; ++l) names.Push(layers[l].name);
-    Json sj = ToJson(s);
-    sj["layers"] = names;
+    Json sj = Json::MakeObject();
+    sj["first_layer"] = layer_names.at(static_cast<std::size_t>(s.first_layer));
+    sj["last_layer"] = layer_names.at(static_cast<std::size_t>(s.last_layer));
+    sj["layers"] = s.last_layer - s.first_layer + 1;
+    sj["devices"] = s.devices;
+    sj["load_s"] = s.load_s;
+    sj["forward_s"] = s.forward_s;
+    sj["backward_s"] = s.backward_s;
+    sj["recompute_s"] = s.recompute_s;
+    sj["peak_memory_bytes"] = s.peak_memory_bytes;
+    sj["memory"] = ToJson(s.memory);
     stages.Push(sj);
   }
-  pl["stages"] = stages;
-  return j;
+  p["stages"] = stages;
+  return p;
+}
+
+std::vector<std::string> LayerNames(const LayerTable& table) {
+  std::vector<std::string> names;
+  for (const auto& l : table.layers) names.push_back(l.name);
+  return names;
 }
 
 Json ToJson(const StepBreakdown& b) {
@@ -146,18 +147,6 @@ Json ToJson(const StepBreakdown& b) {
   j["tied_embedding_s"] = b.tied_embedding_s;
   j["bottleneck_stage"] = b.bottleneck_stage;
   j["pipeline_level"] = b.pipeline_level;
-  return j;
-}
-
-Json ToJson(const StagePlan& s) {
-  Json j = Json::MakeObject();
-  j["devices"] = s.devices;
-  j["load_s"] = s.load_s;
-  j["forward_s"] = s.forward_s;
-  j["backward_s"] = s.backward_s;
-  j["recompute_s"] = s.recompute_s;
-  j["peak_memory_bytes"] = s.peak_memory_bytes;
-  j["memory"] = ToJson(s.memory);
   return j;
 }
 

@@ -156,29 +156,16 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   j["micro_batch"] = c.micro_batch;
   j["recompute"] = std::string(ToString(c.recompute));
   j["hbm_gib"] = c.hbm_gib;
-  Json& p = j["plan"];
-  p["strategy"] = c.strategy;
-  p["pipeline_stages"] = c.plan.pipeline_stages;
-  p["data_parallel"] = c.plan.data_parallel;
-  p["tensor_parallel"] = c.plan.tensor_parallel;
-  p["micro_batches_per_batch"] = c.plan.micro_batches;
-  p["max_stage_load_s"] = c.plan.max_stage_load_s;
-  p["bubble_share"] = c.plan.bubble_share;
-  p["sync_share"] = c.plan.sync_share;
-  p["virtual_stages"] = c.plan.virtual_stages;
-  p["breakdown"] = ToJson(c.plan.breakdown);
-  Json stages = Json::MakeArray();
-  for (const auto& s : c.stages) {
-    Json sj = Json::MakeObject();
-    sj["first_layer"] = s.first_layer;
-    sj["last_layer"] = s.last_layer;
-    sj["layers"] = s.layers;
-    sj["devices"] = s.devices;
-    sj["load_s"] = s.load_s;
-    sj["peak_memory_bytes"] = s.peak_memory_bytes;
-    stages.Push(sj);
+  // The choice keeps the names of its stages' first and last layers: enough for the plan writer.
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < c.plan.stages.size() && k < c.stages.size(); ++k) {
+    const StagePlan& s = c.plan.stages[k];
+    names.resize(std::max(names.size(), static_cast<std::size_t>(s.last_layer) + 1));
+    names[static_cast<std::size_t>(s.first_layer)] = c.stages[k].first_layer;
+    names[static_cast<std::size_t>(s.last_layer)] = c.stages[k].last_layer;
   }
-  p["stages"] = stages;
+  j["plan"] = PlacementPlanToJson(c.plan, names);
+  j["plan"]["strategy"] = c.strategy;
   return j;
 }
 

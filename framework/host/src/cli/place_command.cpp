@@ -38,7 +38,18 @@ int RunPlace(CommandContext& ctx) {
   } else {
     plan = search.Place(problem);
   }
-  Json json = PlacementPlanToJson(plan, problem);
+  Json json = Json::MakeObject();
+  json["feasible"] = plan.feasible;
+  if (!plan.feasible) {
+    json["reason"] = plan.reason;
+  } else {
+    json["throughput_samples_per_s"] = plan.throughput_samples_per_s;
+    json["time_per_batch_s"] = plan.time_per_batch_s;
+    json["micro_batch"] = problem.micro_batch;
+    json["recompute"] = problem.recompute;
+    json["schedule"] = ToString(problem.schedule);
+    json["plan"] = PlacementPlanToJson(plan, LayerNames(problem.widths.at(plan.tensor_parallel)));
+  }
   if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, json.Dump() + "\n");
   if (!plan.feasible) {
     ctx.err << "no feasible placement: " << plan.reason << "\n";

@@ -16,6 +16,7 @@
 #include "phaze/core/files.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/search_report.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;
@@ -160,45 +161,18 @@ int RunPredict(CommandContext& ctx) {
   const PlanChoice choice = evaluator.EvaluatePlan(model, arch, request);
   const PlacementPlan& p = choice.plan;
 
+  // What was asked, then the plan's result as results.json writes one (PlanChoiceToJson).
   Json j = Json::MakeObject();
   j["model"] = model.name;
   j["arch"] = arch.name;
   j["estimator"] = run.estimator.name;
-  j["feasible"] = choice.feasible;
-  if (!choice.feasible) j["reason"] = choice.reason;
-  Json& pl = j["plan"];
-  pl["tensor_parallel"] = request.tensor_parallel;
-  pl["pipeline_stages"] = request.pipeline_stages;
-  pl["data_parallel"] = request.data_parallel;
-  pl["virtual_stages"] = request.virtual_stages;
-  pl["micro_batch"] = request.micro_batch;
-  pl["global_batch"] = run.training.global_batch;
-  pl["recompute"] = std::string(ToString(request.recompute));
-  pl["sequence_parallel"] = run.strategies[0].component.name == "sequence_parallel";
-  pl["schedule"] = run.training.pipeline_schedule;
-  pl["accelerators"] = run.cluster.num_accelerators;
-  pl["hbm_gib"] = request.hbm_gib;
+  j["global_batch"] = run.training.global_batch;
+  j["accelerators"] = run.cluster.num_accelerators;
+  j["schedule"] = run.training.pipeline_schedule;
+  j["model_flops_per_token"] = model.flops_per_token;
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
-  Json mem = Json::MakeArray(), stages = Json::MakeArray();
-  const auto& layers = model.FindSlice(request.micro_batch, request.tensor_parallel)->graph.layers;
-  for (const auto& s : p.stages) {
-    mem.Push(s.peak_memory_bytes);
-    Json sj = ToJson(s);
-    sj["first_layer"] = layers[s.first_layer].name;
-    sj["last_layer"] = layers[s.last_layer].name;
-    stages.Push(sj);
-  }
-  j["memory_per_stage_bytes"] = mem;
-  j["stages"] = stages;
-  if (choice.feasible) {
-    j["iteration_s"] = p.time_per_batch_s;
-    j["breakdown"] = ToJson(p.breakdown);
-    j["throughput_tokens_per_s"] = choice.tokens_per_s;
-    j["throughput_samples_per_s"] = p.throughput_samples_per_s;
-    j["mfu"] = choice.mfu;
-    j["model_flops_per_token"] = model.flops_per_token;
-  }
+  j["result"] = PlanChoiceToJson(choice);
   if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, j.Dump() + "\n");
   if (!choice.feasible) {
     ctx.err << "infeasible plan: " << choice.reason << "\n";
