@@ -231,6 +231,23 @@ TEST(EvaluationCodec, PruneRecordsAndTasksRoundTrip) {
   EXPECT_EQ(d.pruned->incumbent.score, 5.5);
   EXPECT_EQ(d.models.at(0).best.reason, "pruned");
   EXPECT_THROW(DecodeConfigEvaluation(std::string_view(bytes).substr(0, bytes.size() - 1)), Error);
+  EXPECT_THROW(DecodeConfigEvaluation(bytes + "x"), Error);
+  // An enum value out of range: the one byte where kNone and kFull encode differently set to 7.
+  ConfigEvaluation full = e;
+  full.models[0].best.recompute = RecomputeMode::kFull;
+  std::string bad = EncodeConfigEvaluation(full);
+  ASSERT_EQ(bad.size(), bytes.size());
+  std::size_t at = 0;
+  while (at < bad.size() && bad[at] == bytes[at]) ++at;
+  ASSERT_LT(at, bad.size());
+  bad[at] = 7;
+  try {
+    DecodeConfigEvaluation(bad);
+    FAIL() << "decoded a recompute mode of 7";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("malformed message: enum value 7"), std::string::npos)
+        << error.what();
+  }
 
   SearchTask plain{41, std::nullopt};
   const SearchTask a = DecodeSearchTask(EncodeSearchTask(plain));

@@ -1,8 +1,9 @@
 // The binary form of a ConfigEvaluation (every model's plans and statistics,
 // the prune record), as an MPI worker sends it to rank 0 (framework/host/cluster), and of a
 // SearchTask (config index and incumbent), as rank 0 sends it to a worker. Exact: Decode(Encode(e)) has every field
-// equal to e's, doubles bit for bit. A new field of PlanChoice, PlacementPlan, ModelEvaluation or
-// PruneRecord must be added here too (the distributed-run test compares results.json).
+// equal to e's, doubles bit for bit. Each type's fields are listed once (`Fields` in the .cpp), and
+// both directions follow that list: a new field of PlanChoice, PlacementPlan, ModelEvaluation or
+// PruneRecord is added there, once (the distributed-run test compares results.json).
 #pragma once
 
 #include <string>
