@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ pkg-config ninja-build
   libboost-dev libboost-program-options-dev
-  libyaml-cpp-dev
+  libyaml-cpp-dev libfmt-dev
   coinor-libcbc-dev liblpsolve55-dev libsuitesparse-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc lp-solve

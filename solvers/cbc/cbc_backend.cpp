@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <vector>
+#include <fmt/printf.h>
 
 #include "phaze/ilp/solver_backend.hpp"
 #include "phaze/plugin/plugin_abi.hpp"
@@ -36,8 +37,7 @@ std::mutex& CbcMutex() {
 }
 
 std::string Fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string buf = fmt::sprintf("%.17g", v);
   return buf;
 }
 

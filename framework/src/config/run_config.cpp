@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <fmt/printf.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
@@ -327,8 +328,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     const long double devices = static_cast<long double>(e.pipeline_stages) * e.data_parallel *
                                 e.tensor_parallel;
     if (devices > static_cast<long double>(rc.cluster.num_accelerators)) {
-      char text[48];
-      std::snprintf(text, sizeof text, "%.0Lf", devices);
+      std::string text = fmt::sprintf("%.0Lf", devices);
       node.Fail(std::string("the plan needs p·d·t = ") + text +
                 " accelerators, the cluster has " + std::to_string(rc.cluster.num_accelerators));
     }

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <fmt/printf.h>
 
 namespace phaze {
 
@@ -46,8 +47,7 @@ std::string JsonEscape(std::string_view s) {
       case '\t': out += "\\t"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          std::string buf = fmt::sprintf("\\u%04x", static_cast<unsigned>(c));
           out += buf;
         } else {
           out += c;

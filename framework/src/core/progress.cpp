@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fmt/printf.h>
 
 namespace phaze {
 
@@ -18,13 +19,13 @@ StderrProgress::StderrProgress(std::ostream& out, double min_interval_s, Clock c
 std::string StderrProgress::FormatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
   auto s = static_cast<long long>(std::llround(seconds));
-  char buf[32];
+  std::string buf;
   if (s < 60) {
-    std::snprintf(buf, sizeof buf, "%llds", s);
+    buf = fmt::sprintf("%llds", s);
   } else if (s < 3600) {
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+    buf = fmt::sprintf("%lldm%02llds", s / 60, s % 60);
   } else {
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, (s % 3600) / 60);
+    buf = fmt::sprintf("%lldh%02lldm", s / 3600, (s % 3600) / 60);
   }
   return buf;
 }
@@ -34,8 +35,7 @@ std::string StderrProgress::FormatLine(const std::string& phase, std::int64_t do
                                        const std::string& note) {
   std::string line = phase + " " + std::to_string(done);
   if (total > 0) {
-    char pct[16];
-    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * static_cast<double>(done) / total);
+    std::string pct = fmt::sprintf("%.0f%%", 100.0 * static_cast<double>(done) / total);
     line += "/" + std::to_string(total) + " (" + pct + ")";
   }
   line += " elapsed " + FormatDuration(elapsed_s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fmt/printf.h>
 
 #include "phaze/core/xml.hpp"
 
@@ -14,8 +15,7 @@ constexpr double kEmPerChar = 0.64;
 constexpr double kAscent = 0.8, kDescent = 0.25;  // of the font size, about the baseline
 
 std::string Num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", v);
+  std::string text = fmt::sprintf("%.2f", v);
   std::string s = text;
   while (s.back() == '0') s.pop_back();  // "12.50" → "12.5", "3.00" → "3."
   if (s.back() == '.') s.pop_back();
@@ -152,8 +152,7 @@ std::string TickLabel(double v) {
     scaled = v / 1e6, suffix = "M";
   else if (a >= 1e4)
     scaled = v / 1e3, suffix = "k";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g%s", scaled, suffix);
+  std::string text = fmt::sprintf("%.4g%s", scaled, suffix);
   return text;
 }
 

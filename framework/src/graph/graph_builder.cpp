@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <utility>
+#include <fmt/printf.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
@@ -442,8 +443,7 @@ void CompleteUniqueLayer(UniqueLayer& layer, bool fusion, std::int64_t dtype_byt
 namespace {
 
 std::string Scientific(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2g", v);
+  std::string text = fmt::sprintf("%.2g", v);
   return text;
 }
 

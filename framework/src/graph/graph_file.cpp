@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <fmt/printf.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/graph/backward.hpp"
@@ -254,8 +255,7 @@ OperatorGraph ParseOperatorGraph(const ConfigNode& node) {
 // ---------------------------------------------------------------- summary helpers
 
 std::string Fixed(double value, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  std::string buf = fmt::sprintf("%.*f", digits, value);
   return buf;
 }
 

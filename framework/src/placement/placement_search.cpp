@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <tuple>
+#include <fmt/printf.h>
 
 namespace phaze {
 
@@ -16,8 +17,7 @@ bool Finite(double v) { return std::isfinite(v) && v >= 0; }
 
 // "106552127488 bytes (99.23 GiB)"
 std::string BytesText(double bytes) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.0f bytes (%.2f GiB)", bytes, bytes / 1073741824.0);
+  std::string buf = fmt::sprintf("%.0f bytes (%.2f GiB)", bytes, bytes / 1073741824.0);
   return buf;
 }
 

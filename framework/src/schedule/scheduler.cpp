@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <fmt/printf.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/ilp/model_writer.hpp"
@@ -761,8 +762,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     return KeptAtBudget(std::move(heuristic), lower_bound, why);
   };
   const Deadline deadline = Deadline::In(options_.solve.time_limit_s);
-  char limit[32];
-  std::snprintf(limit, sizeof limit, "%g", options_.solve.time_limit_s);
+  std::string limit = fmt::sprintf("%g", options_.solve.time_limit_s);
   const std::string out_of_time = std::string("the time limit of ") + limit + " s ran out before the ";
   const double gap = options_.solve.relative_gap;
   if (options_.improvement_evaluations > 0) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <fmt/printf.h>
 
 #include "phaze/core/error.hpp"
 
@@ -286,12 +287,12 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
     best = std::max(best, e.evaluation.score);
     bucket_best = std::max(bucket_best, e.evaluation.score);
     out.explored.push_back(std::move(e));
-    char note[96];
+    std::string note;
     if (prune) {
-      std::snprintf(note, sizeof note, "best %.6g samples/s, %lld pruned", best,
+      note = fmt::sprintf("best %.6g samples/s, %lld pruned", best,
                     static_cast<long long>(out.pruned));
     } else {
-      std::snprintf(note, sizeof note, "best %.6g samples/s", best);
+      note = fmt::sprintf("best %.6g samples/s", best);
     }
     progress.Update(k + 1, note);
 

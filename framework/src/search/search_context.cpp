@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <thread>
+#include <fmt/printf.h>
 
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/arch/area_model.hpp"
@@ -37,8 +38,7 @@ class Digest {
   }
   void Add(double v) { Add(std::to_string(std::bit_cast<std::uint64_t>(v))); }
   std::string Hex() const {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash_));
+    std::string buf = fmt::sprintf("%016llx", static_cast<unsigned long long>(hash_));
     return buf;
   }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fmt/printf.h>
 
 #include "phaze/core/svg.hpp"
 #include "phaze/core/text_format.hpp"
@@ -54,8 +55,7 @@ std::string PlotTitle(const SearchResults& r, const std::string& what) {
 std::string Shade(double share) {
   const double t = std::clamp(share, 0.0, 1.0);
   auto mix = [&](int a, int b) { return static_cast<int>(std::lround(a + (b - a) * t)); };
-  char colour[8];
-  std::snprintf(colour, sizeof colour, "#%02x%02x%02x", mix(0xc6, 0x08), mix(0xdb, 0x30),
+  std::string colour = fmt::sprintf("#%02x%02x%02x", mix(0xc6, 0x08), mix(0xdb, 0x30),
                 mix(0xef, 0x6b));
   return colour;
 }

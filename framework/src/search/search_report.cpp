@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <fmt/printf.h>
 
 #include "phaze/core/files.hpp"
 #include "phaze/core/text_format.hpp"
@@ -580,20 +581,19 @@ std::string SearchSummary(const SearchResults& r) {
   std::ostringstream out;
   out << "explored " << r.outcome.explored.size() << " of " << r.outcome.candidates
       << " architectures (" << r.outcome.stop_reason << ")\n";
-  char line[512];
-  std::snprintf(line, sizeof line, "%-22s %-44s %9s %14s %9s %6s\n", "model", "best architecture",
+  std::string line = fmt::sprintf("%-22s %-44s %9s %14s %9s %6s\n", "model", "best architecture",
                 "area mm²", "samples/s", "vs ref", "MFU");
   out << line;
   for (std::size_t m = 0; m < r.models.size(); ++m) {
     const double ref = r.ReferenceThroughput(r.models[m].name);
     if (r.best_per_model[m] < 0) {
-      std::snprintf(line, sizeof line, "%-22s %-44s\n", r.models[m].name.c_str(), "no feasible config");
+      line = fmt::sprintf("%-22s %-44s\n", r.models[m].name.c_str(), "no feasible config");
       out << line;
       continue;
     }
     const auto& e = r.outcome.explored[r.best_per_model[m]];
     const auto& c = e.evaluation.models[m].best;
-    std::snprintf(line, sizeof line, "%-22s %-44s %9.2f %14.4g %9s %5.1f%%\n",
+    line = fmt::sprintf("%-22s %-44s %9.2f %14.4g %9s %5.1f%%\n",
                   r.models[m].name.c_str(), ArchText(e.point.arch).c_str(), e.point.area_um2 * 1e-6,
                   c.Throughput(),
                   ref > 0 ? FormatNumber("%.2fx", c.Throughput() / ref).c_str() : "-", 100 * c.mfu);

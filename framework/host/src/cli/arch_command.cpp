@@ -3,6 +3,7 @@
 // breakdown and peak FLOP/s. --output FILE writes the JSON as well.
 #include <cstdio>
 #include <filesystem>
+#include <fmt/printf.h>
 
 #include "commands.hpp"
 #include "phaze/arch/arch_space.hpp"
@@ -17,8 +18,7 @@ namespace phaze::cli {
 namespace {
 
 std::string Num(double v, const char* format) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
+  std::string buf = fmt::sprintf(format, v);
   return buf;
 }
 
@@ -99,8 +99,7 @@ int RunArch(CommandContext& ctx) {
       const auto& p = points[i];
       configs.Push(PointJson(p.arch, area.Area(p.arch)));
       if (format == "table") {
-        char line[160];
-        std::snprintf(line, sizeof line, "%8lld %7lld %7lld %5lld %5lld %6lld %8lld %7g %9.6f\n",
+        std::string line = fmt::sprintf("%8lld %7lld %7lld %5lld %5lld %6lld %8lld %7g %9.6f\n",
                       static_cast<long long>(i + 1), static_cast<long long>(p.arch.num_tc),
                       static_cast<long long>(p.arch.num_vc), static_cast<long long>(p.arch.pe_x),
                       static_cast<long long>(p.arch.pe_y), static_cast<long long>(p.arch.pe_vc),

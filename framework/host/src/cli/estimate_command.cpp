@@ -5,6 +5,7 @@
 // `vector,FUNCTION,ELEMENTS[,ROW]` or `collective,KIND,BYTES,GROUP` ('#' comments).
 #include <cstdio>
 #include <sstream>
+#include <fmt/printf.h>
 
 #include "commands.hpp"
 #include "phaze/config/run_config.hpp"
@@ -158,12 +159,12 @@ int RunEstimate(CommandContext& ctx) {
     std::string label;
     for (const auto& c : cells) label += (label.empty() ? "" : ",") + c;
     j["request"] = label;
-    char line[256];
+    std::string line;
     if (r.collective) {
       const double s = network.CollectiveS(*r.collective, static_cast<double>(r.bytes),
                                            CommGroup{r.group, 1});
       j["time_s"] = s;
-      std::snprintf(line, sizeof line, "%-36s %.6g s\n", label.c_str(), s);
+      line = fmt::sprintf("%-36s %.6g s\n", label.c_str(), s);
     } else {
       const OpEstimate e = estimator->Estimate(*r.op, arch, Pass::kForward);
       j["signature"] = r.op->Signature();
@@ -176,7 +177,7 @@ int RunEstimate(CommandContext& ctx) {
         j["all_cores_utilisation"] =
             static_cast<double>(r.op->gemm->Flops()) / (e.all_cores_s * arch.PeakTensorFlopsPerS());
       }
-      std::snprintf(line, sizeof line,
+      line = fmt::sprintf(
                     "%-36s single core %.6g s (%.0f cycles)  all cores %.6g s (%.0f cycles)\n",
                     label.c_str(), e.single_core_s, e.single_core_s * arch.frequency_hz,
                     e.all_cores_s, e.all_cores_s * arch.frequency_hz);

@@ -7,6 +7,7 @@
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
 #include <cstdio>
 #include <sstream>
+#include <fmt/printf.h>
 
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
@@ -59,14 +60,12 @@ std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
 }
 
 std::string Seconds(double s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%10.4f s", s);
+  std::string buf = fmt::sprintf("%10.4f s", s);
   return buf;
 }
 
 std::string GiB(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
+  std::string buf = fmt::sprintf("%.2f GiB", bytes / 1073741824.0);
   return buf;
 }
 
@@ -203,14 +202,13 @@ int RunPredict(CommandContext& ctx) {
     << "    data parallel   " << Seconds(b.data_parallel_s) << "\n"
     << "    optimizer step  " << Seconds(b.optimizer_s) << "\n"
     << "    tied embedding  " << Seconds(b.tied_embedding_s) << "\n";
-  char line[160];
-  std::snprintf(line, sizeof line, "  throughput        %.4g tokens/s, %.4g samples/s, MFU %.1f%%\n",
+  std::string line = fmt::sprintf("  throughput        %.4g tokens/s, %.4g samples/s, MFU %.1f%%\n",
                 choice.tokens_per_s, p.throughput_samples_per_s, 100 * choice.mfu);
   o << line;
   o << "  memory per device (HBM " << request.hbm_gib << " GiB):\n";
   for (std::size_t k = 0; k < p.stages.size(); ++k) {
     const StageMemory& m = p.stages[k].memory;
-    std::snprintf(line, sizeof line,
+    line = fmt::sprintf(
                   "    stage %-3zu %10s = weights %s + gradients %s + optimizer %s + activations "
                   "%s (%.3g in flight) + working %s\n",
                   k, GiB(p.stages[k].peak_memory_bytes).c_str(), GiB(m.weight_bytes).c_str(),

@@ -5,6 +5,7 @@
 // --solver overrides the run config's backend; --output writes JSON (top-level makespan_s);
 // --gantt FILE.svg draws it; --dump-ilp DIR writes every ILP solved.
 #include <cstdio>
+#include <fmt/printf.h>
 
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
@@ -155,8 +156,8 @@ int RunSchedule(CommandContext& ctx) {
   const ScheduleResult result = scheduler.Solve(problem);
 
   const double sequential = problem.SequentialMakespan();
-  char line[512];
-  std::snprintf(line, sizeof line,
+  std::string line;
+  line = fmt::sprintf(
                 "%s: makespan %.3f µs (sequential %.3f µs, %.3fx) — %s, %s, gap %.2g; %zu ops, "
                 "%d segments (%d fast), %d ILP solves (%.3f s, %d variables)\n",
                 where.c_str(), result.makespan_s * 1e6, sequential * 1e6,
@@ -167,7 +168,7 @@ int RunSchedule(CommandContext& ctx) {
                 result.stats.solves, result.stats.solve_time_s, result.stats.variables);
   ctx.out << line;
   if (problem.host_s > result.makespan_s) {
-    std::snprintf(line, sizeof line,
+    line = fmt::sprintf(
                   "  host-bound: the host issues the pass in %.3f µs, longer than its makespan; "
                   "the pass lasts %.3f µs\n",
                   problem.host_s * 1e6, PassSeconds(problem, result) * 1e6);
@@ -178,7 +179,7 @@ int RunSchedule(CommandContext& ctx) {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return result.ops[a].start_s < result.ops[b].start_s; });
-  std::snprintf(line, sizeof line, "  %-40s %-6s %-6s %12s %12s  %s\n", "op", "class", "mode",
+  line = fmt::sprintf("  %-40s %-6s %-6s %12s %12s  %s\n", "op", "class", "mode",
                 "start µs", "duration µs", "cores");
   ctx.out << line;
   for (int i : order) {
@@ -187,7 +188,7 @@ int RunSchedule(CommandContext& ctx) {
     const std::string vc = CoreText(s.vector_cores, "VC");
     if (!vc.empty()) cores += (cores.empty() ? "" : "+") + vc;
     if (cores.empty()) cores = "links";
-    std::snprintf(line, sizeof line, "  %-40s %-6s %-6s %12.3f %12.3f  %s\n",
+    line = fmt::sprintf("  %-40s %-6s %-6s %12.3f %12.3f  %s\n",
                   problem.ops[i].name.c_str(), std::string(ToString(problem.ops[i].cls)).c_str(),
                   s.intra_op ? "intra" : "single", s.start_s * 1e6, s.duration_s * 1e6,
                   cores.c_str());

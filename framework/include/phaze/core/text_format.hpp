@@ -1,16 +1,11 @@
 // printf-style formatting of one number into a std::string, for reports and plots.
 #pragma once
 
-#include <cstdio>
 #include <string>
 
 namespace phaze {
 
 // FormatNumber("%.2f", 3.14159) == "3.14". The format takes exactly one double.
-inline std::string FormatNumber(const char* format, double v) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, v);
-  return text;
-}
+std::string FormatNumber(const char* format, double v);
 
 }  // namespace phaze
