@@ -352,8 +352,8 @@ void RunConfig::CheckComponents(const Registry& registry, bool check_solver, boo
   };
   if (check_solver) check(solver.backend, ComponentKind::kSolverBackend, "solver.backend");
   if (check_estimator) check(estimator, ComponentKind::kEstimator, "estimator.name");
+  if (!check_strategy) return;
   for (const auto& s : strategies) {
-    if (!check_strategy) break;
     check(s.component, ComponentKind::kParallelismStrategy, "strategy.name");
     if (s.over) check(s.over->component, ComponentKind::kParallelismStrategy, "strategy.over.name");
   }

@@ -14,10 +14,9 @@ using i64 = std::int64_t;
 
 bool SplitFeature(Axis a) { return a == Axis::kHeads || a == Axis::kFfn || a == Axis::kVocab; }
 
-// Megatron's collectives run over the w consecutive ranks of the tensor-parallel group; they move
-// a tensor of the op they follow, so they span its axes.
 // The tensor-parallel group: w devices, `stride` ranks apart (the width of the graph being
-// sliced: 1 for a full graph, more when Megatron is composed over another strategy).
+// sliced: 1 for a full graph, more when Megatron is composed over another strategy). A collective
+// moves a tensor of the op it follows, so it spans that op's axes.
 struct Group {
   i64 size = 1;
   i64 stride = 1;
@@ -36,8 +35,9 @@ const OpAxes kHiddenState = OpAxes::Of({Axis::kTokens, Axis::kHidden});
 
 // Work of this op is divided by w: split roles, and replicated ops under sequence parallelism.
 bool Divided(const Operator& op, bool sp) {
-  return RoleOf(op) == Role::kColumn || RoleOf(op) == Role::kRow || RoleOf(op) == Role::kSharded ||
-         (sp && RoleOf(op) == Role::kReplicated);
+  const Role r = RoleOf(op);
+  return r == Role::kColumn || r == Role::kRow || r == Role::kSharded ||
+         (sp && r == Role::kReplicated);
 }
 
 i64 ExpertCount(const OperatorGraph& g) {
@@ -69,8 +69,8 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
     for (int t : g.InputTensors()) split[t] = g.GetTensor(t).requires_grad;
   }
   for (const auto& op : g.Ops()) {
-    const bool splits = RoleOf(op) == Role::kColumn || RoleOf(op) == Role::kSharded ||
-                        (sp && RoleOf(op) == Role::kReplicated);
+    const Role r = RoleOf(op);
+    const bool splits = r == Role::kColumn || r == Role::kSharded || (sp && r == Role::kReplicated);
     if (!splits || (ep && feeds_experts(op))) continue;  // expert buffers stay whole
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;

@@ -16,8 +16,8 @@
 // work on s/w of the sequence; g becomes reduce-scatter forward / all-gather backward, f becomes
 // all-gather forward / reduce-scatter backward; a column-parallel GEMM keeps its sequence-split
 // input for backward (so a block saves s·b·h·(34 + 5·a·s/h)/w bytes); layer edges carry s/w of
-// the hidden state. Not modelled: the all-gather that re-forms that input for the weight gradient
-// in the backward pass (Megatron-LM overlaps it with the input-gradient GEMM).
+// the hidden state; the all-gather that re-forms that input for the weight gradient in the
+// backward pass is the `.regather` collective (identity forward).
 // Expert parallelism (MoE): experts e < E/w stay on the device (whole: each receives its routed
 // tokens from every device), the rest are dropped; all-to-alls of the routed-token buffer before
 // the experts and after them; the rest is sliced as with sequence parallelism.
