@@ -45,11 +45,8 @@ RunConfig::StrategyChoice ParseStrategy(const ConfigNode& node) {
   if (auto o = node.IsScalar() ? std::nullopt : node.Optional("over")) {
     o->ExpectKeys({"name", "params", "width"});
     RunConfig::StrategyChoice::Over over;
-    over.component = ParseComponent(o->Child("name"), "name", {});
-    if (auto p = o->Optional("params")) {
-      if (!p->IsMap()) p->Fail("expected a map of plugin parameters, found " + p->Describe());
-      over.component.params = *p;
-    }
+    o->Child("name");  // required: a located error when missing
+    over.component = ParseComponent(*o, "name", {});
     over.width = o->Child("width").AsIntInRange(1, limits::kWidth);
     c.over = over;
   }

@@ -29,13 +29,11 @@ Operator Collective(const std::string& name, std::optional<CollectiveKind> forwa
                         OpAxes{.spans = of.spans});
 }
 
-Role RoleOf(const Operator& op) { return MegatronRoleOf(op); }
-
 const OpAxes kHiddenState = OpAxes::Of({Axis::kTokens, Axis::kHidden});
 
 // Work of this op is divided by w: split roles, and replicated ops under sequence parallelism.
 bool Divided(const Operator& op, bool sp) {
-  const Role r = RoleOf(op);
+  const Role r = MegatronRoleOf(op);
   return r == Role::kColumn || r == Role::kRow || r == Role::kSharded ||
          (sp && r == Role::kReplicated);
 }
@@ -69,7 +67,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
     for (int t : g.InputTensors()) split[t] = g.GetTensor(t).requires_grad;
   }
   for (const auto& op : g.Ops()) {
-    const Role r = RoleOf(op);
+    const Role r = MegatronRoleOf(op);
     const bool splits = r == Role::kColumn || r == Role::kSharded || (sp && r == Role::kReplicated);
     if (!splits || (ep && feeds_experts(op))) continue;  // expert buffers stay whole
     for (size_t i = 0; i < op.outputs.size(); ++i) {
@@ -88,6 +86,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
   for (const auto& original : g.Ops()) {
     if (dropped(original)) continue;  // another device's expert
     Operator op = original;
+    const Role role = MegatronRoleOf(original);  // from the axes: unchanged by the edits below
     const bool dispatches = ep && feeds_experts(original);
     bool collects = false;
     if (ep && original.expert < 0) {
@@ -117,7 +116,7 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
       }
       op.outputs = outputs;
     }
-    if (op.gemm && RoleOf(op) == Role::kColumn) {
+    if (op.gemm && role == Role::kColumn) {
       const int x = op.inputs[0];
       auto it = gathered.find(x);
       if (it == gathered.end()) {
@@ -148,14 +147,14 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
     }
     if (Divided(op, sp)) {
       if (op.gemm) {
-        if (RoleOf(op) == Role::kColumn) op.gemm->n /= w;
-        if (RoleOf(op) == Role::kRow) op.gemm->k /= w;
-        if (RoleOf(op) == Role::kSharded) op.gemm->batch /= w;
-        if (RoleOf(op) == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
+        if (role == Role::kColumn) op.gemm->n /= w;
+        if (role == Role::kRow) op.gemm->k /= w;
+        if (role == Role::kSharded) op.gemm->batch /= w;
+        if (role == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
       }
       // Vocabulary-parallel gathers mask the ids outside their shard: all lookups, 1/w of the
       // table.
-      const bool vocab_gather = op.kind == OpKind::kEmbedding && RoleOf(op) == Role::kRow;
+      const bool vocab_gather = op.kind == OpKind::kEmbedding && role == Role::kRow;
       if (!op.gemm && !vocab_gather) {
         for (auto& v : op.vector) {
           v.elements /= w;
@@ -164,10 +163,10 @@ OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool
       } else if (op.gemm) {
         for (auto& v : op.vector) v.elements /= w;
       }
-      if (RoleOf(op) != Role::kReplicated) op.weight_bytes /= w;
+      if (role != Role::kReplicated) op.weight_bytes /= w;
     }
     s.AddOp(op);
-    if (RoleOf(op) == Role::kRow) {
+    if (role == Role::kRow) {
       // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
       const int y = op.outputs[0];
       const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
@@ -244,17 +243,18 @@ std::string TensorParallelRefusal(const LayerGraph& full, i64 w,
   }
   for (const auto& u : full.unique_layers) {
     for (const auto& op : u.forward.Ops()) {
+      const Role role = MegatronRoleOf(op);
       std::string what;
-      if (op.gemm && RoleOf(op) == Role::kColumn && op.gemm->n % w != 0) {
+      if (op.gemm && role == Role::kColumn && op.gemm->n % w != 0) {
         what = "its " + std::to_string(op.gemm->n) + " output columns";
-      } else if (op.gemm && RoleOf(op) == Role::kRow && op.gemm->k % w != 0) {
+      } else if (op.gemm && role == Role::kRow && op.gemm->k % w != 0) {
         what = "its reduction dimension " + std::to_string(op.gemm->k);
-      } else if (op.kind == OpKind::kEmbedding && RoleOf(op) == Role::kRow && !op.vector.empty() &&
+      } else if (op.kind == OpKind::kEmbedding && role == Role::kRow && !op.vector.empty() &&
                  (op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) % w != 0) {
         what = "its " +
                std::to_string(op.weight_bytes / full.dtype_bytes / op.vector[0].row_elements) +
                " vocabulary rows";
-      } else if (RoleOf(op) == Role::kSharded) {
+      } else if (role == Role::kSharded) {
         for (const auto& v : op.vector) {
           if (v.elements % w != 0) what = "its " + std::to_string(v.elements) + " elements";
         }
