@@ -339,6 +339,7 @@ TEST_P(BackendTest, ConcurrentSolvesGiveTheSerialAnswers) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (std::size_t i = 0; i < models.size(); ++i) {
+        // 121 = 11²: strides 1, 3, 5, 7 are coprime with it, so each thread visits every model once.
         const std::size_t k = (i * (2 * t + 1) + static_cast<std::size_t>(t) * 31) % models.size();
         concurrent[t][k] = backend_->Solve(models[k], o);
       }
