@@ -38,24 +38,18 @@ namespace {
 // CBC treats magnitudes >= COIN_DBL_MAX (= DBL_MAX) as infinite.
 constexpr double kCoinInfinity = std::numeric_limits<double>::max();
 
-// The model as a Clp LP with its integer columns marked (column-major copy of the rows).
+// The model as a Clp LP with its integer columns marked (the rows loaded as they are stored).
 void LoadInto(OsiClpSolverInterface& lp, const IlpModel& model, const std::vector<double>& costs) {
   const int n = model.NumVariables();
   const int m = model.NumRows();
-  std::vector<CoinBigIndex> starts(static_cast<size_t>(n) + 1, 0);
-  for (int c : model.Columns()) ++starts[static_cast<size_t>(c) + 1];
-  for (int j = 0; j < n; ++j) starts[j + 1] += starts[j];
-  std::vector<int> index(model.Columns().size());
-  std::vector<double> value(model.Columns().size());
-  std::vector<CoinBigIndex> fill(starts.begin(), starts.end() - 1);
+  std::vector<CoinBigIndex> starts(model.RowStarts().begin(), model.RowStarts().end() - 1);
+  std::vector<int> lengths(static_cast<std::size_t>(m));
   for (int r = 0; r < m; ++r) {
-    for (auto k = model.RowStarts()[r]; k < model.RowStarts()[r + 1]; ++k) {
-      const int c = model.Columns()[k];
-      index[fill[c]] = r;
-      value[fill[c]] = model.Coefficients()[k];
-      ++fill[c];
-    }
+    lengths[r] = static_cast<int>(model.RowStarts()[r + 1] - model.RowStarts()[r]);
   }
+  const CoinPackedMatrix rows(false, n, m, static_cast<CoinBigIndex>(model.Columns().size()),
+                              model.Coefficients().data(), model.Columns().data(), starts.data(),
+                              lengths.data());
   auto coin = [](double x) {
     return x == kInfinity ? kCoinInfinity : x == -kInfinity ? -kCoinInfinity : x;
   };
@@ -67,8 +61,7 @@ void LoadInto(OsiClpSolverInterface& lp, const IlpModel& model, const std::vecto
   std::vector<double> rlb(model.RowLower()), rub(model.RowUpper());
   for (double& x : rlb) x = coin(x);
   for (double& x : rub) x = coin(x);
-  lp.loadProblem(n, m, starts.data(), index.data(), value.data(), lb.data(), ub.data(),
-                 costs.data(), rlb.data(), rub.data());
+  lp.loadProblem(rows, lb.data(), ub.data(), costs.data(), rlb.data(), rub.data());
   lp.setObjSense(1.0);
   for (int j = 0; j < n; ++j) {
     if (model.Variable(j).IsIntegral()) lp.setInteger(j);
@@ -79,6 +72,10 @@ void LoadInto(OsiClpSolverInterface& lp, const IlpModel& model, const std::vecto
 // unbounded for either. Returns false when branch-and-bound must decide.
 bool AnswerFromRelaxation(const OsiClpSolverInterface& lp, bool has_integers,
                           MinimisationResult& r) {
+  r.detail =
+      fmt::sprintf("relaxation: optimal=%d primal_infeasible=%d dual_infeasible=%d abandoned=%d",
+                   lp.isProvenOptimal(), lp.isProvenPrimalInfeasible(), lp.isProvenDualInfeasible(),
+                   lp.isAbandoned());
   if (lp.isProvenPrimalInfeasible()) {
     r.status = SolveStatus::kInfeasible;
     r.detail += " (relaxation infeasible)";
@@ -124,7 +121,6 @@ class CbcBackend final : public SolverBackend {
 
     lp.initialSolve();
     MinimisationResult r;
-    r.detail = "relaxation: " + RelaxationStatus(lp);
     if (AnswerFromRelaxation(lp, has_integers, r)) return r;
     // Bounds implied by the rows (CbcMain does this before branch-and-bound).
     if (lp.getModelPtr()->tightenPrimalBounds() != 0) {
@@ -194,11 +190,6 @@ class CbcBackend final : public SolverBackend {
   }
 
  private:
-  static std::string RelaxationStatus(const OsiClpSolverInterface& lp) {
-    return fmt::sprintf("optimal=%d primal_infeasible=%d dual_infeasible=%d abandoned=%d",
-                        lp.isProvenOptimal(), lp.isProvenPrimalInfeasible(),
-                        lp.isProvenDualInfeasible(), lp.isAbandoned());
-  }
   bool cuts_ = true;
 };
 

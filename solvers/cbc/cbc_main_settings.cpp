@@ -67,14 +67,11 @@ void AddHeuristics(CbcModel& model) {
 // CbcMain's switch-off thresholds and accuracy levels.
 void AddCutGenerators(CbcModel& model) {
   const int columns = model.solver()->getNumCols();
-  struct Added {
-    int switch_off_below;
-    int inaccuracy;
-  };
-  std::vector<Added> added;
   auto add = [&](CglCutGenerator& generator, const char* name, int switch_off, int inaccuracy) {
-    model.addCutGenerator(&generator, -98, name);
-    added.push_back({switch_off, inaccuracy});
+    model.addCutGenerator(&generator, -98, name);  // the model keeps a copy
+    CbcCutGenerator* added = model.cutGenerator(model.numberCutGenerators() - 1);
+    added->setSwitchOffIfLessThan(switch_off);
+    added->setInaccuracy(inaccuracy);
   };
 
   CglProbing probing;
@@ -118,12 +115,6 @@ void AddCutGenerators(CbcModel& model) {
   twomir.setAway(0.01);
   add(twomir, "TwoMirCuts", 1, 4);
 
-  const int first = model.numberCutGenerators() - static_cast<int>(added.size());
-  for (std::size_t k = 0; k < added.size(); ++k) {
-    CbcCutGenerator* generator = model.cutGenerator(first + static_cast<int>(k));
-    generator->setSwitchOffIfLessThan(added[k].switch_off_below);
-    generator->setInaccuracy(added[k].inaccuracy);
-  }
   // Root cut passes: up to 100 on small models whatever the progress, else stop on a minimum drop.
   const double drop = std::fabs(model.solver()->getObjValue()) * 1e-5 + 1e-5;
   model.setMinimumDrop(std::min(5e-2, drop));
