@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -56,14 +57,51 @@ std::vector<ArchConfig> Archs() {
           LoadArchConfig("spotlight-gpt2")};
 }
 
+std::vector<GemmShape> MonotoneShapes() {
+  return {GemmShape{1, 512, 1024, 1024}, GemmShape{16, 512, 512, 64}, GemmShape{1, 1, 4096, 4096},
+          GemmShape{1, 2048, 11008, 4096}};
+}
+
+// The table estimator needs a table: one written from the device model's estimates of every op
+// the suite asks for (as a measured table would hold them), at full precision.
+std::shared_ptr<Estimator> MakeTable(const testing::TempDir& dir) {
+  const auto source = Make("device");
+  std::vector<OpWork> ops = TransformerOps();
+  for (GemmShape s : MonotoneShapes()) {
+    ops.push_back(OpWork::Gemm(s, 2));
+    for (int dim = 0; dim < 4; ++dim) {
+      GemmShape bigger = s;
+      (dim == 0 ? bigger.batch : dim == 1 ? bigger.m : dim == 2 ? bigger.n : bigger.k) *= 2;
+      ops.push_back(OpWork::Gemm(bigger, 2));
+    }
+  }
+  std::ostringstream csv;
+  csv.precision(17);
+  csv << "op,arch,single_core_s,all_cores_s\n";
+  std::set<std::string> written;
+  for (const auto& arch : Archs()) {
+    for (const auto& op : ops) {
+      if (!written.insert(op.Signature() + "," + arch.name).second) continue;
+      const OpEstimate e = source->Estimate(op, arch, Pass::kForward);
+      csv << op.Signature() << "," << arch.name << "," << e.single_core_s << "," << e.all_cores_s
+          << "\n";
+    }
+  }
+  testing::WriteFile(dir / "lat.csv", csv.str());
+  testing::WriteFile(dir / "run.yaml", "file: lat.csv\n");
+  return Estimators().CreateEstimator("table",
+                                      ConfigNode::ParseFile((dir / "run.yaml").string()));
+}
+
 class EstimatorTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (!Estimators().Has(ComponentKind::kEstimator, GetParam())) {
       GTEST_SKIP() << "estimator '" << GetParam() << "' was not built";
     }
-    estimator_ = Make(GetParam());
+    estimator_ = GetParam() == "table" ? MakeTable(dir_) : Make(GetParam());
   }
+  testing::TempDir dir_;
   std::shared_ptr<Estimator> estimator_;
 };
 
@@ -89,8 +127,7 @@ TEST_P(EstimatorTest, FiniteNonNegativeAndAllCoresNeverWorse) {
 
 TEST_P(EstimatorTest, MonotoneInGemmSize) {
   for (const auto& arch : Archs()) {
-    for (GemmShape s : {GemmShape{1, 512, 1024, 1024}, GemmShape{16, 512, 512, 64},
-                        GemmShape{1, 1, 4096, 4096}, GemmShape{1, 2048, 11008, 4096}}) {
+    for (GemmShape s : MonotoneShapes()) {
       const OpEstimate base = estimator_->Estimate(OpWork::Gemm(s, 2), arch, Pass::kForward);
       for (int dim = 0; dim < 4; ++dim) {
         GemmShape bigger = s;
@@ -120,8 +157,18 @@ TEST_P(EstimatorTest, DeterministicAndThreadSafe) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Estimators, EstimatorTest,
-                         ::testing::Values("analytic", "sunstone", "roofline", "gpu"),
+// Every estimator the project registers (the test below checks the list is complete).
+const std::vector<std::string> kAllEstimators = {"analytic", "sunstone", "roofline", "device", "gpu", "table"};
+
+TEST(EstimatorSuite, CoversEveryRegisteredEstimator) {
+  for (const auto& name : Estimators().Names(ComponentKind::kEstimator)) {
+    EXPECT_TRUE(std::find(std::begin(kAllEstimators), std::end(kAllEstimators), name) !=
+                std::end(kAllEstimators))
+        << "estimator '" << name << "' is registered but not in the conformance suite";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Estimators, EstimatorTest, ::testing::ValuesIn(kAllEstimators),
                          [](const auto& info) { return info.param; });
 
 // ------------------------------------------------------------------ the analytic estimator
@@ -273,89 +320,6 @@ TEST(TableEstimator, LooksUpRowsAndNamesMissingOnes) {
               std::string::npos)
         << err.what();
   }
-}
-
-}  // namespace
-}  // namespace phaze
-
-namespace phaze {
-namespace {
-
-// ------------------------------------------------------------------ the gpu estimator
-
-TEST(Gpu, GemmWavesMemoryFloorAndOverheadByHand) {
-  ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
-  a100.calibration = {{"gemm_efficiency", 0.5}, {"memory_efficiency", 0.5},
-                      {"kernel_overhead_s", 1e-5}};
-  const auto gpu = Make("gpu");
-  // The tile model written out: an SM is 4 tensor cores of 256 MACs at 1.41 GHz; its share of
-  // the L2 is 2560 words · 2 bytes · 1.41 GHz / 108; a tile lasts the longer of its FLOPs at half
-  // efficiency and its (tm + tn)·k operand bytes through the L2; the fastest tile wins.
-  const double sm = 2.0 * 4 * 256 * 1.41e9;
-  const double l2 = 2560.0 * 2 * 1.41e9 / 108;
-  auto expected = [&](double m, double n, double k) {
-    double best = 1e300;
-    for (auto [tm, tn] : {std::pair{256.0, 128.0}, {128.0, 256.0}, {128.0, 128.0}, {128.0, 64.0},
-                          {64.0, 128.0}, {64.0, 64.0}}) {
-      const double waves = std::ceil(std::ceil(m / tm) * std::ceil(n / tn) / 108);
-      best = std::min(best, waves * std::max(2 * tm * tn * k / (sm * 0.5), (tm + tn) * 2 * k / l2));
-    }
-    return best + 1e-5;
-  };
-  // 4096³: 128 × 64 tiles, 2048 of them in ⌈2048/108⌉ = 19 waves of 46.5 µs (128² tiles would
-  // need 10 waves of 93 µs): 883 µs + the kernel overhead.
-  OpEstimate e = gpu->Estimate(OpWork::Gemm({1, 4096, 4096, 4096}, 2), a100, Pass::kForward);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, expected(4096, 4096, 4096));
-  EXPECT_NEAR(e.all_cores_s, 19 * 2.0 * 128 * 64 * 4096 / (sm * 0.5) + 1e-5, 1e-12);
-  EXPECT_DOUBLE_EQ(e.single_core_s, e.all_cores_s * 108);
-  for (auto [m, n, k] : {std::tuple{1536.0, 1152.0, 4096.0}, {1537.0, 1152.0, 4096.0},
-                         {8192.0, 1024.0, 1024.0}, {2048.0, 3072.0, 1024.0}}) {
-    e = gpu->Estimate(OpWork::Gemm({1, static_cast<std::int64_t>(m), static_cast<std::int64_t>(n),
-                                    static_cast<std::int64_t>(k)}, 2),
-                      a100, Pass::kForward);
-    EXPECT_DOUBLE_EQ(e.all_cores_s, expected(m, n, k)) << m << "x" << n << "x" << k;
-  }
-  // Small tiles are bound by the L2: a 64² tile of k = 4096 moves 128·2·4096 bytes (15.7 µs at
-  // the SM's 66.8 GB/s), less than its 23.2 µs of FLOPs at half efficiency, but at full
-  // efficiency (11.6 µs) the L2 binds.
-  EXPECT_GT(128 * 2 * 4096 / l2, 2.0 * 64 * 64 * 4096 / sm);
-  // A thin GEMM (k = 16) is memory-bound: operands and result at half the HBM bandwidth.
-  e = gpu->Estimate(OpWork::Gemm({1, 128 * 108, 128, 16}, 2), a100, Pass::kForward);
-  const double bytes = 2.0 * (128 * 108 * 16 + 16 * 128 + 128 * 108 * 128);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, bytes / (2.039e12 * 0.5) + 1e-5);
-  // GELU on 1 Mi bf16 elements: read and write 2 MiB each.
-  e = gpu->Estimate(OpWork::Vector("gelu", 1 << 20, 2), a100, Pass::kForward);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, 4.0 * (1 << 20) / (2.039e12 * 0.5) + 1e-5);
-  // params: override the preset's calibration.
-  const auto faster = Estimators().CreateEstimator(
-      "gpu", ConfigNode::ParseString("kernel_overhead_s: 0", "p.yaml"));
-  e = faster->Estimate(OpWork::Vector("gelu", 1 << 20, 2), a100, Pass::kForward);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, 4.0 * (1 << 20) / (2.039e12 * 0.5));
-  EXPECT_THROW(Estimators().CreateEstimator(
-                   "gpu", ConfigNode::ParseString("gemm_efficiency: 1.5", "p.yaml")),
-               ConfigError);
-  // Scale and causal mask are folded into the GEMM (alpha) and Megatron's fused softmax: only
-  // their arithmetic, one operation per element on 108 × 64 lanes at 1.41 GHz.
-  const double lanes = 108.0 * 64 * 1.41e9;
-  OpWork scores = OpWork::Gemm({16, 2048, 2048, 128}, 2, /*weight_operand=*/false);
-  const double plain = gpu->Estimate(scores, a100, Pass::kForward).all_cores_s;
-  const std::int64_t n = 16LL * 2048 * 2048;
-  scores.vector = {{"scale", n, 1}, {"causal_mask", n, 1}};
-  EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s, plain + 2 * n / lanes);
-  e = gpu->Estimate(OpWork::Vector("causal_mask_backward", n, 2), a100, Pass::kBackward);
-  EXPECT_DOUBLE_EQ(e.all_cores_s, n / lanes);
-  // A dropout epilogue is a pass over the output: read and write 2 bytes per element.
-  scores.vector = {{"dropout", n, 1}};
-  EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s,
-                   plain + 4.0 * n / (2.039e12 * 0.5) + 1e-5);
-  // Kernels, for the host's issue time: one per op and one per epilogue kernel, none for folded
-  // work (a scale or mask inside the softmax).
-  EXPECT_EQ(gpu->Estimate(scores, a100, Pass::kForward).kernels, 2);
-  scores.vector = {{"scale", n, 1}, {"causal_mask", n, 1}};
-  EXPECT_EQ(gpu->Estimate(scores, a100, Pass::kForward).kernels, 1);
-  EXPECT_EQ(gpu->Estimate(OpWork::Vector("gelu", 1024, 2), a100, Pass::kForward).kernels, 1);
-  EXPECT_EQ(gpu->Estimate(OpWork::Vector("causal_mask", 1024, 2), a100, Pass::kForward).kernels,
-            0);
 }
 
 }  // namespace

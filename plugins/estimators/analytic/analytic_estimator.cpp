@@ -5,6 +5,8 @@
 #include <string>
 #include <tuple>
 
+#include "phaze/estimate/vector_cycles.hpp"
+
 namespace phaze::estimators {
 
 namespace {
@@ -12,62 +14,6 @@ namespace {
 using i64 = std::int64_t;
 
 i64 CeilDiv(i64 a, i64 b) { return (a + b - 1) / b; }
-
-// Cycles per element per lane of each vector function (physical model). GELU via erf (~15),
-// tanh-GELU = tanh (27) + 5 multiply-adds, SiLU = sigmoid (12) + 1, softmax = exp (15) + sum +
-// divide (10), norms = two passes plus a normalise, Adam = moments, sqrt (15), divide (10).
-const std::map<std::string, double>& PhysicalCycles() {
-  static const std::map<std::string, double> table = {
-      {"add", 1},
-      {"bias_add", 1},
-      {"mul", 1},
-      {"scale", 1},
-      {"mask", 1},
-      {"causal_mask", 1},
-      {"dropout", 2},
-      {"relu", 1},
-      {"gelu", 16},
-      {"gelu_tanh", 32},
-      {"silu", 13},
-      {"tanh", 27},
-      {"softmax", 26},
-      {"layernorm", 6},
-      {"rmsnorm", 4},
-      {"rotary", 3},
-      {"embedding", 1},
-      {"cross_entropy", 28},
-      {"bias_grad", 1},
-      {"adam", 30},
-      {"sgd", 2},
-      {"add_backward", 1},
-      {"bias_add_backward", 1},
-      {"mul_backward", 2},
-      {"scale_backward", 1},
-      {"mask_backward", 1},
-      {"causal_mask_backward", 1},
-      {"dropout_backward", 1},
-      {"relu_backward", 1},
-      {"gelu_backward", 30},
-      {"gelu_tanh_backward", 40},
-      {"silu_backward", 25},
-      {"tanh_backward", 2},
-      {"softmax_backward", 3},
-      {"layernorm_backward", 10},
-      {"rmsnorm_backward", 8},
-      {"rotary_backward", 3},
-      {"embedding_backward", 2},
-      {"cross_entropy_backward", 2},
-      // Mixture of experts: top-k selection (compare-exchange per element), token permutation
-      // (a copy), gate-weighted combine (multiply-add).
-      {"top_k", 4},
-      {"permute", 1},
-      {"combine", 2},
-      {"top_k_backward", 1},
-      {"permute_backward", 1},
-      {"combine_backward", 3},
-  };
-  return table;
-}
 
 // The reference's per-element cycle constants of the element-wise ops (REFERENCE §2.3): its
 // vector-core table for these functions, and the constants it adds for a fused epilogue.
@@ -166,15 +112,8 @@ AnalyticEstimator::AnalyticEstimator(Model model, const ConfigNode& params)
 }
 
 double AnalyticEstimator::CyclesPerElement(const OpWork& op, const std::string& f) const {
-  if (auto it = vector_cycles_.find(f); it != vector_cycles_.end()) return it->second;
-  const auto& table = PhysicalCycles();
-  if (auto it = table.find(f); it != table.end()) return it->second;
-  std::string known;
-  for (const auto& [name, c] : table) known += (known.empty() ? "" : ", ") + name;
-  throw UnsupportedOpError(
-      std::string("estimator '") + (model_ == Model::kPhysical ? "analytic" : "sunstone") +
-      "': op '" + op.name + "': no cycle cost for vector function '" + f + "'; known: " + known +
-      ". Give one with estimator params: vector_cycles: {" + f + ": CYCLES}");
+  return VectorCycles(model_ == Model::kPhysical ? "analytic" : "sunstone", op.name, f,
+                      vector_cycles_);
 }
 
 double AnalyticEstimator::TensorCycles(const GemmShape& s, bool /*weight_operand*/,

@@ -90,7 +90,7 @@ void AddEstimateOptions(po::options_description& d) {
   d.add_options()("arch", po::value<std::string>(),
                   "architecture: preset name (tpuv4, …) or YAML file")(
       "estimator", po::value<std::string>(),
-      "estimator name (default: the run config's, or analytic)")(
+      "estimator name (default: the run config's, or device)")(
       "gemm", po::value<std::vector<std::string>>()->composing(),
       "B,M,N,K: out[B][M][N] = A[B][M][K]·W[K][N] (repeatable)")(
       "op", po::value<std::vector<std::string>>()->composing(),

@@ -110,7 +110,7 @@ struct RunConfig {
     SolveOptions Options() const;
   } solver;
 
-  ComponentChoice estimator{"analytic", std::nullopt, std::nullopt};
+  ComponentChoice estimator{"device", std::nullopt, std::nullopt};
   // The parallelism strategies searched (`strategy: S`, `strategy: {name, params, over}` or a list
   // of them): every one slices every model, the DP runs on each, the best plan records which won.
   // `over: {name: I, width: k}`: I splits k ways over consecutive ranks and S splits the rest of

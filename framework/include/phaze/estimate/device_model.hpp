@@ -1,0 +1,114 @@
+// The device model (DESIGN §11): one physics for every chip the template can express — the
+// paper's hypothetical accelerators, the TPUv4-like baseline, a real TPUv4, an A100, an H100 —
+// stated in the template's own terms and calibrated on measured runs (share/validation/).
+// Registered as the `device` estimator (the search's default) and, for the GPU planner's
+// configs, as `gpu` (plugins/estimators/device/).
+//
+// Terms. A *core group* is the tensor cores that share a vector core: an SM (A100: 4 tensor cores
+// of 16×16 and 64 FP32 lanes), a TPU TensorCore (4 MXUs of 128×128 and a vector unit). With
+// g = max(1, ⌊num_tc / num_vc⌋) tensor cores per group there are G = ⌊num_tc / g⌋ groups; a chip
+// with at least as many vector cores as tensor cores has one tensor core per group. The g arrays
+// of a group form a gm × gn grid (gn the largest divisor of g not above √g).
+//
+// GEMM (batch, m, n, k), one kernel:
+// * Tiles. The output is cut into tiles of tm × tn = (a·pe_x·gm) × (b·pe_y·gn): every tensor core
+//   of the group computes a × b array-sized blocks of the tile, (a, b) ∈ {2×2, 2×4, 4×2, 4×4,
+//   4×8, 8×4} (on the A100 these are cuBLAS's CTA tiles 64×64 … 256×128). A tile is allowed when
+//   its operands, double-buffered in k-slices of pe_x, fit a tensor core's buffer:
+//   2·(a·pe_x + b·pe_y)·pe_x·word ≤ l2_tc_bytes (the 2×2 tile always is).
+// * Waves. Tiles run in waves of one per group: ⌈batch·⌈m/tm⌉·⌈n/tn⌉ / G⌉ waves.
+// * A tile lasts the longer of its arithmetic, 2·tm·tn·k' / (group peak · gemm_efficiency) with
+//   k' = ⌈k/pe_x⌉·pe_x (the reduction fills whole array rows), and its operand traffic through
+//   the GLB, (tm + tn)·k·word bytes at the group's share of the GLB bandwidth
+//   (glb_bandwidth_words_per_cycle · word · f / G). The fastest allowed tile is used, as cuBLAS's
+//   heuristics and XLA's tiling do.
+// * Floor: the HBM traffic at memory_efficiency of its bandwidth: the operands and the result
+//   once when they fit, else, for a GLB of S words, the re-reads of a blocked GEMM,
+//   batch·(2·m·n·k/√S + m·n) words (the Hong–Kung bound) when that is larger.
+// * A fused epilogue (bias, activation, dropout) is one more pass over the output per work item,
+//   each a vector op of its own (below) and a kernel of its own.
+// Vector op (element-wise, norm, softmax, loss, embedding, optimizer), one kernel: the longer of
+//   its bytes at memory_efficiency of the HBM bandwidth and its arithmetic,
+//   Σ cycles(function)·⌈elements / lanes⌉ / f on the num_vc · pe_vc lanes (vector_cycles.hpp).
+// Folded work: a scale or a (causal) mask, forward or backward, costs only its arithmetic (one
+//   operation per element on the lanes), no memory pass and no kernel: the scale is the GEMM's
+//   alpha and fused scale-mask-softmax kernels apply both inside the softmax.
+// Every kernel costs kernel_overhead_s on the device (launch, ramp, tail); the estimate counts
+//   kernels so the framework can charge the host's issue time (host_kernel_s, layer_schedule.hpp).
+//
+// One core (ℓ_i in the layer ILP). concurrent_kernels = 1 (the paper's template: independent ops
+//   may run side by side on disjoint cores): the op on one tensor core (or one vector core) with
+//   its 1/num_tc (1/num_vc) share of the GLB and HBM bandwidth, tiles of one array grid 1 × 1.
+//   concurrent_kernels = 0 (a GPU under one CUDA stream, a TPU running one XLA op at a time):
+//   one core is never worth choosing, single = all-cores time × G.
+//
+// Technology parameters (DeviceTechnology): the defaults are the A100's, fitted on measured runs
+// by share/validation/fit.py, and shared by every template chip (a hypothetical chip gets the
+// realism of a real one); a preset's `calibration` map overrides them, an estimator's `params:`
+// override both.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/estimate/estimator.hpp"
+
+namespace phaze {
+
+struct DeviceTechnology {
+  double gemm_efficiency = 0.85;      // fraction of a group's tensor peak a GEMM tile reaches
+  double memory_efficiency = 0.762;   // fraction of HBM bandwidth memory-bound kernels reach
+  double kernel_overhead_s = 1.62e-5; // device-side launch, ramp and tail per kernel
+  double concurrent_kernels = 1;      // 1: independent ops may share the cores; 0: one at a time
+
+  // The keys above, in order (calibration maps, params:, the robustness study).
+  static const char* const kKeys[4];
+  // Defaults, then arch.calibration, then `overrides`; throws ConfigError-free Error on a value
+  // out of range (efficiencies in (0, 1], overhead ≥ 0, concurrent_kernels 0 or 1).
+  static DeviceTechnology For(const ArchConfig& arch,
+                              const std::map<std::string, double>& overrides = {});
+  double Get(const std::string& key) const;
+  void Set(const std::string& key, double value);
+};
+
+// One output tile of a GEMM on one core group (or one tensor core).
+struct GemmTile {
+  std::int64_t tm = 0;
+  std::int64_t tn = 0;
+};
+
+class DeviceModel {
+ public:
+  // `vector_cycles` overrides the shared cycle table (vector_cycles.hpp); `name` is the
+  // estimator's registered name, for error messages.
+  DeviceModel(std::string name, std::map<std::string, double> overrides,
+              std::map<std::string, double> vector_cycles);
+
+  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch) const;
+
+  // The mapping, exposed for tests and tools.
+  static std::int64_t TensorCoresPerGroup(const ArchConfig& a);
+  static std::int64_t Groups(const ArchConfig& a);
+  // The tiles allowed on a unit of `cores_per_unit` tensor cores (a group, or 1).
+  static std::vector<GemmTile> Tiles(const ArchConfig& a, std::int64_t cores_per_unit);
+  // Compute time of a GEMM on `units` units of `cores_per_unit` tensor cores, each with
+  // `glb_share` of the GLB bandwidth: min over tiles of waves · tile time. Also returns the tile.
+  static double GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
+                                   std::int64_t cores_per_unit, std::int64_t units,
+                                   double glb_share, double gemm_efficiency,
+                                   GemmTile* chosen = nullptr);
+  // HBM bytes of a GEMM given the GLB (operands and result once, or the blocked re-reads).
+  static double GemmHbmBytes(const GemmShape& g, const ArchConfig& a, double op_bytes);
+
+ private:
+  double LaneSeconds(const OpWork& op, const std::string& function, std::int64_t elements,
+                     const ArchConfig& a, std::int64_t lanes) const;
+  std::string name_;
+  std::map<std::string, double> overrides_;
+  std::map<std::string, double> vector_cycles_;
+};
+
+}  // namespace phaze

@@ -1,0 +1,235 @@
+#include "phaze/estimate/device_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "phaze/estimate/vector_cycles.hpp"
+
+namespace phaze {
+
+namespace {
+
+using i64 = std::int64_t;
+
+i64 CeilDiv(i64 a, i64 b) { return (a + b - 1) / b; }
+
+// Array-sized blocks (rows × columns) one tensor core computes of a tile: cuBLAS's CTA tiles on
+// an SM of 2 × 2 tensor cores of 16 × 16 (64×64 … 256×128, header comment).
+constexpr i64 kBlocks[][2] = {{2, 2}, {2, 4}, {4, 2}, {4, 4}, {4, 8}, {8, 4}};
+
+// Work folded into a neighbouring kernel (header comment).
+bool FoldedAway(const std::string& function) {
+  static const char* const kFolded[] = {"scale",          "mask",          "causal_mask",
+                                        "scale_backward", "mask_backward", "causal_mask_backward"};
+  for (const char* f : kFolded) {
+    if (function == f) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* const DeviceTechnology::kKeys[4] = {"gemm_efficiency", "memory_efficiency",
+                                                "kernel_overhead_s", "concurrent_kernels"};
+
+double DeviceTechnology::Get(const std::string& key) const {
+  if (key == kKeys[0]) return gemm_efficiency;
+  if (key == kKeys[1]) return memory_efficiency;
+  if (key == kKeys[2]) return kernel_overhead_s;
+  if (key == kKeys[3]) return concurrent_kernels;
+  throw Error("device model: no technology parameter '" + key + "'");
+}
+
+void DeviceTechnology::Set(const std::string& key, double value) {
+  if (key == kKeys[0]) {
+    gemm_efficiency = value;
+  } else if (key == kKeys[1]) {
+    memory_efficiency = value;
+  } else if (key == kKeys[2]) {
+    kernel_overhead_s = value;
+  } else if (key == kKeys[3]) {
+    concurrent_kernels = value;
+  } else {
+    throw Error("device model: no technology parameter '" + key + "'");
+  }
+}
+
+DeviceTechnology DeviceTechnology::For(const ArchConfig& arch,
+                                       const std::map<std::string, double>& overrides) {
+  DeviceTechnology t;
+  for (const auto* m : {&arch.calibration, &overrides}) {
+    for (const char* key : kKeys) {
+      if (auto it = m->find(key); it != m->end()) t.Set(key, it->second);
+    }
+  }
+  auto bad = [&](const std::string& what) {
+    throw UnsupportedOpError("device model: architecture '" + arch.name + "': " + what);
+  };
+  if (!(t.gemm_efficiency > 0 && t.gemm_efficiency <= 1)) bad("gemm_efficiency not in (0, 1]");
+  if (!(t.memory_efficiency > 0 && t.memory_efficiency <= 1)) {
+    bad("memory_efficiency not in (0, 1]");
+  }
+  if (!(t.kernel_overhead_s >= 0) || !std::isfinite(t.kernel_overhead_s)) {
+    bad("kernel_overhead_s negative");
+  }
+  if (t.concurrent_kernels != 0 && t.concurrent_kernels != 1) bad("concurrent_kernels not 0 or 1");
+  return t;
+}
+
+DeviceModel::DeviceModel(std::string name, std::map<std::string, double> overrides,
+                         std::map<std::string, double> vector_cycles)
+    : name_(std::move(name)),
+      overrides_(std::move(overrides)),
+      vector_cycles_(std::move(vector_cycles)) {}
+
+i64 DeviceModel::TensorCoresPerGroup(const ArchConfig& a) {
+  return std::max<i64>(1, a.num_tc / std::max<i64>(1, a.num_vc));
+}
+
+i64 DeviceModel::Groups(const ArchConfig& a) {
+  return std::max<i64>(1, a.num_tc / TensorCoresPerGroup(a));
+}
+
+std::vector<GemmTile> DeviceModel::Tiles(const ArchConfig& a, i64 cores_per_unit) {
+  i64 gn = 1;
+  for (i64 d = 1; d * d <= cores_per_unit; ++d) {
+    if (cores_per_unit % d == 0) gn = d;
+  }
+  const i64 gm = cores_per_unit / gn;
+  std::vector<GemmTile> tiles;
+  for (const auto& [rows, cols] : kBlocks) {
+    const i64 operand_bytes = 2 * (rows * a.pe_x + cols * a.pe_y) * a.pe_x * a.word_bytes;
+    const bool smallest = rows == kBlocks[0][0] && cols == kBlocks[0][1];
+    if (smallest || a.l2_tc_bytes <= 0 || operand_bytes <= a.l2_tc_bytes) {
+      tiles.push_back({rows * a.pe_x * gm, cols * a.pe_y * gn});
+    }
+  }
+  return tiles;
+}
+
+double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
+                                       i64 cores_per_unit, i64 units, double glb_share,
+                                       double gemm_efficiency, GemmTile* chosen) {
+  const double unit_flops_per_s = 2.0 * static_cast<double>(cores_per_unit * a.pe_x * a.pe_y) *
+                                  a.frequency_hz * gemm_efficiency;
+  const double k = static_cast<double>(g.k);
+  const double k_filled = static_cast<double>(CeilDiv(g.k, a.pe_x) * a.pe_x);
+  double best = std::numeric_limits<double>::infinity();
+  for (const GemmTile& t : Tiles(a, cores_per_unit)) {
+    const double tiles = static_cast<double>(g.batch) * static_cast<double>(CeilDiv(g.m, t.tm)) *
+                         static_cast<double>(CeilDiv(g.n, t.tn));
+    const double tm = static_cast<double>(t.tm);
+    const double tn = static_cast<double>(t.tn);
+    const double tile_s = std::max(2.0 * tm * tn * k_filled / unit_flops_per_s,
+                                   (tm + tn) * static_cast<double>(a.word_bytes) * k / glb_share);
+    const double s = std::ceil(tiles / static_cast<double>(units)) * tile_s;
+    if (s < best) {
+      best = s;
+      if (chosen) *chosen = t;
+    }
+  }
+  return best;
+}
+
+double DeviceModel::GemmHbmBytes(const GemmShape& g, const ArchConfig& a, double op_bytes) {
+  const double word = static_cast<double>(a.word_bytes);
+  const double glb_words = static_cast<double>(a.glb_bytes) / word;
+  const double b = static_cast<double>(g.batch);
+  const double m = static_cast<double>(g.m);
+  const double n = static_cast<double>(g.n);
+  const double k = static_cast<double>(g.k);
+  if (glb_words <= 0 || b * (m * k + k * n + m * n) <= glb_words) return op_bytes;
+  return std::max(op_bytes, b * (2 * m * n * k / std::sqrt(glb_words) + m * n) * word);
+}
+
+double DeviceModel::LaneSeconds(const OpWork& op, const std::string& function, i64 elements,
+                                const ArchConfig& a, i64 lanes) const {
+  return VectorCycles(name_, op.name, function, vector_cycles_) *
+         static_cast<double>(CeilDiv(elements, lanes)) / a.frequency_hz;
+}
+
+OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
+  if (op.kind == OpKind::kCollective) {
+    throw UnsupportedOpError("estimator '" + name_ + "': op '" + op.name +
+                             "' is a collective: the network model costs it");
+  }
+  OpEstimate e;
+  if (op.Core() == CoreClass::kNone) {  // a view moves no data
+    e.kernels = 0;
+    return e;
+  }
+  const DeviceTechnology t = DeviceTechnology::For(a, overrides_);
+  const bool concurrent = t.concurrent_kernels == 1;
+  const i64 groups = Groups(a);
+  const double f = a.frequency_hz;
+  const i64 lanes_all = a.num_vc * a.pe_vc;
+  const double hbm = a.hbm_bandwidth_bytes_per_s * t.memory_efficiency;
+  const double op_bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
+
+  // Folded work: its arithmetic only.
+  double folded_all = 0;
+  double folded_one = 0;
+  bool all_folded = !op.vector.empty();
+  for (const auto& v : op.vector) {
+    if (FoldedAway(v.function)) {
+      folded_all += static_cast<double>(v.elements) / (static_cast<double>(lanes_all) * f);
+      folded_one += static_cast<double>(v.elements) / (static_cast<double>(a.pe_vc) * f);
+    } else {
+      all_folded = false;
+    }
+  }
+  // `share`: the fraction of the chip's bandwidths the op gets (1 on all cores, 1/num on one).
+  double all = 0;
+  double one = 0;
+  if (!op.gemm && all_folded) {  // a scale or mask on its own: inside the softmax kernel
+    e.kernels = 0;
+    all = folded_all;
+    one = folded_one;
+  } else if (op.gemm) {
+    const GemmShape& g = *op.gemm;
+    const double glb = a.glb_bandwidth_words_per_cycle * static_cast<double>(a.word_bytes) * f;
+    const double hbm_bytes = GemmHbmBytes(g, a, op_bytes);
+    const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
+    const double tcs = static_cast<double>(a.num_tc);
+    all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
+                                      glb / static_cast<double>(groups), t.gemm_efficiency),
+                   hbm_bytes / hbm) +
+          t.kernel_overhead_s + folded_all;
+    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t.gemm_efficiency),
+                   hbm_bytes / (hbm / tcs)) +
+          t.kernel_overhead_s + folded_one;
+    for (const auto& v : op.vector) {  // fused epilogues: a pass over the output each
+      if (FoldedAway(v.function)) continue;
+      all += std::max(2 * out_bytes / hbm, LaneSeconds(op, v.function, v.elements, a, lanes_all)) +
+             t.kernel_overhead_s;
+      one += std::max(2 * out_bytes / (hbm / tcs),
+                      LaneSeconds(op, v.function, v.elements, a, a.pe_vc)) +
+             t.kernel_overhead_s;
+      ++e.kernels;
+    }
+  } else {
+    double lanes_s_all = 0;
+    double lanes_s_one = 0;
+    for (const auto& v : op.vector) {
+      if (FoldedAway(v.function)) continue;
+      lanes_s_all += LaneSeconds(op, v.function, v.elements, a, lanes_all);
+      lanes_s_one += LaneSeconds(op, v.function, v.elements, a, a.pe_vc);
+    }
+    const double vcs = static_cast<double>(a.num_vc);
+    all = std::max(op_bytes / hbm, lanes_s_all) + t.kernel_overhead_s + folded_all;
+    one = std::max(op_bytes / (hbm / vcs), lanes_s_one) + t.kernel_overhead_s + folded_one;
+  }
+  if (concurrent) {
+    e.all_cores_s = std::min(all, one);
+    e.single_core_s = one;
+  } else {
+    e.all_cores_s = all;
+    // A fused op's or GEMM's "one core" is a group; a vector op's a vector core.
+    e.single_core_s = all * static_cast<double>(op.gemm ? groups : std::max<i64>(1, a.num_vc));
+  }
+  return e;
+}
+
+}  // namespace phaze

@@ -1,0 +1,73 @@
+#include "phaze/estimate/vector_cycles.hpp"
+
+#include "phaze/estimate/estimator.hpp"
+
+namespace phaze {
+
+const std::map<std::string, double>& VectorCyclesPerElement() {
+  static const std::map<std::string, double> table = {
+      {"add", 1},
+      {"bias_add", 1},
+      {"mul", 1},
+      {"scale", 1},
+      {"mask", 1},
+      {"causal_mask", 1},
+      {"dropout", 2},
+      {"relu", 1},
+      {"gelu", 16},
+      {"gelu_tanh", 32},
+      {"silu", 13},
+      {"tanh", 27},
+      {"softmax", 26},
+      {"layernorm", 6},
+      {"rmsnorm", 4},
+      {"rotary", 3},
+      {"embedding", 1},
+      {"cross_entropy", 28},
+      {"bias_grad", 1},
+      {"adam", 30},
+      {"sgd", 2},
+      {"add_backward", 1},
+      {"bias_add_backward", 1},
+      {"mul_backward", 2},
+      {"scale_backward", 1},
+      {"mask_backward", 1},
+      {"causal_mask_backward", 1},
+      {"dropout_backward", 1},
+      {"relu_backward", 1},
+      {"gelu_backward", 30},
+      {"gelu_tanh_backward", 40},
+      {"silu_backward", 25},
+      {"tanh_backward", 2},
+      {"softmax_backward", 3},
+      {"layernorm_backward", 10},
+      {"rmsnorm_backward", 8},
+      {"rotary_backward", 3},
+      {"embedding_backward", 2},
+      {"cross_entropy_backward", 2},
+      // Mixture of experts: top-k selection (compare-exchange per element), token permutation
+      // (a copy), gate-weighted combine (multiply-add).
+      {"top_k", 4},
+      {"permute", 1},
+      {"combine", 2},
+      {"top_k_backward", 1},
+      {"permute_backward", 1},
+      {"combine_backward", 3},
+  };
+  return table;
+}
+
+double VectorCycles(const std::string& estimator, const std::string& op_name,
+                    const std::string& function, const std::map<std::string, double>& overrides) {
+  if (auto it = overrides.find(function); it != overrides.end()) return it->second;
+  const auto& table = VectorCyclesPerElement();
+  if (auto it = table.find(function); it != table.end()) return it->second;
+  std::string known;
+  for (const auto& [name, c] : table) known += (known.empty() ? "" : ", ") + name;
+  throw UnsupportedOpError("estimator '" + estimator + "': op '" + op_name +
+                           "': no cycle cost for vector function '" + function + "'; known: " +
+                           known + ". Give one with estimator params: vector_cycles: {" + function +
+                           ": CYCLES}");
+}
+
+}  // namespace phaze

@@ -1,0 +1,219 @@
+// The device model (phaze/estimate/device_model.hpp) against hand-computed cases: the A100 as a
+// GPU (cuBLAS's tiles in waves over the SMs), a TPU-like chip (MXU-sized tiles, the reduction
+// padded to the array), one tensor core of a template chip, the GLB's re-reads, lane-bound vector
+// ops and the shared technology parameters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "phaze/estimate/device_model.hpp"
+#include "phaze/plugin/registry.hpp"
+#include "plugin_registry.hpp"
+#include "test_util.hpp"
+
+namespace phaze {
+namespace {
+
+std::shared_ptr<Estimator> Make(const std::string& name, const std::string& params = "") {
+  return testing::BuiltPlugins().CreateEstimator(
+      name, params.empty() ? ConfigNode::EmptyMap("test", "estimator.params")
+                           : ConfigNode::ParseString(params, "p.yaml"));
+}
+
+TEST(DeviceModel, A100GemmWavesMemoryFloorAndOverheadByHand) {
+  ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
+  a100.calibration = {{"gemm_efficiency", 0.5}, {"memory_efficiency", 0.5},
+                      {"kernel_overhead_s", 1e-5}, {"concurrent_kernels", 0}};
+  const auto gpu = Make("device");
+  // An SM (a core group: 432 / 108 = 4 tensor cores of 256 MACs) at 1.41 GHz; its share of the
+  // L2 is 2560 words · 2 bytes · 1.41 GHz / 108; a tile lasts the longer of its FLOPs at half
+  // efficiency and its (tm + tn)·k operand bytes through the L2; the fastest tile wins.
+  EXPECT_EQ(DeviceModel::TensorCoresPerGroup(a100), 4);
+  EXPECT_EQ(DeviceModel::Groups(a100), 108);
+  const double sm = 2.0 * 4 * 256 * 1.41e9;
+  const double l2 = 2560.0 * 2 * 1.41e9 / 108;
+  auto expected = [&](double m, double n, double k) {
+    double best = 1e300;
+    for (auto [tm, tn] : {std::pair{256.0, 128.0}, {128.0, 256.0}, {128.0, 128.0}, {128.0, 64.0},
+                          {64.0, 128.0}, {64.0, 64.0}}) {
+      const double waves = std::ceil(std::ceil(m / tm) * std::ceil(n / tn) / 108);
+      best = std::min(best, waves * std::max(2 * tm * tn * k / (sm * 0.5), (tm + tn) * 2 * k / l2));
+    }
+    return best + 1e-5;
+  };
+  // 4096³: 128 × 64 tiles, 2048 of them in ⌈2048/108⌉ = 19 waves of 46.5 µs (128² tiles would
+  // need 10 waves of 93 µs): 883 µs + the kernel overhead.
+  OpEstimate e = gpu->Estimate(OpWork::Gemm({1, 4096, 4096, 4096}, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, expected(4096, 4096, 4096));
+  EXPECT_NEAR(e.all_cores_s, 19 * 2.0 * 128 * 64 * 4096 / (sm * 0.5) + 1e-5, 1e-12);
+  // One CUDA stream: one SM is never worth choosing.
+  EXPECT_DOUBLE_EQ(e.single_core_s, e.all_cores_s * 108);
+  for (auto [m, n, k] : {std::tuple{1536.0, 1152.0, 4096.0}, {1537.0, 1152.0, 4096.0},
+                         {8192.0, 1024.0, 1024.0}, {2048.0, 3072.0, 1024.0}}) {
+    e = gpu->Estimate(OpWork::Gemm({1, static_cast<std::int64_t>(m), static_cast<std::int64_t>(n),
+                                    static_cast<std::int64_t>(k)}, 2),
+                      a100, Pass::kForward);
+    EXPECT_DOUBLE_EQ(e.all_cores_s, expected(m, n, k)) << m << "x" << n << "x" << k;
+  }
+  // A thin GEMM (k = 16) is memory-bound: operands and result at half the HBM bandwidth.
+  e = gpu->Estimate(OpWork::Gemm({1, 128 * 108, 128, 16}, 2), a100, Pass::kForward);
+  const double bytes = 2.0 * (128 * 108 * 16 + 16 * 128 + 128 * 108 * 128);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, bytes / (2.039e12 * 0.5) + 1e-5);
+  // GELU on 1 Mi bf16 elements: read and write 2 MiB each (its 16 cycles per element on
+  // 108 × 64 lanes take 1.7 µs, less than the 4.1 µs of memory).
+  e = gpu->Estimate(OpWork::Vector("gelu", 1 << 20, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 4.0 * (1 << 20) / (2.039e12 * 0.5) + 1e-5);
+  // params: override the preset's calibration.
+  e = Make("device", "kernel_overhead_s: 0")
+          ->Estimate(OpWork::Vector("gelu", 1 << 20, 2), a100, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 4.0 * (1 << 20) / (2.039e12 * 0.5));
+  EXPECT_THROW(Make("device", "gemm_efficiency: 1.5"), ConfigError);
+  EXPECT_THROW(Make("device", "memory_efficency: 0.5"), ConfigError);
+  // Scale and causal mask are folded into the GEMM (alpha) and the fused softmax: only their
+  // arithmetic, one operation per element on 108 × 64 lanes at 1.41 GHz.
+  const double lanes = 108.0 * 64 * 1.41e9;
+  OpWork scores = OpWork::Gemm({16, 2048, 2048, 128}, 2, /*weight_operand=*/false);
+  const double plain = gpu->Estimate(scores, a100, Pass::kForward).all_cores_s;
+  const std::int64_t n = 16LL * 2048 * 2048;
+  scores.vector = {{"scale", n, 1}, {"causal_mask", n, 1}};
+  EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s, plain + 2 * n / lanes);
+  e = gpu->Estimate(OpWork::Vector("causal_mask_backward", n, 2), a100, Pass::kBackward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, n / lanes);
+  EXPECT_EQ(e.kernels, 0);
+  // A dropout epilogue is a pass over the output: read and write 2 bytes per element, a kernel.
+  scores.vector = {{"dropout", n, 1}};
+  EXPECT_DOUBLE_EQ(gpu->Estimate(scores, a100, Pass::kForward).all_cores_s,
+                   plain + 4.0 * n / (2.039e12 * 0.5) + 1e-5);
+  EXPECT_EQ(gpu->Estimate(scores, a100, Pass::kForward).kernels, 2);
+  // `gpu` is the same model under its planner name.
+  EXPECT_DOUBLE_EQ(Make("gpu")->Estimate(scores, a100, Pass::kForward).all_cores_s,
+                   gpu->Estimate(scores, a100, Pass::kForward).all_cores_s);
+}
+
+// A TPU-like chip: 8 tensor cores of 128 × 128 and 2 vector cores → 2 groups (TensorCores) of 4
+// MXUs in a 2 × 2 grid; tiles of 2·128·2 = 512 rows and columns upward.
+ArchConfig TpuLike(std::int64_t l2_tc_bytes) {
+  ArchConfig a;
+  a.name = "tpu-like";
+  a.num_tc = 8;
+  a.num_vc = 2;
+  a.pe_x = a.pe_y = 128;
+  a.pe_vc = 1024;
+  a.glb_bytes = 128LL << 20;
+  a.glb_bandwidth_words_per_cycle = 4096;
+  a.l2_tc_bytes = l2_tc_bytes;
+  a.hbm_bandwidth_bytes_per_s = 1.2e12;
+  a.frequency_hz = 1.05e9;
+  a.calibration = {{"gemm_efficiency", 1}, {"memory_efficiency", 1}, {"kernel_overhead_s", 0},
+                   {"concurrent_kernels", 0}};
+  return a;
+}
+
+TEST(DeviceModel, TilesAreArrayBlocksThatFitTheCoreBuffers) {
+  // 4 MiB per MXU holds every tile's double-buffered operand slices: 2·(8·128 + 4·128)·128·2
+  // bytes = 768 KiB for the largest.
+  std::vector<std::pair<std::int64_t, std::int64_t>> got;
+  for (const GemmTile& t : DeviceModel::Tiles(TpuLike(4 << 20), 4)) got.push_back({t.tm, t.tn});
+  const std::vector<std::pair<std::int64_t, std::int64_t>> all = {
+      {512, 512}, {512, 1024}, {1024, 512}, {1024, 1024}, {1024, 2048}, {2048, 1024}};
+  EXPECT_EQ(got, all);
+  // The template's 16 bytes per PE (256 KiB) holds only the 2 × 2 blocks: 2·(256 + 256)·128·2 =
+  // 256 KiB; 2 × 4 needs 384 KiB.
+  got.clear();
+  for (const GemmTile& t : DeviceModel::Tiles(TpuLike(256 << 10), 4)) got.push_back({t.tm, t.tn});
+  EXPECT_EQ(got, (std::vector<std::pair<std::int64_t, std::int64_t>>{{512, 512}}));
+  // One tensor core: a 1 × 1 grid.
+  got.clear();
+  for (const GemmTile& t : DeviceModel::Tiles(TpuLike(256 << 10), 1)) got.push_back({t.tm, t.tn});
+  EXPECT_EQ(got, (std::vector<std::pair<std::int64_t, std::int64_t>>{{256, 256}}));
+}
+
+TEST(DeviceModel, ReductionFillsWholeArrayRowsAndTilesFillWaves) {
+  ArchConfig tpu = TpuLike(256 << 10);
+  tpu.hbm_bandwidth_bytes_per_s = 1e18;  // no HBM floor here
+  const auto device = Make("device");
+  // 1024 × 1024 output in 512² tiles: 4 tiles on 2 groups = 2 waves. k = 64 fills half of the
+  // 128 array rows, so it costs what k = 128 does: 2 · 512² · 128 / (2 · 4 · 128² · 1.05 GHz).
+  // The GLB: (512 + 512) · 2 bytes · 64 per tile at half of 4096 · 2 · 1.05e9 B/s is less.
+  const double group = 2.0 * 4 * 128 * 128 * 1.05e9;
+  const double tile = 2.0 * 512 * 512 * 128 / group;
+  EXPECT_GT(tile, 1024.0 * 2 * 64 / (4096.0 * 2 * 1.05e9 / 2));
+  const OpEstimate k64 =
+      device->Estimate(OpWork::Gemm({1, 1024, 1024, 64}, 2), tpu, Pass::kForward);
+  EXPECT_DOUBLE_EQ(k64.all_cores_s, 2 * tile);
+  EXPECT_DOUBLE_EQ(
+      device->Estimate(OpWork::Gemm({1, 1024, 1024, 128}, 2), tpu, Pass::kForward).all_cores_s,
+      2 * tile);
+  // One more row needs a third row of tiles: 6 tiles, 3 waves.
+  EXPECT_DOUBLE_EQ(
+      device->Estimate(OpWork::Gemm({1, 1025, 1024, 128}, 2), tpu, Pass::kForward).all_cores_s,
+      3 * tile);
+  // Not concurrent: "one core" is a group, never chosen (× 2 groups).
+  EXPECT_DOUBLE_EQ(k64.single_core_s, 2 * k64.all_cores_s);
+}
+
+TEST(DeviceModel, OneTensorCoreOfATemplateChip) {
+  // The paper's template: ops may share the cores (concurrent_kernels 1), so one tensor core is
+  // costed on its own: its 1 × 1 tile grid, all the tiles in sequence, its 1/8 of the GLB and HBM.
+  ArchConfig a = TpuLike(256 << 10);
+  a.calibration["concurrent_kernels"] = 1;
+  a.hbm_bandwidth_bytes_per_s = 1e18;  // no HBM floor for the GEMM
+  const auto device = Make("device");
+  // 1024² output in 256² tiles: 16 tiles on one MXU of 128² at 1.05 GHz, k = 128; the GLB share
+  // 4096 · 2 · 1.05e9 / 8 B/s carries (256 + 256) · 2 · 128 bytes per tile in less time.
+  const double mxu = 2.0 * 128 * 128 * 1.05e9;
+  const double tile = 2.0 * 256 * 256 * 128 / mxu;
+  EXPECT_GT(tile, 512.0 * 2 * 128 / (4096.0 * 2 * 1.05e9 / 8));
+  const OpEstimate e = device->Estimate(OpWork::Gemm({1, 1024, 1024, 128}, 2), a, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.single_core_s, 16 * tile);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 2 * 2.0 * 512 * 512 * 128 / (4 * mxu));
+  a.hbm_bandwidth_bytes_per_s = 1.2e12;
+  // A vector op on one vector core: its 1/2 of the HBM (1 MiB read and written at 0.6 TB/s) or
+  // its 1024 lanes (GELU: 16 cycles per element), whichever is longer.
+  const OpEstimate v = device->Estimate(OpWork::Vector("gelu", 1 << 19, 2), a, Pass::kForward);
+  EXPECT_DOUBLE_EQ(v.single_core_s, std::max(2.0 * (1 << 20) / 0.6e12, 16.0 * 512 / 1.05e9));
+  EXPECT_DOUBLE_EQ(v.all_cores_s, std::max(2.0 * (1 << 20) / 1.2e12, 16.0 * 256 / 1.05e9));
+}
+
+TEST(DeviceModel, GlbCapacityAndLaneBoundVectorOps) {
+  ArchConfig a = TpuLike(256 << 10);
+  a.glb_bytes = 2 << 20;  // 1 Mi words: √S = 1024
+  // 4096 × 4096 × 4096 does not fit: the blocked GEMM reads 2·m·n·k/√S words and writes m·n.
+  const double compulsory = 2.0 * 3 * 4096 * 4096;
+  const double blocked = (2.0 * 4096 * 4096 * 4096 / 1024 + 4096.0 * 4096) * 2;
+  EXPECT_DOUBLE_EQ(DeviceModel::GemmHbmBytes({1, 4096, 4096, 4096}, a, compulsory), blocked);
+  // 256³ fits (3 · 64 Ki words): the operands and the result once.
+  EXPECT_DOUBLE_EQ(DeviceModel::GemmHbmBytes({1, 256, 256, 256}, a, 6.0 * 65536), 6.0 * 65536);
+  // Two lanes: a softmax over 1 Mi elements is bound by its 26 cycles per element per lane.
+  a.num_vc = 1;
+  a.pe_vc = 2;
+  const OpEstimate e =
+      Make("device")->Estimate(OpWork::Vector("softmax", 1 << 20, 2), a, Pass::kForward);
+  EXPECT_DOUBLE_EQ(e.all_cores_s, 26.0 * (1 << 19) / 1.05e9);
+  // A function without a cycle cost is an error that names it, unless params give one.
+  OpWork odd = OpWork::Vector("hyperbolic_frobnicate", 64, 2);
+  odd.name = "mlp.odd";
+  EXPECT_THROW(Make("device")->Estimate(odd, a, Pass::kForward), UnsupportedOpError);
+  EXPECT_GT(Make("device", "vector_cycles: {hyperbolic_frobnicate: 3}")
+                ->Estimate(odd, a, Pass::kForward)
+                .all_cores_s,
+            0);
+}
+
+TEST(DeviceModel, TemplateChipsShareTheA100Technology) {
+  // A generated chip carries no calibration: it gets the A100's fitted values (the preset's own).
+  const ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
+  const DeviceTechnology chip = DeviceTechnology::For(LoadArchConfig("tpuv4"));
+  for (const char* key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"}) {
+    EXPECT_DOUBLE_EQ(chip.Get(key), a100.calibration.at(key)) << key;
+  }
+  EXPECT_EQ(chip.concurrent_kernels, 1);
+  EXPECT_EQ(DeviceTechnology::For(a100).concurrent_kernels, 0);
+  ArchConfig bad = a100;
+  bad.calibration["memory_efficiency"] = 0;
+  EXPECT_THROW(DeviceTechnology::For(bad), UnsupportedOpError);
+}
+
+}  // namespace
+}  // namespace phaze
