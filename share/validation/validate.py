@@ -14,7 +14,7 @@ device and system, and compares the predicted iteration time with the measured o
 Two optional columns after vTrain's eleven: the row's recompute (none|selective|full; empty: the
 --recompute option, full by default) and sequence parallelism (1/true/yes).
 --set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
---param overrides the gpu estimator's calibration (see plugins/estimators/gpu), or the network
+--param overrides the device estimator's calibration (framework/include/phaze/estimate/device_model.hpp), or the network
 levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
 ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap and host_kernel_s.
 --report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
@@ -123,7 +123,7 @@ Setup = collections.namedtuple("Setup", "config arch")
 
 
 def write_config(directory, args, params):
-    """A Setup in DIRECTORY: a run config with the gpu estimator's PARAMS calibration overrides
+    """A Setup in DIRECTORY: a run config with the device estimator's PARAMS calibration overrides
     and the levels of args.system with the NETWORK_PARAMS overrides, and the architecture
     args.arch, copied with the ARCH_PARAMS overrides when PARAMS has any."""
     config = os.path.join(directory, "run.yaml")
@@ -134,7 +134,7 @@ def write_config(directory, args, params):
             levels[level][field] = repr(params[key])
     with open(config, "w") as f:
         body = ", ".join("%s: %r" % kv for kv in sorted(estimator.items()))
-        f.write("estimator: {name: gpu, params: {%s}}\ntraining: {%s}\ncluster:\n  levels:\n" %
+        f.write("estimator: {name: device, params: {%s}}\ntraining: {%s}\ncluster:\n  levels:\n" %
                 (body, ", ".join("%s: %s" % kv for kv in sorted(TRAINING.items()))))
         for level in levels:
             f.write("    - {%s}\n" % ", ".join("%s: %s" % kv for kv in level.items()))

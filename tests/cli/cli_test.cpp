@@ -612,7 +612,7 @@ TEST(Cli, EstimateOpsAndAnOpsFile) {
   testing::WriteFile(dir / "ops.csv",
                      "# a mix\ngemm,1,512,1024,1024\nvector,softmax,262144,512\n"
                      "collective,all_reduce,1048576,8\n");
-  auto r = Phaze("estimate --arch tpuv4 --ops-file " + (dir / "ops.csv").string() +
+  auto r = Phaze("estimate --estimator analytic --arch tpuv4 --ops-file " + (dir / "ops.csv").string() +
                  " --op gelu,1048576 -o " + (dir / "e.json").string());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(
@@ -657,7 +657,7 @@ TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
   auto without = Phaze("search --config " + (dir / "run.yaml").string(), "");
   EXPECT_EQ(without.exit_code, 2);
   EXPECT_NE(
-      without.err.find("no estimator named 'roofline'; registered: analytic, gpu, sunstone, table"),
+      without.err.find("no estimator named 'roofline'; registered: analytic, device, gpu, sunstone, table"),
       std::string::npos)
       << without.err;
 }
@@ -789,7 +789,7 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
   EXPECT_NE(over.err.find("> HBM 42949672960 bytes (40.00 GiB): over by"), std::string::npos)
       << over.err;
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
-  // the gpu estimator unless the run config names another.
+  // the device model unless the run config names another.
   {
     testing::TempDir dir;
     const std::string gpt3 = std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-gpt3-175b.yaml";
@@ -797,7 +797,7 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                              "--micro-batch 1 --global-batch 1536 --recompute full -o ";
     auto gpu = Phaze("predict --model " + gpt3 + plan + (dir / "gpu.json").string());
     ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
-    EXPECT_NE(gpu.out.find("(dgx-a100, estimator gpu)"), std::string::npos) << gpu.out;
+    EXPECT_NE(gpu.out.find("(dgx-a100, estimator device)"), std::string::npos) << gpu.out;
     const auto config = dir / "run.yaml";
     std::ofstream(config) << "estimator: analytic\n";
     auto analytic = Phaze("--config " + config.string() + " predict --model " + gpt3 + plan +
@@ -805,7 +805,7 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
     ASSERT_EQ(analytic.exit_code, 0) << analytic.err;
     const ConfigNode g = ConfigNode::ParseFile((dir / "gpu.json").string());
     const ConfigNode a = ConfigNode::ParseFile((dir / "analytic.json").string());
-    EXPECT_EQ(g.Child("estimator").AsString(), "gpu");
+    EXPECT_EQ(g.Child("estimator").AsString(), "device");
     EXPECT_EQ(a.Child("estimator").AsString(), "analytic");
     EXPECT_NE(g.Child("result").Child("time_per_batch_s").AsDouble(),
               a.Child("result").Child("time_per_batch_s").AsDouble());

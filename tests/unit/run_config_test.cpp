@@ -183,7 +183,7 @@ TEST(RunConfig, UnknownComponentNamesListTheRegisteredOnes) {
   EXPECT_NO_THROW(ok.CheckComponents(registry, true, false, false));
   // An estimator is needed but none is registered: the message says how to get one.
   EXPECT_NE(ErrorOf([&] { ok.CheckComponents(registry, false, true, false); })
-                .find("estimator.name (default 'analytic'): no estimator named 'analytic'; none "
+                .find("estimator.name (default 'device'): no estimator named 'device'; none "
                       "registered"),
             std::string::npos);
 }
