@@ -8,6 +8,9 @@
 namespace phaze {
 namespace {
 
+// Configs the robustness study re-evaluates under each perturbation (the best by common score).
+constexpr int kRobustnessCandidates = 5;
+
 double Since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -108,6 +111,16 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     }
   }
   res.timings.baselines_s = Since(t0);
+
+  // Robustness of the common winner to the device model's fitted parameters (robustness.hpp).
+  t0 = std::chrono::steady_clock::now();
+  if (!(options.stop && options.stop->load())) {
+    std::vector<double> reference;
+    for (const auto& m : models) reference.push_back(res.ReferenceThroughput(m.name));
+    res.robustness = StudyRobustness(context, res.outcome, res.best_common, reference,
+                                     kRobustnessCandidates, so.threads);
+  }
+  res.timings.robustness_s = Since(t0);
 
   // The winner's main layer schedule: first model, on the common winner (else its own).
   if (!models.empty()) {

@@ -334,11 +334,35 @@ Json SearchResultsToJson(const SearchResults& r) {
     j["winner_schedule"] = s;
   }
 
+  {
+    const RobustnessStudy& st = r.robustness;
+    Json rj = Json::MakeObject();
+    rj["candidates"] = st.candidates;
+    rj["winner"] = st.winner.empty() ? Json() : Json(st.winner);
+    rj["speedup"] = st.base_speedup > 0 ? Json(st.base_speedup) : Json();
+    Json rows = Json::MakeArray();
+    for (const auto& row : st.rows) {
+      Json x = Json::MakeObject();
+      x["parameter"] = row.parameter;
+      x["factor"] = row.factor;
+      x["winner"] = row.winner;
+      x["winner_changed"] = row.winner_changed;
+      x["speedup"] = row.speedup > 0 ? Json(row.speedup) : Json();
+      x["speedup_change"] =
+          row.speedup > 0 && st.base_speedup > 0 ? Json(row.speedup / st.base_speedup - 1) : Json();
+      rows.Push(x);
+    }
+    rj["perturbations"] = rows;
+    rj["skipped"] = st.skipped.empty() ? Json() : Json(st.skipped);
+    j["robustness"] = rj;
+  }
+
   // Wall times: the only part that differs between runs of the same inputs.
   Json& t = j["timings"];
   t["prepare_s"] = r.timings.prepare_s;
   t["search_s"] = r.timings.search_s;
   t["baselines_s"] = r.timings.baselines_s;
+  t["robustness_s"] = r.timings.robustness_s;
   t["total_s"] = r.timings.total_s;
   t["processes"] = r.timings.processes;  // MPI ranks
   t["threads"] = r.timings.threads;      // evaluation threads per process
@@ -521,6 +545,22 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << " µs against " << FormatNumber("%.2f", w.problem.SequentialMakespan() * 1e6)
        << " µs with every op intra-op in sequence (" << ToString(w.result.stats.path)
        << ", " << SolveStatusName(w.result.stats.status) << ").\n";
+  }
+  if (!r.robustness.rows.empty()) {
+    const RobustnessStudy& st = r.robustness;
+    md << "\n## Robustness of the recommendation (device model parameters ±10%)\n\n"
+       << "Each fitted technology parameter scaled on every chip; the " << st.candidates
+       << " best configs by common score and the reference re-evaluated. Unperturbed: "
+       << st.winner << ", " << FormatNumber("%.2f", st.base_speedup)
+       << "× geomean speed-up.\n\n| parameter | factor | common winner | changed | speed-up | "
+          "moved |\n|---|---|---|---|---|---|\n";
+    for (const auto& row : st.rows) {
+      md << "| " << row.parameter << " | " << FormatNumber("%.1f", row.factor) << " | "
+         << row.winner << " | " << (row.winner_changed ? "yes" : "no") << " | "
+         << FormatNumber("%.2f", row.speedup) << "× | "
+         << FormatNumber("%+.1f%%", 100 * (row.speedup / st.base_speedup - 1)) << " |\n";
+    }
+    if (!st.skipped.empty()) md << "\n" << st.skipped << ".\n";
   }
   md << "\nPlots: `throughput-vs-area.svg`, `pipeline.svg`, `memory.svg`, `schedule.svg`. All "
         "figures: `results.json`; one row per explored config and model: `explored.csv`.\n";

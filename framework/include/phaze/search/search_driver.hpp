@@ -24,6 +24,7 @@
 #include "phaze/schedule/schedule_problem.hpp"
 #include "phaze/search/arch_search.hpp"
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/robustness.hpp"
 #include "phaze/search/search_context.hpp"
 
 namespace phaze {
@@ -54,10 +55,11 @@ struct SearchResults {
   int best_common = -1;
   std::vector<BaselineResult> baselines;
   std::optional<WinnerSchedule> winner_schedule;
+  RobustnessStudy robustness;  // the common winner under ±10% technology parameters
   std::vector<PluginRecord> plugins;  // versions of what was used
   std::string solver_version;
   struct Timings {
-    double prepare_s = 0, search_s = 0, baselines_s = 0, total_s = 0;
+    double prepare_s = 0, search_s = 0, baselines_s = 0, robustness_s = 0, total_s = 0;
     int processes = 1, threads = 1;  // how the search ran
   } timings;
   // Of this process's segment memo (under MPI each rank has its own; rank 0's is here).

@@ -1,0 +1,150 @@
+#include "phaze/search/robustness.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <numeric>
+#include <thread>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/estimate/device_model.hpp"
+
+namespace phaze {
+
+namespace {
+
+// Geometric mean over models of throughput / reference (models without a reference left out).
+double Speedup(const std::vector<double>& throughput, const std::vector<double>& reference) {
+  double log_sum = 0;
+  int n = 0;
+  for (std::size_t m = 0; m < throughput.size(); ++m) {
+    if (reference[m] <= 0 || throughput[m] <= 0) continue;
+    log_sum += std::log(throughput[m] / reference[m]);
+    ++n;
+  }
+  return n == 0 ? 0 : std::exp(log_sum / n);
+}
+
+ArchConfig Perturbed(ArchConfig arch, const std::string& key, double factor,
+                     const std::map<std::string, double>& overrides) {
+  const double base = DeviceTechnology::For(arch, overrides).Get(key);
+  arch.calibration[key] = std::min(key == "kernel_overhead_s" ? 1e300 : 1.0, base * factor);
+  return arch;
+}
+
+}  // namespace
+
+RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOutcome& outcome,
+                                int best_common, const std::vector<double>& reference,
+                                int candidates, int threads) {
+  RobustnessStudy study;
+  const RunConfig& run = context.Run();
+  if (run.estimator.name != "device" && run.estimator.name != "gpu") {
+    study.skipped = "the estimator '" + run.estimator.name + "' has no technology parameters";
+    return study;
+  }
+  if (best_common < 0 || run.arch.presets.empty()) {
+    study.skipped = best_common < 0 ? "no common winner" : "no reference preset (arch.presets)";
+    return study;
+  }
+  // The estimator's params: override the calibration; a parameter they fix is not perturbed.
+  std::map<std::string, double> overrides;
+  std::vector<std::string> keys;
+  const ConfigNode params = run.estimator.Params();
+  for (const char* key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"}) {
+    if (auto v = params.Optional(key)) {
+      overrides[key] = v->AsDouble();
+      study.skipped += (study.skipped.empty() ? "fixed by estimator params: " : ", ") +
+                       std::string(key);
+    } else {
+      keys.push_back(key);
+    }
+  }
+  if (auto v = params.Optional("concurrent_kernels")) {
+    overrides["concurrent_kernels"] = v->AsBool() ? 1 : 0;
+  }
+
+  // The candidates: the best configs by common score, the winner first.
+  const auto& explored = outcome.explored;
+  std::vector<int> order;
+  for (std::size_t i = 0; i < explored.size(); ++i) {
+    if (explored[i].evaluation.score > 0) order.push_back(static_cast<int>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (a == best_common || b == best_common) return a == best_common && b != best_common;
+    return explored[a].evaluation.score > explored[b].evaluation.score;
+  });
+  order.resize(std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::max(1, candidates))));
+  study.candidates = static_cast<int>(order.size());
+  study.winner = explored[best_common].point.arch.name;
+  const auto& models = context.Models();
+  std::vector<double> base(models.size());
+  for (std::size_t m = 0; m < models.size(); ++m) {
+    base[m] = explored[best_common].evaluation.models[m].best.Throughput();
+  }
+  study.base_speedup = Speedup(base, reference);
+
+  // Every (perturbation, candidate or reference) evaluation, on `threads` threads.
+  struct Task {
+    std::size_t perturbation;
+    int candidate;  // index into order; −1: the reference
+  };
+  std::vector<std::pair<std::string, double>> perturbations;
+  for (const auto& key : keys) {
+    for (double f : {0.9, 1.1}) perturbations.push_back({key, f});
+  }
+  std::vector<Task> tasks;
+  for (std::size_t p = 0; p < perturbations.size(); ++p) {
+    for (int c = -1; c < static_cast<int>(order.size()); ++c) tasks.push_back({p, c});
+  }
+  // results[p][c + 1][m]: throughput (c = −1: the reference); scores[p][c].
+  std::vector<std::vector<std::vector<double>>> results(
+      perturbations.size(),
+      std::vector<std::vector<double>>(order.size() + 1, std::vector<double>(models.size())));
+  std::vector<std::vector<double>> scores(perturbations.size(),
+                                          std::vector<double>(order.size()));
+  const ArchConfig preset = LoadArchConfig(run.arch.presets.front());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t t; (t = next.fetch_add(1)) < tasks.size();) {
+      const auto& [key, factor] = perturbations[tasks[t].perturbation];
+      const int c = tasks[t].candidate;
+      auto& out = results[tasks[t].perturbation][c + 1];
+      if (c < 0) {
+        const ArchConfig arch = Perturbed(preset, key, factor, overrides);
+        for (std::size_t m = 0; m < models.size(); ++m) {
+          const ModelEvaluation ev = context.Evaluator().Evaluate(models[m], arch, true);
+          out[m] = models[m].expert ? (ev.expert ? ev.expert->Throughput() : 0)
+                                    : ev.best.Throughput();
+        }
+      } else {
+        ArchPoint point = explored[order[c]].point;
+        point.arch = Perturbed(point.arch, key, factor, overrides);
+        const ConfigEvaluation ev = context.Evaluate(point);
+        for (std::size_t m = 0; m < models.size(); ++m) out[m] = ev.models[m].best.Throughput();
+        scores[tasks[t].perturbation][c] = ev.score;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 1; i < std::max(1, threads); ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+
+  for (std::size_t p = 0; p < perturbations.size(); ++p) {
+    int best = 0;
+    for (std::size_t c = 1; c < order.size(); ++c) {
+      if (scores[p][c] > scores[p][best]) best = static_cast<int>(c);
+    }
+    RobustnessRow row;
+    row.parameter = perturbations[p].first;
+    row.factor = perturbations[p].second;
+    row.winner = explored[order[best]].point.arch.name;
+    row.winner_changed = best != 0;
+    row.speedup = Speedup(results[p][best + 1], results[p][0]);
+    study.rows.push_back(row);
+  }
+  return study;
+}
+
+}  // namespace phaze
