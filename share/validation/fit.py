@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the gpu estimator's calibration and NVLink's effective figures on the fitting set of the
+"""Fits the device model's calibration and NVLink's effective figures on the fitting set of the
 measured runs (rows with index mod 4 = 0; validate.py --set train), minimising the mean |relative
 error| by coordinate search with shrinking multiplicative steps. With --published, the objective
 is the mean of that and of the mean |error| on the fitting rows of published-a100.csv (even

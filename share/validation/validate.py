@@ -247,7 +247,7 @@ def main():
     ap.add_argument("--set", default="all", choices=["train", "test", "all"])
     ap.add_argument("--recompute", default="full", choices=["none", "selective", "full"],
                     help="the recomputation the measured runs are predicted with")
-    ap.add_argument("--param", action="append", default=[], help="key=value (gpu estimator)")
+    ap.add_argument("--param", action="append", default=[], help="key=value (device estimator)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", help="directory for validation.md and scatter.svg")
     ap.add_argument("--max-mean-error", type=float)

@@ -89,9 +89,12 @@ void BM_WholeModelColdPerConfig(benchmark::State& state, const char* name) {
 
 BENCHMARK_CAPTURE(BM_Estimate, analytic, "analytic");
 BENCHMARK_CAPTURE(BM_Estimate, sunstone, "sunstone");
+BENCHMARK_CAPTURE(BM_Estimate, device, "device");
+BENCHMARK_CAPTURE(BM_EstimateCached, device, "device");
 BENCHMARK_CAPTURE(BM_EstimateCached, analytic, "analytic");
 BENCHMARK_CAPTURE(BM_WholeModelColdPerConfig, analytic, "analytic")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WholeModelColdPerConfig, sunstone, "sunstone")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_WholeModelColdPerConfig, device, "device")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace phaze

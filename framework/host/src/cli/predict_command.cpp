@@ -136,7 +136,7 @@ int RunPredict(CommandContext& ctx) {
     run.training.pipeline_schedule = "1f1b";
   }
   const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
-  // A fixed device's preset names the estimator it is calibrated for (the gpu estimator for the
+  // A fixed device's preset names the estimator it is calibrated for (the device model for the
   // A100 and H100 presets); a run config that names an estimator keeps its own.
   if (!run.estimator.name_node && !arch.estimator.empty()) {
     run.estimator.name = arch.estimator;

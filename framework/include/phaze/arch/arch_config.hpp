@@ -37,7 +37,7 @@ struct ArchConfig {
   // of the device, so a layer's pass lasts max(device makespan, kernels · host_kernel_s): small
   // kernels at small batch leave a GPU host-bound. 0 (the template): the device is fed in time.
   double host_kernel_s = 0;
-  // Named parameters an estimator plugin may read for this device (e.g. the gpu estimator's fitted
+  // Named parameters an estimator plugin may read for this device (e.g. the device model's fitted
   // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
   std::map<std::string, double> calibration;
   // The estimator this device is calibrated for (a fixed device's preset names it, e.g. `gpu`);
