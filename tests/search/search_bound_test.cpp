@@ -1,4 +1,4 @@
-// The search's bound pass with the real plugins (analytic estimator, CBC, Megatron slicing), on a
+// The search's bound pass with the real plugins (the device model, CBC, Megatron slicing), on a
 // sub-space of the paper's space sampled along every dimension, two small models:
 //  * ModelEvaluator::UpperBound never falls below what Evaluate finds, at either tier, for every
 //    config and model — the property pruning rests on;

@@ -1,5 +1,7 @@
-// The default estimator (DESIGN §8), registered as "analytic" (model: physical) and as "sunstone"
-// (model: sunstone, reproducing the reference's Sunstone tensor-core cycles and vector-core table).
+// DESIGN §8's estimator (the search's default until the device model of DESIGN §11,
+// framework/include/phaze/estimate/device_model.hpp), registered as "analytic" (model: physical)
+// and as "sunstone" (model: sunstone, reproducing the reference's Sunstone tensor-core cycles and
+// vector-core table).
 //
 // physical, one op on `c` cores (1 for ℓ_i, all cores of the class for ℓ̂_i), seconds = cycles/f:
 // * GEMM {B, M, N, K} on a weight-stationary pe_x × pe_y array (K along pe_x, N along pe_y): per

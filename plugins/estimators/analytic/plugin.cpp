@@ -1,5 +1,5 @@
-// Plugin entry: registers the analytic estimator twice — "analytic" (physical model, the default)
-// and "sunstone" (the reference-compatible preset).
+// Plugin entry: registers the analytic estimator twice — "analytic" (physical model; the search's
+// default until the device model) and "sunstone" (the reference-compatible preset).
 #include <memory>
 
 #include "analytic_estimator.hpp"

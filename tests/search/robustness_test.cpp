@@ -1,0 +1,89 @@
+// The robustness study (phaze/search/robustness.hpp) on the tiny search of the CLI tests: six rows
+// (three technology parameters × 0.9 and 1.1), each row's speed-up equal to the winner's and the
+// TPUv4 reference's throughputs re-evaluated here with the parameter scaled from the A100 values
+// written out (0.85, 0.762, 16.2 µs), and no study for an estimator without those parameters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "cli/tiny_search.hpp"
+#include "phaze/core/progress.hpp"
+#include "phaze/search/search_context.hpp"
+#include "phaze/search/search_driver.hpp"
+#include "plugin_registry.hpp"
+
+namespace phaze {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Tiny {
+  std::ostringstream sink;
+  Logger log{sink, LogLevel::kQuiet};
+  RunConfig run;
+  std::unique_ptr<SearchContext> context;
+  SearchResults results;
+  explicit Tiny(const std::string& extra) {
+    const fs::path dir = fs::temp_directory_path() /
+                         ("phaze-robustness-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(std::hash<std::string>{}(extra)));
+    fs::create_directories(dir);
+    std::ofstream(dir / "space.yaml") << testing::kTinySpace;
+    std::ofstream(dir / "run.yaml") << testing::TinySearchConfig(extra);
+    run = RunConfig::ParseFile((dir / "run.yaml").string());
+    context = std::make_unique<SearchContext>(run, testing::BuiltPlugins(), log);
+    NullProgress progress;
+    results = RunSearchDriver(*context, progress);
+  }
+};
+
+TEST(Robustness, EachParameterScaledOnTheWinnerAndTheReference) {
+  Tiny t("");
+  const SearchResults& r = t.results;
+  ASSERT_GE(r.best_common, 0);
+  const RobustnessStudy& st = r.robustness;
+  EXPECT_EQ(st.winner, r.outcome.explored[r.best_common].point.arch.name);
+  EXPECT_GE(st.candidates, 2);
+  ASSERT_EQ(st.rows.size(), 6u) << st.skipped;
+  const std::map<std::string, double> a100 = {
+      {"gemm_efficiency", 0.85}, {"memory_efficiency", 0.762}, {"kernel_overhead_s", 1.62e-5}};
+  const PreparedModel& model = t.context->Models().front();
+  const double base = r.outcome.explored[r.best_common].evaluation.models[0].best.Throughput() /
+                      r.ReferenceThroughput(model.name);
+  EXPECT_NEAR(st.base_speedup, base, 1e-12 * base);
+  bool moved = false;
+  for (const auto& row : st.rows) {
+    SCOPED_TRACE(row.parameter + " × " + std::to_string(row.factor));
+    ArchConfig winner;
+    for (const auto& e : r.outcome.explored) {
+      if (e.point.arch.name == row.winner) winner = e.point.arch;
+    }
+    ASSERT_EQ(winner.name, row.winner);
+    EXPECT_EQ(row.winner_changed, row.winner != st.winner);
+    ArchConfig reference = LoadArchConfig("tpuv4");
+    winner.calibration[row.parameter] = a100.at(row.parameter) * row.factor;
+    reference.calibration[row.parameter] = a100.at(row.parameter) * row.factor;
+    const double w = t.context->Evaluator().Evaluate(model, winner, false).best.Throughput();
+    const auto ref = t.context->Evaluator().Evaluate(model, reference, true).expert;
+    ASSERT_TRUE(ref.has_value());
+    EXPECT_NEAR(row.speedup, w / ref->Throughput(), 1e-9 * row.speedup);
+    moved |= std::abs(row.speedup / st.base_speedup - 1) > 1e-6;
+  }
+  EXPECT_TRUE(moved) << "no perturbation changed any throughput";
+}
+
+TEST(Robustness, NoStudyForAnEstimatorWithoutTechnologyParameters) {
+  Tiny t("estimator: analytic\n");
+  EXPECT_TRUE(t.results.robustness.rows.empty());
+  EXPECT_NE(t.results.robustness.skipped.find("'analytic'"), std::string::npos)
+      << t.results.robustness.skipped;
+}
+
+}  // namespace
+}  // namespace phaze
