@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <cmath>
 #include <numeric>
 #include <thread>
@@ -36,7 +37,7 @@ ArchConfig Perturbed(ArchConfig arch, const std::string& key, double factor,
 
 RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOutcome& outcome,
                                 int best_common, const std::vector<double>& reference,
-                                int candidates, int threads) {
+                                int candidates, int threads, ProgressSink& progress) {
   RobustnessStudy study;
   const RunConfig& run = context.Run();
   if (run.estimator.name != "device" && run.estimator.name != "gpu") {
@@ -105,6 +106,9 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
                                           std::vector<double>(order.size()));
   const ArchConfig preset = LoadArchConfig(run.arch.presets.front());
   std::atomic<std::size_t> next{0};
+  std::mutex progress_mutex;
+  std::int64_t done = 0;
+  progress.Begin("robustness", static_cast<std::int64_t>(tasks.size()));
   auto work = [&] {
     for (std::size_t t; (t = next.fetch_add(1)) < tasks.size();) {
       const auto& [key, factor] = perturbations[tasks[t].perturbation];
@@ -124,12 +128,15 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
         for (std::size_t m = 0; m < models.size(); ++m) out[m] = ev.models[m].best.Throughput();
         scores[tasks[t].perturbation][c] = ev.score;
       }
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      progress.Update(++done, key + " × " + (factor < 1 ? "0.9" : "1.1"));
     }
   };
   std::vector<std::thread> pool;
   for (int i = 1; i < std::max(1, threads); ++i) pool.emplace_back(work);
   work();
   for (auto& th : pool) th.join();
+  progress.End();
 
   for (std::size_t p = 0; p < perturbations.size(); ++p) {
     int best = 0;

@@ -118,7 +118,7 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     std::vector<double> reference;
     for (const auto& m : models) reference.push_back(res.ReferenceThroughput(m.name));
     res.robustness = StudyRobustness(context, res.outcome, res.best_common, reference,
-                                     kRobustnessCandidates, so.threads);
+                                     kRobustnessCandidates, so.threads, progress);
   }
   res.timings.robustness_s = Since(t0);
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "phaze/core/progress.hpp"
 #include "phaze/search/arch_search.hpp"
 #include "phaze/search/search_context.hpp"
 
@@ -39,8 +40,9 @@ struct RobustnessStudy {
 
 // `best_common`: index of the winner in outcome.explored (< 0: no study). `reference`: the
 // unperturbed reference throughput of every model (SearchResults::ReferenceThroughput).
+// `progress` counts the re-evaluations (phase "robustness").
 RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOutcome& outcome,
                                 int best_common, const std::vector<double>& reference,
-                                int candidates, int threads);
+                                int candidates, int threads, ProgressSink& progress);
 
 }  // namespace phaze
