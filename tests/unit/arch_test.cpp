@@ -100,6 +100,44 @@ TEST(GpuPresets, PublishedPeaksAndCalibration) {
   EXPECT_DOUBLE_EQ(h100.hbm_bandwidth_bytes_per_s, 3.35e12);
   // The calibration is echoed.
   EXPECT_NE(a100.ToJson().Find("calibration"), nullptr);
+  // TPU v4 as published: 2 TensorCores × 4 MXUs of 128 × 128 at 1.05 GHz = 275 TFLOP/s (Cloud
+  // TPU docs), 32 GiB HBM2 at 1.2 TB/s.
+  const ArchConfig tpu = LoadArchConfig("tpuv4-chip");
+  EXPECT_NEAR(tpu.PeakTensorFlopsPerS() / 275e12, 1.0, 0.001);
+  EXPECT_EQ(tpu.hbm_bytes, 32LL << 30);
+  EXPECT_EQ(tpu.estimator, "device");
+}
+
+TEST(ArchConfig, DeviceCalibrationIsCheckedWhereItEnters) {
+  const std::string base = "num_tc: 8\nnum_vc: 2\npe_x: 4\npe_y: 4\nglb_mib: 2\n";
+  auto error = [&](const std::string& text) {
+    try {
+      ParseArchConfig(ConfigNode::ParseString(base + text, "a.yaml"));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // For the device model (the default estimator): its keys only, in their ranges, located.
+  EXPECT_NE(error("calibration: {gemm_efficiency: 1.7}\n").find("a.yaml:6:32: calibration.gemm_efficiency: expected a fraction in (0, 1]"),
+            std::string::npos)
+      << error("calibration: {gemm_efficiency: 1.7}\n");
+  EXPECT_NE(error("calibration: {gemm_eficiency: 0.8}\n")
+                .find("no technology parameter 'gemm_eficiency' in the device model; known: "
+                      "gemm_efficiency, memory_efficiency, kernel_overhead_s, concurrent_kernels"),
+            std::string::npos)
+      << error("calibration: {gemm_eficiency: 0.8}\n");
+  EXPECT_NE(error("calibration: {kernel_overhead_s: -1}\n").find("at least 0"), std::string::npos);
+  EXPECT_NE(error("calibration: {concurrent_kernels: 2}\n").find("expected 0 or 1"),
+            std::string::npos);
+  EXPECT_NE(error("estimator: gpu\ncalibration: {memory_efficiency: 0}\n").find("(0, 1]"),
+            std::string::npos);
+  EXPECT_EQ(error("calibration: {gemm_efficiency: 1, concurrent_kernels: 0}\n"), "no error");
+  // Another estimator's calibration is its own, but numbers (finite ones).
+  EXPECT_EQ(error("estimator: mine\ncalibration: {anything: 7}\n"), "no error");
+  EXPECT_NE(error("estimator: mine\ncalibration: {anything: 1e999}\n").find("calibration.anything: expected a number, found '1e999'"),
+            std::string::npos)
+      << error("estimator: mine\ncalibration: {anything: 1e999}\n");
 }
 
 TEST(GpuPresets, ASpaceOfOneFixedDevice) {

@@ -7,6 +7,7 @@
 #include "phaze/config/preset_file.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/estimate/device_model.hpp"
 
 namespace phaze {
 
@@ -129,11 +130,20 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     if (a.collective_overlap > 1) n->Fail("expected a fraction in [0, 1]");
   }
   if (auto n = root.Optional("host_kernel_s")) a.host_kernel_s = n->AsNonNegativeDouble();
+  if (auto e = root.Optional("estimator")) a.estimator = e->AsString();
   if (auto c = root.Optional("calibration")) {
     if (!c->IsMap()) c->Fail("expected a map of named numbers, found " + c->Describe());
-    for (const auto& [key, value] : c->Entries()) a.calibration[key] = value.AsDouble();
+    // For the device model (the default estimator) the keys and ranges are its technology
+    // parameters'; another estimator's calibration is its own to check (AsDouble: finite).
+    const bool device = a.estimator.empty() || a.estimator == "device" || a.estimator == "gpu";
+    for (const auto& [key, value] : c->Entries()) {
+      const double x = value.AsDouble();
+      if (device) {
+        if (const std::string why = DeviceTechnology::Check(key, x); !why.empty()) value.Fail(why);
+      }
+      a.calibration[key] = x;
+    }
   }
-  if (auto e = root.Optional("estimator")) a.estimator = e->AsString();
   a.name = root.Optional("name") ? root.Child("name").AsString() : a.GeneratedName();
   return a;
 }

@@ -56,6 +56,19 @@ void DeviceTechnology::Set(const std::string& key, double value) {
   }
 }
 
+std::string DeviceTechnology::Check(const std::string& key, double value) {
+  if (key == kKeys[0] || key == kKeys[1]) {
+    return value > 0 && value <= 1 ? "" : "expected a fraction in (0, 1]";
+  }
+  if (key == kKeys[2]) {
+    return value >= 0 && std::isfinite(value) ? "" : "expected finite seconds, at least 0";
+  }
+  if (key == kKeys[3]) return value == 0 || value == 1 ? "" : "expected 0 or 1";
+  std::string known;
+  for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
+  return "no technology parameter '" + key + "' in the device model; known: " + known;
+}
+
 DeviceTechnology DeviceTechnology::For(const ArchConfig& arch,
                                        const std::map<std::string, double>& overrides) {
   DeviceTechnology t;
@@ -64,17 +77,12 @@ DeviceTechnology DeviceTechnology::For(const ArchConfig& arch,
       if (auto it = m->find(key); it != m->end()) t.Set(key, it->second);
     }
   }
-  auto bad = [&](const std::string& what) {
-    throw UnsupportedOpError("device model: architecture '" + arch.name + "': " + what);
-  };
-  if (!(t.gemm_efficiency > 0 && t.gemm_efficiency <= 1)) bad("gemm_efficiency not in (0, 1]");
-  if (!(t.memory_efficiency > 0 && t.memory_efficiency <= 1)) {
-    bad("memory_efficiency not in (0, 1]");
+  for (const char* key : kKeys) {
+    if (const std::string why = Check(key, t.Get(key)); !why.empty()) {
+      throw UnsupportedOpError("device model: architecture '" + arch.name + "': " + key + ": " +
+                               why);
+    }
   }
-  if (!(t.kernel_overhead_s >= 0) || !std::isfinite(t.kernel_overhead_s)) {
-    bad("kernel_overhead_s negative");
-  }
-  if (t.concurrent_kernels != 0 && t.concurrent_kernels != 1) bad("concurrent_kernels not 0 or 1");
   return t;
 }
 

@@ -66,10 +66,13 @@ struct DeviceTechnology {
 
   // The keys above, in order (calibration maps, params:, the robustness study).
   static const char* const kKeys[4];
-  // Defaults, then arch.calibration, then `overrides`; throws ConfigError-free Error on a value
-  // out of range (efficiencies in (0, 1], overhead ≥ 0, concurrent_kernels 0 or 1).
+  // Defaults, then arch.calibration, then `overrides`; an UnsupportedOpError on a value out of
+  // range (efficiencies in (0, 1], overhead finite and ≥ 0, concurrent_kernels 0 or 1).
   static DeviceTechnology For(const ArchConfig& arch,
                               const std::map<std::string, double>& overrides = {});
+  // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
+  // parameter …; known: …" for another key). Architecture files are checked with it at load.
+  static std::string Check(const std::string& key, double value);
   double Get(const std::string& key) const;
   void Set(const std::string& key, double value);
 };
