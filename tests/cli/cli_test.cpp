@@ -322,6 +322,13 @@ TEST(Cli, CyclesAndDirectoryOutputsAreInputErrors) {
                  "/workloads/bert-large.yaml");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_EQ(o.err, "error: cannot write '" + dir.path().string() + "': it is a directory\n");
+  // A bare file name is written in the working directory (it failed with "cannot create
+  // directory ''" when the file did not exist yet).
+  auto bare = testing::Run("cd " + dir.path().string() + " && env -u PHAZE_PLUGIN_PATH " + kPhaze +
+                           " -o out.json graph --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml");
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out.json"));
   // -v repeats, as the help says (-vv was "cannot be specified more than once").
   for (const char* flags : {"-vv", "-v -v"}) {
     auto v = Phaze(std::string(flags) + " plugins");

@@ -45,8 +45,8 @@ void WriteTextFileAtomic(const std::string& path, const std::string& text) {
   fs::path target(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw Error("cannot write '" + path + "': it is a directory");
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) {
+  // (is_directory sets ec for a file that does not exist yet: only create_directories' counts.)
+  if (target.has_parent_path() && (fs::create_directories(target.parent_path(), ec), ec)) {
     throw Error("cannot write '" + path + "': cannot create directory '" +
                 target.parent_path().string() + "': " + ec.message());
   }
