@@ -825,3 +825,39 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
 
 }  // namespace
 }  // namespace phaze
+
+namespace phaze {
+namespace {
+
+// issue 44: predict's plan is checked against the model where it enters — interleaving, stage
+// starts, batch divisibility and the HBM size — with exit 2 naming the flag and the value.
+TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
+  const std::string tiny = " --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml --arch tpuv4 --micro-batch 1 --global-batch 8";
+  const std::string gpt3 = " --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --micro-batch 1"
+                           " --global-batch 64";
+  const std::pair<std::string, std::string> cases[] = {
+      {tiny + " --plan 1,2,1,7", "the 2 transformer blocks of tiny-gpt into p·v = 14 equal chunks"},
+      {gpt3 + " --plan 8,16,1,5", "96 is not a multiple of 80"},
+      {tiny + " --plan 1,1,1,2", "--plan v: interleaving (v = 2) needs at least 2 pipeline stages"},
+      {tiny + " --plan 1,2,1 --stage-starts 9", "--stage-starts: 9 is not a first layer"},
+      {tiny + " --plan 1,3,1 --stage-starts 2,1", "--stage-starts: 1 is not a first layer"},
+      {tiny + " --plan 1,3,1 --stage-starts 0,2", "--stage-starts: 0 is not a first layer"},
+      {tiny + " --plan 1,2,1 --stage-starts 1,2", "expected p − 1 = 1 first-layer indices"},
+      {tiny + " --plan 1,1,3", "not a multiple of --micro-batch × d = 1 × 3"},
+      {tiny + " --plan 1,1,1 --hbm-gib 1e30", "--hbm-gib: expected a size above 0 and at most"},
+      {tiny + " --plan 1,1,1 --hbm-gib inf", "--hbm-gib: expected a size above 0 and at most"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = Phaze("predict" + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+  }
+  // Valid ones still predict: explicit starts, and interleaving that divides the blocks.
+  EXPECT_EQ(Phaze("-q predict" + tiny + " --plan 1,2,1 --stage-starts 2").exit_code, 0);
+  EXPECT_EQ(Phaze("-q predict" + gpt3 + " --plan 8,8,1,2 --hbm-gib 1024").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace phaze

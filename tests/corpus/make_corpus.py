@@ -118,8 +118,16 @@ case(2, "--micro-batch is required", f"{P} --plan 1,1,1")
 P += " --micro-batch 1"
 case(2, "micro-batch", f"predict --model {W} --arch tpuv4 --plan 1,1,1 --micro-batch 0")
 case(1, "needs 4 accelerators, only 2 available", f"{P} --plan 1,1,4 --accelerators 2")
-case(1, "stage boundaries must increase", f"{P} --plan 1,2,1 --stage-starts 5")
-case(1, "stage boundaries must increase", f"{P} --plan 1,2,1 --stage-starts 0")
+case(2, "--stage-starts: 5 is not a first layer", f"{P} --plan 1,2,1 --stage-starts 5")
+case(2, "--stage-starts: 0 is not a first layer", f"{P} --plan 1,2,1 --stage-starts 0")
+case(2, "--stage-starts: 1 is not a first layer", f"{P} --plan 1,3,1 --stage-starts 2,1")
+case(2, "expected p − 1 = 1 first-layer indices", f"{P} --plan 1,2,1 --stage-starts 1,2")
+case(2, "into p·v = 14 equal chunks", f"{P} --plan 1,2,1,7")
+case(2, "needs at least 2 pipeline stages", f"{P} --plan 1,1,1,2")
+case(2, "not a multiple of --micro-batch × d = 1 × 3", f"{P} --plan 1,1,3 --global-batch 8")
+case(2, "--hbm-gib: expected a size above 0", f"{P} --plan 1,1,1 --hbm-gib 1e30")
+case(2, "--hbm-gib: expected a size above 0", f"{P} --plan 1,1,1 --hbm-gib inf")
+case(0, "", f"-o g.json {P} --plan 1,1,1")  # a bare file name: the working directory
 case(0, "iteration", f"{P} --plan 4,1,1")
 for flag, label in [("--plan 0,1,1", "plan"), ("--plan 1,1", "plan"), ("--plan a,b,c", "plan"),
                     ("--plan 65536,65536,65536", "plan"), ("--plan -1,1,1", "plan"),
@@ -180,6 +188,12 @@ for key, line in arch_keys.items():
             case(0, "architecture", f"arch --preset {f}")  # a rate: a double, nothing overflows
         else:
             case(2, f"arch-{key}-{label}.yaml:{line}:", f"arch --preset {f}")
+for label, text, message in [
+        ("calibration-range", "calibration: {gemm_efficiency: 1.7}\n", "expected a fraction in (0, 1]"),
+        ("calibration-key", "calibration: {gemm_eficiency: 0.8}\n", "no technology parameter"),
+        ("calibration-switch", "calibration: {concurrent_kernels: 2}\n", "expected 0 or 1")]:
+    f = put(f"arch-{label}.yaml", ARCH + text)
+    case(2, f"arch-{label}.yaml:12:", f"arch --preset {f}")
 case(2, "no architecture file or preset named 'tpuv9'; did you mean 'tpuv4'?", "arch --preset tpuv9")
 case(0, "tpuv4", "arch --preset tpuv4")
 SPACE = """name: s

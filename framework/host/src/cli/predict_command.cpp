@@ -69,6 +69,47 @@ std::string GiB(double bytes) {
   return buf;
 }
 
+// What the plan asks of the model's layers: Megatron's interleaved schedule splits the
+// transformer blocks evenly into p·v chunks and runs micro-batches in groups of p; explicit stage
+// starts are p − 1 first-layer indices, strictly increasing, inside the model.
+void CheckPlanAgainstModel(const LayerGraph& graph, const PlanRequest& r,
+                          std::int64_t global_batch) {
+  const int layers = static_cast<int>(graph.layers.size());
+  const int p = static_cast<int>(r.pipeline_stages);
+  if (r.virtual_stages > 1) {
+    std::int64_t blocks = 0;
+    for (const auto& l : graph.layers) blocks += graph.unique_layers.at(l.unique_id).kind == "block";
+    const std::int64_t chunks = r.pipeline_stages * r.virtual_stages;
+    if (blocks == 0 || blocks % chunks != 0) {
+      throw UsageError("--plan: interleaving splits the " + std::to_string(blocks) +
+                       " transformer blocks of " + graph.model + " into p·v = " +
+                       std::to_string(chunks) + " equal chunks; " + std::to_string(blocks) +
+                       " is not a multiple of " + std::to_string(chunks));
+    }
+    const std::int64_t per_replica = global_batch / (r.micro_batch * r.data_parallel);
+    if (per_replica % r.pipeline_stages != 0) {
+      throw UsageError("--plan: the interleaved schedule runs micro-batches in groups of p = " +
+                       std::to_string(p) + "; a replica has " + std::to_string(per_replica));
+    }
+  }
+  if (r.stage_starts.empty()) return;
+  if (static_cast<int>(r.stage_starts.size()) != p - 1) {
+    throw UsageError("--stage-starts: expected p − 1 = " + std::to_string(p - 1) +
+                     " first-layer indices (stages 2.." + std::to_string(p) + "), found " +
+                     std::to_string(r.stage_starts.size()));
+  }
+  int previous = 0;
+  for (int start : r.stage_starts) {
+    if (start <= previous || start >= layers) {
+      throw UsageError("--stage-starts: " + std::to_string(start) + " is not a first layer of a "
+                       "stage after " + std::to_string(previous) + ": the starts are strictly "
+                       "increasing layer indices from 1 to " + std::to_string(layers - 1) +
+                       " (" + graph.model + " has " + std::to_string(layers) + " layers)");
+    }
+    previous = start;
+  }
+}
+
 }  // namespace
 
 int RunPredict(CommandContext& ctx) {
@@ -112,9 +153,16 @@ int RunPredict(CommandContext& ctx) {
   if (ctx.vm.count("global-batch")) {
     run.training.global_batch = IntOption(ctx.vm, "global-batch", 1, limits::kGlobalBatch);
   }
-  if (run.training.global_batch % request.micro_batch != 0) {
+  if (run.training.global_batch % (request.micro_batch * request.data_parallel) != 0) {
     throw UsageError("the global batch " + std::to_string(run.training.global_batch) +
-                     " is not a multiple of --micro-batch " + std::to_string(request.micro_batch));
+                     " is not a multiple of --micro-batch × d = " +
+                     std::to_string(request.micro_batch) + " × " +
+                     std::to_string(request.data_parallel) +
+                     ": every data-parallel replica runs whole micro-batches");
+  }
+  if (request.virtual_stages > 1 && request.pipeline_stages < 2) {
+    throw UsageError("--plan v: interleaving (v = " + std::to_string(request.virtual_stages) +
+                     ") needs at least 2 pipeline stages, found p = 1");
   }
   run.cluster.num_accelerators = static_cast<std::int64_t>(request.tensor_parallel) *
                                  request.pipeline_stages * request.data_parallel;
@@ -143,7 +191,11 @@ int RunPredict(CommandContext& ctx) {
   }
   request.hbm_gib = ctx.vm.count("hbm-gib") ? ctx.vm["hbm-gib"].as<double>()
                                             : static_cast<double>(arch.hbm_bytes) / 1073741824.0;
-  if (!(request.hbm_gib > 0)) throw UsageError("--hbm-gib: expected > 0");
+  if (!(request.hbm_gib > 0) ||
+      !(request.hbm_gib <= static_cast<double>(limits::kMemoryBytes) / 1073741824.0)) {
+    throw UsageError("--hbm-gib: expected a size above 0 and at most " +
+                     std::to_string(limits::kMemoryBytes >> 30) + " GiB (2^50 bytes)");
+  }
   run.CheckComponents(ctx.registry, true, true, true);
 
   ModelEntry entry;
@@ -154,6 +206,8 @@ int RunPredict(CommandContext& ctx) {
                      model.name + " " + std::to_string(request.tensor_parallel) + " ways" +
                      (model.refused.empty() ? "" : ": " + model.refused.front()));
   }
+  CheckPlanAgainstModel(model.FindSlice(request.micro_batch, request.tensor_parallel)->graph,
+                        request, run.training.global_batch);
   const ModelEvaluator evaluator(
       run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),
       ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()));
