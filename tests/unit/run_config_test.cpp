@@ -110,6 +110,16 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  global_batch: 4\n  micro_batches: [8]\n"); }),
             "run.yaml:4:19: training.micro_batches[0]: micro-batch 8 is larger than "
             "training.global_batch 4");
+  // issue 44: [1, 3] with a batch of 16 used to drop the 3 without a word.
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  global_batch: 16\n  micro_batches: [1, 3]\n"); }),
+            "run.yaml:4:22: training.micro_batches[1]: micro-batch 3 does not divide "
+            "training.global_batch 16: a step runs whole micro-batches");
+  // A strategy over itself was an internal error (a duplicate tensor name) at run time.
+  EXPECT_NE(ErrorOf([] { Parse("models: [a]\nstrategy: {name: megatron, over: {name: megatron, width: 2}}\n"); })
+                .find("run.yaml:2:41: strategy.over.name: a strategy cannot be composed over itself "
+                      "('megatron')"),
+            std::string::npos)
+      << ErrorOf([] { Parse("models: [a]\nstrategy: {name: megatron, over: {name: megatron, width: 2}}\n"); });
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsearch: {mode: fastest}\n"); }),
             "run.yaml:2:16: search.mode: expected one of hysteresis, exhaustive; found 'fastest'");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolvr: {}\n"); }).substr(0, 63),

@@ -47,6 +47,10 @@ RunConfig::StrategyChoice ParseStrategy(const ConfigNode& node) {
     RunConfig::StrategyChoice::Over over;
     o->Child("name");  // required: a located error when missing
     over.component = ParseComponent(*o, "name", {});
+    if (over.component.name == c.component.name) {
+      o->Child("name").Fail("a strategy cannot be composed over itself ('" + c.component.name +
+                            "'); name another strategy, or drop `over`");
+    }
     over.width = o->Child("width").AsIntInRange(1, limits::kWidth);
     c.over = over;
   }
@@ -205,6 +209,12 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
           elems[i].Fail("micro-batch " + std::to_string(rc.training.micro_batches[i]) +
                         " is larger than training.global_batch " +
                         std::to_string(rc.training.global_batch));
+        }
+        if (rc.training.global_batch % rc.training.micro_batches[i] != 0) {
+          elems[i].Fail("micro-batch " + std::to_string(rc.training.micro_batches[i]) +
+                        " does not divide training.global_batch " +
+                        std::to_string(rc.training.global_batch) +
+                        ": a step runs whole micro-batches");
         }
       }
     }
