@@ -44,6 +44,9 @@ for key in ["name", "family", "layers", "hidden", "heads", "vocab"]:
     text = "".join(l + "\n" for l in TINY.splitlines() if not l.startswith(key + ":"))
     f = put(f"model-missing-{key}.yaml", text)
     case(2, f"missing required key '{key}'", f"graph --model {f}")
+case(2, "model-name-empty.yaml:1:7: name: expected the model's name, found an empty one",
+     "graph --model " + put("model-name-empty.yaml", "name: ''\n" + "".join(
+         l + "\n" for l in TINY.splitlines() if not l.startswith("name:"))))
 case(2, "unknown key 'hiden'; did you mean 'hidden'?",
      "graph --model " + put("model-typo.yaml", TINY.replace("hidden:", "hiden:")))
 case(2, "family", "graph --model " + put("model-family.yaml", TINY.replace("megatron-gpt", "transformerz")))

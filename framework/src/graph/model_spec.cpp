@@ -156,6 +156,10 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
   ModelSpec m;
   m.source = root.Source();
   m.name = root.Child("name").AsString();
+  if (m.name.find_first_not_of(" \t") == std::string::npos) {
+    root.Child("name").Fail("expected the model's name, found an empty one (results, reports and "
+                            "file names use it)");
+  }
 
   const ConfigNode family = root.Child("family");
   m.family = family.AsString();
