@@ -191,6 +191,10 @@ for key, line in arch_keys.items():
             case(0, "architecture", f"arch --preset {f}")  # a rate: a double, nothing overflows
         else:
             case(2, f"arch-{key}-{label}.yaml:{line}:", f"arch --preset {f}")
+for key, line in [("hbm_bandwidth_bytes_per_s", 10), ("frequency_hz", 11),
+                  ("glb_bandwidth_words_per_cycle", 8)]:
+    f = put(f"arch-{key}-tiny.yaml", ARCH.replace(f"\n{key}: ", f"\n{key}: 1e-290 #", 1))
+    case(2, f"arch-{key}-tiny.yaml:{line}:", f"arch --preset {f}")
 for label, text, message in [
         ("calibration-range", "calibration: {gemm_efficiency: 1.7}\n", "expected a fraction in (0, 1]"),
         ("calibration-key", "calibration: {gemm_eficiency: 0.8}\n", "no technology parameter"),
@@ -245,6 +249,7 @@ for name, text, label in [
         ("dag-nan.json", dag([op("a")], []).replace("0.0001", "NaN"), "single_core_s"),
         ("dag-class.json", dag([op("a", "matrix")], []), "expected tensor, vector, fused or link"),
         ("dag-duplicate.json", dag([op("a"), op("a")], []), "duplicate op name 'a'"),
+        ("dag-huge-duration.json", dag([op("a", s=1e300, a=1e300)], []), "expected at most 1e9 seconds"),
         ("dag-notc.json", dag(two, [], num_tc=0), "num_tc"),
         ("dag-hugetc.json", dag(two, [], num_tc=4611686018427387904), "num_tc"),
         ("dag-missing.json", dag([{"name": "a", "class": "tensor"}], []), "single_core_s"),

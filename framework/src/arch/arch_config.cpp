@@ -113,8 +113,14 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   a.pe_vc = root.Optional("pe_vc") ? root.Child("pe_vc").AsIntInRange(1, limits::kPeDim) : a.pe_x;
   a.glb_bytes = ReadSize(root, "glb_mib", kMiB, "glb_bytes", -1);
   if (a.glb_bytes < 0) root.Child("glb_mib").Fail("missing: give glb_mib or glb_bytes");
+  // Rates of at least 1 (limits::kMinRate): every time derived from them stays finite.
+  auto rate = [](const ConfigNode& n, const char* unit) {
+    const double x = n.AsPositiveDouble();
+    if (x < limits::kMinRate) n.Fail(std::string("expected at least 1 ") + unit + ", found " + n.AsString());
+    return x;
+  };
   if (auto n = root.Optional("glb_bandwidth_words_per_cycle")) {
-    a.glb_bandwidth_words_per_cycle = n->AsPositiveDouble();
+    a.glb_bandwidth_words_per_cycle = rate(*n, "word per cycle");
   }
   a.l2_tc_bytes = root.Optional("l2_tc_bytes") ? root.Child("l2_tc_bytes").AsIntInRange(1, limits::kMemoryBytes)
                                                : ArchConfig::DefaultL2Bytes(a.pe_x * a.pe_y);
@@ -122,8 +128,8 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
                                                : ArchConfig::DefaultL2Bytes(a.pe_vc);
   a.hbm_bytes = ReadSize(root, "hbm_gib", kGiB, "hbm_bytes", 32 * kGiB);
   if (auto n = root.Optional("hbm_bandwidth_bytes_per_s"))
-    a.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
-  if (auto n = root.Optional("frequency_hz")) a.frequency_hz = n->AsPositiveDouble();
+    a.hbm_bandwidth_bytes_per_s = rate(*n, "byte per second");
+  if (auto n = root.Optional("frequency_hz")) a.frequency_hz = rate(*n, "Hz");
   if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsIntInRange(1, limits::kDtypeBytes);
   if (auto n = root.Optional("collective_overlap")) {
     a.collective_overlap = n->AsNonNegativeDouble();

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "phaze/core/limits.hpp"
 #include "phaze/core/svg.hpp"
 #include "phaze/core/text_format.hpp"
 
@@ -26,9 +27,17 @@ ScheduleProblem ParseScheduleProblem(const ConfigNode& root) {
     const auto parsed = ParseScheduleClass(cls.AsString());
     if (!parsed) cls.Fail("expected tensor, vector, fused or link, found '" + cls.AsString() + "'");
     op.cls = *parsed;
-    op.single_core_s = node.Child("single_core_s").AsNonNegativeDouble();
-    op.all_cores_s = node.Has("all_cores_s") ? node.Child("all_cores_s").AsNonNegativeDouble()
-                                             : op.single_core_s;
+    auto seconds = [&](const char* key) {
+      const ConfigNode n = node.Child(key);
+      const double x = n.AsNonNegativeDouble();
+      if (x > limits::kDurationSeconds) {
+        n.Fail("expected at most 1e9 seconds (about 32 years; longer ones overflow the schedule's "
+               "sums), found " + n.AsString());
+      }
+      return x;
+    };
+    op.single_core_s = seconds("single_core_s");
+    op.all_cores_s = node.Has("all_cores_s") ? seconds("all_cores_s") : op.single_core_s;
     if (!node.Has("all_cores_s") && op.UsesCores()) {
       node.Fail("all_cores_s is required for a " + cls.AsString() + " op");
     }

@@ -43,5 +43,11 @@ inline constexpr std::int64_t kPlacementLayers = 2048;
 // What one workload may count (FLOPs of a training step of one micro-batch, parameter bytes with
 // optimizer state): 2^62, a quarter of int64's range, leaving room for the sums built on it.
 inline constexpr double kCount = 4611686018427387904.0;
+// A duration read from a file (a DAG op's latency): 1e9 s, about 32 years, so that sums over
+// every op of a schedule stay finite and printable.
+inline constexpr double kDurationSeconds = 1e9;
+// The smallest rate an architecture may give (HBM bytes/s, GLB words/cycle, clock Hz): 1, so a
+// time derived from it (at most kCount / 1) stays finite.
+inline constexpr double kMinRate = 1.0;
 
 }  // namespace phaze::limits
