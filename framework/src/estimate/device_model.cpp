@@ -34,27 +34,25 @@ bool FoldedAway(const std::string& function) {
 const char* const DeviceTechnology::kKeys[4] = {"gemm_efficiency", "memory_efficiency",
                                                 "kernel_overhead_s", "concurrent_kernels"};
 
-double DeviceTechnology::Get(const std::string& key) const {
-  if (key == kKeys[0]) return gemm_efficiency;
-  if (key == kKeys[1]) return memory_efficiency;
-  if (key == kKeys[2]) return kernel_overhead_s;
-  if (key == kKeys[3]) return concurrent_kernels;
+namespace {
+
+// The members behind DeviceTechnology::kKeys, in the same order.
+double DeviceTechnology::*const kMembers[4] = {
+    &DeviceTechnology::gemm_efficiency, &DeviceTechnology::memory_efficiency,
+    &DeviceTechnology::kernel_overhead_s, &DeviceTechnology::concurrent_kernels};
+
+double DeviceTechnology::*Member(const std::string& key) {
+  for (int i = 0; i < 4; ++i) {
+    if (key == DeviceTechnology::kKeys[i]) return kMembers[i];
+  }
   throw Error("device model: no technology parameter '" + key + "'");
 }
 
-void DeviceTechnology::Set(const std::string& key, double value) {
-  if (key == kKeys[0]) {
-    gemm_efficiency = value;
-  } else if (key == kKeys[1]) {
-    memory_efficiency = value;
-  } else if (key == kKeys[2]) {
-    kernel_overhead_s = value;
-  } else if (key == kKeys[3]) {
-    concurrent_kernels = value;
-  } else {
-    throw Error("device model: no technology parameter '" + key + "'");
-  }
-}
+}  // namespace
+
+double DeviceTechnology::Get(const std::string& key) const { return this->*Member(key); }
+
+void DeviceTechnology::Set(const std::string& key, double value) { this->*Member(key) = value; }
 
 std::string DeviceTechnology::Check(const std::string& key, double value) {
   if (key == kKeys[0] || key == kKeys[1]) {

@@ -28,15 +28,12 @@ class DeviceEstimator : public Estimator {
     params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
                        "concurrent_kernels", "vector_cycles"});
     std::map<std::string, double> out;
-    for (const std::string key : {"gemm_efficiency", "memory_efficiency"}) {
+    for (const std::string key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"}) {
       if (auto v = params.Optional(key)) {
-        const double x = v->AsPositiveDouble();
-        if (x > 1) v->Fail("expected a fraction in (0, 1]");
+        const double x = v->AsDouble();
+        if (const std::string why = DeviceTechnology::Check(key, x); !why.empty()) v->Fail(why);
         out[key] = x;
       }
-    }
-    if (auto v = params.Optional("kernel_overhead_s")) {
-      out["kernel_overhead_s"] = v->AsNonNegativeDouble();
     }
     if (auto v = params.Optional("concurrent_kernels")) {
       out["concurrent_kernels"] = v->AsBool() ? 1 : 0;
