@@ -8,6 +8,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/estimate/device_model.hpp"
+#include "phaze/estimate/energy_model.hpp"
 
 namespace phaze {
 
@@ -90,6 +91,14 @@ Json ArchConfig::ToJson() const {
     for (const auto& [k, v] : calibration) c[k] = v;
     j["calibration"] = c;
   }
+  if (!energy.empty()) {
+    Json c = Json::MakeObject();
+    for (const auto& [k, v] : energy) c[k] = v;
+    j["energy"] = c;
+  }
+  if (die_area_mm2 > 0) j["die_area_mm2"] = die_area_mm2;
+  j["node_nm"] = node_nm;
+  if (hourly_usd > 0) j["hourly_usd"] = hourly_usd;
   if (!estimator.empty()) {
     j["estimator"] = estimator;
   }
@@ -104,7 +113,8 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes", "collective_overlap", "host_kernel_s", "calibration", "estimator"});
+                   "word_bytes", "collective_overlap", "host_kernel_s", "calibration", "energy", "estimator", "die_area_mm2", "node_nm",
+                   "hourly_usd"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsIntInRange(1, limits::kCores);
   a.num_vc = root.Child("num_vc").AsIntInRange(1, limits::kCores);
@@ -148,6 +158,22 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
         if (const std::string why = DeviceTechnology::Check(key, x); !why.empty()) value.Fail(why);
       }
       a.calibration[key] = x;
+    }
+  }
+  auto positive = [](const ConfigNode& n, const char* unit) {
+    const double x = n.AsPositiveDouble();
+    if (x > 1e9) n.Fail(std::string("expected at most 1e9 ") + unit + ", found " + n.AsString());
+    return x;
+  };
+  if (auto n = root.Optional("die_area_mm2")) a.die_area_mm2 = positive(*n, "mm²");
+  if (auto n = root.Optional("node_nm")) a.node_nm = positive(*n, "nm");
+  if (auto n = root.Optional("hourly_usd")) a.hourly_usd = positive(*n, "USD per hour");
+  if (auto c = root.Optional("energy")) {
+    if (!c->IsMap()) c->Fail("expected a map of the energy model's parameters, found " + c->Describe());
+    for (const auto& [key, value] : c->Entries()) {
+      const double x = value.AsDouble();
+      if (const std::string why = EnergyTechnology::Check(key, x); !why.empty()) value.Fail(why);
+      a.energy[key] = x;
     }
   }
   a.name = root.Optional("name") ? root.Child("name").AsString() : a.GeneratedName();

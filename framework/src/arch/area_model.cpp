@@ -39,6 +39,12 @@ AreaModel AreaModel::LoadFile(const std::string& path) {
   return Parse(ConfigNode::ParseFile(path));
 }
 
+double DieAreaMm2(const ArchConfig& arch) {
+  if (arch.die_area_mm2 > 0) return arch.die_area_mm2;
+  static const AreaModel area = AreaModel::Default();
+  return area.Area(arch).TotalMm2();
+}
+
 AreaModel AreaModel::Default() {
   return LoadFile((ShareDirectory() / "area" / "22nm.yaml").string());
 }

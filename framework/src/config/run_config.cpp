@@ -109,7 +109,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   RunConfig rc;
   rc.source = root.Source();
   root.ExpectKeys({"models", "arch", "cluster", "training", "solver", "estimator", "strategy",
-                   "search", "output"});
+                   "search", "output", "cost"});
   std::filesystem::path base = std::filesystem::path(rc.source).parent_path();
 
   std::vector<std::pair<ConfigNode, ExpertPlacement>> expert_nodes;  // checked against the cluster
@@ -151,7 +151,11 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   }
 
   if (auto arch = root.Optional("arch")) {
-    arch->ExpectKeys({"space", "presets"});
+    arch->ExpectKeys({"space", "presets", "power_budget_w"});
+    if (auto v = arch->Optional("power_budget_w")) {
+      rc.arch.power_budget_w = v->AsNonNegativeDouble();
+      if (rc.arch.power_budget_w > 1e7) v->Fail("expected at most 1e7 W per device");
+    }
     if (auto s = arch->Optional("space")) {
       rc.arch.space = s->AsString();
       rc.arch.space_node = s;
@@ -198,7 +202,11 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
                    "distributed_optimizer", "gradient_reduction_overlap",
-                   "gradient_reduction_precision"});
+                   "gradient_reduction_precision", "tokens"});
+    if (auto v = t->Optional("tokens")) {
+      rc.training.tokens = v->AsNonNegativeDouble();
+      if (rc.training.tokens > 1e18) v->Fail("expected at most 1e18 tokens");
+    }
     if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsIntInRange(1, limits::kGlobalBatch);
     if (auto v = t->Optional("micro_batches")) {
       rc.training.micro_batches = PositiveIntsUpTo(*v, limits::kMicroBatch);
@@ -305,7 +313,12 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
 
   if (auto s = root.Optional("search")) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
-                   "mean", "threads", "prune"});
+                   "mean", "threads", "prune", "objective"});
+    if (auto v = s->Optional("objective")) {
+      rc.search.objective =
+          v->AsEnum({SearchObjective::kThroughput, SearchObjective::kThroughputPerWatt,
+                     SearchObjective::kThroughputPerCost});
+    }
     if (auto v = s->Optional("mode")) {
       rc.search.mode = v->AsEnum({SearchMode::kHysteresis, SearchMode::kExhaustive});
     }
@@ -338,6 +351,17 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       std::string text = fmt::sprintf("%.0Lf", devices);
       node.Fail(std::string("the plan needs p·d·t = ") + text +
                 " accelerators, the cluster has " + std::to_string(rc.cluster.num_accelerators));
+    }
+  }
+
+  if (auto c = root.Optional("cost")) {
+    c->ExpectKeys({"file", "hourly_usd"});
+    if (auto v = c->Optional("file")) {
+      rc.cost.file = (base / v->AsString()).lexically_normal().string();
+    }
+    if (auto v = c->Optional("hourly_usd")) {
+      rc.cost.hourly_usd = v->AsNonNegativeDouble();
+      if (rc.cost.hourly_usd > 1e7) v->Fail("expected at most 1e7 USD per device-hour");
     }
   }
 
@@ -392,6 +416,18 @@ std::string_view ToString(PruneMode prune) {
   return "?";
 }
 
+std::string_view ToString(SearchObjective objective) {
+  switch (objective) {
+    case SearchObjective::kThroughput:
+      return "throughput";
+    case SearchObjective::kThroughputPerWatt:
+      return "throughput_per_watt";
+    case SearchObjective::kThroughputPerCost:
+      return "throughput_per_cost";
+  }
+  return "?";
+}
+
 std::string RunConfig::StrategyChoice::Name() const {
   if (!over) return component.name;
   return component.name + " over " + over->component.name + "×" + std::to_string(over->width);
@@ -423,6 +459,7 @@ Json RunConfig::ToJson() const {
   for (const auto& p : arch.presets) presets.Push(p);
   j["arch"]["space"] = arch.space;
   j["arch"]["presets"] = presets;
+  j["arch"]["power_budget_w"] = arch.power_budget_w;
   j["cluster"]["num_accelerators"] = cluster.num_accelerators;
   if (!cluster.network.Name().empty()) j["cluster"]["system"] = cluster.network.Name();
   j["cluster"]["levels"] = cluster.network.ToJson();
@@ -448,6 +485,7 @@ Json RunConfig::ToJson() const {
   t["distributed_optimizer"] = training.distributed_optimizer;
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["gradient_reduction_precision"] = training.gradient_reduction_precision;
+  t["tokens"] = training.tokens;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };
   auto& s = j["solver"];
   s["backend"] = solver.backend.name;
@@ -489,6 +527,9 @@ Json RunConfig::ToJson() const {
   se["mean"] = ToString(search.mean);
   se["threads"] = search.threads;
   se["prune"] = ToString(search.prune);
+  se["objective"] = ToString(search.objective);
+  j["cost"]["file"] = cost.file;
+  j["cost"]["hourly_usd"] = cost.hourly_usd;
   j["output"]["directory"] = output.directory;
   j["output"]["plots"] = output.plots;
   return j;

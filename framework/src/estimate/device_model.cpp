@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "phaze/estimate/energy_model.hpp"
 #include "phaze/estimate/vector_cycles.hpp"
 
 namespace phaze {
@@ -19,8 +20,9 @@ i64 CeilDiv(i64 a, i64 b) { return (a + b - 1) / b; }
 // an SM of 2 × 2 tensor cores of 16 × 16 (64×64 … 256×128, header comment).
 constexpr i64 kBlocks[][2] = {{2, 2}, {2, 4}, {4, 2}, {4, 4}, {4, 8}, {8, 4}};
 
-// Work folded into a neighbouring kernel (header comment).
-bool FoldedAway(const std::string& function) {
+}  // namespace
+
+bool DeviceModel::Folded(const std::string& function) {
   static const char* const kFolded[] = {"scale",          "mask",          "causal_mask",
                                         "scale_backward", "mask_backward", "causal_mask_backward"};
   for (const char* f : kFolded) {
@@ -28,8 +30,6 @@ bool FoldedAway(const std::string& function) {
   }
   return false;
 }
-
-}  // namespace
 
 const char* const DeviceTechnology::kKeys[4] = {"gemm_efficiency", "memory_efficiency",
                                                 "kernel_overhead_s", "concurrent_kernels"};
@@ -179,7 +179,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
   double folded_one = 0;
   bool all_folded = !op.vector.empty();
   for (const auto& v : op.vector) {
-    if (FoldedAway(v.function)) {
+    if (Folded(v.function)) {
       folded_all += static_cast<double>(v.elements) / (static_cast<double>(lanes_all) * f);
       folded_one += static_cast<double>(v.elements) / (static_cast<double>(a.pe_vc) * f);
     } else {
@@ -207,7 +207,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
                    hbm_bytes / (hbm / tcs)) +
           t.kernel_overhead_s + folded_one;
     for (const auto& v : op.vector) {  // fused epilogues: a pass over the output each
-      if (FoldedAway(v.function)) continue;
+      if (Folded(v.function)) continue;
       all += std::max(2 * out_bytes / hbm, LaneSeconds(op, v.function, v.elements, a, lanes_all)) +
              t.kernel_overhead_s;
       one += std::max(2 * out_bytes / (hbm / tcs),
@@ -219,7 +219,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     double lanes_s_all = 0;
     double lanes_s_one = 0;
     for (const auto& v : op.vector) {
-      if (FoldedAway(v.function)) continue;
+      if (Folded(v.function)) continue;
       lanes_s_all += LaneSeconds(op, v.function, v.elements, a, lanes_all);
       lanes_s_one += LaneSeconds(op, v.function, v.elements, a, a.pe_vc);
     }
@@ -235,6 +235,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     // A fused op's or GEMM's "one core" is a group; a vector op's a vector core.
     e.single_core_s = all * static_cast<double>(op.gemm ? groups : std::max<i64>(1, a.num_vc));
   }
+  e.energy = EnergyModel::Op(op, a, vector_cycles_);
   return e;
 }
 

@@ -25,9 +25,11 @@ std::size_t Hash(const OpWork& op, const ArchConfig& a, Pass pass) {
   for (double v : {a.glb_bandwidth_words_per_cycle, a.hbm_bandwidth_bytes_per_s, a.frequency_hz}) {
     Mix(h, std::hash<double>{}(v));
   }
-  for (const auto& [k, v] : a.calibration) {
-    Mix(h, std::hash<std::string>{}(k));
-    Mix(h, std::hash<double>{}(v));
+  for (const auto* m : {&a.calibration, &a.energy}) {
+    for (const auto& [k, v] : *m) {
+      Mix(h, std::hash<std::string>{}(k));
+      Mix(h, std::hash<double>{}(v));
+    }
   }
   return h;
 }
@@ -45,7 +47,7 @@ bool SameArch(const ArchConfig& a, const ArchConfig& b) {
          a.l2_tc_bytes == b.l2_tc_bytes && a.l2_vc_bytes == b.l2_vc_bytes &&
          a.hbm_bytes == b.hbm_bytes && a.hbm_bandwidth_bytes_per_s == b.hbm_bandwidth_bytes_per_s &&
          a.frequency_hz == b.frequency_hz && a.word_bytes == b.word_bytes &&
-         a.calibration == b.calibration;
+         a.calibration == b.calibration && a.energy == b.energy;
 }
 
 }  // namespace

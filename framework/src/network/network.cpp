@@ -23,7 +23,7 @@ Network Network::ParseLevels(const ConfigNode& node) {
   for (std::size_t i = 0; i < elements.size(); ++i) {
     const ConfigNode& e = elements[i];
     const bool outermost = i + 1 == elements.size();
-    e.ExpectKeys({"name", "size", "bandwidth_bytes_per_s", "latency_s"});
+    e.ExpectKeys({"name", "size", "bandwidth_bytes_per_s", "latency_s", "energy_pj_per_bit"});
     NetworkLevel l;
     l.name = e.Child("name").AsString();
     if (auto s = e.Optional("size")) {
@@ -40,6 +40,10 @@ Network Network::ParseLevels(const ConfigNode& node) {
     }
     l.bandwidth_bytes_per_s = e.Child("bandwidth_bytes_per_s").AsPositiveDouble();
     if (auto v = e.Optional("latency_s")) l.latency_s = v->AsNonNegativeDouble();
+    if (auto v = e.Optional("energy_pj_per_bit")) {
+      l.energy_pj_per_bit = v->AsNonNegativeDouble();
+      if (l.energy_pj_per_bit > 1e6) v->Fail("expected at most 1e6 pJ per bit");
+    }
     for (const auto& prev : levels) {
       if (prev.name == l.name) e.Child("name").Fail("duplicate level name '" + l.name + "'");
     }
@@ -68,6 +72,9 @@ std::string Network::Validate() const {
       return where + "bandwidth_bytes_per_s must be > 0";
     }
     if (!(l.latency_s >= 0) || !std::isfinite(l.latency_s)) return where + "latency_s must be >= 0";
+    if (!(l.energy_pj_per_bit >= 0) || !std::isfinite(l.energy_pj_per_bit)) {
+      return where + "energy_pj_per_bit must be >= 0";
+    }
     if (i + 1 < levels_.size()) {
       if (l.size <= inner || l.size % inner != 0) {
         return where + "size must be a multiple of the inner level's size larger than it";
@@ -97,53 +104,87 @@ std::vector<double> Network::FanOut(CommGroup g) const {
 
 namespace {
 
+// What one level charges: bytes a device sends are divided by `bytes_per_unit`, and each message
+// step costs `per_step`. Time: the bandwidth (a division, so times are bit for bit those of the
+// plain formulas) and the latency; energy: bytes per joule and nothing per step.
+struct Price {
+  double bytes_per_unit = 0;
+  double per_step = 0;
+};
+using Prices = std::vector<Price>;
+
+Prices TimePrices(const std::vector<NetworkLevel>& levels) {
+  Prices p;
+  for (const auto& l : levels) p.push_back({l.bandwidth_bytes_per_s, l.latency_s});
+  return p;
+}
+
+Prices EnergyPrices(const std::vector<NetworkLevel>& levels) {
+  Prices p;
+  for (const auto& l : levels) p.push_back({1.0 / (l.energy_pj_per_bit * 8e-12), 0});
+  return p;
+}
+
 // One level's ring collective over n members.
-double RingS(CollectiveKind kind, double bytes, double n, const NetworkLevel& l) {
+double Ring(CollectiveKind kind, double bytes, double n, const Price& l) {
   if (n <= 1 || bytes <= 0) return 0;
   if (kind == CollectiveKind::kAllReduce) {
-    return 2.0 * (n - 1) / n * bytes / l.bandwidth_bytes_per_s + 2 * (n - 1) * l.latency_s;
+    return 2.0 * (n - 1) / n * bytes / l.bytes_per_unit + 2 * (n - 1) * l.per_step;
   }
-  return (n - 1) / n * bytes / l.bandwidth_bytes_per_s + (n - 1) * l.latency_s;
+  return (n - 1) / n * bytes / l.bytes_per_unit + (n - 1) * l.per_step;
 }
 
 // The hierarchical collective over the levels from `l` outward.
 double Hierarchical(CollectiveKind kind, double bytes, const std::vector<double>& fan,
-                    const std::vector<NetworkLevel>& levels, std::size_t l) {
+                    const Prices& levels, std::size_t l) {
   while (l < levels.size() && fan[l] <= 1) ++l;  // levels the group does not cross
   if (l >= levels.size()) return 0;
   std::size_t outer = l + 1;
   while (outer < levels.size() && fan[outer] <= 1) ++outer;
   const double n = fan[l];
-  if (outer >= levels.size()) return RingS(kind, bytes, n, levels[l]);
+  if (outer >= levels.size()) return Ring(kind, bytes, n, levels[l]);
   const double rest = Hierarchical(kind, bytes / n, fan, levels, outer);
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      return RingS(CollectiveKind::kReduceScatter, bytes, n, levels[l]) + rest +
-             RingS(CollectiveKind::kAllGather, bytes, n, levels[l]);
+      return Ring(CollectiveKind::kReduceScatter, bytes, n, levels[l]) + rest +
+             Ring(CollectiveKind::kAllGather, bytes, n, levels[l]);
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather:
-      return RingS(kind, bytes, n, levels[l]) + rest;
+      return Ring(kind, bytes, n, levels[l]) + rest;
     case CollectiveKind::kAllToAll:
       break;  // handled by the caller
   }
   return 0;
 }
 
+double Collective(CollectiveKind kind, double bytes, const std::vector<double>& fan,
+                  std::int64_t size, const Prices& levels) {
+  if (kind != CollectiveKind::kAllToAll) return Hierarchical(kind, bytes, fan, levels, 0);
+  const double per_peer = bytes / static_cast<double>(size);
+  double inner = 1, total = 0;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    if (fan[l] <= 1) continue;
+    total += inner * (fan[l] - 1) * per_peer / levels[l].bytes_per_unit +
+             (fan[l] - 1) * levels[l].per_step;
+    inner *= fan[l];
+  }
+  return total;
+}
+
 }  // namespace
 
 double Network::CollectiveS(CollectiveKind kind, double bytes, CommGroup group) const {
   if (group.size <= 1 || bytes <= 0) return 0;
-  const std::vector<double> fan = FanOut(group);
-  if (kind != CollectiveKind::kAllToAll) return Hierarchical(kind, bytes, fan, levels_, 0);
-  const double per_peer = bytes / static_cast<double>(group.size);
-  double inner = 1, total = 0;
-  for (std::size_t l = 0; l < levels_.size(); ++l) {
-    if (fan[l] <= 1) continue;
-    const NetworkLevel& lv = levels_[l];
-    total += inner * (fan[l] - 1) * per_peer / lv.bandwidth_bytes_per_s + (fan[l] - 1) * lv.latency_s;
-    inner *= fan[l];
-  }
-  return total;
+  return Collective(kind, bytes, FanOut(group), group.size, TimePrices(levels_));
+}
+
+double Network::CollectiveJ(CollectiveKind kind, double bytes, CommGroup group) const {
+  if (group.size <= 1 || bytes <= 0) return 0;
+  return Collective(kind, bytes, FanOut(group), group.size, EnergyPrices(levels_));
+}
+
+double Network::SendJ(double bytes, int level) const {
+  return bytes * levels_.at(static_cast<std::size_t>(level)).energy_pj_per_bit * 8e-12;
 }
 
 double Network::SendS(double bytes, int level) const {
@@ -166,6 +207,7 @@ Json Network::ToJson() const {
     if (l.size > 0) j["size"] = l.size;
     j["bandwidth_bytes_per_s"] = l.bandwidth_bytes_per_s;
     j["latency_s"] = l.latency_s;
+    j["energy_pj_per_bit"] = l.energy_pj_per_bit;
     levels.Push(j);
   }
   return levels;

@@ -68,6 +68,7 @@ class StageTable {
 
   int n() const { return n_; }
   int t() const { return t_; }
+  const LayerTable& Table() const { return table_; }
   double TiedGradientBytes() const { return table_.tied_gradient_bytes; }
   std::int64_t WeightReplicas() const { return table_.weight_replicas; }
   bool StageRecompute(int position) const { return problem_.recompute && position > 1; }
@@ -285,7 +286,65 @@ double PipelineSteps(const PlacementProblem& p, std::int64_t d, int s) {
   return steps_base + (s - 1) / static_cast<double>(p.virtual_stages);
 }
 
-// Fills time, throughput, shares and the breakdown from the stages already in `plan`.
+// The step's energy over the devices the plan uses (DESIGN §11; header comment).
+void FillEnergy(const PlacementProblem& p, const StageTable& st, int level, PlacementPlan& plan) {
+  const LayerTable& table = st.Table();
+  const auto& L = table.layers;
+  const double B = static_cast<double>(MicroBatches(p));
+  const double d = plan.data_parallel;
+  const double v = p.virtual_stages;
+  const std::int64_t r = st.WeightReplicas();
+  const CommGroup dp{plan.data_parallel * r, st.t() / r};
+  const int s = plan.pipeline_stages;
+  Energy e;
+  std::int64_t devices = 0;
+  for (int k = 0; k < s; ++k) {
+    const StagePlan& stage = plan.stages[static_cast<size_t>(k)];
+    const double a = stage.devices;
+    devices += stage.devices;
+    Energy per_micro_batch, step;
+    double weight = 0;
+    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+      per_micro_batch += L[l].forward_energy + L[l].backward_energy + L[l].backward_recompute_energy;
+      if (st.StageRecompute(s - k)) per_micro_batch += L[l].forward_energy;
+      step += L[l].optimizer_step_energy;
+      weight += L[l].weight_bytes;
+    }
+    // Every pipeline runs its share of the B micro-batches: B in all, on each of the a devices.
+    e += per_micro_batch * (B * a);
+    e += step * (p.distributed_optimizer ? a / static_cast<double>(r) : d * a);
+    const double gradients = p.gradient_reduction_bytes_per_weight_byte * weight;
+    const double sync = p.distributed_optimizer
+                            ? p.network.CollectiveJ(CollectiveKind::kReduceScatter, gradients, dp) +
+                                  p.network.CollectiveJ(CollectiveKind::kAllGather, weight, dp)
+                            : p.network.CollectiveJ(CollectiveKind::kAllReduce, gradients, dp);
+    e.network_j += sync * d * a;
+    for (const auto& edge : table.edges) {  // activations forward, their gradients back
+      if (edge.from < stage.first_layer || edge.from > stage.last_layer ||
+          edge.to <= stage.last_layer) {
+        continue;
+      }
+      double j = p.network.SendJ(edge.bytes, level);
+      if (edge.gather_group > 1) {
+        j += p.network.CollectiveJ(CollectiveKind::kAllGather,
+                                   edge.bytes * static_cast<double>(edge.gather_group),
+                                   CommGroup{edge.gather_group, 1});
+      }
+      e.network_j += 2 * j * v * B * a;
+    }
+  }
+  if (s > 1 && table.tied_gradient_bytes > 0) {
+    e.network_j += 2 * d * st.t() *
+                   p.network.CollectiveJ(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
+                                         CommGroup{2, static_cast<std::int64_t>(st.t()) *
+                                                          plan.data_parallel * (s - 1)});
+  }
+  plan.devices = devices * plan.data_parallel;
+  e.static_j = p.static_power_w * static_cast<double>(plan.devices) * plan.time_per_batch_s;
+  plan.energy = e;
+}
+
+// Fills time, throughput, shares, the breakdown and the energy from the stages already in `plan`.
 void Finish(const PlacementProblem& p, const StageTable& st, int level, PlacementPlan& plan) {
   const std::int64_t B = MicroBatches(p);
   const int d = plan.data_parallel;
@@ -321,6 +380,7 @@ void Finish(const PlacementProblem& p, const StageTable& st, int level, Placemen
   b.tied_embedding_s = after.tied_s;
   plan.bubble_share = b.bubble_s / plan.time_per_batch_s;
   plan.sync_share = after.sync_s / plan.time_per_batch_s;
+  FillEnergy(p, st, level, plan);
   plan.feasible = true;
 }
 

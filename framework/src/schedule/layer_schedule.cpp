@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "phaze/estimate/energy_model.hpp"
+
 namespace phaze {
 
 const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass) {
@@ -45,6 +47,11 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                : 0.0;
       keep = time > 0;
       if (keep) ++kernels;  // one NCCL kernel
+      if (keep) {
+        problem.energy.network_j +=
+            network.CollectiveJ(*op.collective, static_cast<double>(op.collective_bytes),
+                                CommGroup{op.collective_group, op.collective_stride});
+      }
       s.cls = ScheduleClass::kLink;
       s.single_core_s = s.all_cores_s = time * arch.collective_overlap;
       const double exposed = time * (1 - arch.collective_overlap);
@@ -81,7 +88,9 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
           break;
       }
       if (keep) {
-        const OpEstimate e = estimator.Estimate(OpWork::Of(op, graph), arch, pass);
+        const OpWork work = OpWork::Of(op, graph);
+        const OpEstimate e = estimator.Estimate(work, arch, pass);
+        problem.energy += e.energy ? *e.energy : EnergyModel::Op(work, arch);
         s.single_core_s = e.single_core_s;
         s.all_cores_s = e.all_cores_s;
         kernels += e.kernels;

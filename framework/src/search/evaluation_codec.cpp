@@ -23,6 +23,11 @@ void Fields(Self& m, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 }
 
 template <class Self, class F>
+void Fields(Self& e, F&& io) requires std::is_same_v<std::remove_const_t<Self>, Energy> {
+  io(e.compute_j), io(e.on_chip_j), io(e.memory_j), io(e.network_j), io(e.static_j);
+}
+
+template <class Self, class F>
 void Fields(Self& b, F&& io) requires std::is_same_v<std::remove_const_t<Self>, StepBreakdown> {
   io(b.forward_s), io(b.backward_s), io(b.recompute_s), io(b.pipeline_send_s), io(b.bubble_s);
   io(b.data_parallel_s), io(b.optimizer_s), io(b.tied_embedding_s), io(b.bottleneck_stage);
@@ -40,7 +45,7 @@ void Fields(Self& p, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
   io(p.feasible), io(p.reason), io(p.time_per_batch_s), io(p.throughput_samples_per_s);
   io(p.tensor_parallel), io(p.data_parallel), io(p.pipeline_stages), io(p.virtual_stages);
   io(p.micro_batches), io(p.stages), io(p.max_stage_load_s), io(p.bubble_share);
-  io(p.sync_share), io(p.breakdown);
+  io(p.sync_share), io(p.breakdown), io(p.energy), io(p.devices);
 }
 
 template <class Self, class F>
@@ -52,7 +57,9 @@ void Fields(Self& s, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 template <class Self, class F>
 void Fields(Self& c, F&& io) requires std::is_same_v<std::remove_const_t<Self>, PlanChoice> {
   io(c.feasible), io(c.reason), io(c.plan), io(c.strategy), io(c.strategy_index);
-  io(c.micro_batch), io(c.recompute), io(c.hbm_gib), io(c.tokens_per_s), io(c.mfu), io(c.stages);
+  io(c.micro_batch), io(c.recompute), io(c.hbm_gib), io(c.tokens_per_s), io(c.mfu), io(c.power_w);
+  io(c.energy_per_token_j), io(c.hourly_usd), io(c.usd_per_million_tokens), io(c.time_to_train_s);
+  io(c.stages);
 }
 
 template <class Self, class F>

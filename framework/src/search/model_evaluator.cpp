@@ -6,6 +6,8 @@
 #include <map>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/text_format.hpp"
+#include "phaze/estimate/energy_model.hpp"
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
@@ -22,6 +24,9 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 struct SliceTimes {
   std::vector<double> forward, backward;
   std::map<RecomputeMode, std::vector<double>> recompute;
+  // The passes' dynamic energy per device, indexed alike.
+  std::vector<Energy> forward_energy, backward_energy;
+  std::map<RecomputeMode, std::vector<Energy>> recompute_energy;
 };
 
 // With `lower_bounds`, each makespan is the scheduler's cheap lower bound instead (nothing solved,
@@ -35,10 +40,16 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
   SliceTimes times;
   times.forward.assign(n, 0);
   times.backward.assign(n, 0);
-  for (RecomputeMode mode : modes) times.recompute[mode].assign(n, 0);
-  auto schedule = [&](const UniqueLayer& u, const OperatorGraph& graph, Pass pass) {
+  times.forward_energy.assign(n, Energy{});
+  times.backward_energy.assign(n, Energy{});
+  for (RecomputeMode mode : modes) {
+    times.recompute[mode].assign(n, 0);
+    times.recompute_energy[mode].assign(n, Energy{});
+  }
+  auto schedule = [&](const UniqueLayer& u, const OperatorGraph& graph, Pass pass, Energy* energy) {
     const ScheduleProblem p =
         BuildScheduleProblem(graph, pass, estimator, arch, network, model.name + "/" + u.name);
+    *energy = p.energy;
     if (lower_bounds) return std::max(scheduler.LowerBound(p), p.host_s);  // as PassSeconds
     const ScheduleResult r = scheduler.Solve(p);
     const double seconds = PassSeconds(p, r);
@@ -50,14 +61,18 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
   };
   for (std::size_t k = 0; k < n; ++k) {
     const UniqueLayer& u = g.unique_layers[k];
-    times.forward[k] = schedule(u, u.forward, Pass::kForward);
-    times.backward[k] = schedule(u, u.backward, Pass::kBackward);
+    times.forward[k] = schedule(u, u.forward, Pass::kForward, &times.forward_energy[k]);
+    times.backward[k] = schedule(u, u.backward, Pass::kBackward, &times.backward_energy[k]);
     for (RecomputeMode mode : modes) {
       if (!u.Recomputes(mode)) continue;
-      // Full recompute re-runs the forward graph: its makespan is the forward one.
-      times.recompute[mode][k] = mode == RecomputeMode::kFull
-                                     ? times.forward[k]
-                                     : schedule(u, RecomputeGraph(u, mode), Pass::kRecompute);
+      // Full recompute re-runs the forward graph: its makespan and energy are the forward one's.
+      if (mode == RecomputeMode::kFull) {
+        times.recompute[mode][k] = times.forward[k];
+        times.recompute_energy[mode][k] = times.forward_energy[k];
+      } else {
+        times.recompute[mode][k] = schedule(u, RecomputeGraph(u, mode), Pass::kRecompute,
+                                            &times.recompute_energy[mode][k]);
+      }
     }
   }
   return times;
@@ -79,6 +94,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
                           const ArchConfig& arch, const RunConfig::Training& training) {
   LayerTable table;
   const std::vector<double>& recompute = times.recompute.at(mode);
+  const EnergyTechnology energy = EnergyTechnology::For(arch);
   for (const auto& instance : graph.layers) {
     const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
     PlacementLayer l;
@@ -86,12 +102,16 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.forward_s = times.forward[instance.unique_id];
     l.backward_s = times.backward[instance.unique_id];
     l.backward_recompute_s = recompute[instance.unique_id];
+    l.forward_energy = times.forward_energy[instance.unique_id];
+    l.backward_energy = times.backward_energy[instance.unique_id];
+    l.backward_recompute_energy = times.recompute_energy.at(mode)[instance.unique_id];
     l.weight_bytes = static_cast<double>(u.weight_bytes);
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
-    l.optimizer_step_s = 2.0 * static_cast<double>(u.weight_bytes + u.gradient_bytes +
-                                                   u.optimizer_state_bytes) /
-                         arch.hbm_bandwidth_bytes_per_s;
+    const double step_bytes =
+        2.0 * static_cast<double>(u.weight_bytes + u.gradient_bytes + u.optimizer_state_bytes);
+    l.optimizer_step_s = step_bytes / arch.hbm_bandwidth_bytes_per_s;
+    l.optimizer_step_energy.memory_j = EnergyModel::HbmJ(step_bytes, energy);
     l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
     l.working_bytes = static_cast<double>(u.WorkingBytes(mode));
     l.tensor_parallel = u.tensor_parallel;
@@ -119,9 +139,10 @@ std::vector<RecomputeMode> Modes(const RunConfig& run) {
 
 // The DP input's cluster and training settings (layer tables are added by the caller) for a
 // model whose weights take dtype_bytes per parameter.
-PlacementProblem BaseProblem(const RunConfig& run, std::int64_t dtype_bytes, std::int64_t micro_batch,
-                             int virtual_stages) {
+PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::int64_t dtype_bytes,
+                             std::int64_t micro_batch, int virtual_stages) {
   PlacementProblem problem;
+  problem.static_power_w = EnergyModel::StaticPowerW(arch);
   problem.num_accelerators = run.cluster.num_accelerators;
   problem.global_batch = run.training.global_batch;
   problem.micro_batch = micro_batch;
@@ -138,7 +159,8 @@ PlacementProblem BaseProblem(const RunConfig& run, std::int64_t dtype_bytes, std
 }
 
 PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem, RecomputeMode mode,
-                      double hbm_gib, const PreparedModel& model, const ArchConfig& arch) {
+                      double hbm_gib, const PreparedModel& model, const ArchConfig& arch,
+                      const RunConfig& run, const CostModel& cost) {
   PlanChoice c;
   c.feasible = plan.feasible;
   c.reason = plan.reason;
@@ -156,6 +178,7 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
                         s.last_layer - s.first_layer + 1, s.devices, s.load_s,
                         s.peak_memory_bytes});
   }
+  PriceChoice(c, arch, run, cost);
   return c;
 }
 
@@ -163,7 +186,8 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 // or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
 PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& graph,
                          FixedStrategy strategy, RecomputeMode mode, double hbm_gib,
-                         const PreparedModel& model, const ArchConfig& arch) {
+                         const PreparedModel& model, const ArchConfig& arch, const RunConfig& run,
+                         const CostModel& cost) {
   if (strategy.stage_starts.empty()) {
     std::string why;
     strategy.stage_starts = MegatronStageStarts(graph, strategy.pipeline_stages, &why);
@@ -177,7 +201,7 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
     }
   }
   return MakeChoice(PlacementSearch().Evaluate(problem, strategy), problem, mode, hbm_gib, model,
-                    arch);
+                    arch, run, cost);
 }
 
 // (micro-batch, strategy index) → (width → (graph, times))
@@ -200,18 +224,30 @@ SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
 
 // The DP for every micro-batch, recompute mode, v and HBM size, into ev.best, ev.best_per_hbm and
 // (with_expert) ev.expert. Ties keep the earlier choice.
-void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig& arch,
-              const SlicedTimes& sliced, const std::vector<RecomputeMode>& modes,
-              const std::vector<double>& hbm_list, bool with_expert, ModelEvaluation& ev) {
+void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& model,
+              const ArchConfig& arch, const SlicedTimes& sliced,
+              const std::vector<RecomputeMode>& modes, const std::vector<double>& hbm_list,
+              bool with_expert, bool bound, ModelEvaluation& ev) {
   ev.best.reason = "not evaluated";
   ev.best_per_hbm.assign(hbm_list.size(), ev.best);
   const std::vector<std::int64_t> vs = run.training.pipeline_schedule == "interleaved"
                                            ? run.training.virtual_stages
                                            : std::vector<std::int64_t>{1};
   const PlacementSearch dp;
-  // micro_batch == 0 marks a slot not filled yet.
-  auto take = [](PlanChoice& slot, const PlanChoice& c) {
-    if (slot.micro_batch == 0 || c.BetterThan(slot)) slot = c;
+  // micro_batch == 0 marks a slot not filled yet. Plans are compared by the run's objective; a
+  // plan above the power budget is infeasible. A `bound` (makespans that are lower bounds) compares
+  // throughputs only: its energies are exact but its times are not, so its power is no bound.
+  const SearchObjective objective = bound ? SearchObjective::kThroughput : run.search.objective;
+  auto take = [&](PlanChoice& slot, PlanChoice c) {
+    if (!bound && c.feasible && run.arch.power_budget_w > 0 && c.power_w > run.arch.power_budget_w) {
+      c.feasible = false;
+      c.reason = FormatNumber("%.4g", c.power_w) + " W per device, above arch.power_budget_w " +
+                 FormatNumber("%.4g", run.arch.power_budget_w) + " W";
+    }
+    if (slot.micro_batch == 0 || ObjectiveValue(c, objective, run.cluster.num_accelerators) >
+                                        ObjectiveValue(slot, objective, run.cluster.num_accelerators)) {
+      slot = std::move(c);
+    }
   };
   for (const auto& [key, widths] : sliced) {
     const auto [b, strategy] = key;
@@ -219,13 +255,15 @@ void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig
     for (RecomputeMode mode : modes) {
       for (std::int64_t v : vs) {
         PlacementProblem problem =
-            BaseProblem(run, widths.begin()->second.first->dtype_bytes, b, static_cast<int>(v));
+            BaseProblem(run, arch, widths.begin()->second.first->dtype_bytes, b,
+                        static_cast<int>(v));
         for (const auto& [t, entry] : widths) {
           problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run.training);
         }
         for (std::size_t h = 0; h < hbm_list.size(); ++h) {
           problem.hbm_bytes = hbm_list[h] * 1073741824.0;
-          PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch);
+          PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch,
+                                    run, cost);
           c.strategy = strategy_name;
           c.strategy_index = strategy;
           take(ev.best, c);
@@ -246,7 +284,7 @@ void PlaceAll(const RunConfig& run, const PreparedModel& model, const ArchConfig
             } else {
               x = EvaluateFixed(problem, *it->second.first,
                                 {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
-                                hbm_list[h], model, arch);
+                                hbm_list[h], model, arch, run, cost);
             }
             x.strategy = strategy_name;
             x.strategy_index = strategy;
@@ -355,9 +393,29 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
 ModelEvaluator::ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estimator> estimator,
                                std::shared_ptr<const SolverBackend> backend)
     : run_(run),
+      cost_(run.cost.file.empty() ? CostModel::Default() : CostModel::LoadFile(run.cost.file)),
       estimator_(std::move(estimator)),
       backend_(std::move(backend)),
       scheduler_(backend_, SchedulerOptionsOf(run)) {}
+
+double ModelEvaluator::ObjectiveBound(double throughput_bound, const ArchConfig& arch) const {
+  // A device draws at least its static power, and an hour costs at least its price at that power
+  // with the smallest HBM (HourlyUsd grows with both).
+  const double static_w = EnergyModel::StaticPowerW(arch);
+  switch (run_.search.objective) {
+    case SearchObjective::kThroughput:
+      break;
+    case SearchObjective::kThroughputPerWatt:
+      return throughput_bound / static_w;
+    case SearchObjective::kThroughputPerCost: {
+      const auto& hbm = run_.training.hbm_gib;
+      const double hourly = cost_.HourlyUsd(arch, *std::min_element(hbm.begin(), hbm.end()),
+                                            static_w, run_.cost.hourly_usd);
+      return throughput_bound / (hourly * static_cast<double>(run_.cluster.num_accelerators));
+    }
+  }
+  return throughput_bound;
+}
 
 ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchConfig& arch,
                                          bool with_expert) const {
@@ -366,6 +424,15 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   ev.best.reason = "not evaluated";
   const auto& hbm_list = run_.training.hbm_gib;
   ev.best_per_hbm.resize(hbm_list.size(), ev.best);
+  if (const double static_w = EnergyModel::StaticPowerW(arch);
+      run_.arch.power_budget_w > 0 && static_w > run_.arch.power_budget_w) {
+    // Every plan draws at least the static power: none fits the budget (a bound, nothing solved).
+    ev.best.reason = "static power " + FormatNumber("%.4g", static_w) +
+                     " W per device alone is above arch.power_budget_w " +
+                     FormatNumber("%.4g", run_.arch.power_budget_w) + " W";
+    for (auto& c : ev.best_per_hbm) c.reason = ev.best.reason;
+    return ev;
+  }
   const std::vector<RecomputeMode> modes = Modes(run_);
 
   // Schedules of every unique layer slice and pass; estimates shared through one cache.
@@ -383,7 +450,8 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   }
   ev.schedule_seconds = Seconds(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  PlaceAll(run_, model, arch, sliced, modes, run_.training.hbm_gib, with_expert, ev);
+  PlaceAll(run_, cost_, model, arch, sliced, modes, run_.training.hbm_gib, with_expert,
+           /*bound=*/false, ev);
   ev.placement_seconds = Seconds(t1);
   return ev;
 }
@@ -432,15 +500,15 @@ double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& 
         }
       }
     }
-    return best;
+    return ObjectiveBound(best, arch);
   }
   // The DP itself on the lower bounds, at the largest HBM only (a larger HBM only admits more
   // plans).
   const auto& hbm = run_.training.hbm_gib;
   ModelEvaluation ev;
-  PlaceAll(run_, model, arch, sliced, modes, {*std::max_element(hbm.begin(), hbm.end())},
-           /*with_expert=*/false, ev);
-  return ev.best.Throughput();
+  PlaceAll(run_, cost_, model, arch, sliced, modes, {*std::max_element(hbm.begin(), hbm.end())},
+           /*with_expert=*/false, /*bound=*/true, ev);
+  return ObjectiveBound(ev.best.Throughput(), arch);
 }
 
 PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
@@ -456,17 +524,47 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
   const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler_,
                                          run_.cluster.network, nullptr, /*lower_bounds=*/false);
   PlacementProblem problem =
-      BaseProblem(run_, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
+      BaseProblem(run_, arch, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
   problem.widths[r.tensor_parallel] =
       MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training);
   problem.hbm_bytes = r.hbm_gib * 1073741824.0;
   PlanChoice c = EvaluateFixed(problem, slice->graph,
                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                 r.stage_starts},
-                               r.recompute, r.hbm_gib, model, arch);
+                               r.recompute, r.hbm_gib, model, arch, run_, cost_);
   c.strategy = slice->graph.strategy;
   c.strategy_index = r.strategy;
   return c;
+}
+
+void PriceChoice(PlanChoice& c, const ArchConfig& arch, const RunConfig& run,
+                 const CostModel& cost) {
+  if (!c.feasible) return;
+  const PlacementPlan& p = c.plan;
+  c.power_w = p.PowerW();
+  const double tokens_per_step = c.tokens_per_s * p.time_per_batch_s;
+  c.energy_per_token_j = tokens_per_step > 0 ? p.energy.TotalJ() / tokens_per_step : 0;
+  c.hourly_usd = cost.HourlyUsd(arch, c.hbm_gib, c.power_w, run.cost.hourly_usd);
+  // The whole cluster is paid for, whether or not the plan uses every device.
+  const double cluster_usd_per_s =
+      c.hourly_usd * static_cast<double>(run.cluster.num_accelerators) / 3600;
+  c.usd_per_million_tokens = c.tokens_per_s > 0 ? 1e6 * cluster_usd_per_s / c.tokens_per_s : 0;
+  c.time_to_train_s = run.training.tokens > 0 && c.tokens_per_s > 0
+                          ? run.training.tokens / c.tokens_per_s
+                          : 0;
+}
+
+double ObjectiveValue(const PlanChoice& c, SearchObjective objective, std::int64_t accelerators) {
+  const double thr = c.Throughput();
+  switch (objective) {
+    case SearchObjective::kThroughput:
+      break;
+    case SearchObjective::kThroughputPerWatt:
+      return c.power_w > 0 ? thr / c.power_w : 0;
+    case SearchObjective::kThroughputPerCost:
+      return c.hourly_usd > 0 ? thr / (c.hourly_usd * static_cast<double>(accelerators)) : 0;
+  }
+  return thr;
 }
 
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {

@@ -154,6 +154,26 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   j["throughput_tokens_per_s"] = c.tokens_per_s;
   j["time_per_batch_s"] = c.plan.time_per_batch_s;
   j["mfu"] = c.mfu;
+  // Energy and cost (DESIGN §11): per device the plan uses, per step of the cluster, per token.
+  j["power_w"] = c.power_w;
+  j["energy_per_iteration_j"] = c.plan.energy.TotalJ();
+  const Energy& e = c.plan.energy;
+  Json parts = Json::MakeObject();
+  parts["compute_j"] = e.compute_j;
+  parts["on_chip_j"] = e.on_chip_j;
+  parts["memory_j"] = e.memory_j;
+  parts["network_j"] = e.network_j;
+  parts["static_j"] = e.static_j;
+  j["energy_per_iteration_by_part"] = parts;
+  j["energy_per_token_j"] = c.energy_per_token_j;
+  j["energy_per_sample_j"] = c.plan.throughput_samples_per_s > 0
+                                 ? e.TotalJ() / (c.plan.throughput_samples_per_s *
+                                                 c.plan.time_per_batch_s)
+                                 : 0.0;
+  j["devices_used"] = c.plan.devices;
+  j["hourly_usd_per_device"] = c.hourly_usd;
+  j["usd_per_million_tokens"] = c.usd_per_million_tokens;
+  if (c.time_to_train_s > 0) j["time_to_train_s"] = c.time_to_train_s;
   j["micro_batch"] = c.micro_batch;
   j["recompute"] = std::string(ToString(c.recompute));
   j["hbm_gib"] = c.hbm_gib;

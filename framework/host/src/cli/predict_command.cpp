@@ -3,7 +3,8 @@
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|full [--sequence-parallel] [--global-batch B]
-//     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [-o OUT.json]
+//     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
+//     [--hourly-usd P] [-o OUT.json]
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
 #include <cstdio>
 #include <sstream>
@@ -37,7 +38,11 @@ void AddPredictOptions(po::options_description& d) {
       "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
       "stage-starts", po::value<std::string>(),
-      "first layer index of stages 2..p (default: Megatron's even split of the blocks)");
+      "first layer index of stages 2..p (default: Megatron's even split of the blocks)")(
+      "tokens", po::value<double>(), "tokens to train: report the time and cost (default: the "
+                                     "run config's training.tokens)")(
+      "hourly-usd", po::value<double>(), "price of a device-hour (default: the run config's "
+                                         "cost.hourly_usd, else the preset's, else the cost model)");
 }
 
 namespace {
@@ -196,6 +201,18 @@ int RunPredict(CommandContext& ctx) {
     throw UsageError("--hbm-gib: expected a size above 0 and at most " +
                      std::to_string(limits::kMemoryBytes >> 30) + " GiB (2^50 bytes)");
   }
+  if (ctx.vm.count("tokens")) {
+    run.training.tokens = ctx.vm["tokens"].as<double>();
+    if (!(run.training.tokens >= 0) || !(run.training.tokens <= 1e18)) {
+      throw UsageError("--tokens: expected a count in [0, 1e18]");
+    }
+  }
+  if (ctx.vm.count("hourly-usd")) {
+    run.cost.hourly_usd = ctx.vm["hourly-usd"].as<double>();
+    if (!(run.cost.hourly_usd > 0) || !(run.cost.hourly_usd <= 1e7)) {
+      throw UsageError("--hourly-usd: expected a price above 0 and at most 1e7 per device-hour");
+    }
+  }
   run.CheckComponents(ctx.registry, true, true, true);
 
   ModelEntry entry;
@@ -259,6 +276,27 @@ int RunPredict(CommandContext& ctx) {
   std::string line = fmt::sprintf("  throughput        %.4g tokens/s, %.4g samples/s, MFU %.1f%%\n",
                 choice.tokens_per_s, p.throughput_samples_per_s, 100 * choice.mfu);
   o << line;
+  const Energy& e = p.energy;
+  const double joules = e.TotalJ();
+  auto part = [&](double j) { return joules > 0 ? 100 * j / joules : 0.0; };
+  line = fmt::sprintf("  power             %.1f W per device (%lld devices); energy %.4g J per "
+                      "iteration, %.4g J per token\n",
+                      choice.power_w, static_cast<long long>(p.devices), joules,
+                      choice.energy_per_token_j);
+  o << line;
+  line = fmt::sprintf("    compute %.1f%%, on-chip %.1f%%, memory %.1f%%, network %.1f%%, "
+                      "static %.1f%%\n",
+                      part(e.compute_j), part(e.on_chip_j), part(e.memory_j), part(e.network_j),
+                      part(e.static_j));
+  o << line;
+  line = fmt::sprintf("  cost              $%.4g per device-hour, $%.4g per million tokens",
+                      choice.hourly_usd, choice.usd_per_million_tokens);
+  o << line;
+  if (choice.time_to_train_s > 0) {
+    o << fmt::sprintf("; %.4g tokens in %.4g days", run.training.tokens,
+                      choice.time_to_train_s / 86400);
+  }
+  o << "\n";
   o << "  memory per device (HBM " << request.hbm_gib << " GiB):\n";
   for (std::size_t k = 0; k < p.stages.size(); ++k) {
     const StageMemory& m = p.stages[k].memory;

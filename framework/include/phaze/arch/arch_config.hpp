@@ -40,6 +40,15 @@ struct ArchConfig {
   // Named parameters an estimator plugin may read for this device (e.g. the device model's fitted
   // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
   std::map<std::string, double> calibration;
+  // The energy model's technology parameters for this device (EnergyTechnology's keys: a real
+  // chip's node, die and HBM); empty: the template's 22 nm defaults. Sorted, so deterministic.
+  std::map<std::string, double> energy;
+  // What the die is (DESIGN §11): its area for static power and cost (0: the area model's 22 nm
+  // area of the template chip), its process node in nm (the cost model's wafer price and defect
+  // density), and what an hour of it costs when it is rented (0: from the cost model).
+  double die_area_mm2 = 0;
+  double node_nm = 22;
+  double hourly_usd = 0;
   // The estimator this device is calibrated for (a fixed device's preset names it, e.g. `gpu`);
   // `phaze predict` uses it when the run config names no estimator. Empty: none.
   std::string estimator;

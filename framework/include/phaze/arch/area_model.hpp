@@ -47,4 +47,9 @@ class AreaModel {
   std::vector<std::pair<double, double>> glb_;
 };
 
+// A device's die area in mm²: the architecture's die_area_mm2 (a real chip's published die), else
+// the default area model's 22 nm area of the template chip. The energy model's static power and
+// the cost model's die cost scale with it.
+double DieAreaMm2(const ArchConfig& arch);
+
 }  // namespace phaze

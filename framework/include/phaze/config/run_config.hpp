@@ -29,6 +29,10 @@ enum class PruneMode { kNone, kWinners, kPareto };
 std::string_view ToString(SearchMode mode);  // hysteresis | exhaustive
 std::string_view ToString(ScoreMean mean);   // arithmetic | weighted | geometric
 std::string_view ToString(PruneMode prune);  // none | winners | pareto
+// search.objective: what a config's score per model is (DESIGN §11).
+enum class SearchObjective { kThroughput, kThroughputPerWatt, kThroughputPerCost };
+// throughput | throughput_per_watt | throughput_per_cost
+std::string_view ToString(SearchObjective objective);
 
 // A component chosen by name, with its `params:` map and where the name was written.
 struct ComponentChoice {
@@ -68,6 +72,9 @@ struct RunConfig {
                                                    // reference of the speed-ups
     std::optional<ConfigNode> space_node;       // where `space` and `presets` were written
     std::vector<ConfigNode> preset_nodes;
+    // Average power per device the winning plan may draw (W); 0 = no budget. A config above it
+    // is infeasible; one whose static power alone exceeds it is not evaluated (a bound).
+    double power_budget_w = 0;
   } arch;
 
   struct Cluster {
@@ -92,6 +99,8 @@ struct RunConfig {
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
     // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).
     std::string gradient_reduction_precision = "fp32";
+    // Tokens to train on (e.g. 300e9): outputs give the time to train them and its cost; 0 = none.
+    double tokens = 0;
     // Bytes reduced per parameter: 4 for fp32, 2 otherwise.
     int GradientReductionBytes() const { return gradient_reduction_precision == "fp32" ? 4 : 2; }
   } training;
@@ -137,7 +146,17 @@ struct RunConfig {
     // Exhaustive mode only (search/arch_search.hpp): skip the exact evaluation of a config whose
     // upper bounds cannot beat what is known.
     PruneMode prune = PruneMode::kWinners;
+    // What a model's score on a config is: samples/s, samples/s per watt of a device, or
+    // samples/s per dollar-hour of the cluster (search/model_evaluator.hpp, ObjectiveValue).
+    SearchObjective objective = SearchObjective::kThroughput;
   } search;
+
+  // The cost model (arch/cost_model.hpp): its constants, and a rental price per device-hour that
+  // overrides every architecture's (0: the preset's hourly_usd, else ownership).
+  struct Cost {
+    std::string file;  // "" = share/cost/cost.yaml; else relative to the run config
+    double hourly_usd = 0;
+  } cost;
 
   struct Output {
     std::string directory = "phaze-results";

@@ -103,6 +103,8 @@ class DeviceModel {
                                    std::int64_t cores_per_unit, std::int64_t units,
                                    double glb_share, double gemm_efficiency,
                                    GemmTile* chosen = nullptr);
+  // Whether a vector function is folded into a neighbouring kernel (a scale or a mask).
+  static bool Folded(const std::string& function);
   // HBM bytes of a GEMM given the GLB (operands and result once, or the blocked re-reads).
   static double GemmHbmBytes(const GemmShape& g, const ArchConfig& a, double op_bytes);
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "phaze/arch/arch_config.hpp"
+#include "phaze/core/energy.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/operator_graph.hpp"
 
@@ -49,7 +50,9 @@ struct OpWork {
 struct OpEstimate {
   double single_core_s = 0;
   double all_cores_s = 0;
-  std::optional<double> energy_j;
+  // Dynamic energy of the op on all cores (compute, on-chip, memory), when the estimator models
+  // it; the framework uses the energy model (EnergyModel::Op) when it does not.
+  std::optional<Energy> energy;
   // Kernels the op launches (0: its work is folded into a neighbour's kernel). The host issues
   // each in the architecture's host_kernel_s (ScheduleProblem::host_s).
   int kernels = 1;

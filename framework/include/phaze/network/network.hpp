@@ -30,6 +30,8 @@
 // same time, each on its own per-device outer bandwidth. With one level these are the ring
 // formulas; for n = 1 every collective is free.
 // A send of B bytes over level l (pipeline stages): B/β_l + α_l.
+// Energy (CollectiveJ, SendJ): the same formulas with 1/β_l replaced by the level's joules per
+// byte and α_l by 0: what one device sends, priced per level.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,10 @@ struct NetworkLevel {
   std::int64_t size = 0;  // devices joined by one group at this level; 0 for the outermost
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
+  // Joules per bit a device sends over this level, NICs and switches included (DESIGN §11);
+  // the default is a board-level electrical SerDes link's (share/energy/README.md).
+  double energy_pj_per_bit = kDefaultLinkPjPerBit;
+  static constexpr double kDefaultLinkPjPerBit = 5.0;
 };
 
 // A communication group: `size` members `stride` ranks apart.
@@ -78,6 +84,10 @@ class Network {
   double CollectiveS(CollectiveKind kind, double bytes, CommGroup group) const;
   // Seconds to send `bytes` between two devices joined first at `level`.
   double SendS(double bytes, int level) const;
+  // Joules one device spends on its part of the collective (the bytes it sends at each level,
+  // by the same ring algorithms, at that level's energy_pj_per_bit), and on a send.
+  double CollectiveJ(CollectiveKind kind, double bytes, CommGroup group) const;
+  double SendJ(double bytes, int level) const;
   // The innermost level one group of which holds `ranks` consecutive ranks (the outermost if none).
   int LevelHolding(std::int64_t ranks) const;
   // The group's fan-out n_l at every level (see the header comment).

@@ -50,6 +50,11 @@
 //   ⌊K/d⌋ and ⌈B/d⌉ is not tried), so only those d are evaluated. Ties: smaller t, then smaller d,
 //   then fewer stages, then the earlier split (deterministic).
 // * throughput = global_batch / time per batch.
+// * energy per step (the chosen plan only): Σ over stages of a·B·Σ_layers (forward + backward +
+//   recompute energy; + forward again with the paper's stage recompute) + the optimizer step on
+//   d·a devices (a/r of it with the distributed optimizer), each stage's data-parallel reduction
+//   (Network::CollectiveJ per device, on d·a devices), 2·v·B·a sends per cut edge (Network::SendJ),
+//   the tied embedding's all-reduce, and static_power_w × devices × time per batch.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +63,7 @@
 #include <string>
 #include <vector>
 
+#include "phaze/core/energy.hpp"
 #include "phaze/network/network.hpp"
 
 namespace phaze {
@@ -69,6 +75,9 @@ struct PlacementLayer {
   std::optional<double> recompute_forward_s;  // the paper's stage recompute; default forward_s
   double backward_recompute_s = 0;  // selective/full recompute, inside backward on every stage
   double optimizer_step_s = 0;      // the optimizer step over the layer's parameters
+  // Dynamic energy per device and micro-batch of each pass (the paper's stage recompute re-runs
+  // forward_energy), and of the optimizer step (per step).
+  Energy forward_energy, backward_energy, backward_recompute_energy, optimizer_step_energy;
   double weight_bytes = 0;
   std::optional<double> gradient_bytes;       // default: weight_bytes
   double optimizer_state_bytes = 0;
@@ -118,6 +127,8 @@ struct PlacementProblem {
   // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
   // weights, 1 when the gradients are reduced in the weights' 16-bit format.
   double gradient_reduction_bytes_per_weight_byte = 2;
+  // Watts a device draws whatever it does (EnergyModel::StaticPowerW), for the step's energy.
+  double static_power_w = 0;
 
   // Empty when valid, else what is wrong (which layer, which edge).
   std::string Validate() const;
@@ -175,6 +186,18 @@ struct PlacementPlan {
   double bubble_share = 0;  // bubble / time
   double sync_share = 0;    // data-parallel gradient sync / time
   StepBreakdown breakdown;
+  // One training step's energy over the `devices` the plan uses (d × Σ stage devices): every
+  // device's passes for its micro-batches and its optimizer step, every stage's gradient sync,
+  // the sends between stages and the tied embedding's all-reduce (network), and static power over
+  // the step's time.
+  Energy energy;
+  std::int64_t devices = 0;
+  // Average power per device (W).
+  double PowerW() const {
+    return devices > 0 && time_per_batch_s > 0
+               ? energy.TotalJ() / (time_per_batch_s * static_cast<double>(devices))
+               : 0;
+  }
 };
 
 struct FixedStrategy {

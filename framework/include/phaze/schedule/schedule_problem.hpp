@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "phaze/core/energy.hpp"
 #include "phaze/ilp/solver_backend.hpp"
 
 namespace phaze {
@@ -57,6 +58,9 @@ struct ScheduleProblem {
   // through a deep launch queue, so the pass lasts the longer of the two: max(makespan, host_s)
   // (PassSeconds in layer_schedule.hpp). The scheduler itself ignores it.
   double host_s = 0;
+  // Dynamic energy of the pass on one device (its ops' and collectives'); the scheduler ignores
+  // it (energy does not depend on which cores run an op, DESIGN §11).
+  Energy energy;
 
   // Cores c < PairedCores() of both classes form the pairs fused ops run on.
   int PairedCores() const { return num_tc < num_vc ? num_tc : num_vc; }

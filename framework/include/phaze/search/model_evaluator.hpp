@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "phaze/arch/arch_config.hpp"
+#include "phaze/arch/cost_model.hpp"
 #include "phaze/config/run_config.hpp"
 #include "phaze/estimate/estimator.hpp"
 #include "phaze/graph/layer_graph.hpp"
@@ -77,6 +78,12 @@ struct PlanChoice {
   double hbm_gib = 0;
   double tokens_per_s = 0;
   double mfu = 0;  // model FLOP/s over the cluster's peak tensor FLOP/s
+  // Energy and cost (DESIGN §11; PriceChoice). The step's energy by part is plan.energy.
+  double power_w = 0;             // average per device the plan uses
+  double energy_per_token_j = 0;  // joules of the cluster per trained token
+  double hourly_usd = 0;          // per device-hour (rental price, or ownership + energy)
+  double usd_per_million_tokens = 0;  // the whole cluster's hours per million trained tokens
+  double time_to_train_s = 0;     // training.tokens / tokens_per_s; 0 without a token budget
   struct Stage {
     std::string first_layer, last_layer;
     int layers = 0;
@@ -90,6 +97,16 @@ struct PlanChoice {
   // Strictly better: higher throughput (a feasible plan beats an infeasible one).
   bool BetterThan(const PlanChoice& other) const { return Throughput() > other.Throughput(); }
 };
+
+// Fills a feasible choice's power, energy per token, hourly price, $ per million tokens and time
+// to train (training.tokens) from its plan, the architecture and the cost model.
+void PriceChoice(PlanChoice& choice, const ArchConfig& arch, const RunConfig& run,
+                 const CostModel& cost);
+
+// A plan's score under search.objective: samples/s; per watt of a device (power_w); or per
+// dollar-hour of the cluster's `accelerators` (hourly_usd each). 0 when infeasible.
+double ObjectiveValue(const PlanChoice& choice, SearchObjective objective,
+                      std::int64_t accelerators);
 
 struct ModelEvaluation {
   std::string model;
@@ -160,7 +177,13 @@ class ModelEvaluator {
   //  * kPlacement: the DP on the lower bounds, at the largest HBM size.
   // +∞ when the estimator cannot cost an op (Evaluate then says why).
   enum class BoundTier { kCompute, kPlacement };
+  // With search.objective other than throughput, the bound is on the objective: the throughput
+  // bound over the least a config can cost per unit (ObjectiveBound).
   double UpperBound(const PreparedModel& model, const ArchConfig& arch, BoundTier tier) const;
+  // An upper bound on a config's objective from one on its throughput: a device draws at least its
+  // static power, and costs at least its hourly price at that power with the smallest HBM.
+  double ObjectiveBound(double throughput_bound, const ArchConfig& arch) const;
+  const CostModel& Cost() const { return cost_; }
 
   SchedulerOptions Options() const { return scheduler_.Options(); }
   // The run's scheduler, whose segment memo every evaluation shares.
@@ -168,6 +191,7 @@ class ModelEvaluator {
 
  private:
   const RunConfig& run_;
+  CostModel cost_;
   std::shared_ptr<const Estimator> estimator_;
   std::shared_ptr<const SolverBackend> backend_;
   Scheduler scheduler_;
