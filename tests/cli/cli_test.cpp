@@ -389,13 +389,13 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
   EXPECT_NE(r.out.find("tiny-gpt"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("common:"), std::string::npos) << r.out;
   for (const char* f : {"results.json", "report.md", "explored.csv", "throughput-vs-area.svg",
-                        "pipeline.svg", "memory.svg", "schedule.svg"}) {
+                        "throughput-vs-power.svg", "pipeline.svg", "memory.svg", "schedule.svg"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / "out1" / f)) << f;
   }
   const std::string text = testing::Slurp(dir / "out1" / "results.json");
   const ConfigNode j = ConfigNode::ParseString(text, "results.json");
   // explored.csv: a header, then one row per explored config and model, each with the header's
-  // 30 columns and the figures of results.json.
+  // 35 columns and the figures of results.json.
   {
     std::istringstream csv(testing::Slurp(dir / "out1" / "explored.csv"));
     std::vector<std::vector<std::string>> rows;
@@ -408,11 +408,13 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
     }
     const auto configs = j.Child("explored").Elements();
     ASSERT_EQ(rows.size(), 1 + configs.size());  // one model
-    EXPECT_EQ(rows[0].size(), 30u);
+    EXPECT_EQ(rows[0].size(), 35u);
+    EXPECT_EQ(rows[0][29], "power_w");
+    EXPECT_EQ(rows[0][30], "energy_per_sample_j");
     EXPECT_EQ(rows[0][16], "throughput_samples_per_s");
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto& row = rows[i + 1];
-      ASSERT_EQ(row.size(), 30u) << i;
+      ASSERT_EQ(row.size(), 35u) << i;
       EXPECT_EQ(row[1], configs[i].Child("arch").Child("name").AsString());
       EXPECT_EQ(row[13], "tiny-gpt");
       const ConfigNode best = configs[i].Child("models").Elements()[0].Child("best");
@@ -421,6 +423,9 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
         EXPECT_DOUBLE_EQ(std::stod(row[16]), best.Child("throughput_samples_per_s").AsDouble());
         EXPECT_EQ(row[20], std::to_string(best.Child("plan").Child("pipeline_stages").AsInt()));
         EXPECT_EQ(row[25], best.Child("recompute").AsString());
+        EXPECT_DOUBLE_EQ(std::stod(row[29]), best.Child("power_w").AsDouble());
+        EXPECT_DOUBLE_EQ(std::stod(row[30]), best.Child("energy_per_sample_j").AsDouble());
+        EXPECT_GT(std::stod(row[29]), 0);
       }
     }
   }
@@ -828,6 +833,59 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
 
 namespace phaze {
 namespace {
+
+// Issue 39: Megatron's GPT-3 175B plan (t 8, p 16, d 8) on 1,024 A100s draws a power inside the
+// A100's 400 W TDP and above 40% of it; the energy parts add up to the step's energy, whose
+// static part is the preset's 20 W + 0.05 W/mm² × 826 mm² on every device for the whole step;
+// power is that energy over the step and the devices; the cost and time to train follow from the
+// AWS price ($5.12 per GPU-hour) and the token budget.
+TEST(Cli, PredictReportsPowerEnergyAndCost) {
+  testing::TempDir dir;
+  const auto out = dir / "p.json";
+  auto r = Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system dgx-a100 "
+                 "--plan 8,16,8 --micro-batch 1 --global-batch 1536 --recompute full "
+                 "--tokens 300e9 -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* part : {"power", "W per device", "J per token", "per million tokens", "days"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  }
+  const ConfigNode j = ConfigNode::ParseFile(out.string()).Child("result");
+  const double power = j.Child("power_w").AsDouble();
+  EXPECT_GT(power, 0.4 * 400);
+  EXPECT_LE(power, 400);
+  const double step = j.Child("time_per_batch_s").AsDouble();
+  const double energy = j.Child("energy_per_iteration_j").AsDouble();
+  const ConfigNode parts = j.Child("energy_per_iteration_by_part");
+  double sum = 0;
+  for (const char* k : {"compute_j", "on_chip_j", "memory_j", "network_j", "static_j"}) {
+    EXPECT_GT(parts.Child(k).AsDouble(), 0) << k;
+    sum += parts.Child(k).AsDouble();
+  }
+  EXPECT_NEAR(sum, energy, 1e-9 * energy);
+  EXPECT_EQ(j.Child("devices_used").AsInt(), 1024);
+  EXPECT_NEAR(parts.Child("static_j").AsDouble(), (20 + 0.05 * 826) * 1024 * step, 1e-6 * energy);
+  EXPECT_NEAR(power, energy / (step * 1024), 1e-9 * power);
+  const double tokens_per_s = j.Child("throughput_tokens_per_s").AsDouble();
+  EXPECT_NEAR(j.Child("energy_per_token_j").AsDouble(), energy / (tokens_per_s * step),
+              1e-9 * energy);
+  EXPECT_DOUBLE_EQ(j.Child("hourly_usd_per_device").AsDouble(), 5.12);
+  EXPECT_NEAR(j.Child("usd_per_million_tokens").AsDouble(), 1e6 * 5.12 * 1024 / 3600 / tokens_per_s,
+              1e-9);
+  EXPECT_NEAR(j.Child("time_to_train_s").AsDouble(), 300e9 / tokens_per_s, 1e-6);
+  // A price on the command line wins over the preset's.
+  auto priced = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                      "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system dgx-a100 "
+                      "--plan 8,16,8 --micro-batch 1 --global-batch 1536 --recompute full "
+                      "--hourly-usd 2 -o " + out.string());
+  ASSERT_EQ(priced.exit_code, 0) << priced.err;
+  EXPECT_DOUBLE_EQ(
+      ConfigNode::ParseFile(out.string()).Child("result").Child("hourly_usd_per_device").AsDouble(),
+      2.0);
+  EXPECT_EQ(Phaze("predict --model x.yaml --arch tpuv4 --plan 1,1,1 --micro-batch 1 "
+                  "--hourly-usd -3").exit_code,
+            2);
+}
 
 // issue 44: predict's plan is checked against the model where it enters — interleaving, stage
 // starts, batch divisibility and the HBM size — with exit 2 naming the flag and the value.

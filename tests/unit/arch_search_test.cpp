@@ -311,6 +311,7 @@ struct SyntheticSpace {
           ++exact_evaluations;
           me.best.feasible = exact[i][m] > 0;
           me.best.plan.throughput_samples_per_s = exact[i][m];
+          me.score = exact[i][m];  // the throughput objective
         }
         e.models.push_back(me);
       }

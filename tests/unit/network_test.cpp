@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "phaze/config/config_node.hpp"
 #include "phaze/core/error.hpp"
 
 namespace phaze {
@@ -135,6 +136,46 @@ TEST(Network, LevelsParseWithLocatedErrors) {
   fails("[{name: node, size: 8, bandwidth_bytes_per_s: 0}, {name: f, bandwidth_bytes_per_s: 1e9}]",
         "bandwidth_bytes_per_s");
   fails("[]", "non-empty list of network levels");
+}
+
+// Link energy (CollectiveJ, SendJ): the time formulas with 1/β replaced by joules per byte and no
+// latency term. Node at 2 pJ/bit, fabric at 20 pJ/bit.
+TEST(Network, LinkEnergyByHand) {
+  const Network n({{"node", 8, 1e11, 1e-6, 2.0}, {"fabric", 0, 1e10, 1e-5, 20.0}});
+  const double node_j_per_byte = 2.0 * 8 * 1e-12, fabric_j_per_byte = 20.0 * 8 * 1e-12;
+  // All-reduce of 8 MB inside the node (8 members): 2·7/8·8e6 bytes sent per device.
+  EXPECT_NEAR(n.CollectiveJ(kAR, 8e6, {8, 1}), 2.0 * 7 / 8 * 8e6 * node_j_per_byte, 1e-18);
+  // Over 16 devices (2 nodes): reduce-scatter and all-gather of 8 MB in the node (7/8 each) and
+  // the all-reduce of the 1/8 part across the 2 nodes (2·1/2·1e6 over the fabric).
+  EXPECT_NEAR(n.CollectiveJ(kAR, 8e6, {16, 1}),
+              2 * (7.0 / 8 * 8e6) * node_j_per_byte + 2.0 * 1 / 2 * 1e6 * fabric_j_per_byte,
+              1e-15);
+  // An all-gather across nodes only (stride 8): (n−1)/n·B over the fabric.
+  EXPECT_NEAR(n.CollectiveJ(kAG, 4e6, {4, 8}), 3.0 / 4 * 4e6 * fabric_j_per_byte, 1e-15);
+  // A send over the fabric; a group of one and zero bytes cost nothing.
+  EXPECT_NEAR(n.SendJ(1e6, 1), 1e6 * fabric_j_per_byte, 1e-18);
+  EXPECT_EQ(n.CollectiveJ(kAR, 8e6, {1, 1}), 0.0);
+  EXPECT_EQ(n.CollectiveJ(kRS, 0, {8, 1}), 0.0);
+  // A level without energy costs none; the default is the documented board-level figure.
+  const Network free_links({{"link", 0, 1e9, 0, 0.0}});
+  EXPECT_EQ(free_links.CollectiveJ(kAR, 8e6, {4, 1}), 0.0);
+  EXPECT_EQ(Network::Flat(1e9).Levels()[0].energy_pj_per_bit, NetworkLevel::kDefaultLinkPjPerBit);
+}
+
+TEST(Network, EnergyPerBitIsReadAndChecked) {
+  const auto levels = ConfigNode::ParseString(
+      "[{name: nvlink, size: 8, bandwidth_bytes_per_s: 1e11, energy_pj_per_bit: 1.3},\n"
+      " {name: ib, bandwidth_bytes_per_s: 1e10}]", "levels.yaml");
+  const Network n = Network::ParseLevels(levels);
+  EXPECT_EQ(n.Levels()[0].energy_pj_per_bit, 1.3);
+  EXPECT_EQ(n.Levels()[1].energy_pj_per_bit, NetworkLevel::kDefaultLinkPjPerBit);
+  try {
+    Network::ParseLevels(ConfigNode::ParseString(
+        "[{name: ib, bandwidth_bytes_per_s: 1e10, energy_pj_per_bit: -1}]", "bad.yaml"));
+    FAIL() << "a negative energy was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.yaml:1:"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -526,5 +526,39 @@ TEST(PlacementSearch, WeightReplicasReduceGradientsAcrossTheWidth) {
   EXPECT_EQ(p.Validate(), "width 2: weight_replicas must divide the width, got 3");
 }
 
+// The step's energy (header comment) on the PipelineBubbleByHand plan (d 1, s 2, split 2|2,
+// B = 8 micro-batches, 54 s): each layer spends 1 J compute forward, 2 J backward, 0.5 J memory in
+// its optimizer step; the edge between the stages carries 1e6 bytes at 10 pJ/bit each way; static
+// power 50 W per device.
+//   compute = 8 micro-batches × 4 layers × 3 J = 96 J; memory = 4 × 0.5 J = 2 J;
+//   network = 8 × 2 directions × 1e6 B × 8 bit × 10 pJ = 1.28 J; static = 50 W × 2 devices × 54 s.
+TEST(PlacementSearch, StepEnergyByHand) {
+  LayerTable t = Chain(4, 1, 2, 1e9, 0, 1e6);
+  for (auto& l : t.layers) {
+    l.forward_energy.compute_j = 1;
+    l.backward_energy.compute_j = 2;
+    l.optimizer_step_energy.memory_j = 0.5;
+  }
+  PlacementProblem p = Problem(t, 2, 8, 1e12);
+  p.network = Network({{"link", 0, 1e9, 0, 10.0}});
+  p.static_power_w = 50;
+  const PlacementPlan plan = PlacementSearch().Evaluate(p, {2, 1, 1, {2}});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_EQ(plan.devices, 2);
+  EXPECT_DOUBLE_EQ(plan.energy.compute_j, 96.0);
+  EXPECT_DOUBLE_EQ(plan.energy.memory_j, 2.0);
+  EXPECT_NEAR(plan.energy.network_j, 8 * 2 * 1e6 * 8 * 10e-12, 1e-12);
+  EXPECT_DOUBLE_EQ(plan.energy.static_j, 50.0 * 2 * plan.time_per_batch_s);
+  EXPECT_NEAR(plan.PowerW(), plan.energy.TotalJ() / (2 * plan.time_per_batch_s), 1e-12);
+  // Two data-parallel replicas of one stage: the same 8 micro-batches' compute in all, the
+  // optimizer step on both devices, and the all-reduce of 2·4e9 gradient bytes per device
+  // (2·1/2·8e9 bytes sent each) on both.
+  const PlacementPlan dp = PlacementSearch().Evaluate(p, {1, 2, 1, {}});
+  ASSERT_TRUE(dp.feasible) << dp.reason;
+  EXPECT_DOUBLE_EQ(dp.energy.compute_j, 96.0);
+  EXPECT_DOUBLE_EQ(dp.energy.memory_j, 4.0);
+  EXPECT_NEAR(dp.energy.network_j, 2 * (2.0 * 1 / 2 * 8e9) * 8 * 10e-12, 1e-9);
+}
+
 }  // namespace
 }  // namespace phaze

@@ -100,11 +100,11 @@ class SearchQueue final : public WorkSource {
   }
   void Done(std::int64_t index, ConfigEvaluation result) override {
     Fill(index, [&](Slot& s) {
-      // Only exact results count (a pruned model's throughput and a pruned score are 0).
+      // Only exact results count (a pruned model's score and a pruned common score are 0).
       auto& best = incumbent_.throughputs;
       best.resize(std::max(best.size(), result.models.size()), 0.0);
       for (std::size_t m = 0; m < result.models.size(); ++m) {
-        best[m] = std::max(best[m], result.models[m].best.Throughput());
+        best[m] = std::max(best[m], result.models[m].score);
       }
       incumbent_.score = std::max(incumbent_.score, result.score);
       s.result = std::move(result);

@@ -64,7 +64,7 @@ void Fields(Self& c, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 
 template <class Self, class F>
 void Fields(Self& m, F&& io) requires std::is_same_v<std::remove_const_t<Self>, ModelEvaluation> {
-  io(m.model), io(m.pruned), io(m.best), io(m.best_per_hbm), io(m.expert), io(m.ilp_answers);
+  io(m.model), io(m.pruned), io(m.best), io(m.score), io(m.best_per_hbm), io(m.expert), io(m.ilp_answers);
   io(m.fast_answers), io(m.max_gap), io(m.schedule_seconds), io(m.placement_seconds);
 }
 

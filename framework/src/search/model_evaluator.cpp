@@ -411,7 +411,8 @@ double ModelEvaluator::ObjectiveBound(double throughput_bound, const ArchConfig&
       const auto& hbm = run_.training.hbm_gib;
       const double hourly = cost_.HourlyUsd(arch, *std::min_element(hbm.begin(), hbm.end()),
                                             static_w, run_.cost.hourly_usd);
-      return throughput_bound / (hourly * static_cast<double>(run_.cluster.num_accelerators));
+      return throughput_bound * 3600 /
+             (hourly * static_cast<double>(run_.cluster.num_accelerators));
     }
   }
   return throughput_bound;
@@ -452,6 +453,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   const auto t1 = std::chrono::steady_clock::now();
   PlaceAll(run_, cost_, model, arch, sliced, modes, run_.training.hbm_gib, with_expert,
            /*bound=*/false, ev);
+  ev.score = ObjectiveValue(ev.best, run_.search.objective, run_.cluster.num_accelerators);
   ev.placement_seconds = Seconds(t1);
   return ev;
 }
@@ -562,9 +564,23 @@ double ObjectiveValue(const PlanChoice& c, SearchObjective objective, std::int64
     case SearchObjective::kThroughputPerWatt:
       return c.power_w > 0 ? thr / c.power_w : 0;
     case SearchObjective::kThroughputPerCost:
-      return c.hourly_usd > 0 ? thr / (c.hourly_usd * static_cast<double>(accelerators)) : 0;
+      // samples/s over $/s of the cluster: samples per dollar.
+      return c.hourly_usd > 0 ? thr * 3600 / (c.hourly_usd * static_cast<double>(accelerators))
+                              : 0;
   }
   return thr;
+}
+
+std::string_view ObjectiveUnit(SearchObjective objective) {
+  switch (objective) {
+    case SearchObjective::kThroughput:
+      break;
+    case SearchObjective::kThroughputPerWatt:
+      return "samples/s per W";
+    case SearchObjective::kThroughputPerCost:
+      return "samples per $";
+  }
+  return "samples/s";
 }
 
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {

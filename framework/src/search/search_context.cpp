@@ -154,7 +154,8 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
         ev.best.reason = std::string("pruned by its ") +
                          (settled_at[m] == 1 ? "compute" : "placement") + " bound: at most " +
                          FormatNumber("%.6g", record.model_bounds[m]) +
-                         " samples/s, where a config evaluated before gives " +
+                         " " + std::string(ObjectiveUnit(run_.search.objective)) +
+                         ", where a config evaluated before gives " +
                          FormatNumber("%.6g", incumbent->throughputs[m]);
       }
       ce.pruned = std::move(record);
@@ -165,7 +166,7 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
     if (!decision.models[m]) {
       ce.models[m] = evaluator_->Evaluate(models_[m], point.arch, /*with_expert=*/false);
     }
-    thr.push_back(ce.models[m].best.Throughput());
+    thr.push_back(ce.models[m].score);
   }
   if (!ce.pruned) ce.score = CommonScore(thr, weights_, run_.search.mean);
   return ce;

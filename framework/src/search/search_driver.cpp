@@ -83,9 +83,9 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   for (std::size_t c = 0; c < explored.size(); ++c) {
     const auto& ev = explored[c].evaluation;
     for (std::size_t m = 0; m < models.size(); ++m) {
-      const double thr = ev.models[m].best.Throughput();
+      const double score = ev.models[m].score;  // search.objective's value
       const int cur = res.best_per_model[m];
-      if (thr > 0 && (cur < 0 || thr > explored[cur].evaluation.models[m].best.Throughput())) {
+      if (score > 0 && (cur < 0 || score > explored[cur].evaluation.models[m].score)) {
         res.best_per_model[m] = static_cast<int>(c);
       }
     }

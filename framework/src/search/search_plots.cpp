@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <fmt/printf.h>
 
 #include "phaze/core/svg.hpp"
@@ -62,14 +64,29 @@ std::string Shade(double share) {
 
 }  // namespace
 
-std::string ThroughputAreaSvg(const SearchResults& r) {
+namespace {
+
+// What the x axis of a score plot shows: a title, a label with its unit, the value of an explored
+// config (by index) and of a baseline preset's plans (one per model), and a value the axis must
+// include (the area or power budget; 0: none).
+struct XAxis {
+  std::string title, label, unit;
+  std::function<double(std::size_t)> explored;
+  std::function<double(const std::vector<const PlanChoice*>&, double area_mm2)> baseline;
+  double include = 0;
+};
+
+// Explored configs' common score against `axis`, with their Pareto front (no other explored
+// config has a smaller x and more throughput), the common winner and every global baseline
+// preset (with our DP, scored like a config), each labelled.
+std::string ScoreSvg(const SearchResults& r, const XAxis& axis) {
   const double W = 640, H = 380;  // the plot area; (0, 0) is its top left corner
   struct Point {
-    double area, score;
+    double x, score;
   };
   std::vector<Point> explored;
-  for (const auto& e : r.outcome.explored) {
-    explored.push_back({e.point.area_um2 * 1e-6, e.evaluation.score});
+  for (std::size_t i = 0; i < r.outcome.explored.size(); ++i) {
+    explored.push_back({axis.explored(i), r.outcome.explored[i].evaluation.score});
   }
   // Every global preset with our DP, scored like a config.
   struct Baseline {
@@ -79,43 +96,49 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
   std::vector<Baseline> baselines;
   for (const auto& preset : r.run.arch.presets) {
     std::vector<double> thr, weights;
+    std::vector<const PlanChoice*> plans;
     double area = 0;
     for (const auto& m : r.models) {
       weights.push_back(m.weight);
-      double v = 0;
+      const PlanChoice* plan = nullptr;
       for (const auto& b : r.baselines) {
         if (b.arch == preset && b.model == m.name && b.kind == "phaze-dp") {
-          v = b.plan.Throughput();
+          plan = &b.plan;
           area = b.area_mm2;
         }
       }
-      thr.push_back(v);
+      plans.push_back(plan);
+      thr.push_back(plan ? ObjectiveValue(*plan, r.run.search.objective,
+                                          r.run.cluster.num_accelerators)
+                         : 0.0);
     }
-    if (area > 0)
-      baselines.push_back({preset, {area, CommonScore(thr, weights, r.run.search.mean)}});
+    if (area > 0) {
+      baselines.push_back(
+          {preset, {axis.baseline(plans, area), CommonScore(thr, weights, r.run.search.mean)}});
+    }
   }
-  double min_area = r.area_budget_mm2, max_area = r.area_budget_mm2, max_score = 0;
-  for (const auto& p : explored) {
-    min_area = std::min(min_area, p.area);
-    max_area = std::max(max_area, p.area);
+  double min_x = axis.include > 0 ? axis.include : std::numeric_limits<double>::infinity();
+  double max_x = axis.include, max_score = 0;
+  auto extend = [&](const Point& p) {
+    if (!(p.x > 0) || !(p.score > 0)) return;
+    min_x = std::min(min_x, p.x);
+    max_x = std::max(max_x, p.x);
     max_score = std::max(max_score, p.score);
-  }
-  for (const auto& b : baselines) {
-    min_area = std::min(min_area, b.at.area);
-    max_area = std::max(max_area, b.at.area);
-    max_score = std::max(max_score, b.at.score);
-  }
+  };
+  for (const auto& p : explored) extend(p);
+  for (const auto& b : baselines) extend(b.at);
+  if (!std::isfinite(min_x)) min_x = 0;
   if (max_score <= 0) max_score = 1;
-  if (max_area - min_area < 1e-9) min_area = max_area * 0.9;
-  const std::vector<double> x_ticks = NiceTicks(min_area, max_area, 5);
+  if (max_x - min_x < 1e-9) min_x = max_x * 0.9;
+  if (max_x <= 0) max_x = 1;
+  const std::vector<double> x_ticks = NiceTicks(min_x, max_x, 5);
   const std::vector<double> y_ticks = NiceTicks(0, max_score * 1.05, 5);
   const double x_lo = x_ticks.front(), x_hi = x_ticks.back(), y_hi = y_ticks.back();
   auto X = [&](double a) { return (a - x_lo) / (x_hi - x_lo) * W; };
   auto Y = [&](double s) { return H - s / y_hi * H; };
 
   SvgCanvas svg;
-  svg.Text(0, -24, "Explored architectures: throughput against area",
-           {14, "start", "", false, true});
+  svg.Text(0, -24, axis.title, {14, "start", "", false, true});
   svg.Line(0, H, W, H, "black");
   svg.Line(0, 0, 0, H, "black");
   for (double a : x_ticks) {
@@ -126,40 +149,43 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
     svg.Line(-4, Y(s), 0, Y(s), "black");
     svg.Text(-7, Y(s) + 4, TickLabel(s), {11, "end"});
   }
-  svg.Text(W / 2, H + 38, "accelerator area (mm²)", {12, "middle"});
+  svg.Text(W / 2, H + 38, axis.label, {12, "middle"});
+  const std::string unit(ObjectiveUnit(r.run.search.objective));
   const std::string score = r.models.size() > 1
-                                ? "throughput (samples/s, " + std::string(ToString(r.run.search.mean)) + " mean of " +
-                                      std::to_string(r.models.size()) + " models)"
-                                : "throughput (samples/s)";
+                                ? "score (" + unit + ", " + std::string(ToString(r.run.search.mean)) +
+                                      " mean of " + std::to_string(r.models.size()) + " models)"
+                                : "score (" + unit + ")";
   svg.Text(-48, H / 2, score, {12, "middle", "", true});
 
-  // Pareto front: configs no other explored config beats with less (or equal) area.
-  std::vector<double> areas, scores;
+  // Pareto front: configs no other explored config beats with a smaller (or equal) x.
+  std::vector<double> xs, scores;
   for (const auto& p : explored) {
-    areas.push_back(p.area);
-    scores.push_back(p.score);
+    xs.push_back(p.x > 0 ? p.x : std::numeric_limits<double>::infinity());
+    scores.push_back(p.x > 0 ? p.score : 0.0);
   }
   std::vector<Point> front;
-  for (std::size_t i : ParetoFront(areas, scores)) front.push_back(explored[i]);
+  for (std::size_t i : ParetoFront(xs, scores)) front.push_back(explored[i]);
   for (std::size_t k = 0; k + 1 < front.size(); ++k) {  // a staircase through the front
-    svg.Line(X(front[k].area), Y(front[k].score), X(front[k + 1].area), Y(front[k].score), kGrey);
-    svg.Line(X(front[k + 1].area), Y(front[k].score), X(front[k + 1].area), Y(front[k + 1].score),
+    svg.Line(X(front[k].x), Y(front[k].score), X(front[k + 1].x), Y(front[k].score), kGrey);
+    svg.Line(X(front[k + 1].x), Y(front[k].score), X(front[k + 1].x), Y(front[k + 1].score),
              kGrey);
   }
   for (std::size_t i = 0; i < explored.size(); ++i) {
+    if (!(explored[i].x > 0)) continue;
     const auto& e = r.outcome.explored[i];
-    svg.Circle(X(explored[i].area), Y(explored[i].score), 3, kBlue,
-               e.point.arch.name + ": " + FormatNumber("%.2f mm², ", explored[i].area) +
-                   FormatNumber("%.4g samples/s", explored[i].score));
+    svg.Circle(X(explored[i].x), Y(explored[i].score), 3, kBlue,
+               e.point.arch.name + ": " + FormatNumber("%.4g ", explored[i].x) + axis.unit + ", " +
+                   FormatNumber("%.4g ", explored[i].score) + unit);
   }
   for (const auto& b : baselines) {
-    svg.Rect(X(b.at.area) - 5, Y(b.at.score) - 5, 10, 10, kOrange);
-    MarkerLabel(svg, X(b.at.area), Y(b.at.score), W, b.name + " + Phaze DP", "#b05a00");
+    if (!(b.at.x > 0)) continue;
+    svg.Rect(X(b.at.x) - 5, Y(b.at.score) - 5, 10, 10, kOrange);
+    MarkerLabel(svg, X(b.at.x), Y(b.at.score), W, b.name + " + Phaze DP", "#b05a00");
   }
-  if (r.best_common >= 0) {
+  if (r.best_common >= 0 && explored[r.best_common].x > 0) {
     const Point& w = explored[r.best_common];
-    svg.Circle(X(w.area), Y(w.score), 6, kRed);
-    MarkerLabel(svg, X(w.area), Y(w.score), W,
+    svg.Circle(X(w.x), Y(w.score), 6, kRed);
+    MarkerLabel(svg, X(w.x), Y(w.score), W,
                 "winner " + r.outcome.explored[r.best_common].point.arch.name, kRed);
   }
   std::vector<std::pair<std::string, std::string>> legend = {
@@ -168,6 +194,37 @@ std::string ThroughputAreaSvg(const SearchResults& r) {
   if (!baselines.empty()) legend.emplace_back(kOrange, "baseline preset with Phaze's DP");
   svg.Legend(W + 20, 10, legend);
   return svg.Finish();
+}
+
+}  // namespace
+
+std::string ThroughputAreaSvg(const SearchResults& r) {
+  XAxis axis;
+  axis.title = "Explored architectures: throughput against area";
+  axis.label = "accelerator area (mm²)";
+  axis.unit = "mm²";
+  axis.explored = [&](std::size_t i) { return r.outcome.explored[i].point.area_um2 * 1e-6; };
+  axis.baseline = [](const std::vector<const PlanChoice*>&, double area) { return area; };
+  axis.include = r.area_budget_mm2;
+  return ScoreSvg(r, axis);
+}
+
+std::string ThroughputPowerSvg(const SearchResults& r) {
+  XAxis axis;
+  axis.title = "Explored architectures: throughput against power";
+  axis.label = "average power per device (W, mean over the models' winning plans)";
+  axis.unit = "W";
+  axis.explored = [&](std::size_t i) { return r.outcome.explored[i].evaluation.MeanPowerW(); };
+  axis.baseline = [](const std::vector<const PlanChoice*>& plans, double) {
+    double sum = 0;
+    for (const PlanChoice* p : plans) {
+      if (!p || !p->feasible) return 0.0;
+      sum += p->power_w;
+    }
+    return plans.empty() ? 0.0 : sum / static_cast<double>(plans.size());
+  };
+  axis.include = r.run.arch.power_budget_w;
+  return ScoreSvg(r, axis);
 }
 
 std::string PipelineSvg(const SearchResults& r) {

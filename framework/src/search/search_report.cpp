@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <fmt/printf.h>
@@ -64,6 +65,20 @@ std::vector<std::size_t> ExploredFront(const SearchResults& r, int model) {
                                    : e.evaluation.models[model].best.Throughput());
   }
   return ParetoFront(area, throughput);
+}
+
+// The explored configs on the throughput-vs-power front of `model` (−1: the common score against
+// the mean power of the models' plans).
+std::vector<std::size_t> ExploredPowerFront(const SearchResults& r, int model) {
+  std::vector<double> power, score;
+  for (const auto& e : r.outcome.explored) {
+    const double w = model < 0 ? e.evaluation.MeanPowerW() : e.evaluation.models[model].best.power_w;
+    power.push_back(w > 0 ? w : std::numeric_limits<double>::infinity());
+    score.push_back(w > 0 ? (model < 0 ? e.evaluation.score
+                                       : e.evaluation.models[model].best.Throughput())
+                          : 0.0);
+  }
+  return ParetoFront(power, score);
 }
 
 // One column of the speed-up table: a label, the throughput per model and the speed-up over the
@@ -166,10 +181,7 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   parts["static_j"] = e.static_j;
   j["energy_per_iteration_by_part"] = parts;
   j["energy_per_token_j"] = c.energy_per_token_j;
-  j["energy_per_sample_j"] = c.plan.throughput_samples_per_s > 0
-                                 ? e.TotalJ() / (c.plan.throughput_samples_per_s *
-                                                 c.plan.time_per_batch_s)
-                                 : 0.0;
+  j["energy_per_sample_j"] = c.EnergyPerSampleJ();
   j["devices_used"] = c.plan.devices;
   j["hourly_usd_per_device"] = c.hourly_usd;
   j["usd_per_million_tokens"] = c.usd_per_million_tokens;
@@ -268,6 +280,24 @@ Json SearchResultsToJson(const SearchResults& r) {
   }
   pareto["per_model"] = pareto_models;
   j["pareto_front"] = pareto;
+  // The same against average power per device (ExploredPowerFront).
+  Json power = Json::MakeObject();
+  Json power_common = Json::MakeArray();
+  for (std::size_t i : ExploredPowerFront(r, -1)) power_common.Push(static_cast<std::int64_t>(i));
+  power["common"] = power_common;
+  Json power_models = Json::MakeArray();
+  for (std::size_t m = 0; m < r.models.size(); ++m) {
+    Json pm = Json::MakeObject();
+    pm["model"] = r.models[m].name;
+    Json ranks = Json::MakeArray();
+    for (std::size_t i : ExploredPowerFront(r, static_cast<int>(m))) {
+      ranks.Push(static_cast<std::int64_t>(i));
+    }
+    pm["configs"] = ranks;
+    power_models.Push(pm);
+  }
+  power["per_model"] = power_models;
+  j["power_front"] = power;
 
   Json baselines = Json::MakeArray();
   for (const auto& b : r.baselines) {
@@ -439,15 +469,19 @@ std::string SearchReportMarkdown(const SearchResults& r) {
      << r.solver_version << ".\n\n";
 
   md << "## Architectures (the paper's Table 1)\n\n"
-     << "| model | design | TC (n×x×y) | VC (n×lanes) | GLB MiB | area mm² | samples/s | plan {p,d,t} "
-        "| b | recompute | HBM GiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+     << "| model | design | TC (n×x×y) | VC (n×lanes) | GLB MiB | area mm² | samples/s | W/device "
+        "| samples/s/W | J/token | $/M tokens | plan {p,d,t} | b | recompute | HBM GiB |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   auto row = [&](const std::string& model, const std::string& design, const ArchConfig& a,
                  double area_mm2, const PlanChoice& c) {
     md << "| " << model << " | " << design << " | " << a.num_tc << "×" << a.pe_x << "×" << a.pe_y
        << " | " << a.num_vc << "×" << a.pe_vc << " | " << (a.glb_bytes >> 20) << " | "
        << FormatNumber("%.2f", area_mm2) << " | "
        << (c.feasible ? FormatNumber("%.4g", c.plan.throughput_samples_per_s) : "infeasible")
-       << " | " << PlanText(c) << " | " << (c.feasible ? std::to_string(c.micro_batch) : "")
+       << " | " << (c.feasible ? FormatNumber("%.4g", c.power_w) : "") << " | "
+       << (c.feasible && c.power_w > 0 ? FormatNumber("%.4g", c.Throughput() / c.power_w) : "")
+       << " | " << (c.feasible ? FormatNumber("%.4g", c.energy_per_token_j) : "") << " | "
+       << (c.feasible ? FormatNumber("%.4g", c.usd_per_million_tokens) : "") << " | " << PlanText(c) << " | " << (c.feasible ? std::to_string(c.micro_batch) : "")
        << " | " << (c.feasible ? std::string(ToString(c.recompute)) : std::string()) << " | "
        << (c.feasible ? FormatNumber("%g", c.hbm_gib) : "") << " |\n";
   };
@@ -542,6 +576,31 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     md << (first ? "none feasible" : "") << " |\n";
   }
 
+  md << "\n## Throughput against power: Pareto front of the explored configs\n\n"
+     << "A config is on a front when no explored config gives as much throughput (samples/s; the "
+        "common score for the common front) with less average power per device (W; for the "
+        "common front the mean over the models' plans)"
+     << (r.run.arch.power_budget_w > 0
+             ? "; power budget " + FormatNumber("%.4g", r.run.arch.power_budget_w) + " W per device"
+             : std::string())
+     << ".\n\n| front | configs (W: samples/s) |\n|---|---|\n";
+  for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
+    md << "| " << (m < 0 ? std::string("common") : r.models[m].name) << " | ";
+    bool first = true;
+    for (std::size_t i : ExploredPowerFront(r, m)) {
+      const auto& e = explored[i];
+      md << (first ? "" : "; ") << e.point.arch.name << " ("
+         << FormatNumber("%.4g", m < 0 ? e.evaluation.MeanPowerW()
+                                       : e.evaluation.models[m].best.power_w)
+         << ": "
+         << FormatNumber("%.4g",
+                         m < 0 ? e.evaluation.score : e.evaluation.models[m].best.Throughput())
+         << ")";
+      first = false;
+    }
+    md << (first ? "none feasible" : "") << " |\n";
+  }
+
   if (r.best_common >= 0 && r.run.training.hbm_gib.size() > 1) {
     md << "\n## HBM size on the common winner (samples/s)\n\n| model |";
     for (double h : r.run.training.hbm_gib) md << " " << FormatNumber("%g", h) << " GiB |";
@@ -582,7 +641,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     }
     if (!st.skipped.empty()) md << "\n" << st.skipped << ".\n";
   }
-  md << "\nPlots: `throughput-vs-area.svg`, `pipeline.svg`, `memory.svg`, `schedule.svg`. All "
+  md << "\nPlots: `throughput-vs-area.svg`, `throughput-vs-power.svg`, `pipeline.svg`, `memory.svg`, `schedule.svg`. All "
         "figures: `results.json`; one row per explored config and model: `explored.csv`.\n";
   return md.str();
 }
@@ -605,6 +664,7 @@ std::string ExploredCsv(const SearchResults& r) {
          "common_score,common_winner,model,model_winner,feasible,throughput_samples_per_s,"
          "throughput_tokens_per_s,time_per_batch_s,mfu,pipeline_stages,data_parallel,"
          "tensor_parallel,virtual_stages,micro_batch,recompute,hbm_gib,bubble_share,sync_share,"
+         "power_w,energy_per_sample_j,energy_per_token_j,usd_per_million_tokens,model_score,"
          "reason\n";
   auto number = [](double v) { return FormatDouble(v); };
   for (std::size_t i = 0; i < r.outcome.explored.size(); ++i) {
@@ -628,9 +688,12 @@ std::string ExploredCsv(const SearchResults& r) {
             << c.plan.pipeline_stages << "," << c.plan.data_parallel << ","
             << c.plan.tensor_parallel << "," << c.plan.virtual_stages << "," << c.micro_batch
             << "," << ToString(c.recompute) << "," << number(c.hbm_gib) << ","
-            << number(c.plan.bubble_share) << "," << number(c.plan.sync_share) << ",\n";
+            << number(c.plan.bubble_share) << "," << number(c.plan.sync_share) << ","
+            << number(c.power_w) << "," << number(c.EnergyPerSampleJ()) << ","
+            << number(c.energy_per_token_j) << "," << number(c.usd_per_million_tokens) << ","
+            << number(e.evaluation.models[m].score) << ",\n";
       } else {
-        csv << ",,,,,,,,,,,,," << CsvField(c.reason) << "\n";
+        csv << ",,,,,,,,,,,,,,,,,," << CsvField(c.reason) << "\n";
       }
     }
   }
@@ -641,8 +704,9 @@ std::string SearchSummary(const SearchResults& r) {
   std::ostringstream out;
   out << "explored " << r.outcome.explored.size() << " of " << r.outcome.candidates
       << " architectures (" << r.outcome.stop_reason << ")\n";
-  std::string line = fmt::sprintf("%-22s %-44s %9s %14s %9s %6s\n", "model", "best architecture",
-                "area mm²", "samples/s", "vs ref", "MFU");
+  std::string line = fmt::sprintf("%-22s %-44s %9s %14s %9s %6s %8s\n", "model",
+                                  "best architecture", "area mm²", "samples/s", "vs ref", "MFU",
+                                  "W");
   out << line;
   for (std::size_t m = 0; m < r.models.size(); ++m) {
     const double ref = r.ReferenceThroughput(r.models[m].name);
@@ -653,17 +717,19 @@ std::string SearchSummary(const SearchResults& r) {
     }
     const auto& e = r.outcome.explored[r.best_per_model[m]];
     const auto& c = e.evaluation.models[m].best;
-    line = fmt::sprintf("%-22s %-44s %9.2f %14.4g %9s %5.1f%%\n",
+    line = fmt::sprintf("%-22s %-44s %9.2f %14.4g %9s %5.1f%% %8.1f\n",
                   r.models[m].name.c_str(), ArchText(e.point.arch).c_str(), e.point.area_um2 * 1e-6,
                   c.Throughput(),
-                  ref > 0 ? FormatNumber("%.2fx", c.Throughput() / ref).c_str() : "-", 100 * c.mfu);
+                  ref > 0 ? FormatNumber("%.2fx", c.Throughput() / ref).c_str() : "-", 100 * c.mfu,
+                  c.power_w);
     out << line;
   }
   if (r.best_common >= 0) {
     const auto& e = r.outcome.explored[r.best_common];
     out << "common: " << ArchText(e.point.arch) << ", "
         << FormatNumber("%.2f", e.point.area_um2 * 1e-6) << " mm², " << ToString(r.run.search.mean)
-        << "-mean " << FormatNumber("%.4g", e.evaluation.score) << " samples/s\n";
+        << "-mean " << FormatNumber("%.4g", e.evaluation.score) << " "
+        << ObjectiveUnit(r.run.search.objective) << "\n";
   }
   return out.str();
 }
@@ -675,6 +741,7 @@ void WriteSearchOutputs(const SearchResults& r, const OutputDirectory& dir, bool
       {"explored.csv", ExploredCsv(r)}};
   if (plots) {
     files.emplace_back("throughput-vs-area.svg", ThroughputAreaSvg(r));
+    files.emplace_back("throughput-vs-power.svg", ThroughputPowerSvg(r));
     files.emplace_back("pipeline.svg", PipelineSvg(r));
     files.emplace_back("memory.svg", MemorySvg(r));
     if (r.winner_schedule) {

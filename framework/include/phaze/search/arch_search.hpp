@@ -60,8 +60,9 @@ struct ArchSearchOptions {
 
 // What a config must beat to be worth evaluating exactly: per model the best exact throughput, and
 // the best common score, of the configs that count (header comment). Empty: evaluate everything.
+// Scores are search.objective's values (ModelEvaluation::score): samples/s by default.
 struct Incumbent {
-  std::vector<double> throughputs;  // per model, in the run's model order
+  std::vector<double> throughputs;  // per model score, in the run's model order
   double score = 0;
 };
 
@@ -97,6 +98,16 @@ struct ConfigEvaluation {
 
   // Every model pruned: nothing was evaluated exactly.
   bool FullyPruned() const;
+  // The mean over the models of their winning plans' average power per device (W); 0 when a
+  // model has no feasible plan. The x of the power–throughput front.
+  double MeanPowerW() const {
+    double sum = 0;
+    for (const auto& m : models) {
+      if (!m.best.feasible) return 0;
+      sum += m.best.power_w;
+    }
+    return models.empty() ? 0 : sum / static_cast<double>(models.size());
+  }
 };
 
 struct ExploredConfig {

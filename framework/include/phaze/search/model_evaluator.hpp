@@ -94,6 +94,11 @@ struct PlanChoice {
   std::vector<Stage> stages;
 
   double Throughput() const { return feasible ? plan.throughput_samples_per_s : 0.0; }
+  // Joules of the cluster per trained sample (0 when infeasible).
+  double EnergyPerSampleJ() const {
+    const double samples = plan.throughput_samples_per_s * plan.time_per_batch_s;
+    return feasible && samples > 0 ? plan.energy.TotalJ() / samples : 0.0;
+  }
   // Strictly better: higher throughput (a feasible plan beats an infeasible one).
   bool BetterThan(const PlanChoice& other) const { return Throughput() > other.Throughput(); }
 };
@@ -103,15 +108,20 @@ struct PlanChoice {
 void PriceChoice(PlanChoice& choice, const ArchConfig& arch, const RunConfig& run,
                  const CostModel& cost);
 
-// A plan's score under search.objective: samples/s; per watt of a device (power_w); or per
-// dollar-hour of the cluster's `accelerators` (hourly_usd each). 0 when infeasible.
+// A plan's score under search.objective: samples/s; samples/s per watt of a device (power_w); or
+// samples per dollar of the cluster's `accelerators` hours (hourly_usd each). 0 when infeasible.
 double ObjectiveValue(const PlanChoice& choice, SearchObjective objective,
                       std::int64_t accelerators);
+// Its unit: "samples/s", "samples/s per W", "samples per $" (per dollar of the cluster's hours).
+std::string_view ObjectiveUnit(SearchObjective objective);
 
 struct ModelEvaluation {
   std::string model;
   bool pruned = false;  // not evaluated (the search's bound showed it cannot matter); best.reason says why
   PlanChoice best;                       // over micro-batch, width, HBM, recompute
+  // The model's score on the config: ObjectiveValue(best) under search.objective (samples/s by
+  // default); 0 when infeasible or pruned. Winners, incumbents and common scores use it.
+  double score = 0;
   std::vector<PlanChoice> best_per_hbm;  // indexed like training.hbm_gib
   std::optional<PlanChoice> expert;      // the model's expert {p, d, t}, best settings for it
   int ilp_answers = 0;      // schedules that needed the solver

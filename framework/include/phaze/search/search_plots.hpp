@@ -8,10 +8,14 @@
 
 namespace phaze {
 
-// Explored configs' common score against area, with their Pareto front (no other explored config
+// Explored configs' common score (search.objective's) against area, with their Pareto front (no other explored config
 // has less area and more throughput), the common winner and every global baseline preset (with
 // our DP, scored like a config), each labelled.
 std::string ThroughputAreaSvg(const SearchResults& results);
+
+// The same against average power per device (ConfigEvaluation::MeanPowerW; a baseline's mean over
+// its plans), with the power–throughput front and, when set, the power budget on the axis.
+std::string ThroughputPowerSvg(const SearchResults& results);
 
 // The common winner's pipeline per model (each model's own best when there is no common winner):
 // stages as boxes sized by layer count, shaded by their load relative to the slowest stage.

@@ -26,8 +26,8 @@ std::string SearchSummary(const SearchResults& results);
 
 // The files a search writes, as one set (OutputDirectory::WriteSet).
 inline const std::vector<std::string> kSearchOutputFiles = {
-    "results.json", "report.md", "explored.csv", "throughput-vs-area.svg", "pipeline.svg",
-    "memory.svg", "schedule.svg"};
+    "results.json",           "report.md",    "explored.csv", "throughput-vs-area.svg",
+    "throughput-vs-power.svg", "pipeline.svg", "memory.svg",   "schedule.svg"};
 
 // Writes results.json, report.md, explored.csv and (with `plots`) throughput-vs-area.svg,
 // pipeline.svg, memory.svg and schedule.svg into `dir` as one set; the set's files this run does
