@@ -5,7 +5,8 @@ energy_model.hpp): fits ONE parameter, the 7 nm scale of the template's 22 nm dy
 chip phaze models — Google's TPU v4, mean 170 W (Cloud TPU v4 documentation: min / mean / max
 90 / 170 / 192 W) — over the four published TPU v4 runs of tpuv4.py, then predicts, unfitted,
 the A100 and H100 presets (same 7 nm figures) on Megatron plans and compares them with what is
-published for them: their TDPs only (400 W, 700 W; no per-GPU measured training power was found,
+published for them: their TDPs (400 W, 700 W) and, for the H100, MLPerf Training v4.0's measured
+node power of GPT-3 175B on 512 GPUs (host included; no per-GPU board measurement was found,
 share/energy/README.md).
 
 Power is linear in the scale s at fixed step times (dynamic energy is Σ work · energy per unit):
@@ -42,6 +43,16 @@ GPU_ROWS = [
          model="workloads/megatron-gpt3-175b.yaml", plan="8,16,8", micro=1, batch=1536,
          recompute="full", tdp=700.0,
          source="the same plan on DGX H100; H100 SXM5 TDP 700 W (NVIDIA H100 datasheet)"),
+    dict(name="mlperf-gpt3 h100", arch="h100-sxm-80gb", system="dgx-h100",
+         model="workloads/megatron-gpt3-175b.yaml", plan="4,8,16,12", micro=1, batch=2048,
+         recompute="selective", sequence_parallel=True, tdp=700.0, measured=843.0,
+         config="training: {distributed_optimizer: true, gradient_reduction_precision: bf16}\n",
+         source="MLPerf Training v4.0, Sustainable Metal Cloud (mlcommons/training_results_v4.0, "
+                "smc-dc-power): GPT-3 175B on 512 H100-SXM, TP 4, PP 8, VPP 12, GBS 2048; "
+                "408.44 kWh DC over 56.9 min = 6.742 kW per 8-GPU node (843 W per GPU, host "
+                "CPUs, NICs and power conversion included; immersion-cooled, no fans). The run "
+                "used FP8 (phaze predicts bf16: slower steps, lower power); Zeus (ml.energy) puts "
+                "GPUs at ~70% of a training server's power, ~590 W per GPU, an estimate"),
 ]
 
 
@@ -101,9 +112,19 @@ def tpu_power(args, directory, row, scale):
 
 
 def gpu_power(args, directory, row):
-    cmd = ["predict", "--model", os.path.join(SHARE, "..", row["model"]), "--arch", row["arch"],
+    cmd = []
+    if row.get("config"):
+        config = os.path.join(directory, row["name"].replace(" ", "-") + ".yaml")
+        with open(config, "w") as f:
+            f.write(row["config"])
+        cmd = ["--config", config]
+    if row.get("sequence_parallel"):
+        cmd_tail = ["--sequence-parallel"]
+    else:
+        cmd_tail = []
+    cmd += ["predict", "--model", os.path.join(SHARE, "..", row["model"]), "--arch", row["arch"],
            "--system", row["system"], "--plan", row["plan"], "--micro-batch", str(row["micro"]),
-           "--global-batch", str(row["batch"]), "--recompute", row["recompute"]]
+           "--global-batch", str(row["batch"]), "--recompute", row["recompute"]] + cmd_tail
     return run(args, cmd, os.path.join(directory, row["name"].replace(" ", "-") + ".json"))
 
 
@@ -145,9 +166,16 @@ def main():
                          row["name"], res["power_w"], TPU_V4_MEAN_W, parts(res)))
     for row in GPU_ROWS:
         res = gpu_power(args, directory, row)
-        lines.append("| %s (unfitted) | %s | %.1f (%.0f%% of TDP) | %.0f | TDP only | %s |" % (
-            row["name"], row["arch"], res["power_w"], 100 * res["power_w"] / row["tdp"],
-            row["tdp"], parts(res)))
+        if "measured" in row:
+            lines.append("| %s (unfitted) | %s | %.1f (%.0f%% of TDP) | %.0f per GPU of the node "
+                         "(TDP %.0f) | measured, node level, host included | %s |" % (
+                             row["name"], row["arch"], res["power_w"],
+                             100 * res["power_w"] / row["tdp"], row["measured"], row["tdp"],
+                             parts(res)))
+        else:
+            lines.append("| %s (unfitted) | %s | %.1f (%.0f%% of TDP) | %.0f | TDP only | %s |" % (
+                row["name"], row["arch"], res["power_w"], 100 * res["power_w"] / row["tdp"],
+                row["tdp"], parts(res)))
     lines += ["", "Mean predicted TPU v4 power over the fitting rows: %.1f W (target %.0f W)." % (
         sum(check) / len(check), TPU_V4_MEAN_W), "", "Sources:"]
     lines += ["- TPU v4 power: Google Cloud TPU v4 documentation, system architecture table "

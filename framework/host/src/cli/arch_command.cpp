@@ -7,9 +7,11 @@
 
 #include "commands.hpp"
 #include "phaze/arch/arch_space.hpp"
+#include "phaze/arch/cost_model.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/paths.hpp"
+#include "phaze/estimate/energy_model.hpp"
 
 namespace po = boost::program_options;
 
@@ -77,6 +79,27 @@ int RunArch(CommandContext& ctx) {
             Num(b.tensor_cores_um2 * 1e-6, "%.3f") + ", vector cores " +
             Num(b.vector_cores_um2 * 1e-6, "%.3f") + ", GLB " + Num(b.glb_um2 * 1e-6, "%.3f") +
             " mm2)" + (b.extrapolated ? " [extrapolated beyond the area tables]" : "") + "\n";
+    // Power and cost (DESIGN §11): the die they scale with, static and peak power, the device's
+    // cost at its own HBM size and the price of an hour of it at peak power.
+    const CostModel cost = CostModel::Default();
+    const double hbm_gib = static_cast<double>(a.hbm_bytes) / 1073741824.0;
+    const DeviceCost c = cost.Device(a, hbm_gib);
+    const double static_w = EnergyModel::StaticPowerW(a), peak_w = EnergyModel::PeakPowerW(a);
+    json["die_area_mm2"] = c.die_area_mm2;
+    json["static_power_w"] = static_w;
+    json["peak_power_w"] = peak_w;
+    json["device_cost_usd"] = c.TotalUsd();
+    json["die_yield"] = c.yield;
+    json["hourly_usd_at_peak_power"] = cost.HourlyUsd(a, hbm_gib, peak_w);
+    table += "die              " + Num(c.die_area_mm2, "%.1f") + " mm2 at " +
+             Num(a.node_nm, "%g") + " nm" + (a.die_area_mm2 > 0 ? " (published)" : " (area model)") +
+             "\npower            static " + Num(static_w, "%.1f") + " W, peak " +
+             Num(peak_w, "%.1f") + " W (every MAC, lane, buffer and HBM byte busy)\n" +
+             "cost             $" + Num(c.TotalUsd(), "%.0f") + " per device (die $" +
+             Num(c.die_usd, "%.0f") + " at yield " + Num(c.yield, "%.3f") + ", HBM $" +
+             Num(c.hbm_usd, "%.0f") + ", packaging and test $" + Num(c.packaging_usd, "%.0f") +
+             "); $" + Num(cost.HourlyUsd(a, hbm_gib, peak_w), "%.4g") + " per hour" +
+             (a.hourly_usd > 0 ? " (rental)" : " (owned, at peak power)") + "\n";
   } else {
     std::string file = ctx.vm["space"].as<std::string>();
     if (file == "paper") file = (ShareDirectory() / "arch" / "paper-space.yaml").string();

@@ -11,9 +11,12 @@
 //
 // PrepareModel does the architecture-independent part once per run: the layer graph of every
 // micro-batch size, sliced by the strategy for every tensor-parallel width it supports.
-// ModelEvaluator::Evaluate then costs one architecture. Plans are compared by throughput; ties go
-// to the smaller micro-batch, then the lighter recompute mode (none, selective, full), then the
-// smaller v, then the HBM size listed first (deterministic). ModelEvaluator::EvaluatePlan costs one
+// ModelEvaluator::Evaluate then costs one architecture. The DP finds the fastest plan for each
+// micro-batch, recompute mode, v and HBM size; those plans are then compared by search.objective
+// (throughput by default; throughput per watt or per dollar, DESIGN §11), a plan drawing more than
+// arch.power_budget_w per device counting as infeasible; ties go to the smaller micro-batch, then
+// the lighter recompute mode (none, selective, full), then the smaller v, then the HBM size listed
+// first (deterministic). Every feasible plan is priced (PriceChoice): power, energy, cost. ModelEvaluator::EvaluatePlan costs one
 // given plan (`phaze predict`); fixed plans split the blocks as Megatron-LM does (MegatronStageStarts).
 #pragma once
 
