@@ -198,7 +198,12 @@ for key, line in [("hbm_bandwidth_bytes_per_s", 10), ("frequency_hz", 11),
 for label, text, message in [
         ("calibration-range", "calibration: {gemm_efficiency: 1.7}\n", "expected a fraction in (0, 1]"),
         ("calibration-key", "calibration: {gemm_eficiency: 0.8}\n", "no technology parameter"),
-        ("calibration-switch", "calibration: {concurrent_kernels: 2}\n", "expected 0 or 1")]:
+        ("calibration-switch", "calibration: {concurrent_kernels: 2}\n", "expected 0 or 1"),
+        # Issue 39: the energy model's keys and ranges, die and price, checked at load.
+        ("energy-key", "energy: {mac_pJ: 0.5}\n", "no parameter 'mac_pJ' in the energy model"),
+        ("energy-range", "energy: {hbm_pj_per_bit: -3}\n", "expected a finite number"),
+        ("die-negative", "die_area_mm2: -826\n", "die_area_mm2"),
+        ("price-huge", "hourly_usd: 1e300\n", "hourly_usd")]:
     f = put(f"arch-{label}.yaml", ARCH + text)
     case(2, f"arch-{label}.yaml:12:", f"arch --preset {f}")
 case(2, "no architecture file or preset named 'tpuv9'; did you mean 'tpuv4'?", "arch --preset tpuv9")
@@ -379,6 +384,12 @@ run_cases = [
     ("two-networks", "", "give one of", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, system: dgx-a100, link_latency_s: 1}")),
     ("precision", "", "fp8", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], gradient_reduction_precision: fp8}")),
     ("overlap", "", "gradient_reduction_overlap", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], gradient_reduction_overlap: 2}")),
+    ("objective-word", "", "objective", lambda t: t.replace("max_configs: 2}", "max_configs: 2, objective: speed}")),
+    ("power-negative", "", "power_budget_w", lambda t: t.replace("arch: {", "arch: {power_budget_w: -5, ")),
+    ("tokens-nan", "", "tokens", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], tokens: .nan}")),
+    ("cost-missing", "", "cost.file: no cost-model file", lambda t: t + "cost: {file: nowhere.yaml}\n"),
+    ("cost-price", "", "hourly_usd", lambda t: t + "cost: {hourly_usd: -1}\n"),
+    ("link-energy", "", "energy_pj_per_bit", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, levels: [{name: l, bandwidth_bytes_per_s: 1e9, energy_pj_per_bit: -1}]}")),
     ("schedule-word", "", "pipeline_schedule", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], pipeline_schedule: zigzag}")),
     ("tab", "", "syntax error", lambda t: t.replace("arch:", "\tarch:")),
     ("laughs", "", "expands to more than", lambda t: t + "x0: &x0 [1,1,1,1,1,1,1,1,1,1]\n" + "".join(f"x{i}: &x{i} [" + ",".join([f"*x{i-1}"] * 10) + "]\n" for i in range(1, 9))),

@@ -358,6 +358,10 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     c->ExpectKeys({"file", "hourly_usd"});
     if (auto v = c->Optional("file")) {
       rc.cost.file = (base / v->AsString()).lexically_normal().string();
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(rc.cost.file, ec)) {
+        v->Fail("no cost-model file '" + rc.cost.file + "' (share/cost/cost.yaml is the default)");
+      }
     }
     if (auto v = c->Optional("hourly_usd")) {
       rc.cost.hourly_usd = v->AsNonNegativeDouble();
