@@ -81,7 +81,9 @@ TEST(SearchObjectives, PowerBudgetGivesAWinnerWithinIt) {
   EXPECT_LE(Winner(r).Throughput(), Winner(free).Throughput());
   for (const auto& e : r.outcome.explored) {
     const PlanChoice& c = e.evaluation.models[0].best;
-    if (c.feasible) EXPECT_LE(c.power_w, budget) << e.point.arch.name;
+    if (c.feasible) {
+      EXPECT_LE(c.power_w, budget) << e.point.arch.name;
+    }
   }
   // Below every chip's static power: nothing is evaluated, every config says why.
   const SearchResults none = Search("prune: none", ", power_budget_w: 1");
