@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace phaze {
 namespace {
 
@@ -33,6 +36,29 @@ TEST(Json, FindOnObjects) {
   EXPECT_DOUBLE_EQ(j.Find("k")->AsDouble(), 3.5);
   EXPECT_EQ(j.Find("missing"), nullptr);
   EXPECT_EQ(Json(1).Find("k"), nullptr);
+}
+
+// Issue 44: outputs are checked for non-finite numbers before they are written; the path names
+// the first one.
+TEST(Json, FirstNonFiniteNamesThePath) {
+  Json j = Json::MakeObject();
+  j["result"]["time_per_batch_s"] = 1.5;
+  Json stages = Json::MakeArray();
+  Json ok = Json::MakeObject();
+  ok["load_s"] = 2.0;
+  Json bad = Json::MakeObject();
+  bad["load_s"] = std::numeric_limits<double>::infinity();
+  stages.Push(ok);
+  stages.Push(bad);
+  j["result"]["stages"] = stages;
+  EXPECT_EQ(j.FirstNonFinite(), "result.stages[1].load_s");
+  EXPECT_EQ(j["result"].FirstNonFinite("r"), "r.stages[1].load_s");
+  j["result"]["stages"] = Json::MakeArray();
+  j["result"]["mfu"] = std::nan("");
+  EXPECT_EQ(j.FirstNonFinite(), "result.mfu");
+  j["result"]["mfu"] = 0.5;
+  EXPECT_EQ(j.FirstNonFinite(), "");
+  EXPECT_EQ(Json(std::string("inf")).FirstNonFinite(), "");  // a string is not a number
 }
 
 }  // namespace

@@ -116,6 +116,23 @@ void Json::DumpTo(std::string& out, int indent, int depth) const {
   }
 }
 
+std::string Json::FirstNonFinite(const std::string& prefix) const {
+  if (const auto* d = std::get_if<double>(&value_)) return std::isfinite(*d) ? "" : prefix;
+  if (const auto* a = std::get_if<Array>(&value_)) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      std::string at = (*a)[i].FirstNonFinite(prefix + "[" + std::to_string(i) + "]");
+      if (!at.empty()) return at;
+    }
+  }
+  if (const auto* o = std::get_if<Object>(&value_)) {
+    for (const auto& [k, v] : *o) {
+      std::string at = v.FirstNonFinite(prefix.empty() ? k : prefix + "." + k);
+      if (!at.empty()) return at;
+    }
+  }
+  return "";
+}
+
 std::string Json::Dump(int indent) const {
   std::string out;
   DumpTo(out, indent, 0);

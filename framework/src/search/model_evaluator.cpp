@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -169,6 +170,14 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   c.recompute = mode;
   c.hbm_gib = hbm_gib;
   if (!plan.feasible) return c;
+  // Finite arithmetic (issue 44): a plan whose figures overflowed is no plan.
+  if (!std::isfinite(plan.time_per_batch_s) || !(plan.time_per_batch_s > 0) ||
+      !std::isfinite(plan.throughput_samples_per_s) || !std::isfinite(plan.energy.TotalJ())) {
+    c.feasible = false;
+    c.reason = "the plan's time or energy is not a finite positive number (its figures overflow "
+               "double precision on architecture '" + arch.name + "')";
+    return c;
+  }
   c.tokens_per_s = plan.throughput_samples_per_s * static_cast<double>(model.sequence_length);
   c.mfu = c.tokens_per_s * model.flops_per_token /
           (static_cast<double>(problem.num_accelerators) * arch.PeakTensorFlopsPerS());

@@ -243,6 +243,13 @@ int RunPredict(CommandContext& ctx) {
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   j["result"] = PlanChoiceToJson(choice);
+  // Finite arithmetic (issue 44): a figure that overflowed is an error naming it and the inputs
+  // it comes from, never an "inf" or a null in the output.
+  if (const std::string at = j.FirstNonFinite(); !at.empty()) {
+    throw UsageError("phaze predict: " + at + " is not a finite number: the plan's figures "
+                     "overflow double precision for this model on architecture '" + arch.name +
+                     "' (check its rates and sizes, the model's sizes and --hbm-gib)");
+  }
   if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, j.Dump() + "\n");
   if (!choice.feasible) {
     ctx.err << "infeasible plan: " << choice.reason << "\n";

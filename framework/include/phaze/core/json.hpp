@@ -55,8 +55,12 @@ class Json {
   double AsDouble() const;
   const std::string& AsString() const { return std::get<std::string>(value_); }
 
-  // indent < 0: compact one line; otherwise pretty-printed with that many spaces.
+  // indent < 0: compact one line; otherwise pretty-printed with that many spaces. A non-finite
+  // double is written as null (JSON has no inf or nan); FirstNonFinite finds one before that.
   std::string Dump(int indent = 2) const;
+  // The path of the first non-finite double, e.g. "result.plan.stages[3].load_s"; empty when every
+  // number is finite. `prefix` starts the path.
+  std::string FirstNonFinite(const std::string& prefix = "") const;
 
  private:
   void DumpTo(std::string& out, int indent, int depth) const;
