@@ -156,5 +156,38 @@ TEST(SearchObjectives, EnergyPartsAddUpAndPowerIsEnergyOverTime) {
   EXPECT_GT(feasible, 10);
 }
 
+// Issue 43's bug: with `strategy: [megatron, context_parallel]` and a model whose 3 heads megatron
+// cannot split 2 ways, every t = 2 plan is context parallel's (strategy index 1). The winner's
+// layer schedule must be looked up under that strategy: it used the first one's slices and ended a
+// finished search with an internal error, writing nothing.
+TEST(SearchStrategies, TheWinnersScheduleUsesTheStrategyItWasFoundWith) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("phaze-strategy-winner-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "space.yaml") << testing::kTinySpace;
+  std::ofstream(dir / "three-heads.yaml")
+      << "name: three-heads\nfamily: megatron-gpt\nlayers: 2\nhidden: 96\nheads: 3\n"
+         "vocab: 256\nmax_positions: 64\nsequence_length: 32\n";
+  std::ofstream(dir / "run.yaml")
+      << "models: [three-heads.yaml]\narch: {space: space.yaml, presets: [tpuv4]}\n"
+         "cluster: {num_accelerators: 16}\n"
+         "training: {global_batch: 64, micro_batches: [1], tensor_parallel_widths: [2],\n"
+         "           hbm_gib: [32], recompute: [none]}\n"
+         "strategy: [megatron, context_parallel]\n"
+         "search: {mode: exhaustive, prune: none, bucket_width_mm2: 10}\n";
+  std::ostringstream sink;
+  Logger log{sink, LogLevel::kQuiet};
+  const RunConfig run = RunConfig::ParseFile((dir / "run.yaml").string());
+  const SearchContext context(run, testing::BuiltPlugins(), log);
+  NullProgress progress;
+  const SearchResults r = RunSearchDriver(context, progress);
+  ASSERT_GE(r.best_common, 0);
+  const PlanChoice& best = Winner(r);
+  EXPECT_EQ(best.strategy_index, 1);
+  EXPECT_EQ(best.plan.tensor_parallel, 2);
+  ASSERT_TRUE(r.winner_schedule.has_value());
+  EXPECT_GT(r.winner_schedule->result.makespan_s, 0);
+}
+
 }  // namespace
 }  // namespace phaze

@@ -625,12 +625,13 @@ std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string
 
 ScheduleResult ModelEvaluator::ScheduleLayer(const PreparedModel& model, const ArchConfig& arch,
                                              std::int64_t micro_batch, std::int64_t width,
-                                             const std::string& layer, Pass pass,
+                                             int strategy, const std::string& layer, Pass pass,
                                              ScheduleProblem* problem) const {
-  const PreparedModel::Slice* slice = model.FindSlice(micro_batch, width);
+  const PreparedModel::Slice* slice = model.FindSlice(micro_batch, width, strategy);
   if (!slice) {
     throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
-                               std::to_string(micro_batch) + ", width " + std::to_string(width));
+                               std::to_string(micro_batch) + ", width " + std::to_string(width) +
+                               ", strategy " + std::to_string(strategy));
   }
   for (const auto& u : slice->graph.unique_layers) {
     if (u.name != layer) continue;

@@ -138,8 +138,8 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
         }
         WinnerSchedule w;
         w.result = evaluator.ScheduleLayer(m, explored[c].point.arch, plan.micro_batch,
-                                           plan.plan.tensor_parallel, main->name, Pass::kBackward,
-                                           &w.problem);
+                                           plan.plan.tensor_parallel, plan.strategy_index,
+                                           main->name, Pass::kBackward, &w.problem);
         w.title = m.name + " " + main->name + " backward, b=" + std::to_string(plan.micro_batch) +
                   ", t=" + std::to_string(plan.plan.tensor_parallel) + ", on " +
                   explored[c].point.arch.name;

@@ -218,12 +218,13 @@ int RunPredict(CommandContext& ctx) {
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
   const PreparedModel model = PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run));
-  if (!model.FindSlice(request.micro_batch, request.tensor_parallel)) {
+  if (!model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)) {
     throw UsageError("phaze predict: the strategy '" + run.strategies[0].Name() + "' cannot split " +
                      model.name + " " + std::to_string(request.tensor_parallel) + " ways" +
                      (model.refused.empty() ? "" : ": " + model.refused.front()));
   }
-  CheckPlanAgainstModel(model.FindSlice(request.micro_batch, request.tensor_parallel)->graph,
+  CheckPlanAgainstModel(
+      model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)->graph,
                         request, run.training.global_batch);
   const ModelEvaluator evaluator(
       run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),

@@ -58,7 +58,7 @@ struct PreparedModel {
   std::vector<std::string> refused;  // "t=8: …" widths a strategy refused (for the report)
 
   // The slice for (micro-batch, width, strategy index), or null.
-  const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width, int strategy = 0) const;
+  const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width, int strategy) const;
   // A copy without the (large) graphs, for results.
   PreparedModel WithoutSlices() const;
 };
@@ -170,9 +170,10 @@ class ModelEvaluator {
   PlanChoice EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
                           const PlanRequest& request) const;
 
-  // The schedule of one unique layer slice and pass (for the Gantt chart of a winner).
+  // The schedule of one unique layer slice and pass (for the Gantt chart of a winner); `strategy`
+  // is the index into RunConfig::strategies the plan was found with (PlanChoice::strategy_index).
   ScheduleResult ScheduleLayer(const PreparedModel& model, const ArchConfig& arch,
-                               std::int64_t micro_batch, std::int64_t width,
+                               std::int64_t micro_batch, std::int64_t width, int strategy,
                                const std::string& layer, Pass pass,
                                ScheduleProblem* problem) const;
 
