@@ -225,7 +225,7 @@ int RunPredict(CommandContext& ctx) {
   }
   CheckPlanAgainstModel(
       model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)->graph,
-                        request, run.training.global_batch);
+      request, run.training.global_batch);
   const ModelEvaluator evaluator(
       run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),
       ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()));
