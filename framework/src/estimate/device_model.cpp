@@ -189,6 +189,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
   // `share`: the fraction of the chip's bandwidths the op gets (1 on all cores, 1/num on one).
   double all = 0;
   double one = 0;
+  GemmTile tile;  // the all-cores tile of a GEMM, for its energy
   if (!op.gemm && all_folded) {  // a scale or mask on its own: inside the softmax kernel
     e.kernels = 0;
     all = folded_all;
@@ -200,7 +201,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     const double tcs = static_cast<double>(a.num_tc);
     all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
-                                      glb / static_cast<double>(groups), t.gemm_efficiency),
+                                      glb / static_cast<double>(groups), t.gemm_efficiency, &tile),
                    hbm_bytes / hbm) +
           t.kernel_overhead_s + folded_all;
     one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t.gemm_efficiency),
@@ -235,7 +236,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     // A fused op's or GEMM's "one core" is a group; a vector op's a vector core.
     e.single_core_s = all * static_cast<double>(op.gemm ? groups : std::max<i64>(1, a.num_vc));
   }
-  e.energy = EnergyModel::Op(op, a, vector_cycles_);
+  e.energy = EnergyModel::Op(op, a, vector_cycles_, op.gemm ? &tile : nullptr);
   return e;
 }
 

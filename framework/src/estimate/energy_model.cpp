@@ -77,7 +77,8 @@ double EnergyModel::SramJ(double bytes, double sram_bytes, const EnergyTechnolog
 }
 
 Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
-                       const std::map<std::string, double>& vector_cycles) {
+                       const std::map<std::string, double>& vector_cycles,
+                       const GemmTile* run_tile) {
   Energy e;
   if (op.kind == OpKind::kCollective || op.Core() == CoreClass::kNone) return e;
   const EnergyTechnology t = EnergyTechnology::For(a);
@@ -97,11 +98,15 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
     e.compute_j += macs * t.mac_pj * 1e-12;
     // The tile the device model runs (on all cores) decides the GLB traffic.
     GemmTile tile;
-    const i64 groups = DeviceModel::Groups(a);
-    const double glb_bw = a.glb_bandwidth_words_per_cycle * word * a.frequency_hz;
-    DeviceModel::GemmComputeSeconds(g, a, DeviceModel::TensorCoresPerGroup(a), groups,
-                                    glb_bw / static_cast<double>(groups),
-                                    DeviceTechnology::For(a).gemm_efficiency, &tile);
+    if (run_tile) {
+      tile = *run_tile;
+    } else {
+      const i64 groups = DeviceModel::Groups(a);
+      const double glb_bw = a.glb_bandwidth_words_per_cycle * word * a.frequency_hz;
+      DeviceModel::GemmComputeSeconds(g, a, DeviceModel::TensorCoresPerGroup(a), groups,
+                                      glb_bw / static_cast<double>(groups),
+                                      DeviceTechnology::For(a).gemm_efficiency, &tile);
+    }
     const double tiles = b * Ceil(m, static_cast<double>(tile.tm)) * Ceil(n, static_cast<double>(tile.tn));
     const double glb_bytes = tiles * static_cast<double>(tile.tm + tile.tn) * k * word + b * m * n * word;
     const double buffer_bytes =

@@ -68,7 +68,6 @@ class StageTable {
 
   int n() const { return n_; }
   int t() const { return t_; }
-  const LayerTable& Table() const { return table_; }
   double TiedGradientBytes() const { return table_.tied_gradient_bytes; }
   std::int64_t WeightReplicas() const { return table_.weight_replicas; }
   bool StageRecompute(int position) const { return problem_.recompute && position > 1; }
@@ -286,15 +285,18 @@ double PipelineSteps(const PlacementProblem& p, std::int64_t d, int s) {
   return steps_base + (s - 1) / static_cast<double>(p.virtual_stages);
 }
 
-// The step's energy over the devices the plan uses (DESIGN §11; header comment).
-void FillEnergy(const PlacementProblem& p, const StageTable& st, int level, PlacementPlan& plan) {
-  const LayerTable& table = st.Table();
+// The step's energy over the devices a finished, feasible plan uses (DESIGN §11; header comment).
+// Computed once for the plan returned, not for every candidate the DP improves on.
+void FillEnergy(const PlacementProblem& p, PlacementPlan& plan) {
+  const LayerTable& table = p.widths.at(plan.tensor_parallel);
   const auto& L = table.layers;
+  const int level = plan.breakdown.pipeline_level;
+  const int t = plan.tensor_parallel;
   const double B = static_cast<double>(MicroBatches(p));
   const double d = plan.data_parallel;
   const double v = p.virtual_stages;
-  const std::int64_t r = st.WeightReplicas();
-  const CommGroup dp{plan.data_parallel * r, st.t() / r};
+  const std::int64_t r = table.weight_replicas;
+  const CommGroup dp{plan.data_parallel * r, t / r};
   const int s = plan.pipeline_stages;
   Energy e;
   std::int64_t devices = 0;
@@ -306,7 +308,7 @@ void FillEnergy(const PlacementProblem& p, const StageTable& st, int level, Plac
     double weight = 0;
     for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
       per_micro_batch += L[l].forward_energy + L[l].backward_energy + L[l].backward_recompute_energy;
-      if (st.StageRecompute(s - k)) per_micro_batch += L[l].forward_energy;
+      if (p.recompute && s - k > 1) per_micro_batch += L[l].forward_energy;  // StageRecompute
       step += L[l].optimizer_step_energy;
       weight += L[l].weight_bytes;
     }
@@ -334,9 +336,9 @@ void FillEnergy(const PlacementProblem& p, const StageTable& st, int level, Plac
     }
   }
   if (s > 1 && table.tied_gradient_bytes > 0) {
-    e.network_j += 2 * d * st.t() *
+    e.network_j += 2 * d * t *
                    p.network.CollectiveJ(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
-                                         CommGroup{2, static_cast<std::int64_t>(st.t()) *
+                                         CommGroup{2, static_cast<std::int64_t>(t) *
                                                           plan.data_parallel * (s - 1)});
   }
   plan.devices = devices * plan.data_parallel;
@@ -344,7 +346,7 @@ void FillEnergy(const PlacementProblem& p, const StageTable& st, int level, Plac
   plan.energy = e;
 }
 
-// Fills time, throughput, shares, the breakdown and the energy from the stages already in `plan`.
+// Fills time, throughput, shares and the breakdown from the stages already in `plan`.
 void Finish(const PlacementProblem& p, const StageTable& st, int level, PlacementPlan& plan) {
   const std::int64_t B = MicroBatches(p);
   const int d = plan.data_parallel;
@@ -380,7 +382,6 @@ void Finish(const PlacementProblem& p, const StageTable& st, int level, Placemen
   b.tied_embedding_s = after.tied_s;
   plan.bubble_share = b.bubble_s / plan.time_per_batch_s;
   plan.sync_share = after.sync_s / plan.time_per_batch_s;
-  FillEnergy(p, st, level, plan);
   plan.feasible = true;
 }
 
@@ -577,6 +578,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     // A later (larger) width wins only when strictly faster.
     if (best_key) best_key = Key{std::get<0>(*best_key), -1, -1, -1, -1};
   }
+  if (best.feasible) FillEnergy(problem, best);
   return best;
 }
 
@@ -666,6 +668,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
     return plan;
   }
   Finish(problem, st, level, plan);
+  FillEnergy(problem, plan);
   return plan;
 }
 

@@ -28,6 +28,7 @@
 
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/core/energy.hpp"
+#include "phaze/estimate/device_model.hpp"
 #include "phaze/estimate/estimator.hpp"
 
 namespace phaze {
@@ -53,9 +54,11 @@ class EnergyModel {
  public:
   // Dynamic energy of one op on all cores (compute, on-chip, memory; network_j and static_j 0).
   // Collectives have none here: the network model owns their bytes. `vector_cycles` overrides the
-  // shared cycle table (an estimator's params); a function in neither counts one cycle.
+  // shared cycle table (an estimator's params); a function in neither counts one cycle. `tile`:
+  // the GEMM tile the device model ran (null: the one it would pick with the arch's calibration).
   static Energy Op(const OpWork& op, const ArchConfig& arch,
-                   const std::map<std::string, double>& vector_cycles = {});
+                   const std::map<std::string, double>& vector_cycles = {},
+                   const GemmTile* tile = nullptr);
   // Joules of moving `bytes` through an SRAM of `sram_bytes`.
   static double SramJ(double bytes, double sram_bytes, const EnergyTechnology& t);
   // Joules of `bytes` of HBM traffic.
