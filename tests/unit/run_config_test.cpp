@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "phaze/core/error.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "test_util.hpp"
@@ -126,6 +128,41 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
             "run.yaml:2:1: solvr: unknown key 'solvr'; did you mean 'solver'");
 }
 
+// The cross-field rules (Validate): checked after every field was read, located at the value that
+// breaks the rule; a default that a given value makes unusable is narrowed, not refused.
+TEST(RunConfig, CrossFieldRulesAreLocatedAtTheValueThatBreaksThem) {
+  // The order of keys does not matter: the batch written after the micro-batches still checks them.
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {micro_batches: [2, 6], global_batch: 8}\n"); }),
+            "run.yaml:2:31: training.micro_batches[1]: micro-batch 6 does not divide "
+            "training.global_batch 8: a step runs whole micro-batches");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {virtual_stages: [2], pipeline_schedule: gpipe}\n"); }),
+            "run.yaml:2:28: training.virtual_stages: virtual_stages applies to pipeline_schedule: "
+            "interleaved only (the schedule is gpipe)");
+  // The default micro-batches {1, 2, 4, 8} narrowed to the divisors of a batch of 6.
+  EXPECT_EQ(Parse("models: [a]\ntraining: {global_batch: 6}\n").training.micro_batches,
+            (std::vector<std::int64_t>{1, 2}));
+  // An expert plan: more devices than the cluster, a width the search does not evaluate.
+  EXPECT_EQ(ErrorOf([] { Parse("models:\n  - {file: a, expert: [8, 16, 1]}\ncluster: {num_accelerators: 64}\n"); }),
+            "run.yaml:2:23: models[0].expert: the plan needs p·d·t = 128 accelerators, the cluster "
+            "has 64");
+  EXPECT_EQ(ErrorOf([] { Parse("models:\n  - {file: a, expert: [2, 2, 4]}\ntraining: {tensor_parallel_widths: [1, 2]}\n"); }),
+            "run.yaml:2:30: models[0].expert[2]: tensor-parallel width 4 is not among "
+            "training.tensor_parallel_widths");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {hbm_gib: [80, 2e6]}\n"); }),
+            "run.yaml:2:26: training.hbm_gib[1]: expected at most 1048576 GiB (2^50 bytes)");
+}
+
+// Every run config the repository ships passes the schema and its cross-field rules.
+TEST(RunConfig, EveryShippedRunConfigIsValid) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(PHAZE_SOURCE_DIR) + "/share/runs")) {
+    if (e.path().extension() != ".yaml") continue;
+    EXPECT_NO_THROW(RunConfig::ParseFile(e.path().string())) << e.path();
+    ++n;
+  }
+  EXPECT_GE(n, 5);
+}
+
 TEST(RunConfig, SystemModelKeys) {
   RunConfig rc = Parse(
       "models: [a]\n"
@@ -163,7 +200,7 @@ TEST(RunConfig, SystemModelKeys) {
             "false; found 'partial'");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {virtual_stages: [2]}\n"); }),
             "run.yaml:2:28: training.virtual_stages: virtual_stages applies to pipeline_schedule: "
-            "interleaved only");
+            "interleaved only (the schedule is 1f1b)");
   EXPECT_EQ(ErrorOf([] {
               Parse("models: [a]\ntraining: {pipeline_schedule: interleaved, virtual_stages: [1]}\n");
             }),

@@ -1,5 +1,6 @@
 #include "phaze/config/run_config.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -75,6 +76,61 @@ void CheckDistinct(const ConfigNode& node, const std::vector<T>& values) {
   if (values.empty()) node.Fail("expected a non-empty list");
 }
 
+// The run config's cross-field rules, in one place, after every field was read on its own (types,
+// ranges, closed key sets): each refusal is located at the value that breaks the rule, or at the
+// key the rule is about when that value is a default. Defaults that a given value makes unusable
+// are narrowed instead of refused (the default micro-batches to those dividing the batch).
+void Validate(RunConfig& rc, const ConfigNode& root) {
+  auto& t = rc.training;
+  const auto training = root.Optional("training");
+  auto key = [&](std::string_view k) {
+    return training ? training->Optional(k) : std::optional<ConfigNode>{};
+  };
+  // Every step runs whole micro-batches: each listed micro-batch divides the global batch.
+  if (const auto list = key("micro_batches")) {
+    const auto elems = list->Elements();
+    for (std::size_t i = 0; i < elems.size(); ++i) {
+      const std::int64_t b = t.micro_batches[i];
+      if (b > t.global_batch) {
+        elems[i].Fail("micro-batch " + std::to_string(b) + " is larger than training.global_batch " +
+                      std::to_string(t.global_batch));
+      }
+      if (t.global_batch % b != 0) {
+        elems[i].Fail("micro-batch " + std::to_string(b) + " does not divide training.global_batch " +
+                      std::to_string(t.global_batch) + ": a step runs whole micro-batches");
+      }
+    }
+  } else {
+    std::erase_if(t.micro_batches, [&](std::int64_t b) { return t.global_batch % b != 0; });
+  }
+  // Virtual stages are the interleaved schedule's.
+  if (const auto v = key("virtual_stages"); v && t.pipeline_schedule != "interleaved") {
+    v->Fail("virtual_stages applies to pipeline_schedule: interleaved only (the schedule is " +
+            t.pipeline_schedule + ")");
+  }
+  // An expert plan [p, d, t] must fit the cluster and use an evaluated tensor-parallel width (the
+  // search's DP, like the paper's, lets d replicas share the micro-batches unevenly: OPT's expert
+  // plan has d = 85 for a batch of 4096).
+  const auto models = root.Optional("models");
+  for (std::size_t m = 0; m < rc.models.size(); ++m) {
+    const auto& e = rc.models[m].expert;
+    if (!e) continue;
+    const ConfigNode node = models->Elements()[m].Child("expert");
+    // Each ≤ 2^24, so the product of three is below 2^72: computed in long double.
+    const long double devices =
+        static_cast<long double>(e->pipeline_stages) * e->data_parallel * e->tensor_parallel;
+    if (devices > static_cast<long double>(rc.cluster.num_accelerators)) {
+      node.Fail(fmt::sprintf("the plan needs p·d·t = %.0Lf accelerators, the cluster has %lld",
+                             devices, static_cast<long long>(rc.cluster.num_accelerators)));
+    }
+    const auto& widths = t.tensor_parallel_widths;
+    if (std::find(widths.begin(), widths.end(), e->tensor_parallel) == widths.end()) {
+      node.Elements()[2].Fail("tensor-parallel width " + std::to_string(e->tensor_parallel) +
+                              " is not among training.tensor_parallel_widths");
+    }
+  }
+}
+
 }  // namespace
 
 SolveOptions RunConfig::Solver::Options() const {
@@ -112,7 +168,6 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
                    "search", "output", "cost"});
   std::filesystem::path base = std::filesystem::path(rc.source).parent_path();
 
-  std::vector<std::pair<ConfigNode, ExpertPlacement>> expert_nodes;  // checked against the cluster
   if (auto models = root.Optional("models")) {
     for (const auto& m : models->Elements()) {
       ModelEntry e;
@@ -134,7 +189,6 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
           const auto v = PositiveIntsUpTo(*x, limits::kAccelerators);
           if (v.size() != 3) x->Fail("expected [p, d, t]: pipeline stages, data- and tensor-parallel widths");
           e.expert = ExpertPlacement{v[0], v[1], v[2]};
-          expert_nodes.emplace_back(*x, *e.expert);
         }
         if (auto p = m.Optional("presets")) {
           e.presets = p->AsList(&ConfigNode::AsString);
@@ -211,20 +265,6 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (auto v = t->Optional("micro_batches")) {
       rc.training.micro_batches = PositiveIntsUpTo(*v, limits::kMicroBatch);
       CheckDistinct(*v, rc.training.micro_batches);
-      auto elems = v->Elements();
-      for (size_t i = 0; i < elems.size(); ++i) {
-        if (rc.training.micro_batches[i] > rc.training.global_batch) {
-          elems[i].Fail("micro-batch " + std::to_string(rc.training.micro_batches[i]) +
-                        " is larger than training.global_batch " +
-                        std::to_string(rc.training.global_batch));
-        }
-        if (rc.training.global_batch % rc.training.micro_batches[i] != 0) {
-          elems[i].Fail("micro-batch " + std::to_string(rc.training.micro_batches[i]) +
-                        " does not divide training.global_batch " +
-                        std::to_string(rc.training.global_batch) +
-                        ": a step runs whole micro-batches");
-        }
-      }
     }
     if (auto v = t->Optional("tensor_parallel_widths")) {
       rc.training.tensor_parallel_widths = PositiveIntsUpTo(*v, limits::kWidth);
@@ -233,6 +273,12 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (auto v = t->Optional("hbm_gib")) {
       rc.training.hbm_gib = v->AsList(&ConfigNode::AsPositiveDouble);
       CheckDistinct(*v, rc.training.hbm_gib);
+      const double most = static_cast<double>(limits::kMemoryBytes >> 30);
+      for (std::size_t i = 0; i < rc.training.hbm_gib.size(); ++i) {
+        if (rc.training.hbm_gib[i] > most) {
+          v->Elements()[i].Fail(fmt::sprintf("expected at most %.0f GiB (2^50 bytes)", most));
+        }
+      }
     }
     if (auto v = t->Optional("recompute")) {
       rc.training.recompute.clear();
@@ -246,9 +292,6 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       rc.training.pipeline_schedule = v->AsChoice({"1f1b", "interleaved", "gpipe"});
     }
     if (auto v = t->Optional("virtual_stages")) {
-      if (rc.training.pipeline_schedule != "interleaved") {
-        v->Fail("virtual_stages applies to pipeline_schedule: interleaved only");
-      }
       rc.training.virtual_stages = PositiveIntsUpTo(*v, limits::kWidth);
       CheckDistinct(*v, rc.training.virtual_stages);
       auto elems = v->Elements();
@@ -342,18 +385,6 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     }
   }
 
-  // An expert plan must fit the cluster: p·d·t devices at most (each ≤ 2^24, so the product of
-  // three is below 2^72: computed in long double).
-  for (const auto& [node, e] : expert_nodes) {
-    const long double devices = static_cast<long double>(e.pipeline_stages) * e.data_parallel *
-                                e.tensor_parallel;
-    if (devices > static_cast<long double>(rc.cluster.num_accelerators)) {
-      std::string text = fmt::sprintf("%.0Lf", devices);
-      node.Fail(std::string("the plan needs p·d·t = ") + text +
-                " accelerators, the cluster has " + std::to_string(rc.cluster.num_accelerators));
-    }
-  }
-
   if (auto c = root.Optional("cost")) {
     c->ExpectKeys({"file", "hourly_usd"});
     if (auto v = c->Optional("file")) {
@@ -374,6 +405,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     if (auto v = o->Optional("directory")) rc.output.directory = v->AsString();
     if (auto v = o->Optional("plots")) rc.output.plots = v->AsBool();
   }
+  Validate(rc, root);
   return rc;
 }
 
