@@ -132,6 +132,10 @@ case(2, "--hbm-gib: expected a size above 0", f"{P} --plan 1,1,1 --hbm-gib 1e30"
 case(2, "--hbm-gib: expected a size above 0", f"{P} --plan 1,1,1 --hbm-gib inf")
 case(0, "", f"-o g.json {P} --plan 1,1,1")  # a bare file name: the working directory
 case(0, "iteration", f"{P} --plan 4,1,1")
+# A width the strategy cannot split names --plan (it blamed "<defaults>", the absent run config).
+case(2, "--plan t = 3: the strategy 'megatron' cannot split tiny-gpt 3 ways", f"{P} --plan 3,1,1 --global-batch 9")
+# A die no wafer holds is not priced (it was an error from the cost model after the prediction).
+case(0, "not priced: a die of", f"predict --model {W} --arch " + put("arch-wafer.yaml", "name: wafer\nnum_tc: 8\nnum_vc: 3\npe_x: 128\npe_y: 128\npe_vc: 128\nglb_mib: 8496\n") + " --micro-batch 1 --plan 1,1,1")
 for flag, label in [("--plan 0,1,1", "plan"), ("--plan 1,1", "plan"), ("--plan a,b,c", "plan"),
                     ("--plan 65536,65536,65536", "plan"), ("--plan -1,1,1", "plan"),
                     ("--plan 1,1,1,0", "plan"),
@@ -391,6 +395,11 @@ run_cases = [
     ("cost-price", "", "hourly_usd", lambda t: t + "cost: {hourly_usd: -1}\n"),
     ("link-energy", "", "energy_pj_per_bit", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, levels: [{name: l, bandwidth_bytes_per_s: 1e9, energy_pj_per_bit: -1}]}")),
     ("schedule-word", "", "pipeline_schedule", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], pipeline_schedule: zigzag}")),
+    # issue 44's cross-field rules (RunConfig Validate): the key order does not matter.
+    ("micro-order", "", "micro_batches[1]: micro-batch 3 does not divide training.global_batch 64", lambda t: t.replace("training: {global_batch: 64, micro_batches: [1, 2]", "training: {micro_batches: [1, 3], global_batch: 64")),
+    ("virtual-gpipe", "", "virtual_stages applies to pipeline_schedule: interleaved only (the schedule is gpipe)", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], virtual_stages: [2], pipeline_schedule: gpipe}")),
+    ("expert-width", "", "tensor-parallel width 8 is not among training.tensor_parallel_widths", lambda t: t.replace("tiny-gpt.yaml\n", "tiny-gpt.yaml\n    expert: [1, 1, 8]\n")),
+    ("hbm-huge", "", "hbm_gib[0]: expected at most 1048576 GiB", lambda t: t.replace("hbm_gib: [16, 32]", "hbm_gib: [1e30]")),
     ("tab", "", "syntax error", lambda t: t.replace("arch:", "\tarch:")),
     ("laughs", "", "expands to more than", lambda t: t + "x0: &x0 [1,1,1,1,1,1,1,1,1,1]\n" + "".join(f"x{i}: &x{i} [" + ",".join([f"*x{i-1}"] * 10) + "]\n" for i in range(1, 9))),
     ("output-file", "", "output directory '/dev/null/out': cannot create it", lambda t: t.replace("directory: OUT", "directory: /dev/null/out")),

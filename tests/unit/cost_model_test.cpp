@@ -70,6 +70,26 @@ TEST(CostModel, DeviceCostAndHourlyPriceByHand) {
   EXPECT_EQ(listed, 22);
 }
 
+// A die no 300 mm wafer holds (⌊π·150²/A − π·300/√(2A)⌋ = 0 above about 9,000 mm²) cannot be
+// priced: Device() refuses it with the reason, HourlyUsd() gives 0 (not priced) unless a price
+// is given, so a search over a space that contains one goes on.
+TEST(CostModel, ADieNoWaferHoldsIsNotPriced) {
+  ArchConfig a;
+  a.name = "wafer";
+  a.die_area_mm2 = 12000;  // π·22500/12000 − π·300/√24000 = 5.890 − 6.084 < 0 dies
+  a.node_nm = 7;
+  EXPECT_EQ(Model().Unbuildable(a), "a die of 12000 mm² does not fit a 300 mm wafer "
+                                    "(the cost model's wafer_diameter_mm)");
+  EXPECT_EQ(Model().HourlyUsd(a, 32, 300), 0);
+  EXPECT_EQ(Model().HourlyUsd(a, 32, 300, 4.0), 4.0);
+  EXPECT_THROW(Model().Device(a, 32), Error);
+  a.die_area_mm2 = 10000;  // ⌊7.069 − 6.664⌋ = ⌊0.405⌋: no whole die
+  EXPECT_NE(Model().Unbuildable(a), "");
+  a.die_area_mm2 = 8000;  // ⌊8.836 − 7.451⌋ = 1 die, good with probability e^−8
+  EXPECT_GT(Model().HourlyUsd(a, 32, 300), 0);
+  EXPECT_EQ(Model().Unbuildable(a), "");
+}
+
 TEST(CostModel, ShippedConstantsLoadAndBadFilesAreLocated) {
   const CostModel shipped = CostModel::Default();
   ArchConfig a;

@@ -1,5 +1,7 @@
 #include "phaze/arch/cost_model.hpp"
 
+#include <fmt/printf.h>
+
 #include <cmath>
 #include <numbers>
 
@@ -101,20 +103,29 @@ DeviceCost CostModel::Device(const ArchConfig& arch, double hbm_gib) const {
   c.dies_per_wafer = DiesPerWafer(wafer_diameter_mm_, c.die_area_mm2);
   c.yield = Yield(yield_model_, c.die_area_mm2, node.defect_density_per_cm2, alpha_);
   const double good = c.dies_per_wafer * c.yield;
-  if (!(good > 0)) {
-    throw Error("architecture '" + arch.name + "': a die of " + std::to_string(c.die_area_mm2) +
-                " mm² does not fit a " + std::to_string(wafer_diameter_mm_) + " mm wafer");
-  }
+  if (!(good > 0)) throw Error("architecture '" + arch.name + "': " + Unbuildable(arch));
   c.die_usd = node.wafer_usd / good;
   c.hbm_usd = hbm_gib * hbm_usd_per_gib_;
   c.packaging_usd = packaging_usd_ + test_usd_;
   return c;
 }
 
+std::string CostModel::Unbuildable(const ArchConfig& arch) const {
+  const double area = DieAreaMm2(arch);
+  const Node& node = NodeFor(arch.node_nm);
+  if (DiesPerWafer(wafer_diameter_mm_, area) * Yield(yield_model_, area,
+                                                     node.defect_density_per_cm2, alpha_) > 0) {
+    return "";
+  }
+  return fmt::sprintf("a die of %.0f mm² does not fit a %.0f mm wafer (the cost model's wafer_diameter_mm)",
+                      area, wafer_diameter_mm_);
+}
+
 double CostModel::HourlyUsd(const ArchConfig& arch, double hbm_gib, double power_w,
                             double hourly_override) const {
   if (hourly_override > 0) return hourly_override;
   if (arch.hourly_usd > 0) return arch.hourly_usd;
+  if (!Unbuildable(arch).empty()) return 0;  // not priced
   constexpr double kHoursPerYear = 8766;  // 365.25 days
   return Device(arch, hbm_gib).TotalUsd() / (lifetime_years_ * kHoursPerYear) +
          power_w / 1000 * pue_ * electricity_usd_per_kwh_;

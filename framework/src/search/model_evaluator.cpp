@@ -339,7 +339,8 @@ const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
 }
 
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies) {
+                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
+                           bool require_slices) {
   const ModelSpec spec = LoadNamed(entry.file_node, [&] {
     return entry.hf ? LoadHfConfig(entry.resolved, entry.sequence_length)
                     : LoadWorkload(entry.resolved, entry.sequence_length);
@@ -387,7 +388,7 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
       }
     }
   }
-  if (m.slices.empty()) {
+  if (m.slices.empty() && require_slices) {
     std::string names;
     for (const auto& s : run.strategies) names += (names.empty() ? "" : ", ") + s.Name();
     throw ConfigError(run.source + ": model " + entry.file + ": " +
@@ -420,8 +421,10 @@ double ModelEvaluator::ObjectiveBound(double throughput_bound, const ArchConfig&
       const auto& hbm = run_.training.hbm_gib;
       const double hourly = cost_.HourlyUsd(arch, *std::min_element(hbm.begin(), hbm.end()),
                                             static_w, run_.cost.hourly_usd);
-      return throughput_bound * 3600 /
-             (hourly * static_cast<double>(run_.cluster.num_accelerators));
+      // Not priced (a die no wafer holds): its score is 0.
+      return hourly > 0 ? throughput_bound * 3600 /
+                              (hourly * static_cast<double>(run_.cluster.num_accelerators))
+                        : 0;
     }
   }
   return throughput_bound;

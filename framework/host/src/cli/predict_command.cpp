@@ -217,11 +217,13 @@ int RunPredict(CommandContext& ctx) {
 
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
-  const PreparedModel model = PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run));
+  const PreparedModel model = PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run),
+                                           /*require_slices=*/false);
   if (!model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)) {
-    throw UsageError("phaze predict: the strategy '" + run.strategies[0].Name() + "' cannot split " +
-                     model.name + " " + std::to_string(request.tensor_parallel) + " ways" +
-                     (model.refused.empty() ? "" : ": " + model.refused.front()));
+    throw UsageError("--plan t = " + std::to_string(request.tensor_parallel) + ": the strategy '" +
+                     run.strategies[0].Name() + "' cannot split " + model.name + " " +
+                     std::to_string(request.tensor_parallel) + " ways" +
+                     (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
   }
   CheckPlanAgainstModel(
       model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)->graph,
@@ -297,9 +299,12 @@ int RunPredict(CommandContext& ctx) {
                       part(e.compute_j), part(e.on_chip_j), part(e.memory_j), part(e.network_j),
                       part(e.static_j));
   o << line;
-  line = fmt::sprintf("  cost              $%.4g per device-hour, $%.4g per million tokens",
+  if (choice.hourly_usd > 0) {
+    o << fmt::sprintf("  cost              $%.4g per device-hour, $%.4g per million tokens",
                       choice.hourly_usd, choice.usd_per_million_tokens);
-  o << line;
+  } else {
+    o << "  cost              not priced: " << evaluator.Cost().Unbuildable(arch);
+  }
   if (choice.time_to_train_s > 0) {
     o << fmt::sprintf("; %.4g tokens in %.4g days", run.training.tokens,
                       choice.time_to_train_s / 86400);

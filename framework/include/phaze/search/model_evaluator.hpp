@@ -64,10 +64,11 @@ struct PreparedModel {
 };
 
 // Builds every (micro-batch, strategy, width) slice; `strategies` are run.strategies' objects
-// (CreateRunStrategies). Throws ConfigError (located at the entry) when the model file is bad or
-// no strategy supports any width.
+// (CreateRunStrategies). Throws ConfigError (located at the entry) when the model file is bad or,
+// with `require_slices`, when no strategy supports any width (else `refused` says why).
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies);
+                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
+                           bool require_slices = true);
 
 // A plan with the training settings it was found for, and its metrics.
 struct PlanChoice {
