@@ -49,6 +49,11 @@ Collectives Count(const OperatorGraph& g, CollectiveKind kind) {
   return c;
 }
 
+TEST(Strategies, AllFourAreRegistered) {
+  EXPECT_EQ(Strategies().Names(ComponentKind::kParallelismStrategy),
+            (std::vector<std::string>{"context_parallel", "megatron", "moe", "sequence_parallel"}));
+}
+
 TEST(Megatron, PerDeviceParametersOf83B) {
   // Megatron-LM splits every weight matrix, the column-parallel biases and the vocabulary; norms,
   // row-parallel biases and position embeddings are replicated:

@@ -1,5 +1,7 @@
 #include "phaze/plugin/plugin_loader.hpp"
 
+#include "phaze/core/paths.hpp"
+
 #include <dlfcn.h>
 #include <elf.h>
 
@@ -89,9 +91,7 @@ void AddFile(const fs::path& file, std::set<fs::path>& out, const std::string& o
 
 }  // namespace
 
-fs::path PluginLoader::DefaultPluginDirectory() {
-  return fs::path(boost::dll::program_location().parent_path().string()) / "plugins";
-}
+fs::path PluginLoader::DefaultPluginDirectory() { return BundledPluginDirectory(); }
 
 std::vector<fs::path> PluginLoader::Discover(const PluginSources& sources) {
   std::set<fs::path> found;

@@ -26,7 +26,8 @@ struct PluginSources {
 
 class PluginLoader {
  public:
-  // `<directory of the running executable>/plugins`.
+  // The bundled plugins: BundledPluginDirectory() (phaze/core/paths.hpp), <directory of the
+  // running executable>/plugins in a build tree, LIBDIR/phaze/plugins when installed.
   static std::filesystem::path DefaultPluginDirectory();
 
   // The sorted, de-duplicated list of plugin files. Missing explicit files or directories are a

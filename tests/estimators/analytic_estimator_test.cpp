@@ -1,5 +1,5 @@
-// The estimator conformance suite (TEST_P over every estimator built, including the README's
-// example plugin) and the analytic estimator's checks against independent figures: the TPUv4 peak,
+// The analytic and table estimators' own checks (the conformance suite every estimator passes is
+// tests/conformance) against independent figures: the TPUv4 peak,
 // hand-computed cycle counts, the ring formula, and the reference's Sunstone cycles
 // (../shared/data/sunstone-calibration.csv, copied to tests/data/).
 #include <gtest/gtest.h>
@@ -28,148 +28,26 @@ std::shared_ptr<Estimator> Make(const std::string& name) {
   return Estimators().CreateEstimator(name, ConfigNode::EmptyMap("test", "estimator.params"));
 }
 
-// Real transformer ops: every forward and backward op of GPT-2 XL, Llama-2-7B, BERT-large and
-// Mixtral-8x7B (fused and not) at b = 1 and 4.
-std::vector<OpWork> TransformerOps() {
+// BERT-large's forward and backward ops at micro-batches 1 and 4, fused and not (the conformance
+// suite runs every estimator on four models; this file needs a realistic mix for the cache).
+std::vector<OpWork> BertOps() {
   std::vector<OpWork> ops;
-  for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large", "mixtral-8x7b"}) {
-    const ModelSpec spec =
-        LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/" + model + ".yaml");
-    for (std::int64_t b : {1, 4}) {
-      for (bool fusion : {true, false}) {
-        GraphOptions o;
-        o.micro_batch = b;
-        o.fusion = fusion;
-        const LayerGraph g = BuildLayerGraph(spec, o);
-        for (const auto& u : g.unique_layers) {
-          for (const auto* graph : {&u.forward, &u.backward}) {
-            for (const auto& op : graph->Ops()) ops.push_back(OpWork::Of(op, *graph));
-          }
+  const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/bert-large.yaml");
+  for (std::int64_t b : {1, 4}) {
+    for (bool fusion : {true, false}) {
+      GraphOptions o;
+      o.micro_batch = b;
+      o.fusion = fusion;
+      const LayerGraph g = BuildLayerGraph(spec, o);
+      for (const auto& u : g.unique_layers) {
+        for (const auto* graph : {&u.forward, &u.backward}) {
+          for (const auto& op : graph->Ops()) ops.push_back(OpWork::Of(op, *graph));
         }
       }
     }
   }
   return ops;
 }
-
-std::vector<ArchConfig> Archs() {
-  return {LoadArchConfig("tpuv4"), LoadArchConfig("phaze-common"),
-          LoadArchConfig("spotlight-gpt2")};
-}
-
-std::vector<GemmShape> MonotoneShapes() {
-  return {GemmShape{1, 512, 1024, 1024}, GemmShape{16, 512, 512, 64}, GemmShape{1, 1, 4096, 4096},
-          GemmShape{1, 2048, 11008, 4096}};
-}
-
-// The table estimator needs a table: one written from the device model's estimates of every op
-// the suite asks for (as a measured table would hold them), at full precision.
-std::shared_ptr<Estimator> MakeTable(const testing::TempDir& dir) {
-  const auto source = Make("device");
-  std::vector<OpWork> ops = TransformerOps();
-  for (GemmShape s : MonotoneShapes()) {
-    ops.push_back(OpWork::Gemm(s, 2));
-    for (int dim = 0; dim < 4; ++dim) {
-      GemmShape bigger = s;
-      (dim == 0 ? bigger.batch : dim == 1 ? bigger.m : dim == 2 ? bigger.n : bigger.k) *= 2;
-      ops.push_back(OpWork::Gemm(bigger, 2));
-    }
-  }
-  std::ostringstream csv;
-  csv.precision(17);
-  csv << "op,arch,single_core_s,all_cores_s\n";
-  std::set<std::string> written;
-  for (const auto& arch : Archs()) {
-    for (const auto& op : ops) {
-      if (!written.insert(op.Signature() + "," + arch.name).second) continue;
-      const OpEstimate e = source->Estimate(op, arch, Pass::kForward);
-      csv << op.Signature() << "," << arch.name << "," << e.single_core_s << "," << e.all_cores_s
-          << "\n";
-    }
-  }
-  testing::WriteFile(dir / "lat.csv", csv.str());
-  testing::WriteFile(dir / "run.yaml", "file: lat.csv\n");
-  return Estimators().CreateEstimator("table",
-                                      ConfigNode::ParseFile((dir / "run.yaml").string()));
-}
-
-class EstimatorTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    if (!Estimators().Has(ComponentKind::kEstimator, GetParam())) {
-      GTEST_SKIP() << "estimator '" << GetParam() << "' was not built";
-    }
-    estimator_ = GetParam() == "table" ? MakeTable(dir_) : Make(GetParam());
-  }
-  testing::TempDir dir_;
-  std::shared_ptr<Estimator> estimator_;
-};
-
-TEST_P(EstimatorTest, FiniteNonNegativeAndAllCoresNeverWorse) {
-  const auto ops = TransformerOps();
-  ASSERT_GT(ops.size(), 200u);
-  for (const auto& arch : Archs()) {
-    for (const auto& op : ops) {
-      const OpEstimate e = estimator_->Estimate(op, arch, Pass::kForward);
-      ASSERT_TRUE(std::isfinite(e.single_core_s) && e.single_core_s >= 0)
-          << op.name << " " << arch.name;
-      ASSERT_TRUE(std::isfinite(e.all_cores_s) && e.all_cores_s >= 0)
-          << op.name << " " << arch.name;
-      EXPECT_LE(e.all_cores_s, e.single_core_s * (1 + 1e-9)) << op.name << " on " << arch.name;
-      // Only views are free (the sunstone preset, like the reference, also treats embeddings and
-      // bias-gradient sums as free).
-      if (GetParam() != "sunstone" && op.Core() != CoreClass::kNone) {
-        EXPECT_GT(e.all_cores_s, 0) << op.name << " does work but costs nothing";
-      }
-    }
-  }
-}
-
-TEST_P(EstimatorTest, MonotoneInGemmSize) {
-  for (const auto& arch : Archs()) {
-    for (GemmShape s : MonotoneShapes()) {
-      const OpEstimate base = estimator_->Estimate(OpWork::Gemm(s, 2), arch, Pass::kForward);
-      for (int dim = 0; dim < 4; ++dim) {
-        GemmShape bigger = s;
-        (dim == 0 ? bigger.batch : dim == 1 ? bigger.m : dim == 2 ? bigger.n : bigger.k) *= 2;
-        const OpEstimate e = estimator_->Estimate(OpWork::Gemm(bigger, 2), arch, Pass::kForward);
-        EXPECT_GE(e.single_core_s, base.single_core_s * (1 - 1e-12)) << arch.name << " dim " << dim;
-        EXPECT_GE(e.all_cores_s, base.all_cores_s * (1 - 1e-12)) << arch.name << " dim " << dim;
-      }
-    }
-  }
-}
-
-TEST_P(EstimatorTest, DeterministicAndThreadSafe) {
-  const auto ops = TransformerOps();
-  const ArchConfig arch = LoadArchConfig("tpuv4");
-  std::vector<OpEstimate> first(ops.size()), second(ops.size());
-  std::thread other([&] {
-    for (size_t i = 0; i < ops.size(); ++i)
-      second[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
-  });
-  for (size_t i = 0; i < ops.size(); ++i)
-    first[i] = estimator_->Estimate(ops[i], arch, Pass::kForward);
-  other.join();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    EXPECT_EQ(first[i].single_core_s, second[i].single_core_s);
-    EXPECT_EQ(first[i].all_cores_s, second[i].all_cores_s);
-  }
-}
-
-// Every estimator the project registers (the test below checks the list is complete).
-const std::vector<std::string> kAllEstimators = {"analytic", "sunstone", "roofline", "device", "gpu", "table"};
-
-TEST(EstimatorSuite, CoversEveryRegisteredEstimator) {
-  for (const auto& name : Estimators().Names(ComponentKind::kEstimator)) {
-    EXPECT_TRUE(std::find(std::begin(kAllEstimators), std::end(kAllEstimators), name) !=
-                std::end(kAllEstimators))
-        << "estimator '" << name << "' is registered but not in the conformance suite";
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Estimators, EstimatorTest, ::testing::ValuesIn(kAllEstimators),
-                         [](const auto& info) { return info.param; });
 
 // ------------------------------------------------------------------ the analytic estimator
 
@@ -283,7 +161,7 @@ TEST(Analytic, CacheReturnsTheSameAndCountsHits) {
   const ArchConfig tpu = LoadArchConfig("tpuv4");
   auto inner = Make("analytic");
   CachedEstimator cached(inner);
-  const auto ops = TransformerOps();
+  const auto ops = BertOps();
   for (int round = 0; round < 2; ++round) {
     for (const auto& op : ops) {
       const OpEstimate a = cached.Estimate(op, tpu, Pass::kForward);

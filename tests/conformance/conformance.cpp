@@ -1,0 +1,145 @@
+// Phaze::conformance's own part: the registry of the plugins under test, the estimator makers, the
+// suites' inputs, and main() — it loads the plugins named on the command line before GoogleTest
+// instantiates the suites over what they registered.
+#include "phaze/conformance/conformance.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <mutex>
+
+#include "phaze/core/error.hpp"
+#include "phaze/core/paths.hpp"
+#include "phaze/graph/graph_builder.hpp"
+#include "phaze/plugin/plugin_loader.hpp"
+
+namespace phaze::conformance {
+
+extern int kEstimatorSuite, kStrategySuite, kSolverSuite;  // the suites' anchors
+
+namespace {
+
+std::map<std::string, EstimatorMaker>& Makers() {
+  static std::map<std::string, EstimatorMaker> makers;
+  return makers;
+}
+
+PluginSources& Defaults() {
+  static PluginSources sources;
+  return sources;
+}
+
+}  // namespace
+
+Registry& Plugins() {
+  static Registry registry;
+  return registry;
+}
+
+bool SetEstimatorMaker(const std::string& name, EstimatorMaker make) {
+  Makers()[name] = std::move(make);
+  return true;
+}
+
+std::shared_ptr<Estimator> MakeEstimator(const std::string& name) {
+  if (auto it = Makers().find(name); it != Makers().end()) return it->second(Plugins());
+  return Plugins().CreateEstimator(name, ConfigNode::EmptyMap("conformance", "estimator.params"));
+}
+
+bool SetDefaultPlugins(std::vector<std::string> directories, std::vector<std::string> files) {
+  Defaults().directories = std::move(directories);
+  Defaults().files = std::move(files);
+  return true;
+}
+
+std::vector<OpWork> TransformerOps() {
+  static const std::vector<OpWork> ops = [] {
+    std::vector<OpWork> out;
+    for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large", "mixtral-8x7b"}) {
+      const ModelSpec spec =
+          LoadModelSpec((WorkloadsDirectory() / (std::string(model) + ".yaml")).string());
+      for (std::int64_t b : {1, 4}) {
+        for (bool fusion : {true, false}) {
+          GraphOptions o;
+          o.micro_batch = b;
+          o.fusion = fusion;
+          const LayerGraph g = BuildLayerGraph(spec, o);
+          for (const auto& u : g.unique_layers) {
+            for (const auto* graph : {&u.forward, &u.backward}) {
+              for (const auto& op : graph->Ops()) out.push_back(OpWork::Of(op, *graph));
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }();
+  return ops;
+}
+
+std::vector<ArchConfig> Archs() {
+  return {LoadArchConfig("tpuv4"), LoadArchConfig("phaze-common"),
+          LoadArchConfig("spotlight-gpt2")};
+}
+
+std::vector<GemmShape> MonotoneShapes() {
+  return {GemmShape{1, 512, 1024, 1024}, GemmShape{16, 512, 512, 64}, GemmShape{1, 1, 4096, 4096},
+          GemmShape{1, 2048, 11008, 4096}};
+}
+
+// What the command line asked to load: at least one plugin, and every one registers something.
+TEST(Conformance, ThePluginsUnderTestRegisterComponents) {
+  std::size_t n = 0;
+  for (ComponentKind kind : {ComponentKind::kEstimator, ComponentKind::kParallelismStrategy,
+                             ComponentKind::kSolverBackend}) {
+    n += Plugins().Names(kind).size();
+  }
+  EXPECT_GT(n, 0u) << "no estimator, strategy or solver backend to check: name plugins with "
+                      "--plugin FILE or --plugin-dir DIR";
+}
+
+}  // namespace phaze::conformance
+
+int main(int argc, char** argv) {
+  // --plugin FILE, --plugin-dir DIR (also --plugin=FILE): taken out before GoogleTest reads argv.
+  phaze::PluginSources sources;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    for (const char* flag : {"--plugin", "--plugin-dir"}) {
+      const std::string f = flag;
+      auto& list = f == "--plugin" ? sources.files : sources.directories;
+      if (a == f && i + 1 < argc) {
+        list.push_back(argv[++i]);
+        goto next;
+      }
+      if (a.rfind(f + "=", 0) == 0) {
+        list.push_back(a.substr(f.size() + 1));
+        goto next;
+      }
+    }
+    rest.push_back(argv[i]);
+  next:;
+  }
+  if (const char* env = std::getenv("PHAZE_PLUGIN_PATH")) sources.env_path = env;
+  if (sources.files.empty() && sources.directories.empty() && sources.env_path.empty()) {
+    sources.files = phaze::conformance::Defaults().files;
+    sources.directories = phaze::conformance::Defaults().directories;
+  }
+  sources.use_default_directory = false;
+  try {
+    for (const auto& f : phaze::PluginLoader::LoadAll(sources, phaze::conformance::Plugins())) {
+      std::cerr << "conformance: loaded " << f.string() << "\n";
+    }
+  } catch (const phaze::Error& e) {
+    std::cerr << "conformance: " << e.what() << "\n";
+    return 2;
+  }
+  int n = static_cast<int>(rest.size());
+  ::testing::InitGoogleTest(&n, rest.data());
+  // The anchors are 0; adding them keeps the suites' objects linked in (a discarded read would not).
+  using namespace phaze::conformance;
+  return RUN_ALL_TESTS() + kEstimatorSuite + kStrategySuite + kSolverSuite;
+}
