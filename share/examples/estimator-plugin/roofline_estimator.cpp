@@ -1,7 +1,8 @@
 // A complete, minimal estimator plugin — the walk-through of the README's "Write an estimator
-// plugin". A roofline: an op takes the longer of its FLOPs at the cores' peak and its bytes at the
-// HBM bandwidth. Built by the same CMake helper as every plugin (into build/examples/, so it is
-// loaded only when asked for: `--plugin build/examples/roofline-example.so`) and selected by name:
+// plugin", and a standalone CMake project built against an installed phaze (README.md here). A
+// roofline: an op takes the longer of its FLOPs at the cores' peak and its bytes at the HBM
+// bandwidth. Built into <build>/examples/, so phaze loads it only when asked
+// (`phaze --plugin build/examples/roofline-example.so`), and selected by name:
 // `estimator: {name: roofline, params: {efficiency: 0.8}}`.
 #include <algorithm>
 #include <memory>
