@@ -15,7 +15,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/workloads/ DESTINATION ${PHAZE_INSTALL_D
         COMPONENT runtime)
 install(CODE "
   set(to \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${PHAZE_INSTALL_DATADIR}/runs\")
-  file(GLOB runs \"${PROJECT_SOURCE_DIR}/share/runs/*\")
+  file(GLOB runs LIST_DIRECTORIES false \"${PROJECT_SOURCE_DIR}/share/runs/*\")
   foreach(f IN LISTS runs)
     get_filename_component(name \"\${f}\" NAME)
     file(READ \"\${f}\" text)
@@ -23,6 +23,8 @@ install(CODE "
     message(STATUS \"Installing: \${to}/\${name}\")
     file(WRITE \"\${to}/\${name}\" \"\${text}\")
   endforeach()" COMPONENT runtime)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/share/runs/plots DESTINATION ${PHAZE_INSTALL_DATADIR}/runs
+        COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 
 # The CMake package: find_package(Phaze) → Phaze::framework, phaze_add_plugin(), Phaze::conformance

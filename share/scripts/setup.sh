@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc lp-solve
   python3
+  dpkg-dev                         # dpkg-shlibdeps: cpack -G DEB (share/scripts/test-install.sh)
   librsvg2-bin fonts-dejavu-core   # the plot tests render every SVG to PNG
 )
 # Open MPI is optional (PHAZE_WITH_MPI); installed unless PHAZE_NO_MPI=1.

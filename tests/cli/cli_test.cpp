@@ -337,6 +337,30 @@ TEST(Cli, CyclesAndDirectoryOutputsAreInputErrors) {
   }
 }
 
+// Every command that writes a file accepts a bare, relative name (the README's own commands:
+// `-o predict.json`, `-o schedule.json`, `--gantt s.svg`), written in the working directory.
+TEST(Cli, EveryCommandWritesABareRelativeFile) {
+  testing::TempDir dir;
+  const std::string src = PHAZE_SOURCE_DIR;
+  const std::string tiny = src + "/workloads/tiny-gpt.yaml";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"graph.json", "-o graph.json graph --model " + tiny},
+      {"predict.json", "-o predict.json predict --model " + tiny +
+                           " --arch a100-sxm-80gb --plan 1,1,1 --micro-batch 1 --global-batch 8"},
+      {"schedule.json", "-o schedule.json schedule --graph " + src + "/share/schedule/example.json"},
+      {"s.svg", "schedule --graph " + src + "/share/schedule/example.json --gantt s.svg"},
+      {"place.json", "-o place.json place --layers " + src + "/share/placement/example-chain.yaml"},
+      {"estimate.json", "-o estimate.json estimate --arch tpuv4 --gemm 1,512,512,512"},
+      {"arch.json", "-o arch.json arch --preset tpuv4"},
+  };
+  for (const auto& [file, args] : cases) {
+    auto r = testing::Run("cd " + dir.path().string() + " && env -u PHAZE_PLUGIN_PATH " + kPhaze +
+                          " " + args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_GT(std::filesystem::file_size(dir / file), 10u) << args;
+  }
+}
+
 // Results are never lost or mixed: an unusable output directory fails before the search (in well
 // under the search's time), a directory another run holds is refused, and a second run into the
 // same directory replaces the whole set (its plots: false removes the first run's plots).
