@@ -928,8 +928,8 @@ TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
       {tiny + " --plan 1,3,1 --stage-starts 0,2", "--stage-starts: 0 is not a first layer"},
       {tiny + " --plan 1,2,1 --stage-starts 1,2", "expected p − 1 = 1 first-layer indices"},
       {tiny + " --plan 1,1,3", "not a multiple of --micro-batch × d = 1 × 3"},
-      {tiny + " --plan 1,1,1 --hbm-gib 1e30", "--hbm-gib: expected a size above 0 and at most"},
-      {tiny + " --plan 1,1,1 --hbm-gib inf", "--hbm-gib: expected a size above 0 and at most"},
+      {tiny + " --plan 1,1,1 --hbm-gib 1e30", "--hbm-gib: expected a size of at least 1 byte and at most"},
+      {tiny + " --plan 1,1,1 --hbm-gib inf", "--hbm-gib: expected a size of at least 1 byte and at most"},
   };
   for (const auto& [args, message] : cases) {
     auto r = Phaze("predict" + args);

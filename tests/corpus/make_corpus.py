@@ -128,8 +128,13 @@ case(2, "expected p − 1 = 1 first-layer indices", f"{P} --plan 1,2,1 --stage-s
 case(2, "into p·v = 14 equal chunks", f"{P} --plan 1,2,1,7")
 case(2, "needs at least 2 pipeline stages", f"{P} --plan 1,1,1,2")
 case(2, "not a multiple of --micro-batch × d = 1 × 3", f"{P} --plan 1,1,3 --global-batch 8")
-case(2, "--hbm-gib: expected a size above 0", f"{P} --plan 1,1,1 --hbm-gib 1e30")
-case(2, "--hbm-gib: expected a size above 0", f"{P} --plan 1,1,1 --hbm-gib inf")
+case(2, "--hbm-gib: expected a size of at least 1 byte", f"{P} --plan 1,1,1 --hbm-gib 1e30")
+case(2, "--hbm-gib: expected a size of at least 1 byte", f"{P} --plan 1,1,1 --hbm-gib inf")
+case(2, "--hbm-gib: expected a size of at least 1 byte", f"{P} --plan 1,1,1 --hbm-gib 1e-300")
+# Empty cells are refused (an empty --stage-starts, or a trailing comma, used to be dropped).
+case(2, "--stage-starts: expected comma-separated non-negative integers, found ''", f"{P} --plan 1,2,1 --stage-starts ''")
+case(2, "--stage-starts: expected comma-separated non-negative integers, found '1,'", f"{P} --plan 1,2,1 --stage-starts 1,")
+case(2, "--plan: expected comma-separated non-negative integers, found '1,,1'", f"{P} --plan 1,,1")
 case(0, "", f"-o g.json {P} --plan 1,1,1")  # a bare file name: the working directory
 case(0, "iteration", f"{P} --plan 4,1,1")
 # A width the strategy cannot split names --plan (it blamed "<defaults>", the absent run config).

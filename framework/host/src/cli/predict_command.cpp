@@ -47,10 +47,14 @@ void AddPredictOptions(po::options_description& d) {
 
 namespace {
 
+// Every cell of a comma-separated list, empty ones included ("", "1,", "1,,2" have one), each a
+// non-negative integer.
 std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
   std::vector<int> out;
-  std::stringstream ss(text);
-  for (std::string cell; std::getline(ss, cell, ',');) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string cell = text.substr(start, comma - start);
     try {
       std::size_t used = 0;
       const int v = std::stoi(cell, &used);
@@ -60,8 +64,9 @@ std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
       throw UsageError(flag + ": expected comma-separated non-negative integers, found '" + text +
                        "'");
     }
+    if (comma == text.size()) return out;
+    start = comma + 1;
   }
-  return out;
 }
 
 std::string Seconds(double s) {
@@ -196,9 +201,9 @@ int RunPredict(CommandContext& ctx) {
   }
   request.hbm_gib = ctx.vm.count("hbm-gib") ? ctx.vm["hbm-gib"].as<double>()
                                             : static_cast<double>(arch.hbm_bytes) / 1073741824.0;
-  if (!(request.hbm_gib > 0) ||
+  if (!(request.hbm_gib * 1073741824.0 >= 1) ||
       !(request.hbm_gib <= static_cast<double>(limits::kMemoryBytes) / 1073741824.0)) {
-    throw UsageError("--hbm-gib: expected a size above 0 and at most " +
+    throw UsageError("--hbm-gib: expected a size of at least 1 byte and at most " +
                      std::to_string(limits::kMemoryBytes >> 30) + " GiB (2^50 bytes)");
   }
   if (ctx.vm.count("tokens")) {
