@@ -5,8 +5,8 @@ from line to line) in a fresh copy of the checkout whose `build/` is the build b
 `build/phaze …`, relative outputs (`-o predict.json`) and `share/scripts/…` work as a reader
 typing them would see. A block fails on any non-zero exit, or after its time limit.
 
-A command that cannot run here is marked in the README, beside its block, by an HTML comment
-(invisible when rendered) naming a piece of the command and why:
+A command that cannot run here is marked in the README, beside its block, by an HTML comment on a
+line of its own (invisible when rendered) naming a piece of the command and why:
     <!-- readme-test: skip "fit.py" — about 10 minutes per stage; run by hand -->
 Its line (with its continuation lines) is left out of the block; everything else runs. A marker
 that matches no command is an error, so markers cannot rot either.
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SKIP = re.compile(r'<!--\s*readme-test:\s*skip\s+"([^"]+)"\s*[—-]+\s*(.*?)\s*-->')
+SKIP = re.compile(r'^<!--\s*readme-test:\s*skip\s+"([^"]+)"\s*[—-]+\s*(.*?)\s*-->', re.M)
 BLOCK = re.compile(r"```(sh|bash)\n(.*?)```", re.S)
 
 

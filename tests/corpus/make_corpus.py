@@ -331,6 +331,11 @@ for label, old, new, expect in [
         ("edge-unknown", "{from: l0, to: l1, bytes: 0}", "{from: l0, to: l9, bytes: 0}", "l9"),
         ("edge-backward", "{from: l0, to: l1, bytes: 0}", "{from: l1, to: l0, bytes: 0}", "edges"),
         ("no-layers", "    layers:\n      - {name: l0, forward_s: 1, backward_s: 2, weight_bytes: 1.0e9, activation_bytes: 0}\n      - {name: l1, forward_s: 1, backward_s: 2, weight_bytes: 1.0e9, activation_bytes: 0}\n", "    layers: []\n", "layers"),
+        # Physical limits (issue 44): sums over layers stay finite.
+        ("bandwidth-tiny", "link_bandwidth_bytes_per_s: 1.0e9", "link_bandwidth_bytes_per_s: 1e-300", "expected at least 0.001 byte per second"),
+        ("hbm-huge", "hbm_bytes: 1.0e12", "hbm_bytes: 1e308", "hbm_bytes: expected at most 2^50 bytes"),
+        ("weight-huge", "weight_bytes: 1.0e9, activation_bytes: 0}\n    edges", "weight_bytes: 1e308, activation_bytes: 0}\n    edges", "weight_bytes: expected at most 2^62 bytes"),
+        ("forward-huge", "forward_s: 1, backward_s: 2, weight_bytes: 1.0e9, activation_bytes: 0}\n      - {name: l1", "forward_s: 1e300, backward_s: 2, weight_bytes: 1.0e9, activation_bytes: 0}\n      - {name: l1", "forward_s: expected at most 1e9 seconds"),
         ("typo", "hbm_bytes:", "hbm_byte:", "did you mean 'hbm_bytes'")]:
     text = LAYERS.replace(old, new, 1)
     assert text != LAYERS, label
@@ -389,6 +394,8 @@ run_cases = [
     ("expert-over", "", "models[0].expert: the plan needs p·d·t = 281474976710656 accelerators, the cluster has 16", lambda t: t.replace("tiny-gpt.yaml\n", "tiny-gpt.yaml\n    expert: [16777216, 16777216, 1]\n")),
     ("expert-two", "", "expert", lambda t: t.replace("tiny-gpt.yaml\n", "tiny-gpt.yaml\n    expert: [1, 2]\n")),
     ("levels-bad", "", "levels", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, levels: [{size: 0}]}")),
+    ("link-tiny", "", "levels[1].bandwidth_bytes_per_s: expected at least 0.001 byte per second", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, levels: [{name: a, size: 8, bandwidth_bytes_per_s: 1e9}, {name: b, bandwidth_bytes_per_s: 1e-300}]}")),
+    ("link-slow", "", "levels[0].latency_s: expected at most 1e9 seconds", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, levels: [{name: a, size: 8, bandwidth_bytes_per_s: 1e9, latency_s: 1e300}, {name: b, bandwidth_bytes_per_s: 1e9}]}")),
     ("system-missing", "", "system", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, system: nowhere}")),
     ("two-networks", "", "give one of", lambda t: t.replace("num_accelerators: 16}", "num_accelerators: 16, system: dgx-a100, link_latency_s: 1}")),
     ("precision", "", "fp8", lambda t: t.replace("recompute: [none, full]}", "recompute: [none, full], gradient_reduction_precision: fp8}")),

@@ -124,11 +124,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   a.glb_bytes = ReadSize(root, "glb_mib", kMiB, "glb_bytes", -1);
   if (a.glb_bytes < 0) root.Child("glb_mib").Fail("missing: give glb_mib or glb_bytes");
   // Rates of at least 1 (limits::kMinRate): every time derived from them stays finite.
-  auto rate = [](const ConfigNode& n, const char* unit) {
-    const double x = n.AsPositiveDouble();
-    if (x < limits::kMinRate) n.Fail(std::string("expected at least 1 ") + unit + ", found " + n.AsString());
-    return x;
-  };
+  auto rate = [](const ConfigNode& n, const char* unit) { return n.AsRate(limits::kMinRate, unit); };
   if (auto n = root.Optional("glb_bandwidth_words_per_cycle")) {
     a.glb_bandwidth_words_per_cycle = rate(*n, "word per cycle");
   }
@@ -145,7 +141,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     a.collective_overlap = n->AsNonNegativeDouble();
     if (a.collective_overlap > 1) n->Fail("expected a fraction in [0, 1]");
   }
-  if (auto n = root.Optional("host_kernel_s")) a.host_kernel_s = n->AsNonNegativeDouble();
+  if (auto n = root.Optional("host_kernel_s")) a.host_kernel_s = n->AsDuration();
   if (auto e = root.Optional("estimator")) a.estimator = e->AsString();
   if (auto c = root.Optional("calibration")) {
     if (!c->IsMap()) c->Fail("expected a map of named numbers, found " + c->Describe());

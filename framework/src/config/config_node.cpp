@@ -1,5 +1,7 @@
 #include "phaze/config/config_node.hpp"
 
+#include <fmt/printf.h>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -311,6 +313,21 @@ double ConfigNode::AsPositiveDouble() const {
 double ConfigNode::AsNonNegativeDouble() const {
   double v = AsDouble();
   if (v < 0) Fail("expected a non-negative number (>= 0), found " + ScalarText());
+  return v;
+}
+
+double ConfigNode::AsRate(double minimum, const std::string& unit) const {
+  const double v = AsPositiveDouble();
+  if (v < minimum) Fail(fmt::sprintf("expected at least %g %s, found %s", minimum, unit, ScalarText()));
+  return v;
+}
+
+double ConfigNode::AsDuration() const {
+  const double v = AsNonNegativeDouble();
+  if (v > limits::kDurationSeconds) {
+    Fail("expected at most 1e9 seconds (about 32 years; longer ones overflow the sums built on "
+         "them), found " + ScalarText());
+  }
   return v;
 }
 

@@ -247,8 +247,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       }
     }
     if (bandwidth || latency) {
-      rc.cluster.network = Network::Flat(bandwidth ? bandwidth->AsPositiveDouble() : 4294967296.0,
-                                         latency ? latency->AsNonNegativeDouble() : 0.0);
+      rc.cluster.network = Network::Flat(bandwidth ? bandwidth->AsRate(limits::kMinLinkRate, "byte per second") : 4294967296.0,
+                                         latency ? latency->AsDuration() : 0.0);
     }
   }
 

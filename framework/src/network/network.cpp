@@ -6,6 +6,7 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/config/preset_file.hpp"
+#include "phaze/core/limits.hpp"
 
 namespace phaze {
 
@@ -38,8 +39,8 @@ Network Network::ParseLevels(const ConfigNode& node) {
       e.Fail("missing required key 'size' (devices joined by one group of level '" + l.name +
              "'; only the outermost level has none)");
     }
-    l.bandwidth_bytes_per_s = e.Child("bandwidth_bytes_per_s").AsPositiveDouble();
-    if (auto v = e.Optional("latency_s")) l.latency_s = v->AsNonNegativeDouble();
+    l.bandwidth_bytes_per_s = e.Child("bandwidth_bytes_per_s").AsRate(limits::kMinLinkRate, "byte per second");
+    if (auto v = e.Optional("latency_s")) l.latency_s = v->AsDuration();
     if (auto v = e.Optional("energy_pj_per_bit")) {
       l.energy_pj_per_bit = v->AsNonNegativeDouble();
       if (l.energy_pj_per_bit > 1e6) v->Fail("expected at most 1e6 pJ per bit");

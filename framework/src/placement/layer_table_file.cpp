@@ -6,6 +6,18 @@
 
 namespace phaze {
 
+namespace {
+
+// A byte count of a layer (its weights, activations, an edge): at most limits::kCount (2^62), so
+// a stage's sums stay finite.
+double Bytes(const ConfigNode& n) {
+  const double v = n.AsNonNegativeDouble();
+  if (v > limits::kCount) n.Fail("expected at most 2^62 bytes, found " + n.AsString());
+  return v;
+}
+
+}  // namespace
+
 PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
   root.ExpectKeys({"num_accelerators", "global_batch", "micro_batch", "link_bandwidth_bytes_per_s",
                    "levels", "hbm_bytes", "recompute", "widths"});
@@ -24,9 +36,13 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     }
     p.network = Network::ParseLevels(*levels);
   } else {
-    p.network = Network::Flat(root.Child("link_bandwidth_bytes_per_s").AsPositiveDouble());
+    p.network = Network::Flat(root.Child("link_bandwidth_bytes_per_s").AsRate(limits::kMinLinkRate, "byte per second"));
   }
-  p.hbm_bytes = root.Child("hbm_bytes").AsPositiveDouble();
+  const ConfigNode hbm = root.Child("hbm_bytes");
+  p.hbm_bytes = hbm.AsPositiveDouble();
+  if (p.hbm_bytes > static_cast<double>(limits::kMemoryBytes)) {
+    hbm.Fail("expected at most 2^50 bytes, found " + hbm.AsString());
+  }
   if (auto r = root.Optional("recompute")) p.recompute = r->AsBool();
   auto widths = root.Child("widths");
   for (const auto& [key, node] : widths.Entries()) {
@@ -41,7 +57,7 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     if (t == 0) node.Fail("width keys must be positive integers (the tensor-parallel width), found '" + key + "'");
     node.ExpectKeys({"layers", "edges", "tied_gradient_bytes"});
     LayerTable table;
-    if (auto v = node.Optional("tied_gradient_bytes")) table.tied_gradient_bytes = v->AsNonNegativeDouble();
+    if (auto v = node.Optional("tied_gradient_bytes")) table.tied_gradient_bytes = Bytes(*v);
     std::map<std::string, int> index;
     const ConfigNode layers = node.Child("layers");
     if (layers.IsSequence() &&
@@ -61,16 +77,16 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       auto name = ln.Child("name");
       l.name = name.AsString();
       if (index.count(l.name)) name.Fail("duplicate layer name '" + l.name + "'");
-      l.forward_s = ln.Child("forward_s").AsNonNegativeDouble();
-      l.backward_s = ln.Child("backward_s").AsNonNegativeDouble();
-      if (auto v = ln.Optional("recompute_forward_s")) l.recompute_forward_s = v->AsNonNegativeDouble();
-      if (auto v = ln.Optional("backward_recompute_s")) l.backward_recompute_s = v->AsNonNegativeDouble();
-      if (auto v = ln.Optional("optimizer_step_s")) l.optimizer_step_s = v->AsNonNegativeDouble();
-      if (auto v = ln.Optional("working_bytes")) l.working_bytes = v->AsNonNegativeDouble();
-      l.weight_bytes = ln.Child("weight_bytes").AsNonNegativeDouble();
-      if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = v->AsNonNegativeDouble();
-      if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = v->AsNonNegativeDouble();
-      l.activation_bytes = ln.Child("activation_bytes").AsNonNegativeDouble();
+      l.forward_s = ln.Child("forward_s").AsDuration();
+      l.backward_s = ln.Child("backward_s").AsDuration();
+      if (auto v = ln.Optional("recompute_forward_s")) l.recompute_forward_s = v->AsDuration();
+      if (auto v = ln.Optional("backward_recompute_s")) l.backward_recompute_s = v->AsDuration();
+      if (auto v = ln.Optional("optimizer_step_s")) l.optimizer_step_s = v->AsDuration();
+      if (auto v = ln.Optional("working_bytes")) l.working_bytes = Bytes(*v);
+      l.weight_bytes = Bytes(ln.Child("weight_bytes"));
+      if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = Bytes(*v);
+      if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = Bytes(*v);
+      l.activation_bytes = Bytes(ln.Child("activation_bytes"));
       if (auto v = ln.Optional("tensor_parallel")) l.tensor_parallel = v->AsBool();
       index[l.name] = static_cast<int>(table.layers.size());
       table.layers.push_back(l);
@@ -85,7 +101,7 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
           if (it == index.end()) n.Fail("no layer named '" + n.AsString() + "' in this width");
           return it->second;
         };
-        PlacementEdge e{endpoint("from"), endpoint("to"), en.Child("bytes").AsNonNegativeDouble()};
+        PlacementEdge e{endpoint("from"), endpoint("to"), Bytes(en.Child("bytes"))};
         if (auto g = en.Optional("gather_group")) e.gather_group = g->AsPositiveInt();
         if (e.from >= e.to) {
           en.Fail("edges must go forward in the layer list (list layers in a topological order)");

@@ -27,15 +27,7 @@ ScheduleProblem ParseScheduleProblem(const ConfigNode& root) {
     const auto parsed = ParseScheduleClass(cls.AsString());
     if (!parsed) cls.Fail("expected tensor, vector, fused or link, found '" + cls.AsString() + "'");
     op.cls = *parsed;
-    auto seconds = [&](const char* key) {
-      const ConfigNode n = node.Child(key);
-      const double x = n.AsNonNegativeDouble();
-      if (x > limits::kDurationSeconds) {
-        n.Fail("expected at most 1e9 seconds (about 32 years; longer ones overflow the schedule's "
-               "sums), found " + n.AsString());
-      }
-      return x;
-    };
+    auto seconds = [&](const char* key) { return node.Child(key).AsDuration(); };
     op.single_core_s = seconds("single_core_s");
     op.all_cores_s = node.Has("all_cores_s") ? seconds("all_cores_s") : op.single_core_s;
     if (!node.Has("all_cores_s") && op.UsesCores()) {

@@ -81,6 +81,11 @@ class ConfigNode {
   std::int64_t AsIntInRange(std::int64_t lo, std::int64_t hi) const;
   double AsPositiveDouble() const;      // > 0
   double AsNonNegativeDouble() const;   // ≥ 0
+  // Physical limits (phaze/core/limits.hpp), so every time derived from the value stays finite:
+  // a rate of at least `minimum` (limits::kMinRate, kMinLinkRate; `unit` names it in the
+  // message), a duration in [0, kDurationSeconds] (1e9 s).
+  double AsRate(double minimum, const std::string& unit) const;
+  double AsDuration() const;
   template <class T>
   std::vector<T> AsList(T (ConfigNode::*read)() const) const {
     std::vector<T> out;

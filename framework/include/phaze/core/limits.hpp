@@ -49,5 +49,9 @@ inline constexpr double kDurationSeconds = 1e9;
 // The smallest rate an architecture may give (HBM bytes/s, GLB words/cycle, clock Hz): 1, so a
 // time derived from it (at most kCount / 1) stays finite.
 inline constexpr double kMinRate = 1.0;
+// The smallest link bandwidth (bytes/s) a system file, a run config or a layer table may give:
+// 1e-3, so 2^62 bytes over it (4.6e21 s) and sums of such stay finite. Lower than kMinRate because
+// layer tables may be written in scaled units (tests/data/placement-golden.json uses 0.5–4).
+inline constexpr double kMinLinkRate = 1e-3;
 
 }  // namespace phaze::limits
