@@ -137,6 +137,10 @@ case(2, "--stage-starts: expected comma-separated non-negative integers, found '
 case(2, "--plan: expected comma-separated non-negative integers, found '1,,1'", f"{P} --plan 1,,1")
 case(0, "", f"-o g.json {P} --plan 1,1,1")  # a bare file name: the working directory
 case(0, "iteration", f"{P} --plan 4,1,1")
+# A file a flag names: the error names the flag (found by predict_fuzz: "--system dgx-").
+case(2, "--system: no system file or preset named 'dgx-'", f"{P} --plan 1,1,1 --system dgx-")
+case(2, "--arch: no architecture file or preset named 'nope'", f"predict --model {W} --arch nope --plan 1,1,1 --micro-batch 1")
+case(2, "--model: ", f"predict --model {{in}}/nope.yaml --arch tpuv4 --plan 1,1,1 --micro-batch 1")
 # A width the strategy cannot split names --plan (it blamed "<defaults>", the absent run config).
 case(2, "--plan t = 3: the strategy 'megatron' cannot split tiny-gpt 3 ways", f"{P} --plan 3,1,1 --global-batch 9")
 # A die no wafer holds is not priced (it was an error from the cost model after the prediction).

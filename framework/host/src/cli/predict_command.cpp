@@ -69,6 +69,17 @@ std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
   }
 }
 
+// A file a flag names is read with the flag's name on any error (a missing preset, a bad key in
+// the file: "--arch: FILE:L:C: …"), so the message says which argument to fix.
+template <class Read>
+auto ReadFlag(const std::string& flag, Read read) {
+  try {
+    return read();
+  } catch (const ConfigError& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
 std::string Seconds(double s) {
   std::string buf = fmt::sprintf("%10.4f s", s);
   return buf;
@@ -179,7 +190,11 @@ int RunPredict(CommandContext& ctx) {
   if (ctx.vm.count("accelerators")) {
     run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
   }
-  if (ctx.vm.count("system")) run.cluster.network = Network::LoadSystem(ctx.vm["system"].as<std::string>());
+  if (ctx.vm.count("system")) {
+    run.cluster.network = ReadFlag("--system", [&] {
+      return Network::LoadSystem(ctx.vm["system"].as<std::string>());
+    });
+  }
   if (ctx.vm.count("sequence-parallel")) {
     run.strategies = {RunConfig::StrategyChoice{{"sequence_parallel", std::nullopt, std::nullopt}}};
   }
@@ -193,7 +208,8 @@ int RunPredict(CommandContext& ctx) {
   } else if (run.training.pipeline_schedule == "interleaved") {
     run.training.pipeline_schedule = "1f1b";
   }
-  const ArchConfig arch = LoadArchConfig(ctx.vm["arch"].as<std::string>());
+  const ArchConfig arch =
+      ReadFlag("--arch", [&] { return LoadArchConfig(ctx.vm["arch"].as<std::string>()); });
   // A fixed device's preset names the estimator it is calibrated for (the device model for the
   // A100 and H100 presets); a run config that names an estimator keeps its own.
   if (!run.estimator.name_node && !arch.estimator.empty()) {
@@ -222,8 +238,10 @@ int RunPredict(CommandContext& ctx) {
 
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
-  const PreparedModel model = PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run),
-                                           /*require_slices=*/false);
+  const PreparedModel model = ReadFlag("--model", [&] {
+    return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run),
+                        /*require_slices=*/false);
+  });
   if (!model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)) {
     throw UsageError("--plan t = " + std::to_string(request.tensor_parallel) + ": the strategy '" +
                      run.strategies[0].Name() + "' cannot split " + model.name + " " +
