@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Runs the hostile-input corpus (cases.txt) against a phaze binary: every case must exit with
 its expected code (0, 1 or 2 — never 3, a crash or a signal), print its expected substring, finish
-within the time limit, and leave no sanitizer report on stderr. Prints one line per failure and a
+within the time limit, and leave no sanitizer report on stderr; no result (the output of exit 0 or
+1, and every file a case writes) may hold `inf` or `nan` as a number (a refusal may quote them). Prints one line per failure and a
 summary; exits 1 when any case failed.
 
   run_corpus.py --phaze build/phaze [--timeout 10] [--filter SUBSTRING] [--jobs 2]
 """
-import argparse, concurrent.futures, os, pathlib, shlex, subprocess, sys, tempfile, time
+import argparse, concurrent.futures, os, pathlib, re, shlex, subprocess, sys, tempfile, time
 
 HERE = pathlib.Path(__file__).resolve().parent
 SANITIZER_MARKS = ("AddressSanitizer", "UndefinedBehaviorSanitizer", "runtime error:",
                    "LeakSanitizer", "terminate called", "internal error")
+NON_FINITE = re.compile(r"(?<![A-Za-z_])(inf|nan|infinity)(?![A-Za-z_])", re.I)
 
 
 def load_cases():
@@ -47,6 +49,13 @@ def run_case(phaze, timeout, case):
             problems.append("reported " + ", ".join(marks))
         if p.returncode == 2 and not out.strip():
             problems.append("exit 2 with no message")
+        if p.returncode in (0, 1) and NON_FINITE.search(out):
+            problems.append(f"non-finite number printed: '{NON_FINITE.search(out).group(0)}'")
+        for f in pathlib.Path(tmp).rglob("*"):
+            if f.is_file() and f.suffix in (".json", ".csv", ".md", ".svg", ".yaml"):
+                m = NON_FINITE.search(f.read_text(errors="replace"))
+                if m:
+                    problems.append(f"non-finite number '{m.group(0)}' in {f.name}")
         if problems:
             tail = out.strip().splitlines()[-3:] if out.strip() else []
             return (f"cases.txt:{number}: {'; '.join(problems)} ({seconds:.1f} s): {text}\n    " +
