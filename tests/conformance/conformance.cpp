@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
-#include <mutex>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/paths.hpp"
@@ -106,22 +105,22 @@ int main(int argc, char** argv) {
   // --plugin FILE, --plugin-dir DIR (also --plugin=FILE): taken out before GoogleTest reads argv.
   phaze::PluginSources sources;
   std::vector<char*> rest = {argv[0]};
-  for (int i = 1; i < argc; ++i) {
+  auto take = [&](int& i, const std::string& flag, std::vector<std::string>& list) {
     const std::string a = argv[i];
-    for (const char* flag : {"--plugin", "--plugin-dir"}) {
-      const std::string f = flag;
-      auto& list = f == "--plugin" ? sources.files : sources.directories;
-      if (a == f && i + 1 < argc) {
-        list.push_back(argv[++i]);
-        goto next;
-      }
-      if (a.rfind(f + "=", 0) == 0) {
-        list.push_back(a.substr(f.size() + 1));
-        goto next;
-      }
+    if (a == flag && i + 1 < argc) {
+      list.push_back(argv[++i]);
+      return true;
     }
-    rest.push_back(argv[i]);
-  next:;
+    if (a.rfind(flag + "=", 0) == 0) {
+      list.push_back(a.substr(flag.size() + 1));
+      return true;
+    }
+    return false;
+  };
+  for (int i = 1; i < argc; ++i) {
+    if (!take(i, "--plugin", sources.files) && !take(i, "--plugin-dir", sources.directories)) {
+      rest.push_back(argv[i]);
+    }
   }
   if (const char* env = std::getenv("PHAZE_PLUGIN_PATH")) sources.env_path = env;
   if (sources.files.empty() && sources.directories.empty() && sources.env_path.empty()) {
