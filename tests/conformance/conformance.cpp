@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   int n = static_cast<int>(rest.size());
+  rest.push_back(nullptr);  // argv[argc] is null: GoogleTest shifts it when it removes its flags
   ::testing::InitGoogleTest(&n, rest.data());
   // The anchors are 0; adding them keeps the suites' objects linked in (a discarded read would not).
   using namespace phaze::conformance;
