@@ -13,6 +13,7 @@
 #include "phaze/core/paths.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/plugin_loader.hpp"
+#include "model_ops.hpp"
 
 namespace phaze::conformance {
 
@@ -55,25 +56,11 @@ bool SetDefaultPlugins(std::vector<std::string> directories, std::vector<std::st
 
 std::vector<OpWork> TransformerOps() {
   static const std::vector<OpWork> ops = [] {
-    std::vector<OpWork> out;
+    std::vector<std::string> files;
     for (const char* model : {"gpt2-xl", "llama2-7b", "bert-large", "mixtral-8x7b"}) {
-      const ModelSpec spec =
-          LoadModelSpec((WorkloadsDirectory() / (std::string(model) + ".yaml")).string());
-      for (std::int64_t b : {1, 4}) {
-        for (bool fusion : {true, false}) {
-          GraphOptions o;
-          o.micro_batch = b;
-          o.fusion = fusion;
-          const LayerGraph g = BuildLayerGraph(spec, o);
-          for (const auto& u : g.unique_layers) {
-            for (const auto* graph : {&u.forward, &u.backward}) {
-              for (const auto& op : graph->Ops()) out.push_back(OpWork::Of(op, *graph));
-            }
-          }
-        }
-      }
+      files.push_back((WorkloadsDirectory() / (std::string(model) + ".yaml")).string());
     }
-    return out;
+    return testing::ModelOps(files);
   }();
   return ops;
 }

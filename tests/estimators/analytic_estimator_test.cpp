@@ -16,6 +16,7 @@
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "model_ops.hpp"
 #include "plugin_registry.hpp"
 #include "test_util.hpp"
 
@@ -26,27 +27,6 @@ Registry& Estimators() { return testing::BuiltPlugins(); }
 
 std::shared_ptr<Estimator> Make(const std::string& name) {
   return Estimators().CreateEstimator(name, ConfigNode::EmptyMap("test", "estimator.params"));
-}
-
-// BERT-large's forward and backward ops at micro-batches 1 and 4, fused and not (the conformance
-// suite runs every estimator on four models; this file needs a realistic mix for the cache).
-std::vector<OpWork> BertOps() {
-  std::vector<OpWork> ops;
-  const ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/bert-large.yaml");
-  for (std::int64_t b : {1, 4}) {
-    for (bool fusion : {true, false}) {
-      GraphOptions o;
-      o.micro_batch = b;
-      o.fusion = fusion;
-      const LayerGraph g = BuildLayerGraph(spec, o);
-      for (const auto& u : g.unique_layers) {
-        for (const auto* graph : {&u.forward, &u.backward}) {
-          for (const auto& op : graph->Ops()) ops.push_back(OpWork::Of(op, *graph));
-        }
-      }
-    }
-  }
-  return ops;
 }
 
 // ------------------------------------------------------------------ the analytic estimator
@@ -161,7 +141,8 @@ TEST(Analytic, CacheReturnsTheSameAndCountsHits) {
   const ArchConfig tpu = LoadArchConfig("tpuv4");
   auto inner = Make("analytic");
   CachedEstimator cached(inner);
-  const auto ops = BertOps();
+  // BERT-large's ops (the conformance suite runs every estimator on four models).
+  const auto ops = testing::ModelOps({std::string(PHAZE_SOURCE_DIR) + "/workloads/bert-large.yaml"});
   for (int round = 0; round < 2; ++round) {
     for (const auto& op : ops) {
       const OpEstimate a = cached.Estimate(op, tpu, Pass::kForward);
