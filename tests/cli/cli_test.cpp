@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/build_fingerprint.hpp"
 #include "phaze/core/output_directory.hpp"
 #include "test_util.hpp"

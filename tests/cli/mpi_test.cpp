@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 #include "test_util.hpp"
 #include "tiny_search.hpp"

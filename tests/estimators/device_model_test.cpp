@@ -204,15 +204,15 @@ TEST(DeviceModel, GlbCapacityAndLaneBoundVectorOps) {
 TEST(DeviceModel, TemplateChipsShareTheA100Technology) {
   // A generated chip carries no calibration: it gets the A100's fitted values (the preset's own).
   const ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
-  const DeviceTechnology chip = DeviceTechnology::For(LoadArchConfig("tpuv4"));
+  const DeviceTechnology chip = DeviceTechnologyFor(LoadArchConfig("tpuv4"));
   for (const char* key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"}) {
     EXPECT_DOUBLE_EQ(chip.Get(key), a100.calibration.at(key)) << key;
   }
   EXPECT_EQ(chip.concurrent_kernels, 1);
-  EXPECT_EQ(DeviceTechnology::For(a100).concurrent_kernels, 0);
+  EXPECT_EQ(DeviceTechnologyFor(a100).concurrent_kernels, 0);
   ArchConfig bad = a100;
   bad.calibration["memory_efficiency"] = 0;
-  EXPECT_THROW(DeviceTechnology::For(bad), UnsupportedOpError);
+  EXPECT_THROW(DeviceTechnologyFor(bad), UnsupportedOpError);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/arch/area_model.hpp"
 #include "phaze/arch/cost_model.hpp"
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/estimate/device_model.hpp"
 #include "phaze/estimate/energy_model.hpp"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/graph/model_spec.hpp"

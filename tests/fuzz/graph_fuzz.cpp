@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_file.hpp"
 

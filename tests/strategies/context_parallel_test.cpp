@@ -4,7 +4,7 @@
 // gathered K and V kept whole, parameters (weights are replicated), and refusals.
 #include <gtest/gtest.h>
 
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"

@@ -1,5 +1,5 @@
 // The config layer's located errors: FILE:LINE:COL: key.path: expected …, found ….
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "phaze/arch/arch_config.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/model_spec.hpp"

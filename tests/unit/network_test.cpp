@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
 
 namespace phaze {

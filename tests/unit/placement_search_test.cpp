@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <random>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 
 namespace phaze {

@@ -1,5 +1,5 @@
 // The run-config schema: defaults, echo of effective values, and located errors.
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,11 +4,10 @@
 #include <cmath>
 #include <filesystem>
 
-#include "phaze/config/preset_file.hpp"
+#include "phaze/arch/technology.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
-#include "phaze/estimate/device_model.hpp"
-#include "phaze/estimate/energy_model.hpp"
+#include "phaze/core/preset_file.hpp"
 
 namespace phaze {
 

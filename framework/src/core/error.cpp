@@ -1,7 +1,5 @@
 #include "phaze/core/error.hpp"
 
-#include "phaze/estimate/estimator.hpp"
-
 namespace phaze {
 
 // Key functions: the vtables and type info of the exception types are emitted here only.
@@ -11,6 +9,5 @@ ConfigError::~ConfigError() = default;
 PluginError::~PluginError() = default;
 NotImplementedError::~NotImplementedError() = default;
 InvalidArgumentError::~InvalidArgumentError() = default;
-UnsupportedOpError::~UnsupportedOpError() = default;
 
 }  // namespace phaze

@@ -31,52 +31,16 @@ bool DeviceModel::Folded(const std::string& function) {
   return false;
 }
 
-const char* const DeviceTechnology::kKeys[4] = {"gemm_efficiency", "memory_efficiency",
-                                                "kernel_overhead_s", "concurrent_kernels"};
-
-namespace {
-
-// The members behind DeviceTechnology::kKeys, in the same order.
-double DeviceTechnology::*const kMembers[4] = {
-    &DeviceTechnology::gemm_efficiency, &DeviceTechnology::memory_efficiency,
-    &DeviceTechnology::kernel_overhead_s, &DeviceTechnology::concurrent_kernels};
-
-double DeviceTechnology::*Member(const std::string& key) {
-  for (int i = 0; i < 4; ++i) {
-    if (key == DeviceTechnology::kKeys[i]) return kMembers[i];
-  }
-  throw Error("device model: no technology parameter '" + key + "'");
-}
-
-}  // namespace
-
-double DeviceTechnology::Get(const std::string& key) const { return this->*Member(key); }
-
-void DeviceTechnology::Set(const std::string& key, double value) { this->*Member(key) = value; }
-
-std::string DeviceTechnology::Check(const std::string& key, double value) {
-  if (key == kKeys[0] || key == kKeys[1]) {
-    return value > 0 && value <= 1 ? "" : "expected a fraction in (0, 1]";
-  }
-  if (key == kKeys[2]) {
-    return value >= 0 && std::isfinite(value) ? "" : "expected finite seconds, at least 0";
-  }
-  if (key == kKeys[3]) return value == 0 || value == 1 ? "" : "expected 0 or 1";
-  std::string known;
-  for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
-  return "no technology parameter '" + key + "' in the device model; known: " + known;
-}
-
-DeviceTechnology DeviceTechnology::For(const ArchConfig& arch,
-                                       const std::map<std::string, double>& overrides) {
+DeviceTechnology DeviceTechnologyFor(const ArchConfig& arch,
+                                     const std::map<std::string, double>& overrides) {
   DeviceTechnology t;
   for (const auto* m : {&arch.calibration, &overrides}) {
-    for (const char* key : kKeys) {
+    for (const char* key : DeviceTechnology::kKeys) {
       if (auto it = m->find(key); it != m->end()) t.Set(key, it->second);
     }
   }
-  for (const char* key : kKeys) {
-    if (const std::string why = Check(key, t.Get(key)); !why.empty()) {
+  for (const char* key : DeviceTechnology::kKeys) {
+    if (const std::string why = DeviceTechnology::Check(key, t.Get(key)); !why.empty()) {
       throw UnsupportedOpError("device model: architecture '" + arch.name + "': " + key + ": " +
                                why);
     }
@@ -166,7 +130,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     e.kernels = 0;
     return e;
   }
-  const DeviceTechnology t = DeviceTechnology::For(a, overrides_);
+  const DeviceTechnology t = DeviceTechnologyFor(a, overrides_);
   const bool concurrent = t.concurrent_kernels == 1;
   const i64 groups = Groups(a);
   const double f = a.frequency_hz;

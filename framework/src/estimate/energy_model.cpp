@@ -11,18 +11,6 @@ namespace {
 
 using i64 = std::int64_t;
 
-double EnergyTechnology::*const kMembers[6] = {
-    &EnergyTechnology::mac_pj,           &EnergyTechnology::lane_op_pj,
-    &EnergyTechnology::sram_pj_per_byte_1mib, &EnergyTechnology::hbm_pj_per_bit,
-    &EnergyTechnology::static_w_per_mm2, &EnergyTechnology::idle_w};
-
-double EnergyTechnology::*Member(const std::string& key) {
-  for (int i = 0; i < 6; ++i) {
-    if (key == EnergyTechnology::kKeys[i]) return kMembers[i];
-  }
-  throw Error("energy model: no technology parameter '" + key + "'");
-}
-
 double Ceil(double a, double b) { return std::ceil(a / b); }
 
 // Lane operations of one vector work item: cycles per element per lane × elements; a function
@@ -40,30 +28,10 @@ double LaneOps(const VectorWork& v, const std::map<std::string, double>& overrid
 
 }  // namespace
 
-const char* const EnergyTechnology::kKeys[6] = {"mac_pj",           "lane_op_pj",
-                                                "sram_pj_per_byte_1mib", "hbm_pj_per_bit",
-                                                "static_w_per_mm2", "idle_w"};
-
-double EnergyTechnology::Get(const std::string& key) const { return this->*Member(key); }
-void EnergyTechnology::Set(const std::string& key, double value) { this->*Member(key) = value; }
-
-std::string EnergyTechnology::Check(const std::string& key, double value) {
-  for (const char* k : kKeys) {
-    if (key == k) {
-      return std::isfinite(value) && value >= 0 && value <= 1e6
-                 ? ""
-                 : "expected a finite number in [0, 1e6] (pJ, W or W/mm²)";
-    }
-  }
-  std::string known;
-  for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
-  return "no parameter '" + key + "' in the energy model; known: " + known;
-}
-
-EnergyTechnology EnergyTechnology::For(const ArchConfig& arch) {
+EnergyTechnology EnergyTechnologyFor(const ArchConfig& arch) {
   EnergyTechnology t;
   for (const auto& [key, value] : arch.energy) {
-    if (const std::string why = Check(key, value); !why.empty()) {
+    if (const std::string why = EnergyTechnology::Check(key, value); !why.empty()) {
       throw Error("architecture '" + arch.name + "': energy: " + key + ": " + why);
     }
     t.Set(key, value);
@@ -81,7 +49,7 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
                        const GemmTile* run_tile) {
   Energy e;
   if (op.kind == OpKind::kCollective || op.Core() == CoreClass::kNone) return e;
-  const EnergyTechnology t = EnergyTechnology::For(a);
+  const EnergyTechnology t = EnergyTechnologyFor(a);
   const double word = static_cast<double>(a.word_bytes);
   const double glb = static_cast<double>(a.glb_bytes);
   const double op_bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
@@ -105,7 +73,7 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
       const double glb_bw = a.glb_bandwidth_words_per_cycle * word * a.frequency_hz;
       DeviceModel::GemmComputeSeconds(g, a, DeviceModel::TensorCoresPerGroup(a), groups,
                                       glb_bw / static_cast<double>(groups),
-                                      DeviceTechnology::For(a).gemm_efficiency, &tile);
+                                      DeviceTechnologyFor(a).gemm_efficiency, &tile);
     }
     const double tiles = b * Ceil(m, static_cast<double>(tile.tm)) * Ceil(n, static_cast<double>(tile.tn));
     const double glb_bytes = tiles * static_cast<double>(tile.tm + tile.tn) * k * word + b * m * n * word;
@@ -128,12 +96,12 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
 }
 
 double EnergyModel::StaticPowerW(const ArchConfig& arch) {
-  const EnergyTechnology t = EnergyTechnology::For(arch);
+  const EnergyTechnology t = EnergyTechnologyFor(arch);
   return t.idle_w + t.static_w_per_mm2 * DieAreaMm2(arch);
 }
 
 double EnergyModel::PeakPowerW(const ArchConfig& a) {
-  const EnergyTechnology t = EnergyTechnology::For(a);
+  const EnergyTechnology t = EnergyTechnologyFor(a);
   const double word = static_cast<double>(a.word_bytes);
   const double macs_per_s = static_cast<double>(a.num_tc * a.pe_x * a.pe_y) * a.frequency_hz;
   const double buffer_bytes_per_s =

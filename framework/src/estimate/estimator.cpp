@@ -2,6 +2,9 @@
 
 namespace phaze {
 
+// Key function: UnsupportedOpError's vtable and type info are emitted here only.
+UnsupportedOpError::~UnsupportedOpError() = default;
+
 std::string_view ToString(Pass pass) {
   switch (pass) {
     case Pass::kForward:

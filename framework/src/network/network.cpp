@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "phaze/core/error.hpp"
-#include "phaze/config/preset_file.hpp"
+#include "phaze/core/preset_file.hpp"
 #include "phaze/core/limits.hpp"
 
 namespace phaze {

@@ -6,6 +6,16 @@
 
 namespace phaze {
 
+ConfigNode ComponentChoice::Params() const {
+  if (params) return *params;
+  std::string source = name_node ? name_node->Source() : "<defaults>";
+  std::string path = name_node ? name_node->Path() : "params";
+  auto dot = path.rfind('.');
+  path = (dot == std::string::npos ? std::string() : path.substr(0, dot + 1)) + "params";
+  return ConfigNode::EmptyMap(source, path);
+}
+
+
 namespace {
 
 // Keeps the plugin library loaded for as long as the object lives. Members are destroyed in reverse

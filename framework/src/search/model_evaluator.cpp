@@ -95,7 +95,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
                           const ArchConfig& arch, const RunConfig::Training& training) {
   LayerTable table;
   const std::vector<double>& recompute = times.recompute.at(mode);
-  const EnergyTechnology energy = EnergyTechnology::For(arch);
+  const EnergyTechnology energy = EnergyTechnologyFor(arch);
   for (const auto& instance : graph.layers) {
     const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
     PlacementLayer l;

@@ -28,7 +28,7 @@ double Speedup(const std::vector<double>& throughput, const std::vector<double>&
 
 ArchConfig Perturbed(ArchConfig arch, const std::string& key, double factor,
                      const std::map<std::string, double>& overrides) {
-  const double base = DeviceTechnology::For(arch, overrides).Get(key);
+  const double base = DeviceTechnologyFor(arch, overrides).Get(key);
   arch.calibration[key] = std::min(key == "kernel_overhead_s" ? 1e300 : 1.0, base * factor);
   return arch;
 }

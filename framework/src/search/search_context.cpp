@@ -69,7 +69,7 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
 
   const auto t0 = std::chrono::steady_clock::now();
   // The architecture-independent layer graphs.
-  const auto strategies = CreateRunStrategies(registry, run_);
+  const auto strategies = CreateRunStrategies(registry, run_.strategies);
   for (const auto& entry : run_.models) {
     models_.push_back(PrepareModel(entry, run_, strategies));
     const auto& m = models_.back();

@@ -43,8 +43,19 @@ LayerGraph ComposedStrategy::Slice(const LayerGraph& full, std::int64_t width) c
   return g;
 }
 
+std::string StrategyChoice::Name() const {
+  if (!over) return component.name;
+  return component.name + " over " + over->component.name + "×" + std::to_string(over->width);
+}
+
+StrategyChoice StrategyChoice::Named(std::string name) {
+  StrategyChoice c;
+  c.component.name = std::move(name);
+  return c;
+}
+
 std::shared_ptr<ParallelismStrategy> CreateStrategy(const Registry& registry,
-                                                    const RunConfig::StrategyChoice& choice) {
+                                                    const StrategyChoice& choice) {
   auto strategy = registry.CreateStrategy(choice.component.name, choice.component.Params());
   if (!choice.over) return strategy;
   const auto& over = *choice.over;
@@ -53,10 +64,10 @@ std::shared_ptr<ParallelismStrategy> CreateStrategy(const Registry& registry,
                                             std::move(strategy), choice.component.name);
 }
 
-std::vector<std::shared_ptr<const ParallelismStrategy>> CreateRunStrategies(const Registry& registry,
-                                                                            const RunConfig& run) {
+std::vector<std::shared_ptr<const ParallelismStrategy>> CreateRunStrategies(
+    const Registry& registry, const std::vector<StrategyChoice>& choices) {
   std::vector<std::shared_ptr<const ParallelismStrategy>> out;
-  for (const auto& choice : run.strategies) out.push_back(CreateStrategy(registry, choice));
+  for (const auto& choice : choices) out.push_back(CreateStrategy(registry, choice));
   return out;
 }
 

@@ -38,7 +38,7 @@
 #include <memory>
 #include <string>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/estimate/estimator.hpp"
 #include "sunstone_mapper.hpp"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/estimate/device_model.hpp"
 #include "phaze/plugin/plugin_abi.hpp"
 #include "phaze/plugin/registry.hpp"

@@ -8,7 +8,7 @@
 #include <fmt/printf.h>
 
 #include "commands.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/limits.hpp"

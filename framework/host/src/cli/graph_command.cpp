@@ -3,7 +3,7 @@
 // (or imports) a workload's layer graph and prints its summary, JSON or DOT (--output FILE also
 // writes the graph JSON); --emit-yaml prints the model description a Hugging Face config reads as.
 #include "commands.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/limits.hpp"
@@ -110,7 +110,7 @@ int RunGraph(CommandContext& ctx) {
       if (ctx.vm.count("strategy")) {
         const std::string name = ctx.vm["strategy"].as<std::string>();
         RunConfig run = RunConfig::Defaults();
-        run.strategies = {RunConfig::StrategyChoice{{name, std::nullopt, std::nullopt}}};
+        run.strategies = {StrategyChoice::Named(name)};
         run.CheckComponents(ctx.registry, false, false, true);
         const auto strategy = CreateStrategy(ctx.registry, run.strategies.front());
         graph = BuildSlicedLayerGraph(*strategy, name, model, options,

@@ -13,7 +13,7 @@
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/arch/arch_config.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/placement/layer_table_file.hpp"
@@ -196,7 +196,7 @@ int RunPredict(CommandContext& ctx) {
     });
   }
   if (ctx.vm.count("sequence-parallel")) {
-    run.strategies = {RunConfig::StrategyChoice{{"sequence_parallel", std::nullopt, std::nullopt}}};
+    run.strategies = {StrategyChoice::Named("sequence_parallel")};
   }
   run.strategies.resize(1);  // a plan is costed under one strategy: the first listed
   run.training.micro_batches = {request.micro_batch};
@@ -239,7 +239,7 @@ int RunPredict(CommandContext& ctx) {
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
   const PreparedModel model = ReadFlag("--model", [&] {
-    return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run),
+    return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run.strategies),
                         /*require_slices=*/false);
   });
   if (!model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)) {

@@ -9,7 +9,7 @@
 
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/estimate/estimate_cache.hpp"
@@ -83,7 +83,7 @@ int RunSchedule(CommandContext& ctx) {
   if (ctx.vm.count("solver")) run.solver.backend = {ctx.vm["solver"].as<std::string>(), {}, {}};
   if (ctx.vm.count("estimator")) run.estimator = {ctx.vm["estimator"].as<std::string>(), {}, {}};
   if (ctx.vm.count("strategy")) {
-    run.strategies = {RunConfig::StrategyChoice{{ctx.vm["strategy"].as<std::string>(), {}, {}}}};
+    run.strategies = {StrategyChoice::Named(ctx.vm["strategy"].as<std::string>())};
   }
   run.CheckComponents(ctx.registry, true, !from_graph, !from_graph && ctx.vm.count("strategy"));
 

@@ -12,7 +12,7 @@
 
 #include "commands.hpp"
 #include "phaze/cluster/cluster.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/search/search_driver.hpp"

@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 
 namespace phaze {

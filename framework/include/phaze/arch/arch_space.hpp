@@ -17,7 +17,7 @@
 
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/arch/area_model.hpp"
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 namespace phaze {
 

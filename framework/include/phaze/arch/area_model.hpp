@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "phaze/arch/arch_config.hpp"
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 namespace phaze {
 

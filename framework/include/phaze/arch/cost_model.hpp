@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "phaze/arch/arch_config.hpp"
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 namespace phaze {
 

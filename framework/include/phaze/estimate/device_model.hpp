@@ -54,28 +54,17 @@
 #include <vector>
 
 #include "phaze/arch/arch_config.hpp"
+#include "phaze/arch/technology.hpp"
 #include "phaze/estimate/estimator.hpp"
 
 namespace phaze {
 
-struct DeviceTechnology {
-  double gemm_efficiency = 0.85;      // fraction of a group's tensor peak a GEMM tile reaches
-  double memory_efficiency = 0.762;   // fraction of HBM bandwidth memory-bound kernels reach
-  double kernel_overhead_s = 1.62e-5; // device-side launch, ramp and tail per kernel
-  double concurrent_kernels = 1;      // 1: independent ops may share the cores; 0: one at a time
+// DeviceTechnology (arch/technology.hpp) for `arch`: defaults, then arch.calibration, then
+// `overrides`; an UnsupportedOpError on a value out of range (efficiencies in (0, 1], overhead
+// finite and ≥ 0, concurrent_kernels 0 or 1).
+DeviceTechnology DeviceTechnologyFor(const ArchConfig& arch,
+                                     const std::map<std::string, double>& overrides = {});
 
-  // The keys above, in order (calibration maps, params:, the robustness study).
-  static const char* const kKeys[4];
-  // Defaults, then arch.calibration, then `overrides`; an UnsupportedOpError on a value out of
-  // range (efficiencies in (0, 1], overhead finite and ≥ 0, concurrent_kernels 0 or 1).
-  static DeviceTechnology For(const ArchConfig& arch,
-                              const std::map<std::string, double>& overrides = {});
-  // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
-  // parameter …; known: …" for another key). Architecture files are checked with it at load.
-  static std::string Check(const std::string& key, double value);
-  double Get(const std::string& key) const;
-  void Set(const std::string& key, double value);
-};
 
 // One output tile of a GEMM on one core group (or one tensor core).
 struct GemmTile {

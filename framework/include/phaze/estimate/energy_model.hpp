@@ -33,22 +33,10 @@
 
 namespace phaze {
 
-struct EnergyTechnology {
-  double mac_pj = 2.0;                  // one 16-bit MAC with its PE's register accesses
-  double lane_op_pj = 1.0;              // one vector-lane operation (a cycle of one lane)
-  double sram_pj_per_byte_1mib = 6.25;  // a byte read or written in a 1 MiB SRAM
-  double hbm_pj_per_bit = 3.9;          // HBM2 (O'Connor et al., MICRO 2017)
-  double static_w_per_mm2 = 0.05;       // leakage per mm² of die (an assumption, README)
-  double idle_w = 20;                   // per device: HBM refresh, PHYs, board (an assumption)
+// EnergyTechnology (arch/technology.hpp) for `arch`: defaults, then arch.energy (an Error on a
+// value Check refuses).
+EnergyTechnology EnergyTechnologyFor(const ArchConfig& arch);
 
-  static const char* const kKeys[6];
-  // Defaults, then arch.energy; a ConfigError-worthy message from Check is an Error here.
-  static EnergyTechnology For(const ArchConfig& arch);
-  // Empty when `value` is valid for `key`, else what is wrong (unknown keys name the known ones).
-  static std::string Check(const std::string& key, double value);
-  double Get(const std::string& key) const;
-  void Set(const std::string& key, double value);
-};
 
 class EnergyModel {
  public:

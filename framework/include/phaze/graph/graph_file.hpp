@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/graph/layer_graph.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/graph/model_spec.hpp"
 
 namespace phaze {

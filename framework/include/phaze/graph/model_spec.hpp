@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 namespace phaze {
 

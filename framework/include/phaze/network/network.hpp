@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/collective_kind.hpp"
 #include "phaze/core/json.hpp"
 

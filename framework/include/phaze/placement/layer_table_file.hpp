@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/placement/placement_search.hpp"
 

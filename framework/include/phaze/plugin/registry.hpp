@@ -11,12 +11,13 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 namespace phaze {
 
@@ -49,6 +50,14 @@ struct ComponentInfo {
 // and parses it through ConfigNode, so plugin errors are located like the host's.
 template <class T>
 using Factory = std::function<std::shared_ptr<T>(const ConfigNode& params)>;
+
+// A component chosen by name, with its `params:` map and where the name was written.
+struct ComponentChoice {
+  std::string name;
+  std::optional<ConfigNode> name_node;  // for located "no X named ..." errors
+  std::optional<ConfigNode> params;     // absent → empty map
+  ConfigNode Params() const;
+};
 
 class Registry {
  public:

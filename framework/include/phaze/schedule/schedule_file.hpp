@@ -7,7 +7,7 @@
 //    "edges": [{"from": "qkv", "to": "softmax"}, …]}
 #pragma once
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/schedule/schedule_problem.hpp"
 

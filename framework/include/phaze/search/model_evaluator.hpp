@@ -28,7 +28,7 @@
 
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/arch/cost_model.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/estimate/estimator.hpp"
 #include "phaze/graph/layer_graph.hpp"
 #include "phaze/placement/placement_search.hpp"

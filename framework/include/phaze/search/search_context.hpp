@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "phaze/arch/arch_space.hpp"
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/logger.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/search/arch_search.hpp"

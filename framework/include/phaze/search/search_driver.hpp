@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/core/logger.hpp"
 #include "phaze/core/progress.hpp"
 #include "phaze/plugin/registry.hpp"

@@ -8,15 +8,28 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "phaze/config/run_config.hpp"
+#include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace phaze {
 
-class Registry;
+// One of the run's parallelism strategies (`strategy: S`, `strategy: {name, params, over}`):
+// `over: {name: I, width: k}`: I splits k ways over consecutive ranks and S splits the rest of
+// each width t (t/k ways) across those groups (ComposedStrategy).
+struct StrategyChoice {
+  ComponentChoice component{"megatron", std::nullopt, std::nullopt};
+  struct Over {
+    ComponentChoice component;
+    std::int64_t width = 1;
+  };
+  std::optional<Over> over;
+  std::string Name() const;  // "S", or "S over I×k" (its name in plans and reports)
+  static StrategyChoice Named(std::string name);  // a registered strategy with no params
+};
 
 class ComposedStrategy : public ParallelismStrategy {
  public:
@@ -39,9 +52,9 @@ class ComposedStrategy : public ParallelismStrategy {
 // One of the run's strategies from the registry, composed over its `over` when given. Its name in
 // plans and reports is choice.Name().
 std::shared_ptr<ParallelismStrategy> CreateStrategy(const Registry& registry,
-                                                    const RunConfig::StrategyChoice& choice);
+                                                    const StrategyChoice& choice);
 // Every strategy of the run, in the order listed.
-std::vector<std::shared_ptr<const ParallelismStrategy>> CreateRunStrategies(const Registry& registry,
-                                                                            const RunConfig& run);
+std::vector<std::shared_ptr<const ParallelismStrategy>> CreateRunStrategies(
+    const Registry& registry, const std::vector<StrategyChoice>& choices);
 
 }  // namespace phaze

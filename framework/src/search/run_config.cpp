@@ -1,4 +1,4 @@
-#include "phaze/config/run_config.hpp"
+#include "phaze/search/run_config.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -39,13 +39,13 @@ ComponentChoice ParseComponent(const ConfigNode& node, const char* name_key,
 }
 
 // `S` or `{name: S, params: {…}, over: {name: I, params: {…}, width: k}}`.
-RunConfig::StrategyChoice ParseStrategy(const ConfigNode& node) {
-  RunConfig::StrategyChoice c;
+StrategyChoice ParseStrategy(const ConfigNode& node) {
+  StrategyChoice c;
   if (!node.IsScalar()) node.ExpectKeys({"name", "params", "over"});
   c.component = ParseComponent(node, "name", c.component);
   if (auto o = node.IsScalar() ? std::nullopt : node.Optional("over")) {
     o->ExpectKeys({"name", "params", "width"});
-    RunConfig::StrategyChoice::Over over;
+    StrategyChoice::Over over;
     o->Child("name");  // required: a located error when missing
     over.component = ParseComponent(*o, "name", {});
     if (over.component.name == c.component.name) {
@@ -142,15 +142,6 @@ SolveOptions RunConfig::Solver::Options() const {
   o.threads = static_cast<int>(threads);
   o.verbose = verbose;
   return o;
-}
-
-ConfigNode ComponentChoice::Params() const {
-  if (params) return *params;
-  std::string source = name_node ? name_node->Source() : "<defaults>";
-  std::string path = name_node ? name_node->Path() : "params";
-  auto dot = path.rfind('.');
-  path = (dot == std::string::npos ? std::string() : path.substr(0, dot + 1)) + "params";
-  return ConfigNode::EmptyMap(source, path);
 }
 
 RunConfig RunConfig::Defaults() {
@@ -462,11 +453,6 @@ std::string_view ToString(SearchObjective objective) {
       return "throughput_per_cost";
   }
   return "?";
-}
-
-std::string RunConfig::StrategyChoice::Name() const {
-  if (!over) return component.name;
-  return component.name + " over " + over->component.name + "×" + std::to_string(over->width);
 }
 
 Json RunConfig::ToJson() const {

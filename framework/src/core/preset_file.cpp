@@ -1,10 +1,10 @@
-#include "phaze/config/preset_file.hpp"
+#include "phaze/core/preset_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/paths.hpp"
 

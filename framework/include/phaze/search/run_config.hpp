@@ -12,15 +12,15 @@
 #include <string>
 #include <vector>
 
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/graph/layer_graph.hpp"
 #include "phaze/ilp/solver_backend.hpp"
 #include "phaze/network/network.hpp"
+#include "phaze/plugin/registry.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
 
 namespace phaze {
-
-class Registry;
 
 // search.mode, search.mean, search.prune (their YAML/JSON words: ToString).
 enum class SearchMode { kHysteresis, kExhaustive };
@@ -33,14 +33,6 @@ std::string_view ToString(PruneMode prune);  // none | winners | pareto
 enum class SearchObjective { kThroughput, kThroughputPerWatt, kThroughputPerCost };
 // throughput | throughput_per_watt | throughput_per_cost
 std::string_view ToString(SearchObjective objective);
-
-// A component chosen by name, with its `params:` map and where the name was written.
-struct ComponentChoice {
-  std::string name;
-  std::optional<ConfigNode> name_node;  // for located "no X named ..." errors
-  std::optional<ConfigNode> params;     // absent → empty map
-  ConfigNode Params() const;
-};
 
 // An expert (hand-chosen) placement {p, d, t}: pipeline stages, data- and tensor-parallel widths.
 struct ExpertPlacement {
@@ -124,15 +116,6 @@ struct RunConfig {
   // of them): every one slices every model, the DP runs on each, the best plan records which won.
   // `over: {name: I, width: k}`: I splits k ways over consecutive ranks and S splits the rest of
   // each width t (t/k ways) across those groups (ComposedStrategy).
-  struct StrategyChoice {
-    ComponentChoice component{"megatron", std::nullopt, std::nullopt};
-    struct Over {
-      ComponentChoice component;
-      std::int64_t width = 1;
-    };
-    std::optional<Over> over;
-    std::string Name() const;  // "S", or "S over I×k" (its name in plans and reports)
-  };
   std::vector<StrategyChoice> strategies{StrategyChoice{}};
 
   struct Search {

@@ -1,4 +1,4 @@
-#include "phaze/config/config_node.hpp"
+#include "phaze/core/config_node.hpp"
 
 #include <fmt/printf.h>
 

@@ -1,0 +1,46 @@
+// What a chip's technology is, as numbers an architecture file may set: the device model's
+// calibrated parameters (`calibration:`, DeviceTechnology) and the energy model's (`energy:`,
+// EnergyTechnology). Their names, defaults and valid ranges live here, beside ArchConfig, so an
+// architecture file is checked where it enters (arch_config.cpp); the physics that uses them is in
+// estimate/ (device_model.hpp, energy_model.hpp, which say what each parameter means).
+#pragma once
+
+#include <string>
+
+namespace phaze {
+
+// The device model's technology parameters (estimate/device_model.hpp). The defaults are the
+// A100's, fitted on measured runs by share/validation/fit.py.
+struct DeviceTechnology {
+  double gemm_efficiency = 0.85;      // fraction of a group's tensor peak a GEMM tile reaches
+  double memory_efficiency = 0.762;   // fraction of HBM bandwidth memory-bound kernels reach
+  double kernel_overhead_s = 1.62e-5; // device-side launch, ramp and tail per kernel
+  double concurrent_kernels = 1;      // 1: independent ops may share the cores; 0: one at a time
+
+  // The keys above, in order (calibration maps, params:, the robustness study).
+  static const char* const kKeys[4];
+  // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
+  // parameter …; known: …" for another key). Architecture files are checked with it at load.
+  static std::string Check(const std::string& key, double value);
+  double Get(const std::string& key) const;
+  void Set(const std::string& key, double value);
+};
+
+// The energy model's technology parameters (estimate/energy_model.hpp): defaults for the
+// template's 22 nm node, with sources in share/energy/README.md.
+struct EnergyTechnology {
+  double mac_pj = 2.0;                  // one 16-bit MAC with its PE's register accesses
+  double lane_op_pj = 1.0;              // one vector-lane operation (a cycle of one lane)
+  double sram_pj_per_byte_1mib = 6.25;  // a byte read or written in a 1 MiB SRAM
+  double hbm_pj_per_bit = 3.9;          // HBM2 (O'Connor et al., MICRO 2017)
+  double static_w_per_mm2 = 0.05;       // leakage per mm² of die (an assumption, README)
+  double idle_w = 20;                   // per device: HBM refresh, PHYs, board (an assumption)
+
+  static const char* const kKeys[6];
+  // Empty when `value` is valid for `key`, else what is wrong (unknown keys name the known ones).
+  static std::string Check(const std::string& key, double value);
+  double Get(const std::string& key) const;
+  void Set(const std::string& key, double value);
+};
+
+}  // namespace phaze
