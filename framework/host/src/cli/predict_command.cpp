@@ -18,7 +18,7 @@
 #include "phaze/core/files.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/search/model_evaluator.hpp"
-#include "phaze/search/search_report.hpp"
+#include "phaze/report/search_report.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;

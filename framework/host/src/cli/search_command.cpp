@@ -16,7 +16,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/search/search_driver.hpp"
-#include "phaze/search/search_report.hpp"
+#include "phaze/report/search_report.hpp"
 
 namespace po = boost::program_options;
 

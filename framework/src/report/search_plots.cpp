@@ -1,4 +1,4 @@
-#include "phaze/search/search_plots.hpp"
+#include "phaze/report/search_plots.hpp"
 
 #include <algorithm>
 #include <cmath>
