@@ -7,6 +7,12 @@
 #include <tuple>
 #include <fmt/printf.h>
 
+#include "phaze/system/gradient_sync.hpp"
+#include "phaze/system/optimizer_step.hpp"
+#include "phaze/system/pipeline.hpp"
+#include "phaze/system/stage_memory.hpp"
+#include "phaze/system/step_time.hpp"
+
 namespace phaze {
 
 namespace {
@@ -21,13 +27,11 @@ std::string BytesText(double bytes) {
   return buf;
 }
 
-std::int64_t MicroBatches(const PlacementProblem& p) { return p.global_batch / p.micro_batch; }
-
 // What the memory check depends on besides the stage and its position (header comment).
 struct MemoryClass {
-  std::int64_t d = 1;  // divides the optimizer state (distributed optimizer)
-  std::int64_t m = 1;  // micro-batches per pipeline (GPipe)
-  int s = 1;           // stages (interleaved)
+  std::int64_t shards = 1;  // of the optimizer state (distributed optimizer)
+  std::int64_t m = 1;       // micro-batches per pipeline (GPipe)
+  int s = 1;                // stages (interleaved)
   bool operator==(const MemoryClass&) const = default;
 };
 
@@ -35,8 +39,8 @@ struct MemoryClass {
 // too).
 MemoryClass ClassOf(const PlacementProblem& p, std::int64_t d, int s, std::int64_t replicas) {
   MemoryClass c;
-  if (p.distributed_optimizer) c.d = d * replicas;
-  if (p.schedule == PipelineSchedule::kGPipe) c.m = (MicroBatches(p) + d - 1) / d;
+  c.shards = OptimizerShards(p, d, replicas);
+  if (p.schedule == PipelineSchedule::kGPipe) c.m = p.MicroBatchesPerPipeline(d);
   if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
   return c;
 }
@@ -54,11 +58,11 @@ class StageTable {
       succs_[e.from].push_back(e);
     }
     const size_t cells = static_cast<size_t>(n_ + 1) * (n_ + 1);
-    for (auto* v : {&load_plain_, &load_recompute_, &base_memory_, &stash_, &weight_, &optimizer_,
-                    &optimizer_step_, &working_, &forward_, &backward_, &recompute_in_backward_,
-                    &recompute_stage_, &gradient_}) {
+    for (auto* v : {&load_plain_, &load_recompute_, &stash_, &optimizer_step_, &forward_,
+                    &backward_, &recompute_in_backward_, &recompute_stage_}) {
       v->assign(cells, 0);
     }
+    footprint_.assign(cells, StageFootprint{});
     has_tp_.assign(cells, 0);
     std::vector<double> finish(static_cast<size_t>(n_));
     for (int i = 0; i < n_; ++i) {
@@ -75,40 +79,16 @@ class StageTable {
     return StageRecompute(position) ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
   }
   double InFlight(int position, const MemoryClass& c) const {
-    switch (problem_.schedule) {
-      case PipelineSchedule::k1F1B:
-        break;
-      case PipelineSchedule::kGPipe:
-        return static_cast<double>(c.m);
-      case PipelineSchedule::kInterleaved: {
-        const double v = problem_.virtual_stages;
-        return (2.0 * (position - 1) + (v - 1) * c.s + 1) / v;
-      }
-    }
-    return position;
-  }
-  StageMemory MemoryParts(int i, int j, int position, const MemoryClass& c) const {
-    const size_t k = At(i, j);
-    StageMemory m;
-    m.weight_bytes = weight_[k];
-    m.gradient_bytes = gradient_[k];
-    m.optimizer_state_bytes = optimizer_[k] / static_cast<double>(c.d);
-    m.in_flight = InFlight(position, c);
-    m.activation_bytes = Memory(i, j, position, c) - m.weight_bytes - m.gradient_bytes -
-                         m.optimizer_state_bytes - working_[k];
-    m.working_bytes = working_[k];
-    return m;
+    return InFlightMicroBatches(problem_, position, c.s, c.m);
   }
   double Memory(int i, int j, int position, const MemoryClass& c) const {
     const size_t k = At(i, j);
-    double memory = base_memory_[k] + (InFlight(position, c) - 1) * stash_[k] + working_[k];
-    if (c.d > 1) memory -= optimizer_[k] - optimizer_[k] / static_cast<double>(c.d);
-    return memory;
+    return StagePeakBytes(footprint_[k], stash_[k], InFlight(position, c), c.shards);
   }
   bool Fits(int i, int j, int position, const MemoryClass& c) const {
     return Memory(i, j, position, c) <= problem_.hbm_bytes;
   }
-  double WeightBytes(int i, int j) const { return weight_[At(i, j)]; }
+  double WeightBytes(int i, int j) const { return footprint_[At(i, j)].weight; }
   double OptimizerStepS(int i, int j) const { return optimizer_step_[At(i, j)]; }
   // Devices of the stage: t if it holds a tensor-parallel layer, else 1.
   int Devices(int i, int j) const { return has_tp_[At(i, j)] ? t_ : 1; }
@@ -116,17 +96,17 @@ class StageTable {
   int SingleDevice(int i, int j) const { return t_ > 1 && !has_tp_[At(i, j)] ? 1 : 0; }
 
   StagePlan MakeStage(int i, int j, int position, const MemoryClass& c) const {
+    const size_t k = At(i, j);
     StagePlan s;
     s.first_layer = i;
     s.last_layer = j - 1;
     s.devices = Devices(i, j);
     s.load_s = Load(i, j, position);
-    s.forward_s = forward_[At(i, j)];
-    s.backward_s = backward_[At(i, j)];
-    s.recompute_s = recompute_in_backward_[At(i, j)] +
-                    (StageRecompute(position) ? recompute_stage_[At(i, j)] : 0.0);
+    s.forward_s = forward_[k];
+    s.backward_s = backward_[k];
+    s.recompute_s = recompute_in_backward_[k] + (StageRecompute(position) ? recompute_stage_[k] : 0.0);
     s.peak_memory_bytes = Memory(i, j, position, c);
-    s.memory = MemoryParts(i, j, position, c);
+    s.memory = StageMemoryParts(footprint_[k], stash_[k], InFlight(position, c), c.shards);
     return s;
   }
 
@@ -136,17 +116,9 @@ class StageTable {
   void Fill(int i, int j, int level, std::vector<double>& finish) {
     const auto& L = table_.layers;
     const double v = problem_.virtual_stages;
-    auto send = [&](const PlacementEdge& e) {
-      double s = problem_.network.SendS(e.bytes, level);
-      if (e.gather_group > 1) {
-        s += problem_.network.CollectiveS(CollectiveKind::kAllGather,
-                                          e.bytes * static_cast<double>(e.gather_group),
-                                          CommGroup{e.gather_group, 1});
-      }
-      return s * v;
-    };
-    double fw = 0, recompute = 0, memory = 0, act = 0, weight = 0, incoming = 0, optimizer = 0,
-           step = 0, working = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0, gradient = 0;
+    auto send = [&](const PlacementEdge& e) { return EdgeSendS(problem_, e, level) * v; };
+    StageFootprint f;
+    double fw = 0, recompute = 0, step = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0;
     bool tp = false;
     for (int l = i; l < j; ++l) {
       double start = 0;
@@ -155,20 +127,14 @@ class StageTable {
           start = std::max(start, finish[e.from]);
         } else {
           start = std::max(start, send(e));
-          incoming += e.bytes;
+          f.incoming += e.bytes;
         }
       }
       finish[l] = start + L[l].forward_s;
       fw = std::max(fw, finish[l]);
       recompute += L[l].RecomputeForwardS();
-      memory += L[l].weight_bytes + L[l].GradientBytes() + L[l].optimizer_state_bytes +
-                L[l].activation_bytes;
-      act += L[l].activation_bytes;
-      weight += L[l].weight_bytes;
-      gradient += L[l].GradientBytes();
-      optimizer += L[l].optimizer_state_bytes;
+      f.Add(L[l]);
       step += L[l].optimizer_step_s;
-      working = std::max(working, L[l].working_bytes);
       fw_sum += L[l].forward_s;
       bw_sum += L[l].backward_s;
       rc_sum += L[l].backward_recompute_s;
@@ -192,13 +158,9 @@ class StageTable {
     size_t k = At(i, j);
     load_plain_[k] = fw + bw_plain;
     load_recompute_[k] = fw + bw_recompute;
-    base_memory_[k] = memory;
-    stash_[k] = problem_.recompute ? incoming : act;
-    weight_[k] = weight;
-    gradient_[k] = gradient;
-    optimizer_[k] = optimizer;
+    footprint_[k] = f;
+    stash_[k] = f.Stash(problem_.recompute);
     optimizer_step_[k] = step;
-    working_[k] = working;
     forward_[k] = fw_sum;
     backward_[k] = bw_sum;
     recompute_in_backward_[k] = rc_sum;
@@ -210,56 +172,11 @@ class StageTable {
   const PlacementProblem& problem_;
   const LayerTable& table_;
   std::vector<std::vector<PlacementEdge>> preds_, succs_;
-  std::vector<double> load_plain_, load_recompute_, base_memory_, stash_, weight_, optimizer_,
-      optimizer_step_, working_, forward_, backward_, recompute_in_backward_, recompute_stage_,
-      gradient_;
+  std::vector<StageFootprint> footprint_;
+  std::vector<double> load_plain_, load_recompute_, stash_, optimizer_step_, forward_, backward_,
+      recompute_in_backward_, recompute_stage_;
   std::vector<char> has_tp_;
 };
-
-// The level the pipeline's sends cross for (t, s, d) (header comment).
-int PipelineLevel(const PlacementProblem& p, int t, int s, std::int64_t d) {
-  return p.network.LevelHolding(static_cast<std::int64_t>(t) * s * d);
-}
-
-// The gradient reduction of the first stage's weights: over the d data-parallel replicas and the
-// r = weight_replicas devices of the width that hold the same weights, t/r ranks apart.
-double SyncSeconds(const PlacementProblem& p, int t, std::int64_t d, std::int64_t r,
-                   double first_stage_weight_bytes) {
-  const CommGroup group{d * r, t / r};
-  const double gradients = p.gradient_reduction_bytes_per_weight_byte * first_stage_weight_bytes;
-  if (p.distributed_optimizer) {
-    return p.network.CollectiveS(CollectiveKind::kReduceScatter, gradients,
-                                 group) +
-           p.network.CollectiveS(CollectiveKind::kAllGather, first_stage_weight_bytes, group);
-  }
-  return p.network.CollectiveS(CollectiveKind::kAllReduce, gradients, group);
-}
-
-// Everything after the pipeline: exposed sync + the first stage's optimizer step + tied embedding.
-struct AfterPipeline {
-  double sync_s = 0, optimizer_s = 0, tied_s = 0;
-};
-
-double ExposedSyncS(const PlacementProblem& p, const StageTable& st, int first_end, std::int64_t d) {
-  return (1 - p.gradient_reduction_overlap) * SyncSeconds(p, st.t(), d, st.WeightReplicas(),
-                                                       st.WeightBytes(0, first_end));
-}
-
-double OptimizerS(const PlacementProblem& p, const StageTable& st, int first_end, std::int64_t d) {
-  const double step = st.OptimizerStepS(0, first_end);
-  return p.distributed_optimizer ? step / static_cast<double>(d * st.WeightReplicas()) : step;
-}
-
-double TiedS(const PlacementProblem& p, const StageTable& st, int s, std::int64_t d) {
-  if (s < 2 || !(st.TiedGradientBytes() > 0)) return 0;
-  return p.network.CollectiveS(CollectiveKind::kAllReduce, st.TiedGradientBytes(),
-                               CommGroup{2, static_cast<std::int64_t>(st.t()) * d * (s - 1)});
-}
-
-AfterPipeline After(const PlacementProblem& p, const StageTable& st, int first_end, int s,
-                    std::int64_t d) {
-  return {ExposedSyncS(p, st, first_end, d), OptimizerS(p, st, first_end, d), TiedS(p, st, s, d)};
-}
 
 // The exposed sync of every first stage [0, j) for one d, computed once per width (it is the hot
 // loop's only collective, and it does not depend on the level or the memory class).
@@ -270,7 +187,10 @@ class SyncTable {
     std::vector<double>& v = by_d_[d];
     if (v.empty()) {
       v.assign(static_cast<size_t>(st.n() + 1), 0.0);
-      for (int j = 1; j <= st.n(); ++j) v[static_cast<size_t>(j)] = ExposedSyncS(p_, st, j, d);
+      for (int j = 1; j <= st.n(); ++j) {
+        v[static_cast<size_t>(j)] =
+            ExposedGradientSyncS(p_, st.t(), d, st.WeightReplicas(), st.WeightBytes(0, j));
+      }
     }
     return v;
   }
@@ -280,152 +200,15 @@ class SyncTable {
   std::map<std::int64_t, std::vector<double>> by_d_;
 };
 
-double PipelineSteps(const PlacementProblem& p, std::int64_t d, int s) {
-  const double steps_base = static_cast<double>((MicroBatches(p) + d - 1) / d);
-  return steps_base + (s - 1) / static_cast<double>(p.virtual_stages);
-}
-
-// The step's energy over the devices a finished, feasible plan uses (DESIGN §11; header comment).
-// Computed once for the plan returned, not for every candidate the DP improves on.
-void FillEnergy(const PlacementProblem& p, PlacementPlan& plan) {
-  const LayerTable& table = p.widths.at(plan.tensor_parallel);
-  const auto& L = table.layers;
-  const int level = plan.breakdown.pipeline_level;
-  const int t = plan.tensor_parallel;
-  const double B = static_cast<double>(MicroBatches(p));
-  const double d = plan.data_parallel;
-  const double v = p.virtual_stages;
-  const std::int64_t r = table.weight_replicas;
-  const CommGroup dp{plan.data_parallel * r, t / r};
-  const int s = plan.pipeline_stages;
-  Energy e;
-  std::int64_t devices = 0;
-  for (int k = 0; k < s; ++k) {
-    const StagePlan& stage = plan.stages[static_cast<size_t>(k)];
-    const double a = stage.devices;
-    devices += stage.devices;
-    Energy per_micro_batch, step;
-    double weight = 0;
-    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
-      per_micro_batch += L[l].forward_energy + L[l].backward_energy + L[l].backward_recompute_energy;
-      if (p.recompute && s - k > 1) per_micro_batch += L[l].forward_energy;  // StageRecompute
-      step += L[l].optimizer_step_energy;
-      weight += L[l].weight_bytes;
-    }
-    // Every pipeline runs its share of the B micro-batches: B in all, on each of the a devices.
-    e += per_micro_batch * (B * a);
-    e += step * (p.distributed_optimizer ? a / static_cast<double>(r) : d * a);
-    const double gradients = p.gradient_reduction_bytes_per_weight_byte * weight;
-    const double sync = p.distributed_optimizer
-                            ? p.network.CollectiveJ(CollectiveKind::kReduceScatter, gradients, dp) +
-                                  p.network.CollectiveJ(CollectiveKind::kAllGather, weight, dp)
-                            : p.network.CollectiveJ(CollectiveKind::kAllReduce, gradients, dp);
-    e.network_j += sync * d * a;
-    for (const auto& edge : table.edges) {  // activations forward, their gradients back
-      if (edge.from < stage.first_layer || edge.from > stage.last_layer ||
-          edge.to <= stage.last_layer) {
-        continue;
-      }
-      double j = p.network.SendJ(edge.bytes, level);
-      if (edge.gather_group > 1) {
-        j += p.network.CollectiveJ(CollectiveKind::kAllGather,
-                                   edge.bytes * static_cast<double>(edge.gather_group),
-                                   CommGroup{edge.gather_group, 1});
-      }
-      e.network_j += 2 * j * v * B * a;
-    }
-  }
-  if (s > 1 && table.tied_gradient_bytes > 0) {
-    e.network_j += 2 * d * t *
-                   p.network.CollectiveJ(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
-                                         CommGroup{2, static_cast<std::int64_t>(t) *
-                                                          plan.data_parallel * (s - 1)});
-  }
-  plan.devices = devices * plan.data_parallel;
-  e.static_j = p.static_power_w * static_cast<double>(plan.devices) * plan.time_per_batch_s;
-  plan.energy = e;
-}
-
-// Fills time, throughput, shares and the breakdown from the stages already in `plan`.
-void Finish(const PlacementProblem& p, const StageTable& st, int level, PlacementPlan& plan) {
-  const std::int64_t B = MicroBatches(p);
-  const int d = plan.data_parallel;
-  const int s = plan.pipeline_stages;
-  double max_load = 0;
-  int bottleneck = 0;
-  for (size_t k = 0; k < plan.stages.size(); ++k) {
-    if (plan.stages[k].load_s > max_load) {
-      max_load = plan.stages[k].load_s;
-      bottleneck = static_cast<int>(k);
-    }
-  }
-  const AfterPipeline after = After(p, st, plan.stages[0].last_layer + 1, s, d);
-  plan.micro_batches = B;
-  plan.virtual_stages = p.virtual_stages;
-  plan.max_stage_load_s = max_load;
-  plan.time_per_batch_s = PipelineSteps(p, d, s) * max_load + after.sync_s;
-  plan.time_per_batch_s += after.optimizer_s + after.tied_s;
-  plan.throughput_samples_per_s = static_cast<double>(p.global_batch) / plan.time_per_batch_s;
-  StepBreakdown& b = plan.breakdown;
-  const double m = static_cast<double>((B + d - 1) / d);
-  const StagePlan& neck = plan.stages[bottleneck];
-  b.bottleneck_stage = bottleneck;
-  b.pipeline_level = level;
-  b.forward_s = m * neck.forward_s;
-  b.backward_s = m * neck.backward_s;
-  b.recompute_s = m * neck.recompute_s;
-  b.pipeline_send_s =
-      m * std::max(0.0, neck.load_s - neck.forward_s - neck.backward_s - neck.recompute_s);
-  b.bubble_s = (s - 1) / static_cast<double>(p.virtual_stages) * max_load;
-  b.data_parallel_s = after.sync_s;
-  b.optimizer_s = after.optimizer_s;
-  b.tied_embedding_s = after.tied_s;
-  plan.bubble_share = b.bubble_s / plan.time_per_batch_s;
-  plan.sync_share = after.sync_s / plan.time_per_batch_s;
-  plan.feasible = true;
-}
-
 // Lexicographic preference among equal times: smaller d, fewer stages, earlier split, fewer a = 1.
 using Key = std::tuple<double, std::int64_t, int, int, int>;
 
 }  // namespace
 
-std::string_view ToString(PipelineSchedule schedule) {
-  switch (schedule) {
-    case PipelineSchedule::k1F1B:
-      return "1f1b";
-    case PipelineSchedule::kInterleaved:
-      return "interleaved";
-    case PipelineSchedule::kGPipe:
-      return "gpipe";
-  }
-  return "?";
-}
-
 std::string PlacementProblem::Validate() const {
   if (widths.empty()) return "no tensor-parallel width given";
-  if (num_accelerators < 1) return "num_accelerators must be >= 1";
-  if (global_batch < 1 || micro_batch < 1) return "global_batch and micro_batch must be >= 1";
-  if (global_batch % micro_batch != 0) {
-    return "global_batch " + std::to_string(global_batch) + " is not a multiple of micro_batch " +
-           std::to_string(micro_batch);
-  }
-  if (std::string err = network.Validate(); !err.empty()) return err;
+  if (std::string err = StepSettings::Validate(); !err.empty()) return err;
   if (!(hbm_bytes > 0)) return "hbm_bytes must be > 0";
-  if (virtual_stages < 1) return "virtual_stages must be >= 1";
-  if ((virtual_stages > 1) != (schedule == PipelineSchedule::kInterleaved)) {
-    return "virtual_stages > 1 goes with the interleaved schedule, and only with it";
-  }
-  if (recompute && schedule != PipelineSchedule::k1F1B) {
-    return "the paper's stage recompute is defined for the 1f1b schedule only";
-  }
-  if (!(gradient_reduction_overlap >= 0 && gradient_reduction_overlap <= 1)) {
-    return "gradient_reduction_overlap must be in [0, 1]";
-  }
-  if (!(gradient_reduction_bytes_per_weight_byte > 0) ||
-      !std::isfinite(gradient_reduction_bytes_per_weight_byte)) {
-    return "gradient_reduction_bytes_per_weight_byte must be > 0";
-  }
   for (const auto& [t, table] : widths) {
     std::string w = "width " + std::to_string(t) + ": ";
     if (t < 1) return w + "widths must be >= 1";
@@ -463,7 +246,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     return best;
   }
   const std::int64_t K = problem.num_accelerators;
-  const std::int64_t B = MicroBatches(problem);
+  const std::int64_t B = problem.MicroBatches();
   best.reason = "no placement fits: every stage split exceeds the HBM (" +
                 std::to_string(problem.hbm_bytes) + " bytes) or needs more accelerators than " +
                 std::to_string(K);
@@ -540,21 +323,22 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       for (const auto& [d, s] : group.pairs) {
         const std::int64_t kd = K / d;
         const std::vector<double>& sync = syncs.For(st, d);
-        const double tied = TiedS(problem, st, s, d);
+        const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
         const double steps = PipelineSteps(problem, d, s);
         for (int j = 1; j <= n - (s - 1); ++j) {
           if (s == 1 && j != n) continue;
           if (!st.Fits(0, j, s, group.cls)) continue;
           const std::int64_t a0 = st.Devices(0, j);
           const double load0 = st.Load(0, j, s);
-          const double optimizer = OptimizerS(problem, st, j, d);
+          const double optimizer =
+              OptimizerStepS(problem, st.OptimizerStepS(0, j), d, st.WeightReplicas());
           for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
             const double rest = dp[idx(j, s - 1, mr)];
             if (rest == kInf) continue;
             const std::int64_t devices = a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
             if (devices > kd) continue;
-            double time = steps * std::max(rest, load0) + sync[static_cast<size_t>(j)];
-            time += optimizer + tied;
+            const double time = StepTimeS(steps, std::max(rest, load0),
+                                          sync[static_cast<size_t>(j)], optimizer, tied);
             const Key key{time, d, s, j, mr};
             if (best_key && !(key < *best_key)) continue;
             PlacementPlan plan;
@@ -568,7 +352,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
               m -= st.SingleDevice(i, next);
               i = next;
             }
-            Finish(problem, st, group.level, plan);
+            FinishStep(problem, table, group.level, plan);
             best = plan;
             best_key = key;
           }
@@ -578,7 +362,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     // A later (larger) width wins only when strictly faster.
     if (best_key) best_key = Key{std::get<0>(*best_key), -1, -1, -1, -1};
   }
-  if (best.feasible) FillEnergy(problem, best);
+  if (best.feasible) FillStepEnergy(problem, problem.widths.at(best.tensor_parallel), best);
   return best;
 }
 
@@ -618,8 +402,8 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
                   std::to_string(problem.num_accelerators) + " available";
     return plan;
   }
-  if (d > MicroBatches(problem)) {
-    plan.reason = name + "d exceeds the " + std::to_string(MicroBatches(problem)) +
+  if (d > problem.MicroBatches()) {
+    plan.reason = name + "d exceeds the " + std::to_string(problem.MicroBatches()) +
                   " micro-batches per batch";
     return plan;
   }
@@ -667,8 +451,8 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
                   std::to_string(problem.num_accelerators) + " available";
     return plan;
   }
-  Finish(problem, st, level, plan);
-  FillEnergy(problem, plan);
+  FinishStep(problem, it->second, level, plan);
+  FillStepEnergy(problem, it->second, plan);
   return plan;
 }
 

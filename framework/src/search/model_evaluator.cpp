@@ -12,6 +12,7 @@
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
+#include "phaze/system/optimizer_step.hpp"
 
 namespace phaze {
 namespace {
@@ -109,10 +110,9 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.weight_bytes = static_cast<double>(u.weight_bytes);
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
-    const double step_bytes =
-        2.0 * static_cast<double>(u.weight_bytes + u.gradient_bytes + u.optimizer_state_bytes);
-    l.optimizer_step_s = step_bytes / arch.hbm_bandwidth_bytes_per_s;
-    l.optimizer_step_energy.memory_j = EnergyModel::HbmJ(step_bytes, energy);
+    const OptimizerStepCost step = CostOptimizerStep(u.optimizer_step, arch, energy);
+    l.optimizer_step_s = step.seconds;
+    l.optimizer_step_energy = step.energy;
     l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
     l.working_bytes = static_cast<double>(u.WorkingBytes(mode));
     l.tensor_parallel = u.tensor_parallel;

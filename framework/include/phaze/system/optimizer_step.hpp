@@ -1,0 +1,35 @@
+// The optimizer step (step_model.hpp's header comment), one owner: what a layer's step costs on a
+// device, from the layer's `optimizer_step` op (UniqueLayer::optimizer_step: one vector op over
+// every parameter the layer holds, whose weight_bytes are the weights, gradients and optimizer
+// state it touches), and the share of it each device runs.
+#pragma once
+
+#include <cstdint>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/arch/technology.hpp"
+#include "phaze/core/energy.hpp"
+#include "phaze/graph/operator.hpp"
+#include "phaze/system/step_model.hpp"
+
+namespace phaze {
+
+struct OptimizerStepCost {
+  double seconds = 0;
+  Energy energy;
+};
+
+// A memory-bound pass: every byte the step touches read and written once at the device's HBM
+// bandwidth, 2·weight_bytes of `step` (the energy: those bytes of HBM traffic).
+OptimizerStepCost CostOptimizerStep(const Operator& step, const ArchConfig& arch,
+                                    const EnergyTechnology& energy);
+
+// Seconds of a stage's step (Σ optimizer_step_s of its layers) on each device: the whole step, or
+// 1/(d·r) of it with the distributed optimizer.
+double OptimizerStepS(const StepSettings& settings, double stage_step_s, std::int64_t d,
+                      std::int64_t r);
+// Devices' worth of a stage's step a plan runs: d·a, or a/r with the distributed optimizer (a: the
+// stage's devices), for the step's energy.
+double OptimizerStepRuns(const StepSettings& settings, double a, double d, std::int64_t r);
+
+}  // namespace phaze

@@ -1,0 +1,204 @@
+// The step model (DESIGN §10, §11): what one training step of a placed model costs — its time per
+// global batch, its memory per stage and its energy — from per-layer figures, the cluster's network
+// and the training settings. The placement DP (placement/placement_search.hpp) chooses the split;
+// this folder owns every formula the split is judged by, one owner per quantity:
+//   pipeline.hpp        schedules (1F1B, interleaved, GPipe): in-flight micro-batches, the steps of
+//                       the pipeline, the level its sends cross and their time and energy;
+//   stage_memory.hpp    a stage's bytes per device: weights, gradients, optimizer state (sharded by
+//                       the distributed optimizer), kept activations, the working set;
+//   gradient_sync.hpp   the data-parallel gradient reduction and the tied embedding's all-reduce;
+//   optimizer_step.hpp  the optimizer step: its cost from the layer's optimizer_step op, its share
+//                       per device;
+//   step_time.hpp       the time per batch and its breakdown, and the step's energy.
+//
+// Exact semantics (tests compare against these):
+// * Ranks are laid out as Megatron-LM does: tensor-parallel innermost, then data-parallel, then
+//   pipeline. The pipeline's sends cross the level that holds t·s·d ranks (the outermost level the
+//   job spans: with s > 1 the slowest stage boundary; exact when every stage has t devices);
+//   send(edge) = Network::SendS(bytes, that level) (bytes / bandwidth on a flat network), plus, for
+//   an edge with gather_group g > 1 (Megatron's scatter/gather: each of the g tensor-parallel
+//   devices sent its part), the receiving stage's all-gather of g·bytes over {g, stride 1}.
+// * load(stage, position p from the end; the last stage is p = 1), seconds per micro-batch:
+//   forward: layers in order; a layer starts when its in-stage predecessors have finished and each
+//   input from another stage has arrived (v·send(edge bytes), counted from time 0; v = virtual
+//   stages, 1 unless interleaved); fw = latest finish. Backward the same on reversed edges, each
+//   layer lasting backward_s + backward_recompute_s (selective/full recompute re-runs inside the
+//   layer's backward, on every stage). With the paper's stage recompute (`recompute`) and p > 1:
+//   the backward phase first re-runs the stage's forward (Σ recompute_forward_s, ignoring outside
+//   inputs) and every backward layer starts no earlier than that recompute has ended.
+//   load = fw + bw.
+// * memory(stage, p) = Σ (weight + gradient + optimizer state + activation bytes)
+//   + (in-flight − 1)·stash + max working_bytes over the stage's layers, where stash = Σ activation
+//   bytes (or, with the paper's stage recompute, the bytes of the edges entering the stage), and
+//   in-flight micro-batches are p (1F1B), m = ⌈B/d⌉ (GPipe) or, interleaved over v chunks per device
+//   with s stages, (2·(p − 1) + (v − 1)·s + 1)/v (Megatron-LM's warm-up count in chunks of 1/v of
+//   the stage). With the distributed optimizer (ZeRO-1) the optimizer state is divided by d·r.
+//   A stage with memory > hbm_bytes is infeasible.
+// * time per batch = pipeline + (1 − overlap)·sync + optimizer + tied, with
+//   pipeline = (m + s − 1)·max stage load (1F1B, GPipe) or (m + (s − 1)/v)·max stage load
+//   (interleaved), m = ⌈B/d⌉, B = global_batch / micro_batch;
+//   sync = the first stage's data-parallel gradient reduction over the group {d·r, stride t/r}
+//   (r = weight_replicas): all-reduce of 2·weight bytes (fp32 gradients of 2-byte weights: the
+//   paper's 4·(d − 1)/d·W/bandwidth on a flat network), or with the distributed optimizer
+//   reduce-scatter of 2·W plus all-gather of W; optimizer = the first stage's Σ optimizer_step_s
+//   (/(d·r) with the distributed optimizer) — the first stage ends its backward last in 1F1B, so
+//   its reduction and step are what the step waits for; tied = all-reduce of the width's
+//   tied_gradient_bytes between the first and the last stage (group {2, stride t·d·(s − 1)}) when
+//   s > 1.
+// * throughput = global_batch / time per batch.
+// * energy per step (the chosen plan only): Σ over stages of a·B·Σ_layers (forward + backward +
+//   recompute energy; + forward again with the paper's stage recompute) + the optimizer step on
+//   d·a devices (a/r of it with the distributed optimizer), each stage's data-parallel reduction
+//   (Network::CollectiveJ per device, on d·a devices), 2·v·B·a sends per cut edge (Network::SendJ),
+//   the tied embedding's all-reduce, and static_power_w × devices × time per batch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "phaze/core/energy.hpp"
+#include "phaze/network/network.hpp"
+
+namespace phaze {
+
+// One layer instance of a width's slice, per device.
+struct PlacementLayer {
+  std::string name;
+  double forward_s = 0;
+  double backward_s = 0;
+  std::optional<double> recompute_forward_s;  // the paper's stage recompute; default forward_s
+  double backward_recompute_s = 0;  // selective/full recompute, inside backward on every stage
+  double optimizer_step_s = 0;      // the optimizer step over the layer's parameters
+  // Dynamic energy per device and micro-batch of each pass (the paper's stage recompute re-runs
+  // forward_energy), and of the optimizer step (per step).
+  Energy forward_energy, backward_energy, backward_recompute_energy, optimizer_step_energy;
+  double weight_bytes = 0;
+  std::optional<double> gradient_bytes;       // default: weight_bytes
+  double optimizer_state_bytes = 0;
+  double activation_bytes = 0;  // kept per in-flight micro-batch
+  double working_bytes = 0;     // transient, during the layer's backward
+  bool tensor_parallel = false;
+
+  double RecomputeForwardS() const { return recompute_forward_s.value_or(forward_s); }
+  double GradientBytes() const { return gradient_bytes.value_or(weight_bytes); }
+};
+
+struct PlacementEdge {
+  int from = 0;  // layer indices; from < to in the given order
+  int to = 0;
+  double bytes = 0;
+  // > 1: the receiving stage all-gathers the whole tensor from the 1/gather_group parts its
+  // tensor-parallel devices received (group {gather_group, stride 1}) — Megatron's scatter/gather.
+  std::int64_t gather_group = 1;
+};
+
+// The layer DAG of one tensor-parallel width (per-device figures of that width's slice).
+struct LayerTable {
+  std::vector<PlacementLayer> layers;
+  std::vector<PlacementEdge> edges;
+  double tied_gradient_bytes = 0;  // per device, all-reduced between first and last stage
+  // LayerGraph::weight_replicas of the slice: r of the width's t devices hold the same weights
+  // (r divides t); gradients are reduced over d·r devices t/r ranks apart, and a distributed
+  // optimizer shards over them.
+  std::int64_t weight_replicas = 1;
+};
+
+enum class PipelineSchedule { k1F1B, kInterleaved, kGPipe };
+std::string_view ToString(PipelineSchedule schedule);  // "1f1b", "interleaved", "gpipe"
+
+// What a step costs besides its layers and their split: the cluster and the training settings.
+struct StepSettings {
+  std::int64_t num_accelerators = 1;
+  std::int64_t global_batch = 1;
+  std::int64_t micro_batch = 1;
+  Network network = Network::Flat(1);
+  bool recompute = false;  // the paper's stage recompute (see the header comment)
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  int virtual_stages = 1;  // v; > 1 only with kInterleaved
+  bool distributed_optimizer = false;
+  double gradient_reduction_overlap = 0;  // fraction of the sync hidden behind backward
+  // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
+  // weights, 1 when the gradients are reduced in the weights' 16-bit format.
+  double gradient_reduction_bytes_per_weight_byte = 2;
+  // Watts a device draws whatever it does (EnergyModel::StaticPowerW), for the step's energy.
+  double static_power_w = 0;
+
+  // B = global_batch / micro_batch.
+  std::int64_t MicroBatches() const { return global_batch / micro_batch; }
+  // ⌈B/d⌉: the micro-batches each of d pipelines runs.
+  std::int64_t MicroBatchesPerPipeline(std::int64_t d) const { return (MicroBatches() + d - 1) / d; }
+  // Empty when valid, else what is wrong.
+  std::string Validate() const;
+};
+
+// Per device of a stage.
+struct StageMemory {
+  double weight_bytes = 0;
+  double gradient_bytes = 0;
+  double optimizer_state_bytes = 0;
+  double activation_bytes = 0;  // in-flight micro-batches × kept bytes (or the paper's stash)
+  double working_bytes = 0;
+  double in_flight = 0;         // micro-batches whose activations are kept
+};
+
+struct StagePlan {
+  int first_layer = 0;  // inclusive
+  int last_layer = 0;   // inclusive
+  int devices = 1;      // a
+  double load_s = 0;    // per micro-batch: forward + backward (+ recompute) + waits for sends
+  double forward_s = 0;    // Σ forward_s of its layers
+  double backward_s = 0;   // Σ backward_s
+  double recompute_s = 0;  // Σ recompute it runs (backward_recompute_s, or the paper's)
+  double peak_memory_bytes = 0;
+  StageMemory memory;
+};
+
+// The parts of a training step (seconds per global batch). The first six add up to the pipeline
+// time; iteration = pipeline + sync + optimizer + tied embedding.
+struct StepBreakdown {
+  double forward_s = 0;      // m × the bottleneck stage's forward
+  double backward_s = 0;     // m × its backward
+  double recompute_s = 0;    // m × its recompute
+  double pipeline_send_s = 0;  // m × its waits for activations and gradients from other stages
+  double bubble_s = 0;       // (s − 1)·load (1F1B, GPipe) or (s − 1)/v·load
+  double data_parallel_s = 0;  // exposed gradient reduction
+  double optimizer_s = 0;
+  double tied_embedding_s = 0;
+  int bottleneck_stage = 0;  // index of the stage with the largest load
+  int pipeline_level = 0;    // network level the pipeline's sends cross
+};
+
+struct PlacementPlan {
+  bool feasible = false;
+  std::string reason;  // why not, when infeasible
+  double time_per_batch_s = 0;
+  double throughput_samples_per_s = 0;
+  int tensor_parallel = 1;  // t
+  int data_parallel = 1;    // d
+  int pipeline_stages = 0;  // s
+  int virtual_stages = 1;   // v
+  std::int64_t micro_batches = 0;  // B
+  std::vector<StagePlan> stages;   // first stage first
+  double max_stage_load_s = 0;
+  double bubble_share = 0;  // bubble / time
+  double sync_share = 0;    // data-parallel gradient sync / time
+  StepBreakdown breakdown;
+  // One training step's energy over the `devices` the plan uses (d × Σ stage devices): every
+  // device's passes for its micro-batches and its optimizer step, every stage's gradient sync,
+  // the sends between stages and the tied embedding's all-reduce (network), and static power over
+  // the step's time.
+  Energy energy;
+  std::int64_t devices = 0;
+  // Average power per device (W).
+  double PowerW() const {
+    return devices > 0 && time_per_batch_s > 0
+               ? energy.TotalJ() / (time_per_batch_s * static_cast<double>(devices))
+               : 0;
+  }
+};
+
+}  // namespace phaze

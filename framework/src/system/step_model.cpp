@@ -1,0 +1,44 @@
+#include "phaze/system/step_model.hpp"
+
+#include <cmath>
+
+namespace phaze {
+
+std::string_view ToString(PipelineSchedule schedule) {
+  switch (schedule) {
+    case PipelineSchedule::k1F1B:
+      return "1f1b";
+    case PipelineSchedule::kInterleaved:
+      return "interleaved";
+    case PipelineSchedule::kGPipe:
+      return "gpipe";
+  }
+  return "?";
+}
+
+std::string StepSettings::Validate() const {
+  if (num_accelerators < 1) return "num_accelerators must be >= 1";
+  if (global_batch < 1 || micro_batch < 1) return "global_batch and micro_batch must be >= 1";
+  if (global_batch % micro_batch != 0) {
+    return "global_batch " + std::to_string(global_batch) + " is not a multiple of micro_batch " +
+           std::to_string(micro_batch);
+  }
+  if (std::string err = network.Validate(); !err.empty()) return err;
+  if (virtual_stages < 1) return "virtual_stages must be >= 1";
+  if ((virtual_stages > 1) != (schedule == PipelineSchedule::kInterleaved)) {
+    return "virtual_stages > 1 goes with the interleaved schedule, and only with it";
+  }
+  if (recompute && schedule != PipelineSchedule::k1F1B) {
+    return "the paper's stage recompute is defined for the 1f1b schedule only";
+  }
+  if (!(gradient_reduction_overlap >= 0 && gradient_reduction_overlap <= 1)) {
+    return "gradient_reduction_overlap must be in [0, 1]";
+  }
+  if (!(gradient_reduction_bytes_per_weight_byte > 0) ||
+      !std::isfinite(gradient_reduction_bytes_per_weight_byte)) {
+    return "gradient_reduction_bytes_per_weight_byte must be > 0";
+  }
+  return "";
+}
+
+}  // namespace phaze

@@ -1,0 +1,103 @@
+#include "phaze/system/step_time.hpp"
+
+#include <algorithm>
+
+#include "phaze/system/gradient_sync.hpp"
+#include "phaze/system/optimizer_step.hpp"
+#include "phaze/system/pipeline.hpp"
+
+namespace phaze {
+
+void FinishStep(const StepSettings& settings, const LayerTable& table, int level,
+                PlacementPlan& plan) {
+  const std::int64_t B = settings.MicroBatches();
+  const int t = plan.tensor_parallel;
+  const int d = plan.data_parallel;
+  const int s = plan.pipeline_stages;
+  const std::int64_t r = table.weight_replicas;
+  double max_load = 0;
+  int bottleneck = 0;
+  for (size_t k = 0; k < plan.stages.size(); ++k) {
+    if (plan.stages[k].load_s > max_load) {
+      max_load = plan.stages[k].load_s;
+      bottleneck = static_cast<int>(k);
+    }
+  }
+  // The first stage's reduction and optimizer step are what the step waits for.
+  double first_weight = 0, first_step = 0;
+  for (int l = 0; l <= plan.stages[0].last_layer; ++l) {
+    first_weight += table.layers[l].weight_bytes;
+    first_step += table.layers[l].optimizer_step_s;
+  }
+  const double sync = ExposedGradientSyncS(settings, t, d, r, first_weight);
+  const double optimizer = OptimizerStepS(settings, first_step, d, r);
+  const double tied = TiedEmbeddingS(settings, t, d, s, table.tied_gradient_bytes);
+  plan.micro_batches = B;
+  plan.virtual_stages = settings.virtual_stages;
+  plan.max_stage_load_s = max_load;
+  plan.time_per_batch_s =
+      StepTimeS(PipelineSteps(settings, d, s), max_load, sync, optimizer, tied);
+  plan.throughput_samples_per_s =
+      static_cast<double>(settings.global_batch) / plan.time_per_batch_s;
+  StepBreakdown& b = plan.breakdown;
+  const double m = static_cast<double>(settings.MicroBatchesPerPipeline(d));
+  const StagePlan& neck = plan.stages[bottleneck];
+  b.bottleneck_stage = bottleneck;
+  b.pipeline_level = level;
+  b.forward_s = m * neck.forward_s;
+  b.backward_s = m * neck.backward_s;
+  b.recompute_s = m * neck.recompute_s;
+  b.pipeline_send_s =
+      m * std::max(0.0, neck.load_s - neck.forward_s - neck.backward_s - neck.recompute_s);
+  b.bubble_s = (s - 1) / static_cast<double>(settings.virtual_stages) * max_load;
+  b.data_parallel_s = sync;
+  b.optimizer_s = optimizer;
+  b.tied_embedding_s = tied;
+  plan.bubble_share = b.bubble_s / plan.time_per_batch_s;
+  plan.sync_share = sync / plan.time_per_batch_s;
+  plan.feasible = true;
+}
+
+void FillStepEnergy(const StepSettings& settings, const LayerTable& table, PlacementPlan& plan) {
+  const auto& L = table.layers;
+  const int level = plan.breakdown.pipeline_level;
+  const int t = plan.tensor_parallel;
+  const double B = static_cast<double>(settings.MicroBatches());
+  const double d = plan.data_parallel;
+  const double v = settings.virtual_stages;
+  const std::int64_t r = table.weight_replicas;
+  const int s = plan.pipeline_stages;
+  Energy e;
+  std::int64_t devices = 0;
+  for (int k = 0; k < s; ++k) {
+    const StagePlan& stage = plan.stages[static_cast<size_t>(k)];
+    const double a = stage.devices;
+    devices += stage.devices;
+    Energy per_micro_batch, step;
+    double weight = 0;
+    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+      per_micro_batch += L[l].forward_energy + L[l].backward_energy + L[l].backward_recompute_energy;
+      if (settings.recompute && s - k > 1) per_micro_batch += L[l].forward_energy;  // stage recompute
+      step += L[l].optimizer_step_energy;
+      weight += L[l].weight_bytes;
+    }
+    // Every pipeline runs its share of the B micro-batches: B in all, on each of the a devices.
+    e += per_micro_batch * (B * a);
+    e += step * OptimizerStepRuns(settings, a, d, r);
+    e.network_j += GradientSyncJ(settings, t, plan.data_parallel, r, weight) * d * a;
+    for (const auto& edge : table.edges) {  // activations forward, their gradients back
+      if (edge.from < stage.first_layer || edge.from > stage.last_layer ||
+          edge.to <= stage.last_layer) {
+        continue;
+      }
+      e.network_j += 2 * EdgeSendJ(settings, edge, level) * v * B * a;
+    }
+  }
+  e.network_j += 2 * d * t *
+                 TiedEmbeddingJ(settings, t, plan.data_parallel, s, table.tied_gradient_bytes);
+  plan.devices = devices * plan.data_parallel;
+  e.static_j = settings.static_power_w * static_cast<double>(plan.devices) * plan.time_per_batch_s;
+  plan.energy = e;
+}
+
+}  // namespace phaze

@@ -1,0 +1,119 @@
+// The step model's formulas (framework/include/phaze/system/) against values worked out by hand
+// from the header comment of step_model.hpp and the paper's formulas, independently of the
+// placement DP that uses them (placement_search_test.cpp checks them again through the DP).
+#include "phaze/system/step_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "phaze/arch/arch_config.hpp"
+#include "phaze/system/gradient_sync.hpp"
+#include "phaze/system/optimizer_step.hpp"
+#include "phaze/system/pipeline.hpp"
+#include "phaze/system/stage_memory.hpp"
+
+namespace phaze {
+namespace {
+
+StepSettings Settings(PipelineSchedule schedule, int v = 1) {
+  StepSettings s;
+  s.num_accelerators = 64;
+  s.global_batch = 64;
+  s.micro_batch = 2;  // B = 32
+  s.network = Network::Flat(1e9);
+  s.schedule = schedule;
+  s.virtual_stages = v;
+  return s;
+}
+
+// In flight at position p of s stages: 1F1B p; GPipe ⌈B/d⌉; interleaved (2(p − 1) + (v − 1)s + 1)/v.
+TEST(StepModel, InFlightMicroBatchesPerSchedule) {
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(Settings(PipelineSchedule::k1F1B), 3, 4, 8), 3.0);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(Settings(PipelineSchedule::kGPipe), 3, 4, 8), 8.0);
+  // v = 2, s = 4, p = 4 (the first stage): (6 + 4 + 1)/2 = 5.5; p = 1: (0 + 4 + 1)/2 = 2.5.
+  const StepSettings il = Settings(PipelineSchedule::kInterleaved, 2);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(il, 4, 4, 8), 5.5);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(il, 1, 4, 8), 2.5);
+}
+
+// B = 32, d = 3: m = 11; s = 4: 1F1B 11 + 3 = 14, interleaved v = 2: 11 + 1.5 = 12.5.
+TEST(StepModel, PipelineSteps) {
+  EXPECT_EQ(Settings(PipelineSchedule::k1F1B).MicroBatchesPerPipeline(3), 11);
+  EXPECT_DOUBLE_EQ(PipelineSteps(Settings(PipelineSchedule::k1F1B), 3, 4), 14.0);
+  EXPECT_DOUBLE_EQ(PipelineSteps(Settings(PipelineSchedule::kInterleaved, 2), 3, 4), 12.5);
+}
+
+// Two layers: weights 10 + 20, gradients default to the weights, optimizer state 40 + 80,
+// activations 5 + 7, working 3 and 9: resident (10 + 10 + 40 + 5) + (20 + 20 + 80 + 7) = 192;
+// with 3 in flight 192 + 2·12 + 9 = 225; the optimizer state sharded 4 ways saves 120·3/4 = 90:
+// 135.
+TEST(StepModel, StageMemoryByHand) {
+  PlacementLayer a, b;
+  a.weight_bytes = 10;
+  a.optimizer_state_bytes = 40;
+  a.activation_bytes = 5;
+  a.working_bytes = 3;
+  b.weight_bytes = 20;
+  b.optimizer_state_bytes = 80;
+  b.activation_bytes = 7;
+  b.working_bytes = 9;
+  StageFootprint f;
+  f.Add(a);
+  f.Add(b);
+  f.incoming = 4;
+  EXPECT_DOUBLE_EQ(f.resident, 192);
+  EXPECT_DOUBLE_EQ(f.Stash(false), 12);
+  EXPECT_DOUBLE_EQ(f.Stash(true), 4);  // the paper's stage recompute keeps only the inputs
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, 1), 225);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, 4), 135);
+  const StageMemory m = StageMemoryParts(f, f.Stash(false), 3, 4);
+  EXPECT_DOUBLE_EQ(m.weight_bytes, 30);
+  EXPECT_DOUBLE_EQ(m.gradient_bytes, 30);
+  EXPECT_DOUBLE_EQ(m.optimizer_state_bytes, 30);
+  EXPECT_DOUBLE_EQ(m.working_bytes, 9);
+  EXPECT_DOUBLE_EQ(m.activation_bytes, 36);  // 12 + 2·12 kept
+  StepSettings s = Settings(PipelineSchedule::k1F1B);
+  EXPECT_EQ(OptimizerShards(s, 8, 2), 1);
+  s.distributed_optimizer = true;
+  EXPECT_EQ(OptimizerShards(s, 8, 2), 16);
+}
+
+// The paper's flat-network sync: all-reduce of 2W bytes over d = 4 at 1e9 B/s is
+// 2·(d − 1)/d·2W/bw = 4·(3/4)·1e9/1e9 = 3 s for W = 1e9; half of it hidden with overlap 0.5.
+// The distributed optimizer: reduce-scatter of 2W, (d − 1)/d·2W/bw = 1.5 s, plus the all-gather
+// of W, 0.75 s. The tied embedding: all-reduce of 1e9 bytes between 2 ranks: 1 s, none with s = 1.
+TEST(StepModel, GradientSyncOnAFlatNetwork) {
+  StepSettings s = Settings(PipelineSchedule::k1F1B);
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 3.0);
+  s.gradient_reduction_overlap = 0.5;
+  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, 1, 4, 1, 1e9), 1.5);
+  s.distributed_optimizer = true;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 2.25);
+  EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 2, 1e9), 1.0);
+  EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 1, 1e9), 0.0);
+}
+
+// The optimizer step of a layer with 1e9 bytes of weights + gradients + state: read and written
+// once at 2e12 B/s = 1 ms, 2e9 bytes · 8 · 3.9 pJ/bit of HBM energy; 1/(d·r) of it per device
+// with the distributed optimizer.
+TEST(StepModel, OptimizerStepFromItsOp) {
+  Operator step;
+  step.kind = OpKind::kOptimizer;
+  step.weight_bytes = 1000000000;
+  ArchConfig arch;
+  arch.hbm_bandwidth_bytes_per_s = 2e12;
+  EnergyTechnology tech;
+  tech.hbm_pj_per_bit = 3.9;
+  const OptimizerStepCost c = CostOptimizerStep(step, arch, tech);
+  EXPECT_DOUBLE_EQ(c.seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(c.energy.memory_j, 2e9 * 8 * 3.9e-12);
+  EXPECT_DOUBLE_EQ(c.energy.TotalJ(), c.energy.memory_j);
+  StepSettings s = Settings(PipelineSchedule::k1F1B);
+  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 8.0, 4, 2), 8.0);
+  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 8.0);  // d·a devices
+  s.distributed_optimizer = true;
+  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 8.0, 4, 2), 1.0);
+  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 1.0);  // a/r
+}
+
+}  // namespace
+}  // namespace phaze
