@@ -72,11 +72,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Check(phaze::EnergyModel::StaticPowerW(arch), "static power", text);
     Check(phaze::EnergyModel::PeakPowerW(arch), "peak power", text);
     static const phaze::CostModel cost = phaze::CostModel::Default();
-    const double hbm_gib = static_cast<double>(arch.hbm_bytes) / 1073741824.0;
     if (cost.Unbuildable(arch).empty()) {  // else Device() refuses it, with that reason
-      Check(cost.Device(arch, hbm_gib).TotalUsd(), "device cost", text);
+      Check(cost.Device(arch).TotalUsd(), "device cost", text);
     }
-    Check(cost.HourlyUsd(arch, hbm_gib, 300, 0), "hourly price", text);
+    Check(cost.HourlyUsd(arch, 300, 0), "hourly price", text);
   } catch (const phaze::ConfigError&) {
   }
   // A system file's levels.

@@ -48,7 +48,7 @@ TEST(CostModel, DeviceCostAndHourlyPriceByHand) {
   a.name = "chip";
   a.die_area_mm2 = 100;
   a.node_nm = 7;
-  const DeviceCost c = Model().Device(a, 32);
+  const DeviceCost c = Model().Device(a.WithHbmGiB(32));
   // 640 dies × e^−0.1 good ones: $10000 / 579.096 = $17.268 per good die.
   EXPECT_EQ(c.dies_per_wafer, 640);
   EXPECT_NEAR(c.yield, std::exp(-0.1), 1e-12);
@@ -56,12 +56,12 @@ TEST(CostModel, DeviceCostAndHourlyPriceByHand) {
   EXPECT_EQ(c.hbm_usd, 320);
   EXPECT_EQ(c.packaging_usd, 600);
   // Owned for 4 years of 8766 h, drawing 300 W at PUE 1.5 and $0.1/kWh: $0.045 per hour.
-  const double hourly = Model().HourlyUsd(a, 32, 300);
+  const double hourly = Model().HourlyUsd(a.WithHbmGiB(32), 300);
   EXPECT_NEAR(hourly, c.TotalUsd() / (4 * 8766) + 0.3 * 1.5 * 0.1, 1e-12);
   // A rental price wins: the override first, then the architecture's own.
   a.hourly_usd = 2.5;
-  EXPECT_EQ(Model().HourlyUsd(a, 32, 300), 2.5);
-  EXPECT_EQ(Model().HourlyUsd(a, 32, 300, 4.0), 4.0);
+  EXPECT_EQ(Model().HourlyUsd(a.WithHbmGiB(32), 300), 2.5);
+  EXPECT_EQ(Model().HourlyUsd(a.WithHbmGiB(32), 300, 4.0), 4.0);
   // A node between the listed ones uses the nearest (10 nm → 7 nm).
   double listed = 0;
   Model().NodeFor(10, &listed);
@@ -80,13 +80,13 @@ TEST(CostModel, ADieNoWaferHoldsIsNotPriced) {
   a.node_nm = 7;
   EXPECT_EQ(Model().Unbuildable(a), "a die of 12000 mm² does not fit a 300 mm wafer "
                                     "(the cost model's wafer_diameter_mm)");
-  EXPECT_EQ(Model().HourlyUsd(a, 32, 300), 0);
-  EXPECT_EQ(Model().HourlyUsd(a, 32, 300, 4.0), 4.0);
-  EXPECT_THROW(Model().Device(a, 32), Error);
+  EXPECT_EQ(Model().HourlyUsd(a.WithHbmGiB(32), 300), 0);
+  EXPECT_EQ(Model().HourlyUsd(a.WithHbmGiB(32), 300, 4.0), 4.0);
+  EXPECT_THROW(Model().Device(a.WithHbmGiB(32)), Error);
   a.die_area_mm2 = 10000;  // ⌊7.069 − 6.664⌋ = ⌊0.405⌋: no whole die
   EXPECT_NE(Model().Unbuildable(a), "");
   a.die_area_mm2 = 8000;  // ⌊8.836 − 7.451⌋ = 1 die, good with probability e^−8
-  EXPECT_GT(Model().HourlyUsd(a, 32, 300), 0);
+  EXPECT_GT(Model().HourlyUsd(a.WithHbmGiB(32), 300), 0);
   EXPECT_EQ(Model().Unbuildable(a), "");
 }
 
@@ -95,7 +95,7 @@ TEST(CostModel, ShippedConstantsLoadAndBadFilesAreLocated) {
   ArchConfig a;
   a.die_area_mm2 = 826;
   a.node_nm = 7;
-  EXPECT_GT(shipped.Device(a, 80).TotalUsd(), 0);
+  EXPECT_GT(shipped.Device(a.WithHbmGiB(80)).TotalUsd(), 0);
   try {
     CostModel::Parse(ConfigNode::ParseString(
         "description: x\nwafer_diameter_mm: 300\nyield_model: gaussian\nclustering_alpha: 3\n"

@@ -45,6 +45,12 @@ std::int64_t ReadSize(const ConfigNode& root, std::string_view scaled_key, std::
 
 }  // namespace
 
+ArchConfig ArchConfig::WithHbmGiB(double gib) const {
+  ArchConfig a = *this;
+  a.hbm_bytes = std::llround(gib * 1073741824.0);
+  return a;
+}
+
 std::string ArchConfig::GeneratedName() const {
   return "tc" + std::to_string(num_tc) + "x" + std::to_string(pe_x) + "x" + std::to_string(pe_y) +
          "-vc" + std::to_string(num_vc) + "x" + std::to_string(pe_vc) + "-glb" +

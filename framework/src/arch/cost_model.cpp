@@ -96,7 +96,7 @@ const CostModel::Node& CostModel::NodeFor(double node_nm, double* listed_nm) con
   return best->second;
 }
 
-DeviceCost CostModel::Device(const ArchConfig& arch, double hbm_gib) const {
+DeviceCost CostModel::Device(const ArchConfig& arch) const {
   DeviceCost c;
   const Node& node = NodeFor(arch.node_nm);
   c.die_area_mm2 = DieAreaMm2(arch);
@@ -105,7 +105,7 @@ DeviceCost CostModel::Device(const ArchConfig& arch, double hbm_gib) const {
   const double good = c.dies_per_wafer * c.yield;
   if (!(good > 0)) throw Error("architecture '" + arch.name + "': " + Unbuildable(arch));
   c.die_usd = node.wafer_usd / good;
-  c.hbm_usd = hbm_gib * hbm_usd_per_gib_;
+  c.hbm_usd = arch.HbmGiB() * hbm_usd_per_gib_;
   c.packaging_usd = packaging_usd_ + test_usd_;
   return c;
 }
@@ -121,13 +121,13 @@ std::string CostModel::Unbuildable(const ArchConfig& arch) const {
                       area, wafer_diameter_mm_);
 }
 
-double CostModel::HourlyUsd(const ArchConfig& arch, double hbm_gib, double power_w,
+double CostModel::HourlyUsd(const ArchConfig& arch, double power_w,
                             double hourly_override) const {
   if (hourly_override > 0) return hourly_override;
   if (arch.hourly_usd > 0) return arch.hourly_usd;
   if (!Unbuildable(arch).empty()) return 0;  // not priced
   constexpr double kHoursPerYear = 8766;  // 365.25 days
-  return Device(arch, hbm_gib).TotalUsd() / (lifetime_years_ * kHoursPerYear) +
+  return Device(arch).TotalUsd() / (lifetime_years_ * kHoursPerYear) +
          power_w / 1000 * pue_ * electricity_usd_per_kwh_;
 }
 

@@ -159,16 +159,18 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
   return problem;
 }
 
+// `device`: the architecture with the HBM the plan was placed under.
 PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem, RecomputeMode mode,
-                      double hbm_gib, const PreparedModel& model, const ArchConfig& arch,
-                      const RunConfig& run, const CostModel& cost) {
+                      const PreparedModel& model, const ArchConfig& device, const RunConfig& run,
+                      const CostModel& cost) {
+  const ArchConfig& arch = device;
   PlanChoice c;
   c.feasible = plan.feasible;
   c.reason = plan.reason;
   c.plan = plan;
   c.micro_batch = problem.micro_batch;
   c.recompute = mode;
-  c.hbm_gib = hbm_gib;
+  c.hbm_gib = device.HbmGiB();
   if (!plan.feasible) return c;
   // Finite arithmetic (issue 44): a plan whose figures overflowed is no plan.
   if (!std::isfinite(plan.time_per_batch_s) || !(plan.time_per_batch_s > 0) ||
@@ -194,9 +196,8 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 // A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`
 // or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
 PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& graph,
-                         FixedStrategy strategy, RecomputeMode mode, double hbm_gib,
-                         const PreparedModel& model, const ArchConfig& arch, const RunConfig& run,
-                         const CostModel& cost) {
+                         FixedStrategy strategy, RecomputeMode mode, const PreparedModel& model,
+                         const ArchConfig& device, const RunConfig& run, const CostModel& cost) {
   if (strategy.stage_starts.empty()) {
     std::string why;
     strategy.stage_starts = MegatronStageStarts(graph, strategy.pipeline_stages, &why);
@@ -204,13 +205,13 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
       PlanChoice c;
       c.micro_batch = problem.micro_batch;
       c.recompute = mode;
-      c.hbm_gib = hbm_gib;
+      c.hbm_gib = device.HbmGiB();
       c.reason = why;
       return c;
     }
   }
-  return MakeChoice(PlacementSearch().Evaluate(problem, strategy), problem, mode, hbm_gib, model,
-                    arch, run, cost);
+  return MakeChoice(PlacementSearch().Evaluate(problem, strategy), problem, mode, model, device,
+                    run, cost);
 }
 
 // (micro-batch, strategy index) → (width → (graph, times))
@@ -270,9 +271,10 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
           problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run.training);
         }
         for (std::size_t h = 0; h < hbm_list.size(); ++h) {
-          problem.hbm_bytes = hbm_list[h] * 1073741824.0;
-          PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, hbm_list[h], model, arch,
-                                    run, cost);
+          // Every HBM size of the sweep is a device of its own; the DP's limit is its HBM.
+          const ArchConfig device = arch.WithHbmGiB(hbm_list[h]);
+          problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
+          PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
           c.strategy = strategy_name;
           c.strategy_index = strategy;
           take(ev.best, c);
@@ -285,7 +287,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             PlanChoice x;
             x.micro_batch = b;
             x.recompute = mode;
-            x.hbm_gib = hbm_list[h];
+            x.hbm_gib = device.HbmGiB();
             auto it = widths.find(r.tensor_parallel);
             if (it == widths.end()) {
               x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
@@ -293,7 +295,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             } else {
               x = EvaluateFixed(problem, *it->second.first,
                                 {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
-                                hbm_list[h], model, arch, run, cost);
+                                model, device, run, cost);
             }
             x.strategy = strategy_name;
             x.strategy_index = strategy;
@@ -316,90 +318,6 @@ SchedulerOptions SchedulerOptionsOf(const RunConfig& run) {
 
 }  // namespace
 
-PreparedModel PreparedModel::WithoutSlices() const {
-  PreparedModel m;
-  m.name = name;
-  m.file = file;
-  m.weight = weight;
-  m.expert = expert;
-  m.presets = presets;
-  m.sequence_length = sequence_length;
-  m.parameters = parameters;
-  m.flops_per_token = flops_per_token;
-  m.refused = refused;
-  return m;
-}
-
-const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
-                                                     std::int64_t width, int strategy) const {
-  for (const auto& s : slices) {
-    if (s.micro_batch == micro_batch && s.width == width && s.strategy == strategy) return &s;
-  }
-  return nullptr;
-}
-
-PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
-                           bool require_slices) {
-  const ModelSpec spec = LoadNamed(entry.file_node, [&] {
-    return entry.hf ? LoadHfConfig(entry.resolved, entry.sequence_length)
-                    : LoadWorkload(entry.resolved, entry.sequence_length);
-  });
-  PreparedModel m;
-  m.name = spec.name;
-  m.file = entry.file;
-  m.weight = entry.weight;
-  m.expert = entry.expert;
-  m.presets = entry.presets;
-  std::vector<std::int64_t> micro_batches = run.training.micro_batches;
-  std::sort(micro_batches.begin(), micro_batches.end());
-  std::vector<std::int64_t> widths = run.training.tensor_parallel_widths;
-  std::sort(widths.begin(), widths.end());
-  for (std::int64_t b : micro_batches) {
-    GraphOptions options;
-    options.micro_batch = b;
-    options.fusion = false;
-    options.optimizer = OptimizerSpec::Named(run.training.optimizer);
-    LayerGraph full;
-    try {
-      full = BuildLayerGraph(spec, options);
-    } catch (const InvalidArgumentError& e) {
-      throw ConfigError(run.source + ": model " + entry.file + ", micro-batch " +
-                        std::to_string(b) + ": " + e.what());
-    }
-    if (m.sequence_length == 0) {
-      m.sequence_length = full.sequence_length;
-      m.parameters = full.Parameters();
-      m.flops_per_token = static_cast<double>(full.ForwardFlops() + full.BackwardFlops()) /
-                          static_cast<double>(b * full.sequence_length);
-    }
-    for (std::size_t i = 0; i < strategies.size(); ++i) {
-      const ParallelismStrategy& strategy = *strategies[i];
-      const std::string name = run.strategies.at(i).Name();
-      const auto supported = SupportedWidths(strategy, full, widths);
-      for (std::int64_t w : widths) {
-        if (std::find(supported.begin(), supported.end(), w) != supported.end()) {
-          m.slices.push_back(
-              {b, w, static_cast<int>(i), SliceLayerGraph(strategy, name, full, w, true)});
-        } else if (b == micro_batches.front()) {
-          m.refused.push_back((strategies.size() > 1 ? name + " " : std::string()) + "t=" +
-                              std::to_string(w) + ": " + strategy.Refusal(full, w));
-        }
-      }
-    }
-  }
-  if (m.slices.empty() && require_slices) {
-    std::string names;
-    for (const auto& s : run.strategies) names += (names.empty() ? "" : ", ") + s.Name();
-    throw ConfigError(run.source + ": model " + entry.file + ": " +
-                      (run.strategies.size() > 1 ? "the strategies '" : "the strategy '") + names +
-                      "' support" + (run.strategies.size() > 1 ? "" : "s") +
-                      " none of the tensor-parallel widths (" +
-                      (m.refused.empty() ? std::string() : m.refused.front()) + ")");
-  }
-  return m;
-}
-
 ModelEvaluator::ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estimator> estimator,
                                std::shared_ptr<const SolverBackend> backend)
     : run_(run),
@@ -419,8 +337,9 @@ double ModelEvaluator::ObjectiveBound(double throughput_bound, const ArchConfig&
       return throughput_bound / static_w;
     case SearchObjective::kThroughputPerCost: {
       const auto& hbm = run_.training.hbm_gib;
-      const double hourly = cost_.HourlyUsd(arch, *std::min_element(hbm.begin(), hbm.end()),
-                                            static_w, run_.cost.hourly_usd);
+      const double hourly =
+          cost_.HourlyUsd(arch.WithHbmGiB(*std::min_element(hbm.begin(), hbm.end())), static_w,
+                          run_.cost.hourly_usd);
       // Not priced (a die no wafer holds): its score is 0.
       return hourly > 0 ? throughput_bound * 3600 /
                               (hourly * static_cast<double>(run_.cluster.num_accelerators))
@@ -541,58 +460,14 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
       BaseProblem(run_, arch, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
   problem.widths[r.tensor_parallel] =
       MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training);
-  problem.hbm_bytes = r.hbm_gib * 1073741824.0;
+  problem.hbm_bytes = static_cast<double>(arch.hbm_bytes);  // the device's own
   PlanChoice c = EvaluateFixed(problem, slice->graph,
                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                 r.stage_starts},
-                               r.recompute, r.hbm_gib, model, arch, run_, cost_);
+                               r.recompute, model, arch, run_, cost_);
   c.strategy = slice->graph.strategy;
   c.strategy_index = r.strategy;
   return c;
-}
-
-void PriceChoice(PlanChoice& c, const ArchConfig& arch, const RunConfig& run,
-                 const CostModel& cost) {
-  if (!c.feasible) return;
-  const PlacementPlan& p = c.plan;
-  c.power_w = p.PowerW();
-  const double tokens_per_step = c.tokens_per_s * p.time_per_batch_s;
-  c.energy_per_token_j = tokens_per_step > 0 ? p.energy.TotalJ() / tokens_per_step : 0;
-  c.hourly_usd = cost.HourlyUsd(arch, c.hbm_gib, c.power_w, run.cost.hourly_usd);
-  // The whole cluster is paid for, whether or not the plan uses every device.
-  const double cluster_usd_per_s =
-      c.hourly_usd * static_cast<double>(run.cluster.num_accelerators) / 3600;
-  c.usd_per_million_tokens = c.tokens_per_s > 0 ? 1e6 * cluster_usd_per_s / c.tokens_per_s : 0;
-  c.time_to_train_s = run.training.tokens > 0 && c.tokens_per_s > 0
-                          ? run.training.tokens / c.tokens_per_s
-                          : 0;
-}
-
-double ObjectiveValue(const PlanChoice& c, SearchObjective objective, std::int64_t accelerators) {
-  const double thr = c.Throughput();
-  switch (objective) {
-    case SearchObjective::kThroughput:
-      break;
-    case SearchObjective::kThroughputPerWatt:
-      return c.power_w > 0 ? thr / c.power_w : 0;
-    case SearchObjective::kThroughputPerCost:
-      // samples/s over $/s of the cluster: samples per dollar.
-      return c.hourly_usd > 0 ? thr * 3600 / (c.hourly_usd * static_cast<double>(accelerators))
-                              : 0;
-  }
-  return thr;
-}
-
-std::string_view ObjectiveUnit(SearchObjective objective) {
-  switch (objective) {
-    case SearchObjective::kThroughput:
-      break;
-    case SearchObjective::kThroughputPerWatt:
-      return "samples/s per W";
-    case SearchObjective::kThroughputPerCost:
-      return "samples per $";
-  }
-  return "samples/s";
 }
 
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {

@@ -82,15 +82,14 @@ int RunArch(CommandContext& ctx) {
     // Power and cost (DESIGN §11): the die they scale with, static and peak power, the device's
     // cost at its own HBM size and the price of an hour of it at peak power.
     const CostModel cost = CostModel::Default();
-    const double hbm_gib = static_cast<double>(a.hbm_bytes) / 1073741824.0;
-    const DeviceCost c = cost.Device(a, hbm_gib);
+    const DeviceCost c = cost.Device(a);
     const double static_w = EnergyModel::StaticPowerW(a), peak_w = EnergyModel::PeakPowerW(a);
     json["die_area_mm2"] = c.die_area_mm2;
     json["static_power_w"] = static_w;
     json["peak_power_w"] = peak_w;
     json["device_cost_usd"] = c.TotalUsd();
     json["die_yield"] = c.yield;
-    json["hourly_usd_at_peak_power"] = cost.HourlyUsd(a, hbm_gib, peak_w);
+    json["hourly_usd_at_peak_power"] = cost.HourlyUsd(a, peak_w);
     table += "die              " + Num(c.die_area_mm2, "%.1f") + " mm2 at " +
              Num(a.node_nm, "%g") + " nm" + (a.die_area_mm2 > 0 ? " (published)" : " (area model)") +
              "\npower            static " + Num(static_w, "%.1f") + " W, peak " +
@@ -98,7 +97,7 @@ int RunArch(CommandContext& ctx) {
              "cost             $" + Num(c.TotalUsd(), "%.0f") + " per device (die $" +
              Num(c.die_usd, "%.0f") + " at yield " + Num(c.yield, "%.3f") + ", HBM $" +
              Num(c.hbm_usd, "%.0f") + ", packaging and test $" + Num(c.packaging_usd, "%.0f") +
-             "); $" + Num(cost.HourlyUsd(a, hbm_gib, peak_w), "%.4g") + " per hour" +
+             "); $" + Num(cost.HourlyUsd(a, peak_w), "%.4g") + " per hour" +
              (a.hourly_usd > 0 ? " (rental)" : " (owned, at peak power)") + "\n";
   } else {
     std::string file = ctx.vm["space"].as<std::string>();

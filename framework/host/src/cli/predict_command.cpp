@@ -208,19 +208,22 @@ int RunPredict(CommandContext& ctx) {
   } else if (run.training.pipeline_schedule == "interleaved") {
     run.training.pipeline_schedule = "1f1b";
   }
-  const ArchConfig arch =
+  ArchConfig arch =
       ReadFlag("--arch", [&] { return LoadArchConfig(ctx.vm["arch"].as<std::string>()); });
   // A fixed device's preset names the estimator it is calibrated for (the device model for the
   // A100 and H100 presets); a run config that names an estimator keeps its own.
   if (!run.estimator.name_node && !arch.estimator.empty()) {
     run.estimator.name = arch.estimator;
   }
-  request.hbm_gib = ctx.vm.count("hbm-gib") ? ctx.vm["hbm-gib"].as<double>()
-                                            : static_cast<double>(arch.hbm_bytes) / 1073741824.0;
-  if (!(request.hbm_gib * 1073741824.0 >= 1) ||
-      !(request.hbm_gib <= static_cast<double>(limits::kMemoryBytes) / 1073741824.0)) {
-    throw UsageError("--hbm-gib: expected a size of at least 1 byte and at most " +
-                     std::to_string(limits::kMemoryBytes >> 30) + " GiB (2^50 bytes)");
+  // The plan's HBM is the device's: --hbm-gib makes a device with that much of it.
+  if (ctx.vm.count("hbm-gib")) {
+    const double gib = ctx.vm["hbm-gib"].as<double>();
+    if (!(gib * 1073741824.0 >= 1) ||
+        !(gib <= static_cast<double>(limits::kMemoryBytes) / 1073741824.0)) {
+      throw UsageError("--hbm-gib: expected a size of at least 1 byte and at most " +
+                       std::to_string(limits::kMemoryBytes >> 30) + " GiB (2^50 bytes)");
+    }
+    arch = arch.WithHbmGiB(gib);
   }
   if (ctx.vm.count("tokens")) {
     run.training.tokens = ctx.vm["tokens"].as<double>();
@@ -333,7 +336,7 @@ int RunPredict(CommandContext& ctx) {
                       choice.time_to_train_s / 86400);
   }
   o << "\n";
-  o << "  memory per device (HBM " << request.hbm_gib << " GiB):\n";
+  o << "  memory per device (HBM " << arch.HbmGiB() << " GiB):\n";
   for (std::size_t k = 0; k < p.stages.size(); ++k) {
     const StageMemory& m = p.stages[k].memory;
     line = fmt::sprintf(

@@ -59,6 +59,10 @@ struct ArchConfig {
   }
   // The L2 rule of the paper's space: 16 bytes per PE (8 two-byte words), at least 1 KiB.
   static std::int64_t DefaultL2Bytes(std::int64_t pes) { return pes * 16 < 1024 ? 1024 : pes * 16; }
+  // The HBM in GiB (2^30 bytes), and this device with `gib` of it instead (a run's hbm_gib sweep:
+  // every size is a device of its own).
+  double HbmGiB() const { return static_cast<double>(hbm_bytes) / 1073741824.0; }
+  ArchConfig WithHbmGiB(double gib) const;
   // "tc8x128x128-vc2x128-glb128MiB"
   std::string GeneratedName() const;
   // Empty when valid, else what is wrong.

@@ -54,15 +54,14 @@ class CostModel {
   // The node whose figures a die of `node_nm` uses: the listed node nearest to it (ties: the
   // smaller). Throws Error when no node is listed.
   const Node& NodeFor(double node_nm, double* listed_nm = nullptr) const;
-  // The device's cost with `hbm_gib` of HBM; an Error when the die cannot be built.
-  DeviceCost Device(const ArchConfig& arch, double hbm_gib) const;
+  // The device's cost with its HBM (arch.hbm_bytes); an Error when the die cannot be built.
+  DeviceCost Device(const ArchConfig& arch) const;
   // Why the die cannot be built (no good die per wafer: it is larger than the wafer holds), or "".
   std::string Unbuildable(const ArchConfig& arch) const;
   // Dollars per device-hour drawing `power_w` on average; `hourly_override` > 0 wins, then the
   // arch's hourly_usd, then ownership (header comment); 0 (not priced) when the die cannot be
   // built (Unbuildable) and no price is given.
-  double HourlyUsd(const ArchConfig& arch, double hbm_gib, double power_w,
-                   double hourly_override = 0) const;
+  double HourlyUsd(const ArchConfig& arch, double power_w, double hourly_override = 0) const;
 
  private:
   double wafer_diameter_mm_ = 300;

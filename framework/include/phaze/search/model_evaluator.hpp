@@ -4,9 +4,8 @@
 // interleaving), sharing the estimates and schedules across them (the reference restarts
 // everything for each). Per layer the DP gets (DESIGN §10): forward and backward makespans; the
 // makespan of what the recompute mode re-runs (RecomputeGraph) as backward_recompute_s; the bytes
-// kept per in-flight micro-batch (UniqueLayer::SavedBytes) and the working set; the optimizer step,
-// HBM-bound: 2·(weight + gradient + state bytes) / HBM bandwidth (each read and written once);
-// and, for a model whose head reuses the embedding table, its gradient bytes for the all-reduce
+// kept per in-flight micro-batch (UniqueLayer::SavedBytes) and the working set; the optimizer step
+// (system/optimizer_step.hpp, from the layer's optimizer_step op); and, for a model whose head reuses the embedding table, its gradient bytes for the all-reduce
 // between the first and the last stage. Collectives and sends are the run config's network's.
 //
 // PrepareModel does the architecture-independent part once per run: the layer graph of every
@@ -32,92 +31,12 @@
 #include "phaze/estimate/estimator.hpp"
 #include "phaze/graph/layer_graph.hpp"
 #include "phaze/placement/placement_search.hpp"
+#include "phaze/search/plan_choice.hpp"
+#include "phaze/search/prepared_model.hpp"
 #include "phaze/schedule/scheduler.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace phaze {
-
-// The architecture-independent part of a model: its sliced layer graphs.
-struct PreparedModel {
-  std::string name;  // the workload's name
-  std::string file;
-  double weight = 1;
-  std::optional<ExpertPlacement> expert;
-  std::vector<std::string> presets;  // this model's own baseline architectures
-  std::int64_t sequence_length = 0;
-  std::int64_t parameters = 0;
-  double flops_per_token = 0;  // model FLOPs (forward + backward GEMMs, attention included)
-
-  struct Slice {
-    std::int64_t micro_batch = 1;
-    std::int64_t width = 1;
-    int strategy = 0;  // index into RunConfig::strategies (graph.strategy is its name)
-    LayerGraph graph;
-  };
-  std::vector<Slice> slices;         // micro-batch-major, then strategy, widths ascending
-  std::vector<std::string> refused;  // "t=8: …" widths a strategy refused (for the report)
-
-  // The slice for (micro-batch, width, strategy index), or null.
-  const Slice* FindSlice(std::int64_t micro_batch, std::int64_t width, int strategy) const;
-  // A copy without the (large) graphs, for results.
-  PreparedModel WithoutSlices() const;
-};
-
-// Builds every (micro-batch, strategy, width) slice; `strategies` are run.strategies' objects
-// (CreateRunStrategies). Throws ConfigError (located at the entry) when the model file is bad or,
-// with `require_slices`, when no strategy supports any width (else `refused` says why).
-PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
-                           bool require_slices = true);
-
-// A plan with the training settings it was found for, and its metrics.
-struct PlanChoice {
-  bool feasible = false;
-  std::string reason;  // when infeasible
-  PlacementPlan plan;
-  std::string strategy;   // the parallelism strategy it was found with (RunConfig's Name())
-  int strategy_index = 0;  // its index in RunConfig::strategies
-  std::int64_t micro_batch = 0;
-  RecomputeMode recompute = RecomputeMode::kNone;
-  double hbm_gib = 0;
-  double tokens_per_s = 0;
-  double mfu = 0;  // model FLOP/s over the cluster's peak tensor FLOP/s
-  // Energy and cost (DESIGN §11; PriceChoice). The step's energy by part is plan.energy.
-  double power_w = 0;             // average per device the plan uses
-  double energy_per_token_j = 0;  // joules of the cluster per trained token
-  double hourly_usd = 0;          // per device-hour (rental price, or ownership + energy)
-  double usd_per_million_tokens = 0;  // the whole cluster's hours per million trained tokens
-  double time_to_train_s = 0;     // training.tokens / tokens_per_s; 0 without a token budget
-  struct Stage {
-    std::string first_layer, last_layer;
-    int layers = 0;
-    int devices = 1;
-    double load_s = 0;
-    double peak_memory_bytes = 0;
-  };
-  std::vector<Stage> stages;
-
-  double Throughput() const { return feasible ? plan.throughput_samples_per_s : 0.0; }
-  // Joules of the cluster per trained sample (0 when infeasible).
-  double EnergyPerSampleJ() const {
-    const double samples = plan.throughput_samples_per_s * plan.time_per_batch_s;
-    return feasible && samples > 0 ? plan.energy.TotalJ() / samples : 0.0;
-  }
-  // Strictly better: higher throughput (a feasible plan beats an infeasible one).
-  bool BetterThan(const PlanChoice& other) const { return Throughput() > other.Throughput(); }
-};
-
-// Fills a feasible choice's power, energy per token, hourly price, $ per million tokens and time
-// to train (training.tokens) from its plan, the architecture and the cost model.
-void PriceChoice(PlanChoice& choice, const ArchConfig& arch, const RunConfig& run,
-                 const CostModel& cost);
-
-// A plan's score under search.objective: samples/s; samples/s per watt of a device (power_w); or
-// samples per dollar of the cluster's `accelerators` hours (hourly_usd each). 0 when infeasible.
-double ObjectiveValue(const PlanChoice& choice, SearchObjective objective,
-                      std::int64_t accelerators);
-// Its unit: "samples/s", "samples/s per W", "samples per $" (per dollar of the cluster's hours).
-std::string_view ObjectiveUnit(SearchObjective objective);
 
 struct ModelEvaluation {
   std::string model;
@@ -144,7 +63,6 @@ struct PlanRequest {
   int virtual_stages = 1;  // > 1: interleaved 1F1B
   std::int64_t micro_batch = 1;
   RecomputeMode recompute = RecomputeMode::kNone;
-  double hbm_gib = 80;
   std::vector<int> stage_starts;  // empty: MegatronStageStarts
 };
 
