@@ -66,7 +66,7 @@ TEST(ArchSearchLoop, StopsWhereHysteresisSaysWithAnyThreadCount) {
     o.threads = threads;
     NullProgress progress;
     const auto out = RunArchSearch(points, o, eval, progress);
-    EXPECT_EQ(out.stop_reason, "converged") << threads;
+    EXPECT_EQ(out.stop_reason, StopReason::kConverged) << threads;
     ASSERT_EQ(out.explored.size(), 6u) << threads;
     for (std::size_t i = 0; i < out.explored.size(); ++i) {
       EXPECT_EQ(out.explored[i].rank, static_cast<std::int64_t>(i));
@@ -86,13 +86,13 @@ TEST(ArchSearchLoop, ExhaustiveAndBudgets) {
   o.bucket_width_mm2 = 1;
   o.exhaustive = true;
   auto all = RunArchSearch(points, o, eval, progress);
-  EXPECT_EQ(all.stop_reason, "exhausted");
+  EXPECT_EQ(all.stop_reason, StopReason::kExhausted);
   EXPECT_EQ(all.explored.size(), 8u);
 
   o.max_configs = 3;
   o.threads = 2;
   auto budget = RunArchSearch(points, o, eval, progress);
-  EXPECT_EQ(budget.stop_reason, "max_configs");
+  EXPECT_EQ(budget.stop_reason, StopReason::kMaxConfigs);
   EXPECT_EQ(budget.explored.size(), 3u);
   EXPECT_EQ(budget.candidates, 8);
 
@@ -100,7 +100,7 @@ TEST(ArchSearchLoop, ExhaustiveAndBudgets) {
   o.exhaustive = false;
   o.max_configs = 0;
   auto rising = RunArchSearch(points, o, Scores({1, 2, 3, 4, 5, 6, 7, 8}), progress);
-  EXPECT_EQ(rising.stop_reason, "exhausted");
+  EXPECT_EQ(rising.stop_reason, StopReason::kExhausted);
   EXPECT_EQ(rising.explored.size(), 8u);
 }
 
@@ -117,7 +117,7 @@ TEST(ArchSearchLoop, StopFlagKeepsWhatWasEvaluated) {
   o.exhaustive = true;
   NullProgress progress;
   const auto out = RunArchSearch(points, o, eval, progress, &stop);
-  EXPECT_EQ(out.stop_reason, "interrupted");
+  EXPECT_EQ(out.stop_reason, StopReason::kInterrupted);
   ASSERT_EQ(out.explored.size(), 2u);  // c0 and c1 complete; nothing started after the flag
 }
 
@@ -193,7 +193,7 @@ TEST(ArchSearchLoop, ARemoteEvaluatorGivesTheSameSearch) {
       o.remote = &remote;
       NullProgress progress;
       const auto out = RunArchSearch(points, o, eval, progress);
-      EXPECT_EQ(out.stop_reason, "converged") << threads << " " << batch;
+      EXPECT_EQ(out.stop_reason, StopReason::kConverged) << threads << " " << batch;
       ASSERT_EQ(out.explored.size(), 6u) << threads << " " << batch;
       for (std::size_t i = 0; i < out.explored.size(); ++i) {
         EXPECT_EQ(out.explored[i].point.arch.name, "c" + std::to_string(i));
@@ -381,7 +381,7 @@ TEST(ArchSearchLoop, PruningKeepsTheWinnersAndParetoFrontsOfEvaluatingEverything
         EXPECT_EQ(pruned_models + space.exact_evaluations.load(), 600) << where;
         EXPECT_GT(out.pruned, pareto ? 30 : 150) << where;
         EXPECT_GT(out.partially_pruned, 0) << where;
-        EXPECT_EQ(out.stop_reason, "exhausted");
+        EXPECT_EQ(out.stop_reason, StopReason::kExhausted);
       }
     }
   }
@@ -396,7 +396,7 @@ TEST(ArchSearchLoop, HysteresisNeverPrunes) {
   o.bucket_width_mm2 = 1;
   const auto out = RunArchSearch(space.points, o, space.Evaluator(), progress);
   EXPECT_EQ(out.pruned, 0);
-  EXPECT_EQ(out.stop_reason, "converged");
+  EXPECT_EQ(out.stop_reason, StopReason::kConverged);
   for (const auto& e : out.explored) EXPECT_FALSE(e.evaluation.pruned.has_value());
   // (Workers may run ahead of the convergence point; those evaluations are discarded.)
   EXPECT_GE(space.exact_evaluations.load(), 2 * static_cast<int>(out.explored.size()));

@@ -24,7 +24,7 @@ LayerGraph Build(const std::string& name, std::int64_t b, bool fusion = true,
   GraphOptions o;
   o.micro_batch = b;
   o.fusion = fusion;
-  o.optimizer = OptimizerSpec::Named(optimizer);
+  o.optimizer = OptimizerSpec::For(optimizer == "sgd" ? OptimizerKind::kSgd : OptimizerKind::kAdamMixed);
   return BuildLayerGraph(LoadModelSpec(Workload(name)), o);
 }
 

@@ -38,14 +38,14 @@ TEST(ModelSpec, FamilyDefaultsAndOverrides) {
   ModelSpec m = ParseModelSpec(ConfigNode::ParseString(kTiny, "model.yaml"));
   EXPECT_EQ(m.ffn_hidden, 256);
   EXPECT_EQ(m.kv_heads, 4);
-  EXPECT_EQ(m.norm_position, "pre");
+  EXPECT_EQ(m.norm_position, NormPosition::kPre);
   EXPECT_TRUE(m.causal);
   EXPECT_DOUBLE_EQ(m.dropout_attention, 0.1);
   m = ParseModelSpec(ConfigNode::ParseString(
       std::string(kTiny) + "norm: rmsnorm\nactivation: swiglu\ndropout: 0\nbias: false\n",
       "m.yaml"));
   EXPECT_EQ(m.norm, NormKind::kRmsNorm);
-  EXPECT_EQ(m.activation, "swiglu");
+  EXPECT_EQ(m.activation, Activation::kSwiglu);
   EXPECT_DOUBLE_EQ(m.dropout_hidden, 0);
   EXPECT_FALSE(m.bias);
 }

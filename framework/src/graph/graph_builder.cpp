@@ -291,7 +291,7 @@ int FeedForward(LayerWriter& w, const ModelSpec& m, int x, const std::string& pr
     return w.Linear(prefix + ".down", prod, f, h, m.bias, A::kFfn, A::kHidden);
   }
   int fc1 = w.Linear(prefix + ".fc1", x, h, f, m.bias, A::kHidden, A::kFfn);
-  int act = w.Activation(prefix + "." + m.activation, m.activation, fc1, Rows(A::kFfn));
+  int act = w.Activation(prefix + "." + m.MlpFunction(), m.MlpFunction(), fc1, Rows(A::kFfn));
   return w.Linear(prefix + ".fc2", act, f, h, m.bias, A::kFfn, A::kHidden);
 }
 
@@ -355,7 +355,8 @@ UniqueLayer EmbeddingLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   x = w.Dropout("embed.dropout", x, m.dropout_embedding, Rows(A::kHidden));
   w.graph.MarkOutput(x);
   UniqueLayer layer;
-  layer.name = layer.kind = "embedding";
+  layer.name = "embedding";
+  layer.kind = LayerKind::kEmbedding;
   layer.forward = std::move(w.graph);
   layer.parameters = w.parameters;
   return layer;
@@ -373,7 +374,7 @@ UniqueLayer BlockLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
     int mlp = Mlp(w, m, w.Norm("ln2", x, h));
     mlp = w.Dropout("mlp.dropout", mlp, m.dropout_hidden, Rows(A::kHidden));
     y = w.Add("residual", {x, att, mlp}, T * h);
-  } else if (m.norm_position == "pre") {
+  } else if (m.norm_position == NormPosition::kPre) {
     int att = Attention(w, m, w.Norm("ln1", x, h));
     att = w.Dropout("attn.out_dropout", att, m.dropout_hidden, Rows(A::kHidden));
     int r1 = w.Add("residual1", {x, att}, T * h);
@@ -390,7 +391,8 @@ UniqueLayer BlockLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
   }
   w.graph.MarkOutput(y);
   UniqueLayer layer;
-  layer.name = layer.kind = "block";
+  layer.name = "block";
+  layer.kind = LayerKind::kBlock;
   layer.forward = std::move(w.graph);
   layer.parameters = w.parameters;
   layer.tensor_parallel = true;
@@ -420,7 +422,8 @@ UniqueLayer HeadLayer(const ModelSpec& m, std::int64_t b, std::int64_t s) {
       w.Linear("head.lm", x, e, m.vocab, m.lm_head_bias, A::kHidden, A::kVocab, m.tied_embeddings);
   w.graph.MarkOutput(w.Loss("head.loss", logits, m.vocab));
   UniqueLayer layer;
-  layer.name = layer.kind = "head";
+  layer.name = "head";
+  layer.kind = LayerKind::kHead;
   layer.forward = std::move(w.graph);
   layer.parameters = w.parameters;
   layer.tied_parameters = w.tied_parameters;

@@ -301,7 +301,7 @@ Json LayerGraphToJson(const LayerGraph& graph) {
   if (graph.heads > 0) model["heads"] = graph.heads;
   if (graph.kv_heads > 0) model["kv_heads"] = graph.kv_heads;
   model["fused"] = graph.fused;
-  model["optimizer"] = graph.optimizer.name;
+  model["optimizer"] = std::string(ToString(graph.optimizer.kind));
   model["parameters"] = graph.Parameters();
   if (graph.published_parameters) model["published_parameters"] = *graph.published_parameters;
   model["forward_flops"] = graph.ForwardFlops();
@@ -313,7 +313,7 @@ Json LayerGraphToJson(const LayerGraph& graph) {
     Json uj = Json::MakeObject();
     uj["id"] = static_cast<int>(i);
     uj["name"] = u.name;
-    uj["kind"] = u.kind;
+    uj["kind"] = std::string(ToString(u.kind));
     uj["parameters"] = u.parameters;
     uj["tied_parameters"] = u.tied_parameters;
     uj["tensor_parallel"] = u.tensor_parallel;
@@ -383,7 +383,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   if (auto n = model.Optional("kv_heads")) g.kv_heads = n->AsPositiveInt();
   if (auto n = model.Optional("fused")) g.fused = n->AsBool();
   if (auto n = model.Optional("optimizer")) {
-    g.optimizer = OptimizerSpec::Named(n->AsChoice({"adam-mixed", "sgd"}));
+    g.optimizer = OptimizerSpec::For(n->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd}));
   }
   if (auto n = model.Optional("published_parameters")) g.published_parameters = n->AsPositiveInt();
 
@@ -398,9 +398,10 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
     }
     UniqueLayer u;
     u.name = node.Child("name").AsString();
-    u.kind = node.Optional("kind")
-                 ? node.Child("kind").AsChoice({"embedding", "block", "head", "custom"})
-                 : "custom";
+    u.kind = node.Optional("kind") ? node.Child("kind").AsEnum({LayerKind::kEmbedding,
+                                                                LayerKind::kBlock, LayerKind::kHead,
+                                                                LayerKind::kCustom})
+                                   : LayerKind::kCustom;
     u.parameters = NonNegative(node.Child("parameters"));
     if (auto n = node.Optional("tied_parameters")) u.tied_parameters = NonNegative(*n);
     if (auto n = node.Optional("tensor_parallel")) u.tensor_parallel = n->AsBool();
@@ -515,7 +516,7 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
   os << "\nshape        micro-batch " << graph.micro_batch << " x sequence "
      << graph.sequence_length << ", " << graph.dtype_bytes << "-byte values, tensor-parallel width "
      << graph.tensor_parallel << ", fusion " << (graph.fused ? "on" : "off") << ", optimizer "
-     << graph.optimizer.name << "\n";
+     << ToString(graph.optimizer.kind) << "\n";
   os << "parameters   " << WithThousands(params);
   if (graph.tensor_parallel > 1) {
     os << " per device (strategy " << graph.strategy << ", width " << graph.tensor_parallel << ")";

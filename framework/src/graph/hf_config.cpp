@@ -161,18 +161,18 @@ class HfReader {
 };
 
 // The MLP's element-wise function from a transformers activation name.
-std::string Activation(HfReader& r, const ConfigNode& n, bool gated) {
+Activation HfActivation(HfReader& r, const ConfigNode& n, bool gated) {
   const std::string name = n.AsString();
   const bool tanh_gelu = name == "gelu_new" || name == "gelu_fast" || name == "gelu_pytorch_tanh" ||
                          name == "gelu_tanh";
   const bool gelu = name == "gelu" || name == "gelu_python";
   if (gated) {
-    if (name == "silu" || name == "swish") return "swiglu";
-    if (gelu || tanh_gelu) return "geglu";  // Gemma: GELU (tanh) gate
+    if (name == "silu" || name == "swish") return Activation::kSwiglu;
+    if (gelu || tanh_gelu) return Activation::kGeglu;  // Gemma: GELU (tanh) gate
   } else {
-    if (tanh_gelu) return "gelu_tanh";
-    if (gelu) return "gelu";
-    if (name == "relu") return "relu";
+    if (tanh_gelu) return Activation::kGeluTanh;
+    if (gelu) return Activation::kGelu;
+    if (name == "relu") return Activation::kRelu;
   }
   r.Refuse(n,
            std::string("activation '") + name + "' in a " + (gated ? "gated" : "plain") + " MLP");
@@ -183,9 +183,9 @@ ModelSpec Base(const std::string& family) {
   ModelSpec m;
   m.family = family;
   m.norm = NormKind::kLayerNorm;
-  m.norm_position = "pre";
+  m.norm_position = NormPosition::kPre;
   m.final_norm = true;
-  m.activation = "gelu";
+  m.activation = Activation::kGelu;
   m.positions = PositionKind::kLearned;
   m.bias = m.qkv_bias = true;
   m.tied_embeddings = true;
@@ -233,8 +233,8 @@ ModelSpec ReadGpt2(HfReader& r) {
     r.Refuse(*n, "n_ctx " + std::to_string(n->AsInt()) + " differs from n_positions " +
                      std::to_string(m.max_positions));
   }
-  m.activation = "gelu_tanh";
-  if (auto n = r.Get("activation_function")) m.activation = Activation(r, *n, false);
+  m.activation = Activation::kGeluTanh;
+  if (auto n = r.Get("activation_function")) m.activation = HfActivation(r, *n, false);
   SetDropout(m, r.Probability("embd_pdrop", 0.1), r.Probability("attn_pdrop", 0.1),
              r.Probability("resid_pdrop", 0.1));
   m.tied_embeddings = r.Bool("tie_word_embeddings", true);
@@ -251,7 +251,7 @@ ModelSpec ReadGptNeox(HfReader& r) {
   m.max_positions = r.Int("max_position_embeddings", limits::kSequence);
   m.positions = PositionKind::kRotary;
   m.rotary_fraction = ReadRotaryShare(r, "rotary_pct").value_or(0.25);
-  if (auto n = r.Get("hidden_act")) m.activation = Activation(r, *n, false);
+  if (auto n = r.Get("hidden_act")) m.activation = HfActivation(r, *n, false);
   m.parallel_block = r.Bool("use_parallel_residual", true);
   m.tied_embeddings = r.Bool("tie_word_embeddings", false);
   r.Only("attention_bias", true, "attention without biases beside an MLP with them");
@@ -269,10 +269,10 @@ ModelSpec ReadOpt(HfReader& r) {
   m.sequence_length = context;
   m.embedding_dim = r.Int("word_embed_proj_dim", limits::kHidden, m.hidden);
   const bool pre = r.Bool("do_layer_norm_before", true);
-  m.norm_position = pre ? "pre" : "post";
+  m.norm_position = pre ? NormPosition::kPre : NormPosition::kPost;
   m.final_norm = pre && !r.Bool("_remove_final_layer_norm", false);
-  m.activation = "relu";
-  if (auto n = r.Get("activation_function")) m.activation = Activation(r, *n, false);
+  m.activation = Activation::kRelu;
+  if (auto n = r.Get("activation_function")) m.activation = HfActivation(r, *n, false);
   m.fused_qkv = false;
   m.bias = m.qkv_bias = r.Bool("enable_bias", true);
   m.tied_embeddings = r.Bool("tie_word_embeddings", true);
@@ -294,8 +294,8 @@ ModelSpec ReadBert(HfReader& r) {
   ReadDimensions(r, m, "intermediate_size");
   m.max_positions = r.Int("max_position_embeddings", limits::kSequence);
   m.token_types = r.Int("type_vocab_size", limits::kVocab, 2);
-  if (auto n = r.Get("hidden_act")) m.activation = Activation(r, *n, false);
-  m.norm_position = "post";
+  if (auto n = r.Get("hidden_act")) m.activation = HfActivation(r, *n, false);
+  m.norm_position = NormPosition::kPost;
   m.final_norm = false;
   m.embedding_norm = true;
   m.fused_qkv = false;
@@ -326,13 +326,13 @@ ModelSpec ReadLlamaLike(HfReader& r, const std::string& type, std::int64_t seque
   m.positions = PositionKind::kRotary;
   m.rotary_fraction = ReadRotaryShare(r, "partial_rotary_factor").value_or(1.0);
   // Gemma names its MLP activation hidden_activation (hidden_act is the legacy key it overrides).
-  m.activation = gemma ? "geglu" : "swiglu";
+  m.activation = gemma ? Activation::kGeglu : Activation::kSwiglu;
   const auto act = gemma ? r.Get("hidden_activation") : std::nullopt;
   if (act) {
-    m.activation = Activation(r, *act, true);
+    m.activation = HfActivation(r, *act, true);
     r.Ignore({"hidden_act"});
   } else if (auto n = r.Get("hidden_act")) {
-    m.activation = Activation(r, *n, true);
+    m.activation = HfActivation(r, *n, true);
   }
   m.fused_qkv = false;
   m.bias = m.qkv_bias = false;

@@ -25,10 +25,27 @@ std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text) {
   return std::nullopt;
 }
 
-OptimizerSpec OptimizerSpec::Named(const std::string& name) {
-  if (name == "adam-mixed") return {"adam-mixed", 12, 4, "adam"};
-  if (name == "sgd") return {"sgd", 0, 2, "sgd"};
-  throw InvalidArgumentError("unknown optimizer '" + name + "'; known: adam-mixed, sgd");
+std::string_view ToString(OptimizerKind kind) {
+  return kind == OptimizerKind::kSgd ? "sgd" : "adam-mixed";
+}
+
+std::string_view ToString(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kEmbedding:
+      return "embedding";
+    case LayerKind::kBlock:
+      return "block";
+    case LayerKind::kHead:
+      return "head";
+    case LayerKind::kCustom:
+      return "custom";
+  }
+  return "?";
+}
+
+OptimizerSpec OptimizerSpec::For(OptimizerKind kind) {
+  if (kind == OptimizerKind::kSgd) return {OptimizerKind::kSgd, 0, 2, "sgd"};
+  return {OptimizerKind::kAdamMixed, 12, 4, "adam"};
 }
 
 std::int64_t LayerGraph::Parameters() const {
@@ -142,7 +159,7 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   // Full recompute keeps a transformer block's hidden-state input (Megatron-LM checkpoints the
   // blocks, not the embedding or the head).
   layer.checkpoint_bytes = layer.activation_bytes;
-  if (layer.kind == "block") {
+  if (layer.kind == LayerKind::kBlock) {
     layer.checkpoint_bytes = 0;
     for (int t : g.InputTensors()) {
       if (g.GetTensor(t).requires_grad) layer.checkpoint_bytes += g.GetTensor(t).Bytes();

@@ -17,10 +17,10 @@ namespace {
 // The block structure each family implies; every field can be overridden in the model file.
 struct FamilyDefaults {
   NormKind norm = NormKind::kLayerNorm;
-  std::string norm_position = "pre";
+  NormPosition norm_position = NormPosition::kPre;
   bool final_norm = true;
   bool embedding_norm = false;
-  std::string activation = "gelu";
+  Activation activation = Activation::kGelu;
   PositionKind positions = PositionKind::kLearned;
   bool bias = true;
   bool tied_embeddings = true;
@@ -42,7 +42,7 @@ const std::vector<std::pair<std::string, FamilyDefaults>>& Families() {
     encoder.causal = false;
 
     FamilyDefaults bert = encoder;  // Hugging Face BertModel: post-LN, embedding LN, pooler
-    bert.norm_position = "post";
+    bert.norm_position = NormPosition::kPost;
     bert.final_norm = false;
     bert.embedding_norm = true;
     bert.fused_qkv = false;
@@ -50,16 +50,16 @@ const std::vector<std::pair<std::string, FamilyDefaults>>& Families() {
     bert.pooler = true;
 
     FamilyDefaults gpt2 = decoder;  // Hugging Face GPT-2: tanh-approximated GELU
-    gpt2.activation = "gelu_tanh";
+    gpt2.activation = Activation::kGeluTanh;
 
     FamilyDefaults opt = decoder;  // Hugging Face OPT: ReLU, separate Q/K/V, no attention dropout
-    opt.activation = "relu";
+    opt.activation = Activation::kRelu;
     opt.fused_qkv = false;
     opt.dropout_attention = 0;
 
     FamilyDefaults llama = decoder;  // Llama 2: RMSNorm, SwiGLU, rotary, no biases, untied head
     llama.norm = NormKind::kRmsNorm;
-    llama.activation = "swiglu";
+    llama.activation = Activation::kSwiglu;
     llama.positions = PositionKind::kRotary;
     llama.bias = false;
     llama.tied_embeddings = false;
@@ -106,6 +106,26 @@ std::string_view ToString(PositionKind positions) {
       return "rotary";
     case PositionKind::kNone:
       return "none";
+  }
+  return "?";
+}
+
+std::string_view ToString(NormPosition position) {
+  return position == NormPosition::kPost ? "post" : "pre";
+}
+
+std::string_view ToString(Activation activation) {
+  switch (activation) {
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kSwiglu:
+      return "swiglu";
+    case Activation::kGeglu:
+      return "geglu";
   }
   return "?";
 }
@@ -197,20 +217,20 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
     m.token_types = n->AsIntInRange(0, limits::kVocab);
   }
 
-  auto choice = [&](std::string_view key, const std::string& fallback,
-                    std::initializer_list<std::string_view> choices) {
+  // The key's word as one of `choices`, else the family's value.
+  auto choice = [&](std::string_view key, auto fallback,
+                    std::initializer_list<decltype(fallback)> choices) {
     auto n = root.Optional(key);
-    return n ? n->AsChoice(choices) : fallback;
+    return n ? n->AsEnum(choices) : fallback;
   };
-  const auto norm = root.Optional("norm");
-  m.norm = norm ? norm->AsEnum({NormKind::kLayerNorm, NormKind::kRmsNorm}) : d->norm;
-  m.norm_position = choice("norm_position", d->norm_position, {"pre", "post"});
-  m.activation =
-      choice("activation", d->activation, {"gelu", "gelu_tanh", "relu", "swiglu", "geglu"});
-  const auto positions = root.Optional("positions");
-  m.positions = positions ? positions->AsEnum({PositionKind::kLearned, PositionKind::kRotary,
-                                               PositionKind::kNone})
-                          : d->positions;
+  m.norm = choice("norm", d->norm, {NormKind::kLayerNorm, NormKind::kRmsNorm});
+  m.norm_position =
+      choice("norm_position", d->norm_position, {NormPosition::kPre, NormPosition::kPost});
+  m.activation = choice("activation", d->activation,
+                        {Activation::kGelu, Activation::kGeluTanh, Activation::kRelu,
+                         Activation::kSwiglu, Activation::kGeglu});
+  m.positions = choice("positions", d->positions,
+                       {PositionKind::kLearned, PositionKind::kRotary, PositionKind::kNone});
 
   auto flag = [&](std::string_view key, bool fallback) {
     auto n = root.Optional(key);
@@ -298,12 +318,12 @@ ModelSpec ParseModelSpec(const ConfigNode& root) {
     n->Fail("rotary_fraction applies to rotary positions; positions are '" +
             std::string(ToString(m.positions)) + "'");
   }
-  if (m.parallel_block && m.norm_position != "pre") {
+  if (m.parallel_block && m.norm_position != NormPosition::kPre) {
     root.Child("parallel_block")
         .Fail(
             "a parallel attention/MLP block is pre-LN (each branch normalises its input); "
             "norm_position is '" +
-            m.norm_position + "'");
+            std::string(ToString(m.norm_position)) + "'");
   }
   return m;
 }
@@ -373,11 +393,11 @@ std::string ModelSpecToYaml(const ModelSpec& m) {
   integer("embedding_dim", m.EmbeddingDim());
   integer("token_types", m.token_types);
   line("norm", std::string(ToString(m.norm)));
-  line("norm_position", m.norm_position);
+  line("norm_position", std::string(ToString(m.norm_position)));
   flag("final_norm", m.final_norm);
   flag("embedding_norm", m.embedding_norm);
   flag("embedding_scale", m.embedding_scale);
-  line("activation", m.activation);
+  line("activation", std::string(ToString(m.activation)));
   line("positions", std::string(ToString(m.positions)));
   if (m.positions == PositionKind::kRotary) line("rotary_fraction", FormatDouble(m.rotary_fraction));
   flag("bias", m.bias);

@@ -31,7 +31,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   md << "# Phaze search report\n\n"
      << "Run config `" << r.run.source << "`; space `" << r.space_name << "`: " << explored.size()
      << " of " << r.outcome.candidates
-     << " configs explored by decreasing area (stop: " << r.outcome.stop_reason << ")";
+     << " configs explored by decreasing area (stop: " << ToString(r.outcome.stop_reason) << ")";
   if (r.outcome.pruned + r.outcome.partially_pruned > 0) {
     md << ", of which " << r.outcome.pruned << " were pruned by upper bounds ("
        << r.outcome.pruned_by_compute_bound << " by the compute bound, "
@@ -78,7 +78,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     }
     for (const auto& b : r.baselines) {
       if (b.model != name) continue;
-      row(name, b.arch + (b.kind == "expert" ? " expert" : " + Phaze DP"), b.config,
+      row(name, b.arch + (b.kind == BaselineKind::kExpert ? " expert" : " + Phaze DP"), b.config,
           b.area_mm2, b.plan);
     }
   }
@@ -120,7 +120,7 @@ std::string SearchReportMarkdown(const SearchResults& r) {
       std::string ex = "–", dp = "–";
       for (const auto& b : r.baselines) {
         if (b.arch != preset || b.model != name) continue;
-        (b.kind == "expert" ? ex : dp) = mfu(b.plan);
+        (b.kind == BaselineKind::kExpert ? ex : dp) = mfu(b.plan);
       }
       md << " " << ex << " | " << dp << " |";
     }

@@ -37,7 +37,7 @@ double GeoMean(const std::vector<double>& v) {
 
 bool ParetoFrontsExact(const SearchResults& r) {
   return r.run.search.mode == SearchMode::kExhaustive && r.run.search.prune != PruneMode::kWinners &&
-         r.outcome.stop_reason == "exhausted";
+         r.outcome.stop_reason == StopReason::kExhausted;
 }
 
 std::vector<std::size_t> ExploredFront(const SearchResults& r, int model) {
@@ -72,7 +72,7 @@ std::vector<Design> Designs(const SearchResults& r) {
     const bool global = std::find(r.run.arch.presets.begin(), r.run.arch.presets.end(), b.arch) !=
                         r.run.arch.presets.end();
     std::string name = global ? b.arch : b.arch.substr(0, b.arch.find('-'));
-    const std::string label = name + (b.kind == "expert" ? " expert" : " + Phaze DP");
+    const std::string label = name + (b.kind == BaselineKind::kExpert ? " expert" : " + Phaze DP");
     if (!by_label.count(label)) {
       order.push_back(label);
       by_label[label] = {label, std::vector<double>(n, 0), {}, 0};

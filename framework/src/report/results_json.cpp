@@ -100,8 +100,8 @@ Json PlanChoiceToJson(const PlanChoice& c) {
 Json SearchResultsToJson(const SearchResults& r) {
   Json j = Json::MakeObject();
   j["phaze_version"] = kVersion;
-  j["complete"] = r.outcome.stop_reason == "converged" || r.outcome.stop_reason == "exhausted";
-  j["stop_reason"] = r.outcome.stop_reason;
+  j["complete"] = Complete(r.outcome.stop_reason);
+  j["stop_reason"] = std::string(ToString(r.outcome.stop_reason));
   j["run_config"] = r.run.ToJson();
   Json plugins = Json::MakeArray();
   for (const auto& p : r.plugins) {
@@ -199,7 +199,7 @@ Json SearchResultsToJson(const SearchResults& r) {
     Json bj = Json::MakeObject();
     bj["arch"] = b.arch;
     bj["model"] = b.model;
-    bj["kind"] = b.kind;
+    bj["kind"] = std::string(ToString(b.kind));
     bj["area_mm2"] = b.area_mm2;
     bj["peak_flops"] = b.config.PeakTensorFlopsPerS();
     bj["result"] = PlanChoiceToJson(b.plan);

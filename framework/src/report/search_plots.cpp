@@ -102,7 +102,7 @@ std::string ScoreSvg(const SearchResults& r, const XAxis& axis) {
       weights.push_back(m.weight);
       const PlanChoice* plan = nullptr;
       for (const auto& b : r.baselines) {
-        if (b.arch == preset && b.model == m.name && b.kind == "phaze-dp") {
+        if (b.arch == preset && b.model == m.name && b.kind == BaselineKind::kPhazeDp) {
           plan = &b.plan;
           area = b.area_mm2;
         }

@@ -27,7 +27,7 @@ using report::ArchText;
 std::string SearchSummary(const SearchResults& r) {
   std::ostringstream out;
   out << "explored " << r.outcome.explored.size() << " of " << r.outcome.candidates
-      << " architectures (" << r.outcome.stop_reason << ")\n";
+      << " architectures (" << ToString(r.outcome.stop_reason) << ")\n";
   std::string line = fmt::sprintf("%-22s %-44s %9s %14s %9s %6s %8s\n", "model",
                                   "best architecture", "area mm²", "samples/s", "vs ref", "MFU",
                                   "W");

@@ -17,6 +17,24 @@
 
 namespace phaze {
 
+std::string_view ToString(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone:
+      break;
+    case StopReason::kConverged:
+      return "converged";
+    case StopReason::kExhausted:
+      return "exhausted";
+    case StopReason::kMaxConfigs:
+      return "max_configs";
+    case StopReason::kMaxSeconds:
+      return "max_seconds";
+    case StopReason::kInterrupted:
+      return "interrupted";
+  }
+  return "none";
+}
+
 bool HysteresisConverged(const std::vector<double>& bucket_best, std::int64_t level) {
   const auto n = static_cast<std::int64_t>(bucket_best.size());
   if (level < 1 || n < level) return false;
@@ -269,7 +287,8 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       break;
     }
     if (!slot.result) {
-      out.stop_reason = (stop && stop->load()) ? "interrupted" : "max_seconds";
+      out.stop_reason =
+          (stop && stop->load()) ? StopReason::kInterrupted : StopReason::kMaxSeconds;
       break;
     }
     ExploredConfig e;
@@ -306,7 +325,7 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       bucket_best = 0;
       ++out.buckets_done;
       if (!options.exhaustive && HysteresisConverged(out.bucket_best, options.hysteresis_level)) {
-        out.stop_reason = "converged";
+        out.stop_reason = StopReason::kConverged;
         break;
       }
     }
@@ -327,8 +346,8 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   progress.End();
   if (!failure) failure = remote_failure;
   if (failure) throw Error(*failure);
-  if (out.stop_reason.empty()) {
-    out.stop_reason = planned < out.candidates ? "max_configs" : "exhausted";
+  if (out.stop_reason == StopReason::kNone) {
+    out.stop_reason = planned < out.candidates ? StopReason::kMaxConfigs : StopReason::kExhausted;
   }
   return out;
 }

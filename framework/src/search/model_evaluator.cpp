@@ -148,9 +148,10 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
   problem.global_batch = run.training.global_batch;
   problem.micro_batch = micro_batch;
   problem.network = run.cluster.network;
-  problem.schedule = run.training.pipeline_schedule == "gpipe" ? PipelineSchedule::kGPipe
-                     : virtual_stages > 1                     ? PipelineSchedule::kInterleaved
-                                                              : PipelineSchedule::k1F1B;
+  // An interleaved run's v = 1 plans are plain 1F1B.
+  problem.schedule = run.training.pipeline_schedule == PipelineSchedule::kGPipe ? PipelineSchedule::kGPipe
+                     : virtual_stages > 1 ? PipelineSchedule::kInterleaved
+                                          : PipelineSchedule::k1F1B;
   problem.virtual_stages = virtual_stages;
   problem.distributed_optimizer = run.training.distributed_optimizer;
   problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
@@ -240,7 +241,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
               bool with_expert, bool bound, ModelEvaluation& ev) {
   ev.best.reason = "not evaluated";
   ev.best_per_hbm.assign(hbm_list.size(), ev.best);
-  const std::vector<std::int64_t> vs = run.training.pipeline_schedule == "interleaved"
+  const std::vector<std::int64_t> vs = run.training.pipeline_schedule == PipelineSchedule::kInterleaved
                                            ? run.training.virtual_stages
                                            : std::vector<std::int64_t>{1};
   const PlacementSearch dp;
@@ -473,7 +474,7 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {
   std::vector<int> blocks;
   for (std::size_t i = 0; i < graph.layers.size(); ++i) {
-    if (graph.unique_layers.at(graph.layers[i].unique_id).kind == "block") {
+    if (graph.unique_layers.at(graph.layers[i].unique_id).kind == LayerKind::kBlock) {
       blocks.push_back(static_cast<int>(i));
     }
   }

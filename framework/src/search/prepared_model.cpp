@@ -52,7 +52,7 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
     GraphOptions options;
     options.micro_batch = b;
     options.fusion = false;
-    options.optimizer = OptimizerSpec::Named(run.training.optimizer);
+    options.optimizer = OptimizerSpec::For(run.training.optimizer);
     LayerGraph full;
     try {
       full = BuildLayerGraph(spec, options);

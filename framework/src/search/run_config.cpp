@@ -104,9 +104,10 @@ void Validate(RunConfig& rc, const ConfigNode& root) {
     std::erase_if(t.micro_batches, [&](std::int64_t b) { return t.global_batch % b != 0; });
   }
   // Virtual stages are the interleaved schedule's.
-  if (const auto v = key("virtual_stages"); v && t.pipeline_schedule != "interleaved") {
+  if (const auto v = key("virtual_stages");
+      v && t.pipeline_schedule != PipelineSchedule::kInterleaved) {
     v->Fail("virtual_stages applies to pipeline_schedule: interleaved only (the schedule is " +
-            t.pipeline_schedule + ")");
+            std::string(ToString(t.pipeline_schedule)) + ")");
   }
   // An expert plan [p, d, t] must fit the cluster and use an evaluated tensor-parallel width (the
   // search's DP, like the paper's, lets d replicas share the micro-batches unevenly: OPT's expert
@@ -278,9 +279,12 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       }
       if (!v->IsScalar()) CheckDistinct(*v, rc.training.recompute);
     }
-    if (auto v = t->Optional("optimizer")) rc.training.optimizer = v->AsChoice({"adam-mixed", "sgd"});
+    if (auto v = t->Optional("optimizer")) {
+      rc.training.optimizer = v->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd});
+    }
     if (auto v = t->Optional("pipeline_schedule")) {
-      rc.training.pipeline_schedule = v->AsChoice({"1f1b", "interleaved", "gpipe"});
+      rc.training.pipeline_schedule = v->AsEnum(
+          {PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved, PipelineSchedule::kGPipe});
     }
     if (auto v = t->Optional("virtual_stages")) {
       rc.training.virtual_stages = PositiveIntsUpTo(*v, limits::kWidth);
@@ -298,7 +302,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       if (rc.training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
     }
     if (auto v = t->Optional("gradient_reduction_precision")) {
-      rc.training.gradient_reduction_precision = v->AsChoice({"fp32", "fp16", "bf16"});
+      rc.training.gradient_reduction_precision = v->AsEnum(
+          {ReductionPrecision::kFp32, ReductionPrecision::kFp16, ReductionPrecision::kBf16});
     }
   }
 
@@ -417,6 +422,18 @@ void RunConfig::CheckComponents(const Registry& registry, bool check_solver, boo
   }
 }
 
+std::string_view ToString(ReductionPrecision precision) {
+  switch (precision) {
+    case ReductionPrecision::kFp32:
+      return "fp32";
+    case ReductionPrecision::kFp16:
+      return "fp16";
+    case ReductionPrecision::kBf16:
+      return "bf16";
+  }
+  return "?";
+}
+
 std::string_view ToString(SearchMode mode) {
   return mode == SearchMode::kExhaustive ? "exhaustive" : "hysteresis";
 }
@@ -497,16 +514,16 @@ Json RunConfig::ToJson() const {
   t["tensor_parallel_widths"] = tw;
   t["hbm_gib"] = hbm;
   t["recompute"] = rec;
-  t["optimizer"] = training.optimizer;
-  t["pipeline_schedule"] = training.pipeline_schedule;
-  if (training.pipeline_schedule == "interleaved") {
+  t["optimizer"] = std::string(ToString(training.optimizer));
+  t["pipeline_schedule"] = std::string(ToString(training.pipeline_schedule));
+  if (training.pipeline_schedule == PipelineSchedule::kInterleaved) {
     Json vs = Json::MakeArray();
     for (auto v : training.virtual_stages) vs.Push(v);
     t["virtual_stages"] = vs;
   }
   t["distributed_optimizer"] = training.distributed_optimizer;
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
-  t["gradient_reduction_precision"] = training.gradient_reduction_precision;
+  t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };
   auto& s = j["solver"];

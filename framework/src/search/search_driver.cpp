@@ -6,6 +6,10 @@
 #include "phaze/arch/area_model.hpp"
 
 namespace phaze {
+
+std::string_view ToString(BaselineKind kind) {
+  return kind == BaselineKind::kExpert ? "expert" : "phaze-dp";
+}
 namespace {
 
 // Configs the robustness study re-evaluates under each perturbation (the best by common score).
@@ -27,7 +31,7 @@ double SearchResults::ReferenceThroughput(const std::string& model) const {
   double dp = 0;
   for (const auto& b : baselines) {
     if (b.arch != ref || b.model != model) continue;
-    if (b.kind == "expert") return b.plan.Throughput();
+    if (b.kind == BaselineKind::kExpert) return b.plan.Throughput();
     dp = b.plan.Throughput();
   }
   const bool has_expert = std::any_of(models.begin(), models.end(), [&](const PreparedModel& m) {
@@ -102,8 +106,8 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
       const ArchConfig arch = LoadArchConfig(preset);
       const ModelEvaluation ev = evaluator.Evaluate(m, arch, /*with_expert=*/true);
       const double area_mm2 = area.Area(arch).TotalMm2();
-      if (ev.expert) res.baselines.push_back({preset, arch, m.name, "expert", area_mm2, *ev.expert});
-      res.baselines.push_back({preset, arch, m.name, "phaze-dp", area_mm2, ev.best});
+      if (ev.expert) res.baselines.push_back({preset, arch, m.name, BaselineKind::kExpert, area_mm2, *ev.expert});
+      res.baselines.push_back({preset, arch, m.name, BaselineKind::kPhazeDp, area_mm2, ev.best});
     };
     for (const auto& m : models) {
       for (const auto& p : run.arch.presets) add(p, m);

@@ -55,10 +55,11 @@ GraphOptions ReadGraphOptions(const po::variables_map& vm) {
   options.fusion = !vm.count("no-fusion");
   if (vm.count("optimizer")) {
     const std::string optimizer = vm["optimizer"].as<std::string>();
-    if (optimizer != "adam-mixed" && optimizer != "sgd") {
+    if (optimizer != ToString(OptimizerKind::kAdamMixed) && optimizer != ToString(OptimizerKind::kSgd)) {
       throw UsageError("--optimizer: expected adam-mixed or sgd, found '" + optimizer + "'");
     }
-    options.optimizer = OptimizerSpec::Named(optimizer);
+    options.optimizer = OptimizerSpec::For(optimizer == "sgd" ? OptimizerKind::kSgd
+                                                              : OptimizerKind::kAdamMixed);
   }
   return options;
 }

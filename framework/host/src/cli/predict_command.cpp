@@ -99,7 +99,7 @@ void CheckPlanAgainstModel(const LayerGraph& graph, const PlanRequest& r,
   const int p = static_cast<int>(r.pipeline_stages);
   if (r.virtual_stages > 1) {
     std::int64_t blocks = 0;
-    for (const auto& l : graph.layers) blocks += graph.unique_layers.at(l.unique_id).kind == "block";
+    for (const auto& l : graph.layers) blocks += graph.unique_layers.at(l.unique_id).kind == LayerKind::kBlock;
     const std::int64_t chunks = r.pipeline_stages * r.virtual_stages;
     if (blocks == 0 || blocks % chunks != 0) {
       throw UsageError("--plan: interleaving splits the " + std::to_string(blocks) +
@@ -203,10 +203,10 @@ int RunPredict(CommandContext& ctx) {
   run.training.tensor_parallel_widths = {request.tensor_parallel};
   run.training.recompute = {request.recompute};
   if (request.virtual_stages > 1) {
-    run.training.pipeline_schedule = "interleaved";
+    run.training.pipeline_schedule = PipelineSchedule::kInterleaved;
     run.training.virtual_stages = {request.virtual_stages};
-  } else if (run.training.pipeline_schedule == "interleaved") {
-    run.training.pipeline_schedule = "1f1b";
+  } else if (run.training.pipeline_schedule == PipelineSchedule::kInterleaved) {
+    run.training.pipeline_schedule = PipelineSchedule::k1F1B;
   }
   ArchConfig arch =
       ReadFlag("--arch", [&] { return LoadArchConfig(ctx.vm["arch"].as<std::string>()); });
@@ -267,7 +267,7 @@ int RunPredict(CommandContext& ctx) {
   j["estimator"] = run.estimator.name;
   j["global_batch"] = run.training.global_batch;
   j["accelerators"] = run.cluster.num_accelerators;
-  j["schedule"] = run.training.pipeline_schedule;
+  j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
   j["model_flops_per_token"] = model.flops_per_token;
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();

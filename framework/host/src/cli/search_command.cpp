@@ -114,7 +114,7 @@ int RunSearch(CommandContext& ctx) {
     WriteTextFileAtomic(ctx.global.output, SearchResultsToJson(results).Dump(1) + "\n");
   }
   ctx.out << SearchSummary(results) << "outputs in " << run.output.directory << "/\n";
-  if (results.outcome.stop_reason == "interrupted") {
+  if (results.outcome.stop_reason == StopReason::kInterrupted) {
     ctx.err << "interrupted: partial results written (results.json has \"complete\": false)\n";
   }
   if (!results.AnyFeasible()) {

@@ -38,20 +38,29 @@ enum class RecomputeMode { kNone, kSelective, kFull };
 std::string_view ToString(RecomputeMode mode);
 std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text);  // none|selective|full
 
+// The optimizer: Adam with mixed precision (Megatron-LM: fp32 master weights, moments and
+// gradients) or plain SGD on 16-bit weights and gradients.
+enum class OptimizerKind { kAdamMixed, kSgd };
+std::string_view ToString(OptimizerKind kind);  // adam-mixed | sgd
+
 // The optimizer's memory and step cost per parameter.
 struct OptimizerSpec {
-  std::string name = "adam-mixed";                 // adam-mixed | sgd
+  OptimizerKind kind = OptimizerKind::kAdamMixed;
   std::int64_t state_bytes_per_parameter = 12;     // fp32 master weight + two fp32 moments
   std::int64_t gradient_bytes_per_parameter = 4;   // fp32 gradients (Megatron mixed precision)
-  std::string step_function = "adam";
+  std::string step_function = "adam";              // its vector function (the estimators' word)
 
-  // "adam-mixed" or "sgd"; throws InvalidArgumentError otherwise.
-  static OptimizerSpec Named(const std::string& name);
+  static OptimizerSpec For(OptimizerKind kind);
 };
+
+// What a unique layer is: the transformer's embedding, a block, the head, or a layer of an
+// imported graph (custom). Megatron-LM's stage split and full recompute treat blocks alone.
+enum class LayerKind { kEmbedding, kBlock, kHead, kCustom };
+std::string_view ToString(LayerKind kind);  // embedding | block | head | custom
 
 struct UniqueLayer {
   std::string name;       // "embedding", "block", "head", or a user's name
-  std::string kind;       // embedding | block | head | custom
+  LayerKind kind = LayerKind::kCustom;
   OperatorGraph forward;  // also the recompute pass
   OperatorGraph backward;
   Operator optimizer_step;           // one vector op over every parameter the layer holds

@@ -18,8 +18,13 @@ namespace phaze {
 // norm's word is also the vector function its ops run, which estimators cost by name).
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRotary, kNone };
+enum class NormPosition { kPre, kPost };  // before each sub-layer (GPT) or after its residual (BERT)
+std::string_view ToString(NormPosition position);  // pre | post
 std::string_view ToString(NormKind norm);          // layernorm | rmsnorm
 std::string_view ToString(PositionKind positions);  // learned | rotary | none
+// The MLP's activation; the gated ones (SwiGLU, GeGLU) have a gate projection.
+enum class Activation { kGelu, kGeluTanh, kRelu, kSwiglu, kGeglu };
+std::string_view ToString(Activation activation);  // gelu | gelu_tanh | relu | swiglu | geglu
 
 struct ModelSpec {
   std::string source;  // the file it came from
@@ -42,10 +47,10 @@ struct ModelSpec {
   std::int64_t token_types = 0;    // BERT segment embeddings (0: none)
 
   NormKind norm = NormKind::kLayerNorm;
-  std::string norm_position;     // pre | post
+  NormPosition norm_position = NormPosition::kPre;
   bool final_norm = false;       // a norm after the last block
   bool embedding_norm = false;   // a norm on the embedding output (BERT)
-  std::string activation;        // gelu | gelu_tanh | relu | swiglu | geglu
+  Activation activation = Activation::kGelu;
   PositionKind positions = PositionKind::kLearned;
   double rotary_fraction = 1.0;  // share of each head's dimensions rotated (GPT-NeoX rotary_pct)
   bool bias = true;              // biases on every linear layer
@@ -75,10 +80,14 @@ struct ModelSpec {
 
   std::int64_t HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
   std::int64_t AttentionWidth() const { return heads * HeadDim(); }  // Q and context width
-  bool GatedMlp() const { return activation == "swiglu" || activation == "geglu"; }
-  // The element-wise function of the MLP (the gate's for a gated MLP).
+  bool GatedMlp() const {
+    return activation == Activation::kSwiglu || activation == Activation::kGeglu;
+  }
+  // The element-wise function of the MLP (the gate's for a gated MLP): its vector function's name.
   std::string MlpFunction() const {
-    return activation == "swiglu" ? "silu" : activation == "geglu" ? "gelu_tanh" : activation;
+    return activation == Activation::kSwiglu  ? "silu"
+           : activation == Activation::kGeglu ? "gelu_tanh"
+                                              : std::string(ToString(activation));
   }
   std::int64_t EmbeddingDim() const { return embedding_dim > 0 ? embedding_dim : hidden; }
 };

@@ -117,13 +117,22 @@ struct ExploredConfig {
   ConfigEvaluation evaluation;
 };
 
+// Why a search ended: it converged (hysteresis), visited everything, or a budget or a stop
+// request ended it. kNone: not ended yet.
+enum class StopReason { kNone, kConverged, kExhausted, kMaxConfigs, kMaxSeconds, kInterrupted };
+// converged | exhausted | max_configs | max_seconds | interrupted
+std::string_view ToString(StopReason reason);
+// Whether the whole search ran (converged or exhausted), not a budget's or a stop's part of it.
+inline bool Complete(StopReason reason) {
+  return reason == StopReason::kConverged || reason == StopReason::kExhausted;
+}
+
 struct ArchSearchOutcome {
   std::vector<ExploredConfig> explored;  // in decreasing-area order
   std::int64_t pruned = 0;               // of those, how many were fully pruned (at which tier:)
   std::int64_t pruned_by_compute_bound = 0, pruned_by_placement_bound = 0;
   std::int64_t partially_pruned = 0;     // no score; some models evaluated exactly
-  // "converged", "exhausted" (every config visited), "max_configs", "max_seconds", "interrupted"
-  std::string stop_reason;
+  StopReason stop_reason = StopReason::kNone;
   std::int64_t candidates = 0;  // configs in the space
   std::int64_t buckets_done = 0;
   std::vector<double> bucket_best;  // best (exact) score per finished bucket, decreasing area

@@ -19,6 +19,7 @@
 #include "phaze/network/network.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
+#include "phaze/system/step_model.hpp"
 
 namespace phaze {
 
@@ -29,6 +30,9 @@ enum class PruneMode { kNone, kWinners, kPareto };
 std::string_view ToString(SearchMode mode);  // hysteresis | exhaustive
 std::string_view ToString(ScoreMean mean);   // arithmetic | weighted | geometric
 std::string_view ToString(PruneMode prune);  // none | winners | pareto
+// training.gradient_reduction_precision: the number format gradients are reduced in.
+enum class ReductionPrecision { kFp32, kFp16, kBf16 };
+std::string_view ToString(ReductionPrecision precision);  // fp32 | fp16 | bf16
 // search.objective: what a config's score per model is (DESIGN §11).
 enum class SearchObjective { kThroughput, kThroughputPerWatt, kThroughputPerCost };
 // throughput | throughput_per_watt | throughput_per_cost
@@ -82,19 +86,21 @@ struct RunConfig {
     std::vector<std::int64_t> tensor_parallel_widths = {1, 2, 4, 8};
     std::vector<double> hbm_gib = {32, 64, 80};
     std::vector<RecomputeMode> recompute = {RecomputeMode::kNone, RecomputeMode::kFull};
-    std::string optimizer = "adam-mixed";  // adam-mixed | sgd
-    std::string pipeline_schedule = "1f1b";     // 1f1b | interleaved | gpipe
+    OptimizerKind optimizer = OptimizerKind::kAdamMixed;
+    PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
     std::vector<std::int64_t> virtual_stages = {2};  // v explored when interleaved
     bool distributed_optimizer = false;  // ZeRO-1: optimizer state divided by d
     double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
     // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).
-    std::string gradient_reduction_precision = "fp32";
+    ReductionPrecision gradient_reduction_precision = ReductionPrecision::kFp32;
     // Tokens to train on (e.g. 300e9): outputs give the time to train them and its cost; 0 = none.
     double tokens = 0;
     // Bytes reduced per parameter: 4 for fp32, 2 otherwise.
-    int GradientReductionBytes() const { return gradient_reduction_precision == "fp32" ? 4 : 2; }
+    int GradientReductionBytes() const {
+      return gradient_reduction_precision == ReductionPrecision::kFp32 ? 4 : 2;
+    }
   } training;
 
   struct Solver {

@@ -29,11 +29,15 @@
 
 namespace phaze {
 
+// A baseline's placement: the model's expert {p, d, t}, or the best our DP finds on the preset.
+enum class BaselineKind { kExpert, kPhazeDp };
+std::string_view ToString(BaselineKind kind);  // expert | phaze-dp
+
 struct BaselineResult {
   std::string arch;      // preset name
   ArchConfig config;     // the preset as loaded
   std::string model;
-  std::string kind;      // "expert" | "phaze-dp"
+  BaselineKind kind = BaselineKind::kPhazeDp;
   double area_mm2 = 0;
   PlanChoice plan;
 };
