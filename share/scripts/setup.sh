@@ -10,7 +10,7 @@ packages=(
   coinor-libcbc-dev liblpsolve55-dev libsuitesparse-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-cbc lp-solve
-  python3
+  python3 python3-yaml                # the validation scripts read YAML files (share/validation/yaml_files.py)
   dpkg-dev                         # dpkg-shlibdeps: cpack -G DEB (share/scripts/test-install.sh)
   librsvg2-bin fonts-dejavu-core   # the plot tests render every SVG to PNG
 )

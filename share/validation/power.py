@@ -14,13 +14,12 @@ P(s) = P(0) + s·(P(1) − P(0)), so two predictions per row fit it exactly.
 
   share/validation/power.py [--phaze build/phaze] [--report DIR] [--jobs 2]
 
---report DIR writes power.md there. Standard library only.
+--report DIR writes power.md there. Standard library and python3-yaml.
 """
 import argparse
 import concurrent.futures
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARE = os.path.join(HERE, "..")
 sys.path.insert(0, HERE)
 import tpuv4  # noqa: E402  (the TPU v4 rows and their workloads)
+import yaml_files  # noqa: E402
 
 TEMPLATE_22NM = dict(mac_pj=2.0, lane_op_pj=1.0, sram_pj_per_byte_1mib=6.25)  # energy_model.hpp
 TPU_V4_MEAN_W = 170.0
@@ -58,38 +58,17 @@ GPU_ROWS = [
 
 def arch_with(preset, energy, directory, tag):
     """The preset's file with its `energy:` map replaced by `energy`."""
-    with open(os.path.join(SHARE, "arch", preset + ".yaml")) as f:
-        lines = f.read().splitlines()
-    out, skipping = [], False
-    for line in lines:
-        if re.match(r"^energy:", line):
-            skipping = True
-            continue
-        if skipping and (line.startswith(" ") or not line.strip()):
-            continue
-        skipping = False
-        out.append(line)
-    out.append("energy: {%s}" % ", ".join("%s: %r" % kv for kv in sorted(energy.items())))
+    document = yaml_files.load(os.path.join(SHARE, "arch", preset + ".yaml"))
+    document["energy"] = {k: float(v) for k, v in sorted(energy.items())}
     path = os.path.join(directory, "%s-%s.yaml" % (preset, tag))
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
+    yaml_files.dump(document, path)
     return path
 
 
 def preset_energy(preset):
-    """The preset's own energy map (flat `key: value` lines under `energy:`)."""
-    energy, inside = {}, False
-    with open(os.path.join(SHARE, "arch", preset + ".yaml")) as f:
-        for line in f:
-            if line.startswith("energy:"):
-                inside = True
-                continue
-            if inside:
-                m = re.match(r"^\s+(\w+):\s*([0-9.eE+-]+)", line)
-                if not m:
-                    break
-                energy[m.group(1)] = float(m.group(2))
-    return energy
+    """The preset's own `energy:` map."""
+    energy = yaml_files.load(os.path.join(SHARE, "arch", preset + ".yaml")).get("energy") or {}
+    return {k: float(v) for k, v in energy.items()}
 
 
 def run(args, cmd, out):

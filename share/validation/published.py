@@ -20,7 +20,7 @@ counted as the publications count it, Narayanan et al.'s equation (3):
 
 --param as in validate.py. --report DIR writes published.md there; --max-error / --max-mean-error
 turn it into a check on the largest and the mean |error| (exit 1 when exceeded; the CTest
-Validation.PublishedA100). Standard library only.
+Validation.PublishedA100). Standard library and python3-yaml.
 """
 import argparse
 import concurrent.futures

@@ -18,7 +18,7 @@ Two optional columns after vTrain's eleven: the row's recompute (none|selective|
 levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
 ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap and host_kernel_s.
 --report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
-into a check (exit 1 when exceeded); the CTest uses them. Standard library only.
+into a check (exit 1 when exceeded); the CTest uses them. Standard library and python3-yaml.
 """
 import argparse
 import collections
@@ -26,10 +26,11 @@ import concurrent.futures
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
+
+import yaml_files  # share/validation/yaml_files.py, beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -89,16 +90,9 @@ def predict(args, directory, setup, row):
 
 
 def system_levels(system):
-    """The levels of share/systems/SYSTEM.yaml (one flow map per line), as dicts."""
+    """The levels of share/systems/SYSTEM.yaml (or of the file SYSTEM), as dicts."""
     path = system if os.path.exists(system) else os.path.join(ROOT, "share", "systems", system + ".yaml")
-    levels = []
-    with open(path) as f:
-        for line in f:
-            m = re.match(r"\s*-\s*\{(.*)\}\s*$", line)
-            if m:
-                levels.append(dict((k.strip(), v.strip()) for k, v in
-                                   (kv.split(":", 1) for kv in m.group(1).split(","))))
-    return levels
+    return yaml_files.load(path)["levels"]
 
 
 # Parameters of the network the fit may set: the effective figures of the node's level (NVLink,
@@ -131,23 +125,21 @@ def write_config(directory, args, params):
     levels = system_levels(args.system)
     for key, (level, field) in NETWORK_PARAMS.items():
         if key in params:
-            levels[level][field] = repr(params[key])
+            levels[level][field] = float(params[key])
     with open(config, "w") as f:
         body = ", ".join("%s: %r" % kv for kv in sorted(estimator.items()))
         f.write("estimator: {name: device, params: {%s}}\ntraining: {%s}\ncluster:\n  levels:\n" %
                 (body, ", ".join("%s: %s" % kv for kv in sorted(TRAINING.items()))))
         for level in levels:
-            f.write("    - {%s}\n" % ", ".join("%s: %s" % kv for kv in level.items()))
+            f.write("    - %s\n" % yaml_files.flow_map(level))
     arch = args.arch
     overrides = {k: params[k] for k in ARCH_PARAMS if k in params}
     if overrides:
         source = arch if os.path.exists(arch) else os.path.join(ROOT, "share", "arch", arch + ".yaml")
-        with open(source) as f:
-            lines = [l for l in f if not any(l.startswith(k + ":") for k in overrides)]
+        document = yaml_files.load(source)
+        document.update(sorted(overrides.items()))
         arch = os.path.join(directory, "arch.yaml")
-        with open(arch, "w") as f:
-            f.writelines(lines)
-            f.writelines("%s: %r\n" % kv for kv in sorted(overrides.items()))
+        yaml_files.dump(document, arch)
     return Setup(config, arch)
 
 

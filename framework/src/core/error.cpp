@@ -7,7 +7,6 @@ Error::~Error() = default;
 UsageError::~UsageError() = default;
 ConfigError::~ConfigError() = default;
 PluginError::~PluginError() = default;
-NotImplementedError::~NotImplementedError() = default;
 InvalidArgumentError::~InvalidArgumentError() = default;
 
 }  // namespace phaze

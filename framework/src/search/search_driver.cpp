@@ -40,13 +40,6 @@ double SearchResults::ReferenceThroughput(const std::string& model) const {
   return has_expert ? 0 : dp;
 }
 
-SearchResults RunSearchDriver(const RunConfig& run, const Registry& registry,
-                              ProgressSink& progress, Logger& log,
-                              const SearchDriverOptions& options) {
-  const SearchContext context(run, registry, log);
-  return RunSearchDriver(context, progress, options);
-}
-
 SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progress,
                               const SearchDriverOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();

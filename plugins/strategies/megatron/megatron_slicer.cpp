@@ -22,13 +22,6 @@ struct Group {
   i64 stride = 1;
 };
 
-Operator Collective(const std::string& name, std::optional<CollectiveKind> forward,
-                    std::optional<CollectiveKind> backward, i64 bytes, Group group, int input,
-                    int output, const OpAxes& of) {
-  return MakeCollective(name, forward, backward, bytes, group.size, group.stride, input, output,
-                        OpAxes{.spans = of.spans});
-}
-
 const OpAxes kHiddenState = OpAxes::Of({Axis::kTokens, Axis::kHidden});
 
 // Work of this op is divided by w: split roles, and replicated ops under sequence parallelism.
@@ -38,170 +31,220 @@ bool Divided(const Operator& op, bool sp) {
          (sp && r == Role::kReplicated);
 }
 
+// The axis a divided op's work is split along: a column GEMM's n, a row GEMM's k, a sharded op's
+// heads, FFN or vocabulary, a replicated op's tokens (sequence parallelism); none for the
+// vocabulary-parallel gather, which does every lookup against 1/w of the table.
+Axis SplitAxis(const Operator& op, Role role) {
+  switch (role) {
+    case Role::kColumn:
+      return op.axes.n;
+    case Role::kRow:
+      return op.gemm ? op.axes.k : Axis::kNone;
+    case Role::kSharded:
+      if (op.gemm) return op.axes.batch;
+      for (Axis a : {Axis::kHeads, Axis::kFfn, Axis::kVocab}) {
+        if (op.axes.Spans(a)) return a;
+      }
+      return Axis::kNone;
+    case Role::kReplicated:
+      return Axis::kTokens;
+    case Role::kUnsplit:
+    case Role::kExpert:
+      break;
+  }
+  return Axis::kNone;
+}
+
 i64 ExpertCount(const OperatorGraph& g) {
   i64 experts = 0;
   for (const auto& op : g.Ops()) experts = std::max(experts, op.expert + 1);
   return experts;
 }
 
-OperatorGraph SliceForward(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep) {
-  const i64 w = group.size;
-  const i64 kept_experts = ep ? ExpertCount(g) / w : 0;
-  auto dropped = [&](const Operator& op) { return ep && op.expert >= kept_experts; };
-  auto expert_producer = [&](int t) {
-    return g.Producer(t) >= 0 && g.GetOp(g.Producer(t)).expert >= 0;
-  };
-  auto feeds_experts = [&](const Operator& op) {
+// One unique layer's forward graph sliced for one device (the header comment's rules): ops are
+// copied in order; each gets the collectives its role needs around it.
+class ForwardSlicer {
+ public:
+  ForwardSlicer(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep)
+      : g_(g), group_(group), w_(group.size), tokens_(tokens), sp_(sp), ep_(ep),
+        kept_experts_(ep ? ExpertCount(g) / group.size : 0) {}
+
+  OperatorGraph Slice() {
+    const std::vector<bool> split = SplitTensors();
+    for (size_t t = 0; t < g_.Tensors().size(); ++t) {
+      const Tensor& tensor = g_.GetTensor(static_cast<int>(t));
+      s_.AddTensor(tensor.name, split[t] ? tensor.elements / w_ : tensor.elements,
+                   tensor.dtype_bytes, tensor.requires_grad);
+    }
+    replaced_.resize(g_.Tensors().size());
+    for (size_t t = 0; t < replaced_.size(); ++t) replaced_[t] = static_cast<int>(t);
+    for (const auto& original : g_.Ops()) {
+      if (!Dropped(original)) Add(original);  // a dropped op is another device's expert
+    }
+    for (int t : g_.Outputs()) s_.MarkOutput(replaced_[t]);
+    return std::move(s_);
+  }
+
+ private:
+  bool Dropped(const Operator& op) const { return ep_ && op.expert >= kept_experts_; }
+  bool ExpertProducer(int t) const {
+    return g_.Producer(t) >= 0 && g_.GetOp(g_.Producer(t)).expert >= 0;
+  }
+  bool FeedsExperts(const Operator& op) const {
     if (op.expert >= 0) return false;
     for (int t : op.outputs) {
-      for (int c : g.Consumers(t)) {
-        if (g.GetOp(c).expert >= 0) return true;
+      for (int c : g_.Consumers(t)) {
+        if (g_.GetOp(c).expert >= 0) return true;
       }
     }
     return false;
-  };
+  }
+
   // Split tensors: outputs of column-parallel and sharded ops (not a loss's scalar); with sequence
   // parallelism also the outputs of replicated ops and the hidden-state inputs.
-  std::vector<bool> split(g.Tensors().size(), false);
-  if (sp) {
-    for (int t : g.InputTensors()) split[t] = g.GetTensor(t).requires_grad;
-  }
-  for (const auto& op : g.Ops()) {
-    const Role r = MegatronRoleOf(op);
-    const bool splits = r == Role::kColumn || r == Role::kSharded || (sp && r == Role::kReplicated);
-    if (!splits || (ep && feeds_experts(op))) continue;  // expert buffers stay whole
-    for (size_t i = 0; i < op.outputs.size(); ++i) {
-      if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
+  std::vector<bool> SplitTensors() const {
+    std::vector<bool> split(g_.Tensors().size(), false);
+    if (sp_) {
+      for (int t : g_.InputTensors()) split[t] = g_.GetTensor(t).requires_grad;
     }
+    for (const auto& op : g_.Ops()) {
+      const Role r = MegatronRoleOf(op);
+      const bool splits =
+          r == Role::kColumn || r == Role::kSharded || (sp_ && r == Role::kReplicated);
+      if (!splits || (ep_ && FeedsExperts(op))) continue;  // expert buffers stay whole
+      for (size_t i = 0; i < op.outputs.size(); ++i) {
+        if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
+      }
+    }
+    return split;
   }
-  OperatorGraph s;
-  for (size_t t = 0; t < g.Tensors().size(); ++t) {
-    const Tensor& tensor = g.GetTensor(static_cast<int>(t));
-    s.AddTensor(tensor.name, split[t] ? tensor.elements / w : tensor.elements, tensor.dtype_bytes,
-                tensor.requires_grad);
+
+  // A collective on tensor `input` of the slice, writing a new tensor of `elements`.
+  int AddCollective(const std::string& name, std::optional<CollectiveKind> forward,
+                    std::optional<CollectiveKind> backward, i64 bytes, int input, i64 elements,
+                    int dtype_bytes, const OpAxes& of) {
+    const int out = s_.AddTensor(name, elements, dtype_bytes);
+    s_.AddOp(MakeCollective(name, forward, backward, bytes, group_.size, group_.stride, input, out,
+                            OpAxes{.spans = of.spans}));
+    return out;
   }
-  std::vector<int> replaced(g.Tensors().size());
-  for (size_t t = 0; t < replaced.size(); ++t) replaced[t] = static_cast<int>(t);
-  std::map<int, int> gathered;  // tensor → its f copy / all-gather, fed to column-parallel GEMMs
-  for (const auto& original : g.Ops()) {
-    if (dropped(original)) continue;  // another device's expert
+  // The same moving a copy of tensor `t` (AddTensor may reallocate the slice's tensors).
+  int AddCollectiveOn(int t, const std::string& suffix, std::optional<CollectiveKind> forward,
+                      std::optional<CollectiveKind> backward, i64 bytes, i64 elements,
+                      const OpAxes& of) {
+    const Tensor src = s_.GetTensor(t);
+    return AddCollective(src.name + suffix, forward, backward, bytes, t, elements,
+                         src.dtype_bytes, of);
+  }
+
+  void Add(const Operator& original) {
     Operator op = original;
     const Role role = MegatronRoleOf(original);  // from the axes: unchanged by the edits below
-    const bool dispatches = ep && feeds_experts(original);
+    const bool dispatches = ep_ && FeedsExperts(original);
     bool collects = false;
-    if (ep && original.expert < 0) {
+    if (ep_ && original.expert < 0) {
       std::vector<int> kept;
       for (int t : op.inputs) {
-        if (expert_producer(t)) collects = true;
-        if (!expert_producer(t) || g.GetOp(g.Producer(t)).expert < kept_experts) kept.push_back(t);
+        if (ExpertProducer(t)) collects = true;
+        if (!ExpertProducer(t) || g_.GetOp(g_.Producer(t)).expert < kept_experts_) {
+          kept.push_back(t);
+        }
       }
       op.inputs = kept;
     }
-    for (int& t : op.inputs) t = replaced[t];
-    for (int& t : op.saved) t = replaced[t];
-    if (dispatches) {
-      // All-to-all of the routed tokens to the experts' devices; drop the other devices' buffers.
-      for (int& t : op.inputs) {
-        const Tensor src = s.GetTensor(t);  // a copy: AddTensor below may reallocate
-        const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-        s.AddOp(Collective(src.name + ".all_to_all", CollectiveKind::kAllToAll,
-                           CollectiveKind::kAllToAll, src.Bytes(), group, t, moved, op.axes));
-        t = moved;
-      }
-      std::vector<int> outputs;
-      for (int t : op.outputs) {
-        bool used = g.IsOutput(t);
-        for (int c : g.Consumers(t)) used = used || !dropped(g.GetOp(c));
-        if (used) outputs.push_back(t);
-      }
-      op.outputs = outputs;
+    for (int& t : op.inputs) t = replaced_[t];
+    for (int& t : op.saved) t = replaced_[t];
+    if (dispatches) Dispatch(op);
+    if (op.gemm && role == Role::kColumn) GatherInput(op);
+    if (Divided(op, sp_)) {
+      SplitAlong(op, SplitAxis(op, role), w_);
+      if (role != Role::kReplicated) op.weight_bytes /= w_;  // replicated weights stay whole
     }
-    if (op.gemm && role == Role::kColumn) {
-      const int x = op.inputs[0];
-      auto it = gathered.find(x);
-      if (it == gathered.end()) {
-        const Tensor src = s.GetTensor(x);  // a copy: AddTensor below may reallocate
-        if (sp) {  // all-gather the sequence forward, reduce-scatter the gradient backward
-          const int full = s.AddTensor(src.name + ".all_gather", src.elements * w, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".all_gather", CollectiveKind::kAllGather,
-                             CollectiveKind::kReduceScatter, src.Bytes() * w, group, x, full,
-                             kHiddenState));
-          // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
-          // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
-          // an all-gather of the same bytes in this GEMM's backward.
-          const int again = s.AddTensor(src.name + ".regather", src.elements * w, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".regather", std::nullopt, CollectiveKind::kAllGather,
-                             src.Bytes() * w, group, full, again, kHiddenState));
-          it = gathered.emplace(x, again).first;
-        } else {  // f: identity forward, all-reduce of the gradient backward
-          const int copy = s.AddTensor(src.name + ".tp_copy", src.elements, src.dtype_bytes);
-          s.AddOp(Collective(src.name + ".tp_copy", std::nullopt, CollectiveKind::kAllReduce,
-                             src.Bytes(), group, x, copy, kHiddenState));
-          it = gathered.emplace(x, copy).first;
-        }
-      }
-      for (int& t : op.inputs) t = t == x ? it->second : t;
-      if (!sp) {
-        for (int& t : op.saved) t = t == x ? it->second : t;
-      }  // with sequence parallelism the GEMM keeps the sequence-split x for backward
-    }
-    if (Divided(op, sp)) {
-      if (op.gemm) {
-        if (role == Role::kColumn) op.gemm->n /= w;
-        if (role == Role::kRow) op.gemm->k /= w;
-        if (role == Role::kSharded) op.gemm->batch /= w;
-        if (role == Role::kReplicated) op.gemm->m /= w;  // per-token GEMM on s/w tokens
-      }
-      // Vocabulary-parallel gathers mask the ids outside their shard: all lookups, 1/w of the
-      // table.
-      const bool vocab_gather = op.kind == OpKind::kEmbedding && role == Role::kRow;
-      if (!op.gemm && !vocab_gather) {
-        for (auto& v : op.vector) {
-          v.elements /= w;
-          if (op.kind == OpKind::kLoss) v.row_elements /= w;
-        }
-      } else if (op.gemm) {
-        for (auto& v : op.vector) v.elements /= w;
-      }
-      if (role != Role::kReplicated) op.weight_bytes /= w;
-    }
-    s.AddOp(op);
+    s_.AddOp(op);
+    const int y = op.outputs.empty() ? -1 : op.outputs[0];
     if (role == Role::kRow) {
       // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
-      const int y = op.outputs[0];
-      const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
-      const std::string name = src.name + (sp ? ".reduce_scatter" : ".all_reduce");
-      const int reduced = s.AddTensor(name, sp ? src.elements / w : src.elements, src.dtype_bytes);
-      s.AddOp(sp ? Collective(name, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather,
-                              src.Bytes(), group, y, reduced, op.axes)
-                 : Collective(name, CollectiveKind::kAllReduce, std::nullopt, src.Bytes(), group, y,
-                              reduced, op.axes));
-      replaced[original.outputs[0]] = reduced;
+      const Tensor& src = s_.GetTensor(y);
+      replaced_[original.outputs[0]] =
+          sp_ ? AddCollectiveOn(y, ".reduce_scatter", CollectiveKind::kReduceScatter,
+                                CollectiveKind::kAllGather, src.Bytes(), src.elements / w_, op.axes)
+              : AddCollectiveOn(y, ".all_reduce", CollectiveKind::kAllReduce, std::nullopt,
+                                src.Bytes(), src.elements, op.axes);
     }
     if (collects) {  // all-to-all of the experts' results back to their tokens' devices
-      const int y = op.outputs[0];
-      const Tensor src = s.GetTensor(y);  // a copy: AddTensor below may reallocate
-      const int moved = s.AddTensor(src.name + ".all_to_all", src.elements, src.dtype_bytes);
-      s.AddOp(Collective(src.name + ".all_to_all", CollectiveKind::kAllToAll,
-                         CollectiveKind::kAllToAll, src.Bytes(), group, y, moved, op.axes));
-      replaced[original.outputs[0]] = moved;
+      const Tensor& src = s_.GetTensor(y);
+      replaced_[original.outputs[0]] =
+          AddCollectiveOn(y, ".all_to_all", CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
+                          src.Bytes(), src.elements, op.axes);
     }
     if (op.kind == OpKind::kLoss) {
       // Vocabulary-parallel cross-entropy: max logit, sum of exponentials, target logit.
-      int last = op.outputs[0];
+      int last = y;
       for (const char* step : {"max", "sum_exp", "target"}) {
-        const int next = s.AddTensor(op.name + ".all_reduce_" + step, 1, 4);
-        s.AddOp(Collective(op.name + ".all_reduce_" + step, CollectiveKind::kAllReduce,
-                           std::nullopt, tokens * 4, group, last, next,
-                           OpAxes::Of({Axis::kTokens})));
-        last = next;
+        last = AddCollective(op.name + ".all_reduce_" + step, CollectiveKind::kAllReduce,
+                             std::nullopt, tokens_ * 4, last, 1, 4, OpAxes::Of({Axis::kTokens}));
       }
-      replaced[original.outputs[0]] = last;
+      replaced_[original.outputs[0]] = last;
     }
   }
-  for (int t : g.Outputs()) s.MarkOutput(replaced[t]);
-  return s;
-}
+
+  // All-to-all of the routed tokens to the experts' devices; drop the other devices' buffers.
+  void Dispatch(Operator& op) {
+    for (int& t : op.inputs) {
+      const Tensor& src = s_.GetTensor(t);
+      t = AddCollectiveOn(t, ".all_to_all", CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
+                          src.Bytes(), src.elements, op.axes);
+    }
+    std::vector<int> outputs;
+    for (int t : op.outputs) {
+      bool used = g_.IsOutput(t);
+      for (int c : g_.Consumers(t)) used = used || !Dropped(g_.GetOp(c));
+      if (used) outputs.push_back(t);
+    }
+    op.outputs = outputs;
+  }
+
+  // Before a column-parallel GEMM: f (identity forward, all-reduce of the input gradient
+  // backward) or, with sequence parallelism, the all-gather of the sequence (reduce-scatter of the
+  // gradient backward) — once per input tensor, shared by the GEMMs reading it.
+  void GatherInput(Operator& op) {
+    const int x = op.inputs[0];
+    auto it = gathered_.find(x);
+    if (it == gathered_.end()) {
+      const Tensor& src = s_.GetTensor(x);
+      const i64 bytes = src.Bytes(), elements = src.elements;
+      if (sp_) {
+        const int full = AddCollectiveOn(x, ".all_gather", CollectiveKind::kAllGather,
+                                         CollectiveKind::kReduceScatter, bytes * w_,
+                                         elements * w_, kHiddenState);
+        // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
+        // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
+        // an all-gather of the same bytes in this GEMM's backward.
+        const int again = AddCollective(s_.GetTensor(x).name + ".regather", std::nullopt,
+                                        CollectiveKind::kAllGather, bytes * w_, full,
+                                        elements * w_, s_.GetTensor(x).dtype_bytes, kHiddenState);
+        it = gathered_.emplace(x, again).first;
+      } else {
+        const int copy = AddCollectiveOn(x, ".tp_copy", std::nullopt, CollectiveKind::kAllReduce,
+                                         bytes, elements, kHiddenState);
+        it = gathered_.emplace(x, copy).first;
+      }
+    }
+    for (int& t : op.inputs) t = t == x ? it->second : t;
+    if (!sp_) {
+      for (int& t : op.saved) t = t == x ? it->second : t;
+    }  // with sequence parallelism the GEMM keeps the sequence-split x for backward
+  }
+
+  const OperatorGraph& g_;
+  const Group group_;
+  const i64 w_, tokens_;
+  const bool sp_, ep_;
+  const i64 kept_experts_;
+  OperatorGraph s_;
+  std::vector<int> replaced_;     // original tensor → the tensor that stands for it
+  std::map<int, int> gathered_;   // tensor → its f copy / all-gather, fed to column GEMMs
+};
 
 }  // namespace
 
@@ -273,8 +316,9 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
   for (auto& layer : out.unique_layers) {
     if (w > 1) {
-      layer.forward = SliceForward(layer.forward, Group{w, full.tensor_parallel},
-                                   full.micro_batch * full.sequence_length, sp, ep);
+      layer.forward = ForwardSlicer(layer.forward, Group{w, full.tensor_parallel},
+                                    full.micro_batch * full.sequence_length, sp, ep)
+                          .Slice();
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel
     layer.parameters = layer.forward.WeightBytes() / full.dtype_bytes - layer.tied_parameters;

@@ -23,29 +23,26 @@ struct CommandSpec {
   std::string summary;
   std::function<void(po::options_description&)> add_options;
   std::function<int(CommandContext&)> run;
-  // Non-empty while the command's engine does not exist: the command reports this (exit 2)
-  // before parsing its options, which the issue that builds the engine defines.
-  std::string missing_engine;
 };
 
 std::vector<CommandSpec> Commands() {
   return {
       {"search", "architecture + placement search over a run config (--config RUN.yaml)",
-       AddSearchOptions, RunSearch, ""},
+       AddSearchOptions, RunSearch},
       {"predict", "time, memory and throughput of one training plan (no search)",
-       AddPredictOptions, RunPredict, ""},
+       AddPredictOptions, RunPredict},
       {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
-       AddPlaceOptions, RunPlace, ""},
+       AddPlaceOptions, RunPlace},
       {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",
-       AddScheduleOptions, RunSchedule, ""},
+       AddScheduleOptions, RunSchedule},
       {"graph", "operator and layer graph of a workload (summary, JSON or DOT)", AddGraphOptions,
-       RunGraph, ""},
+       RunGraph},
       {"arch", "enumerate an architecture space or show a preset, with areas", AddArchOptions,
-       RunArch, ""},
+       RunArch},
       {"estimate", "per-operator latency and collective time on an architecture",
-       AddEstimateOptions, RunEstimate, ""},
+       AddEstimateOptions, RunEstimate},
       {"plugins", "list the plugins found and the components they register", AddPluginsOptions,
-       RunPlugins, ""},
+       RunPlugins},
   };
 }
 
@@ -177,10 +174,6 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
         throw UsageError(msg + " (commands: " + list + ")");
       }
       rest.erase(rest.begin() + at);
-      if (!cmd->missing_engine.empty()) {
-        throw NotImplementedError("phaze " + cmd->name + ": not implemented yet: " +
-                                  cmd->missing_engine + " is not built in this version");
-      }
     }
 
     po::options_description parse_desc;

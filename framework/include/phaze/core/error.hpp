@@ -47,13 +47,6 @@ class PluginError : public Error {
   ~PluginError() override;
 };
 
-// A feature whose engine does not exist yet; exit code 2 with a clear message.
-class NotImplementedError : public Error {
- public:
-  using Error::Error;
-  ~NotImplementedError() override;
-};
-
 // A caller broke a documented precondition of a framework API (invalid model index, …).
 class InvalidArgumentError : public Error {
  public:

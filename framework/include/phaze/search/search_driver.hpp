@@ -82,11 +82,8 @@ struct SearchDriverOptions {
   int processes = 1;                  // MPI ranks taking part (for the timings)
 };
 
-// Runs the search. Throws ConfigError for bad models or spaces, Error when an evaluation fails.
-SearchResults RunSearchDriver(const RunConfig& run, const Registry& registry,
-                              ProgressSink& progress, Logger& log,
-                              const SearchDriverOptions& options = {});
-// The same on a context built beforehand (which an MPI run needs for its fingerprint).
+// Runs the search on a context built beforehand (SearchContext: the models, the space, the
+// evaluator; an MPI run needs it for its fingerprint). Throws Error when an evaluation fails.
 SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progress,
                               const SearchDriverOptions& options = {});
 
