@@ -702,8 +702,12 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-8.3b.yaml";
   auto r = Phaze("graph --model " + model + " --strategy megatron --width 4 --format summary");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  // V·h/4 + s·h + 72·(12h²/4 + 7h/4 + 6h) + 2h with V 50304, s 1024, h 3072.
-  EXPECT_NE(r.out.find("parameters   2,081,931,264 per device (strategy megatron, width 4)"),
+  // V·h/4 + s·h + 72·(12h²/4 + 7h/4 + 6h) + 2h with s 1024, h 3072 and V the vocabulary padded
+  // to a multiple of 128·4 as Megatron-LM pads it: 50,688 rows.
+  EXPECT_NE(r.out.find("parameters   2,082,226,176 per device (strategy megatron, width 4)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("vocabulary   50,304 rows padded to 50,688 (+384, by megatron)"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("block forward: 2 x all_reduce, 12,582,912 bytes in all, group 4"),
@@ -760,7 +764,8 @@ namespace {
 // et al., Table 2, for the blocks; the embedding's ids and dropout mask; the head's norm and LM-head
 // inputs and fp32 probabilities) + the working set (one block's re-materialised activations).
 TEST(Cli, PredictGpt3MemoryPerStageByHand) {
-  const double s = 2048, h = 12288, a = 96, V = 50304, t = 8, sbh = s * h;
+  // V: the vocabulary padded to a multiple of 128·t (Megatron-LM's 51,200 rows for GPT-3 at t = 8).
+  const double s = 2048, h = 12288, a = 96, V = 51200, t = 8, sbh = s * h;
   const double block_params = 12 * h * h / t + 7 * h / t + 6 * h;
   const double first_params = 12 * block_params + V * h / t + s * h;  // + word and position tables
   const double last_params = 12 * block_params + 2 * h + V * h / t;    // + final norm, tied head

@@ -87,7 +87,8 @@ TEST(ContextParallel, FlopsActivationsAndKeyValueTraffic) {
 // the all-gathers of K and V (already split over the heads) run over c devices 2 ranks apart;
 // parameters are megatron ×2's; the c groups hold the same weights.
 TEST(ContextParallel, ComposesOverMegatron) {
-  const std::int64_t s = 1024, h = 3072, a = 32, b = 1, V = 50304, l = 72;
+  // V: GPT-2's vocabulary padded for Megatron's width 2 (a multiple of 256).
+  const std::int64_t s = 1024, h = 3072, a = 32, b = 1, V = 50432, l = 72;
   const auto composed = std::make_shared<ComposedStrategy>(
       Create("megatron"), "megatron", 2, Create("context_parallel"), "context_parallel");
   const LayerGraph full = Full("megatron-8.3b", b);

@@ -17,6 +17,16 @@ namespace {
 
 Registry& Strategies() { return testing::BuiltPlugins(); }
 
+template <class F>
+std::string ConfigErrorOf(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 LayerGraph Full(const std::string& model, std::int64_t b, std::int64_t seq = 0) {
   GraphOptions o;
   o.micro_batch = b;
@@ -57,9 +67,12 @@ TEST(Strategies, AllFourAreRegistered) {
 TEST(Megatron, PerDeviceParametersOf83B) {
   // Megatron-LM splits every weight matrix, the column-parallel biases and the vocabulary; norms,
   // row-parallel biases and position embeddings are replicated:
-  //   V·h/w + s·h + l·(12h²/w + 7h/w + 6h) + 2h  (embedding; blocks; final norm).
-  const std::int64_t V = 50304, s = 1024, l = 72, h = 3072;
-  for (std::int64_t w : {1, 2, 4, 8}) {
+  //   V·h/w + s·h + l·(12h²/w + 7h/w + 6h) + 2h  (embedding; blocks; final norm),
+  // with V the GPT-2 vocabulary padded to a multiple of 128·w (--make-vocab-size-divisible-by
+  // 128): 50,304 rows at w = 1, 50,432 at 2, 50,688 at 4, 51,200 at 8.
+  const std::int64_t s = 1024, l = 72, h = 3072;
+  for (auto [w, V] : {std::pair<std::int64_t, std::int64_t>{1, 50304}, {2, 50432}, {4, 50688},
+                      {8, 51200}}) {
     const std::int64_t expected =
         V * h / w + s * h + l * (12 * h * h / w + 7 * h / w + 6 * h) + 2 * h;
     const LayerGraph g = Slice("megatron-8.3b", 1, w);
@@ -121,10 +134,25 @@ TEST(Megatron, RefusesWidthsWithTheReason) {
   auto megatron = Strategies().CreateStrategy("megatron", ConfigNode::EmptyMap("test", "params"));
   const LayerGraph gpt2 = Full("gpt2-xl", 1);
   EXPECT_EQ(megatron->Refusal(gpt2, 2), "the 25 attention heads are not divisible by 2");
-  // 5 divides the 25 heads and 1600 but not GPT-2's 50,257-token vocabulary.
+  // 5 divides the 25 heads and 1600, and the vocabulary padded to a multiple of 640 (50,560 rows);
+  // without padding it does not divide GPT-2's 50,257-token vocabulary.
+  EXPECT_EQ(megatron->Refusal(gpt2, 5), "");
+  // make_vocab_size_divisible_by: 1 pads to a multiple of the width alone: 50,260 rows at 5.
+  auto by_one = Strategies().CreateStrategy(
+      "megatron", ConfigNode::ParseString("make_vocab_size_divisible_by: 1", "test"));
+  EXPECT_EQ(by_one->Refusal(gpt2, 5), "");
+  EXPECT_EQ(SliceLayerGraph(*by_one, "megatron", gpt2, 5, true).padded_vocab, 50260);
+  // A graph whose vocabulary is unknown (an imported graph) is not padded.
+  LayerGraph imported = gpt2;
+  imported.vocab = 0;
   EXPECT_EQ(
-      megatron->Refusal(gpt2, 5),
+      megatron->Refusal(imported, 5),
       "op 'embed.word' in layer 'embedding': its 50257 vocabulary rows are not divisible by 5");
+  EXPECT_NE(ConfigErrorOf([] {
+              Strategies().CreateStrategy(
+                  "megatron", ConfigNode::ParseString("make_vocab_size_divisible_by: 0", "run.yaml"));
+            }).find("make_vocab_size_divisible_by"),
+            std::string::npos);
   const LayerGraph m83 = Full("megatron-8.3b", 1);
   EXPECT_EQ(SupportedWidths(*megatron, m83, {1, 2, 3, 4, 8, 16, 32, 64}),
             (std::vector<std::int64_t>{1, 2, 4, 8, 16, 32}));
@@ -137,6 +165,41 @@ TEST(Megatron, RefusesWidthsWithTheReason) {
         std::string::npos)
         << e.what();
   }
+}
+
+// Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by · t (128 by
+// default); its logs for GPT-2's 50,257 tokens: "with 47 dummy tokens (new size: 50304)" at t = 1,
+// "175 dummy tokens (new size: 50432)" at t = 2 and "943 … 51200" at t = 8. Every vocabulary-sized
+// count grows with it: the table, the LM head's columns, the logits, the loss's rows.
+TEST(Megatron, PadsTheVocabularyAsMegatronLmDoes) {
+  const LayerGraph gpt2 = Full("gpt2-xl", 2);  // h 1600, 25 heads: widths 1 and 5 (25 | w)
+  const std::int64_t h = 1600, tokens = 2 * 1024;
+  for (auto [w, V] : {std::pair<std::int64_t, std::int64_t>{1, 50304}, {5, 50560}}) {
+    const LayerGraph g = Slice("gpt2-xl", 2, w, /*fusion=*/false);
+    EXPECT_EQ(g.vocab, 50257);
+    EXPECT_EQ(g.padded_vocab, V) << "w=" << w;
+    const UniqueLayer& embedding = g.unique_layers.at(0);
+    const UniqueLayer& head = g.unique_layers.at(2);
+    EXPECT_EQ(embedding.parameters - 1024 * h, V / w * h) << "the table's rows on a device";
+    EXPECT_EQ(head.tied_parameters, V / w * h);
+    bool lm = false, loss = false;
+    for (const auto& op : head.forward.Ops()) {
+      if (op.name == "head.lm") {
+        lm = true;
+        EXPECT_EQ(op.gemm->n, V / w);
+        EXPECT_EQ(head.forward.GetTensor(op.outputs[0]).elements, tokens * V / w);
+      }
+      if (op.kind == OpKind::kLoss) {
+        loss = true;
+        EXPECT_EQ(op.vector.at(0).row_elements, V / w);
+        EXPECT_EQ(op.vector.at(0).elements, tokens * V / w);
+        EXPECT_EQ(head.forward.GetTensor(op.outputs[0]).elements, 1) << "the loss is one value";
+      }
+    }
+    EXPECT_TRUE(lm && loss);
+  }
+  // A vocabulary the multiple already divides is left alone (Megatron's 8.3B at t = 1: 50,304).
+  EXPECT_EQ(Slice("megatron-8.3b", 1, 1).padded_vocab, 0);
 }
 
 TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
@@ -182,12 +245,14 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
 TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
   // Mixtral 8x7B: E = 8 experts, top-2, h 4096, FFN 14336, 32 heads, 8 key/value heads (d 128),
   // V 32000, s 4096. With balanced routing each expert receives T·k/E tokens.
-  const std::int64_t E = 8, k = 2, h = 4096, f = 14336, kv = 8 * 128, V = 32000, s = 4096, L = 32;
+  const std::int64_t E = 8, k = 2, h = 4096, f = 14336, kv = 8 * 128, s = 4096, L = 32;
   EXPECT_EQ(Full("mixtral-8x7b", 1).Parameters(), 46702792704);  // published
   for (std::int64_t b : {1, 2}) {
     const std::int64_t T = b * s, per_expert = T * k / E;
     for (std::int64_t w : {2, 4, 8}) {
       const LayerGraph g = Slice("mixtral-8x7b", b, w, true, "moe");
+      // The vocabulary padded to a multiple of 128·w: 32,000 at w = 2, 32,256 at 4, 32,768 at 8.
+      const std::int64_t V = w == 2 ? 32000 : w == 4 ? 32256 : 32768;
       std::set<std::int64_t> experts;
       for (const auto& op : Block(g).forward.Ops()) {
         if (op.expert >= 0) experts.insert(op.expert);

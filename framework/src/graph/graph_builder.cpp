@@ -512,6 +512,7 @@ LayerGraph BuildLayerGraph(const ModelSpec& model, const GraphOptions& options) 
   g.published_parameters = model.published_parameters;
   g.heads = model.heads;
   g.kv_heads = model.kv_heads;
+  g.vocab = model.vocab;
 
   g.unique_layers = {EmbeddingLayer(model, b, s), BlockLayer(model, b, s), HeadLayer(model, b, s)};
   for (auto& layer : g.unique_layers) {

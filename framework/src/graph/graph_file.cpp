@@ -300,6 +300,8 @@ Json LayerGraphToJson(const LayerGraph& graph) {
   if (graph.weight_replicas != 1) model["weight_replicas"] = graph.weight_replicas;
   if (graph.heads > 0) model["heads"] = graph.heads;
   if (graph.kv_heads > 0) model["kv_heads"] = graph.kv_heads;
+  if (graph.vocab > 0) model["vocab"] = graph.vocab;
+  if (graph.padded_vocab > 0) model["padded_vocab"] = graph.padded_vocab;
   model["fused"] = graph.fused;
   model["optimizer"] = std::string(ToString(graph.optimizer.kind));
   model["parameters"] = graph.Parameters();
@@ -369,7 +371,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   LayerGraph g;
   const ConfigNode model = root.Child("model");
   model.ExpectKeys({"name", "family", "micro_batch", "sequence_length", "dtype_bytes",
-                    "tensor_parallel", "strategy", "weight_replicas", "heads", "kv_heads", "fused", "optimizer",
+                    "tensor_parallel", "strategy", "weight_replicas", "heads", "kv_heads", "vocab", "padded_vocab", "fused", "optimizer",
                     "parameters", "published_parameters", "forward_flops", "backward_flops"});
   g.model = model.Child("name").AsString();
   if (auto n = model.Optional("family")) g.family = n->AsString();
@@ -381,6 +383,8 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   if (auto n = model.Optional("weight_replicas")) g.weight_replicas = n->AsPositiveInt();
   if (auto n = model.Optional("heads")) g.heads = n->AsPositiveInt();
   if (auto n = model.Optional("kv_heads")) g.kv_heads = n->AsPositiveInt();
+  if (auto n = model.Optional("vocab")) g.vocab = n->AsPositiveInt();
+  if (auto n = model.Optional("padded_vocab")) g.padded_vocab = n->AsPositiveInt();
   if (auto n = model.Optional("fused")) g.fused = n->AsBool();
   if (auto n = model.Optional("optimizer")) {
     g.optimizer = OptimizerSpec::For(n->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd}));
@@ -517,6 +521,11 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
      << graph.sequence_length << ", " << graph.dtype_bytes << "-byte values, tensor-parallel width "
      << graph.tensor_parallel << ", fusion " << (graph.fused ? "on" : "off") << ", optimizer "
      << ToString(graph.optimizer.kind) << "\n";
+  if (graph.padded_vocab > 0) {
+    os << "vocabulary   " << WithThousands(graph.vocab) << " rows padded to "
+       << WithThousands(graph.padded_vocab) << " (+" << graph.padded_vocab - graph.vocab << ", by "
+       << graph.strategy << ")\n";
+  }
   os << "parameters   " << WithThousands(params);
   if (graph.tensor_parallel > 1) {
     os << " per device (strategy " << graph.strategy << ", width " << graph.tensor_parallel << ")";

@@ -46,4 +46,55 @@ void SplitAlong(Operator& op, Axis axis, std::int64_t ways) {
   if (op.kind == OpKind::kCollective) divide(op.collective_bytes, "bytes");
 }
 
+void ResizeAxis(LayerGraph& graph, Axis axis, std::int64_t from, std::int64_t to) {
+  if (from == to || from < 1 || axis == Axis::kNone) return;
+  auto resize = [&](std::int64_t& x) {
+    if (x % from == 0) x = x / from * to;
+  };
+  for (auto& layer : graph.unique_layers) {
+    const OperatorGraph& g = layer.forward;
+    std::vector<std::int64_t> elements;
+    for (const auto& t : g.Tensors()) elements.push_back(t.elements);
+    std::vector<Operator> ops = g.Ops();
+    bool holds_axis = false;
+    for (auto& op : ops) {
+      bool on_axis = op.axes.Spans(axis);
+      bool writes_axis = false;  // its outputs have the dimension
+      if (op.gemm) {
+        for (auto [dim, a] : {std::pair{&op.gemm->batch, op.axes.batch},
+                              std::pair{&op.gemm->m, op.axes.m}, std::pair{&op.gemm->n, op.axes.n},
+                              std::pair{&op.gemm->k, op.axes.k}}) {
+          if (a != axis) continue;
+          resize(*dim);
+          on_axis = true;
+          writes_axis = writes_axis || dim != &op.gemm->k;
+        }
+      }
+      if (!on_axis) continue;
+      holds_axis = true;
+      if (op.kind != OpKind::kEmbedding) {
+        writes_axis = writes_axis || !op.gemm;
+        for (auto& v : op.vector) {
+          resize(v.elements);
+          if (op.axes.row == axis) resize(v.row_elements);
+        }
+      }
+      resize(op.weight_bytes);
+      if (writes_axis) {
+        for (int t : op.outputs) resize(elements[static_cast<size_t>(t)]);
+      }
+    }
+    if (!holds_axis) continue;
+    resize(layer.tied_parameters);
+    OperatorGraph resized;
+    for (size_t t = 0; t < elements.size(); ++t) {
+      const Tensor& x = g.Tensors()[t];
+      resized.AddTensor(x.name, elements[t], x.dtype_bytes, x.requires_grad);
+    }
+    for (auto& op : ops) resized.AddOp(std::move(op));
+    for (int t : g.Outputs()) resized.MarkOutput(t);
+    layer.forward = std::move(resized);
+  }
+}
+
 }  // namespace phaze

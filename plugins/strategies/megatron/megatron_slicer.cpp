@@ -246,6 +246,17 @@ class ForwardSlicer {
   std::map<int, int> gathered_;   // tensor → its f copy / all-gather, fed to column GEMMs
 };
 
+// The graph with its vocabulary padded as Megatron-LM pads it for width w: to the next multiple
+// of vocab_multiple · w rows (unchanged when the vocabulary is unknown or already a multiple).
+LayerGraph PadVocabulary(const LayerGraph& full, i64 w, const TensorParallelOptions& options) {
+  const i64 multiple = options.vocab_multiple * w;
+  if (full.vocab <= 0 || multiple <= 1 || full.vocab % multiple == 0) return full;
+  LayerGraph padded = full;
+  padded.padded_vocab = (full.vocab + multiple - 1) / multiple * multiple;
+  ResizeAxis(padded, Axis::kVocab, full.vocab, padded.padded_vocab);
+  return padded;
+}
+
 }  // namespace
 
 MegatronRole MegatronRoleOf(const Operator& op) {
@@ -262,9 +273,10 @@ MegatronRole MegatronRoleOf(const Operator& op) {
   return x.Spans(Axis::kTokens) ? Role::kReplicated : Role::kUnsplit;
 }
 
-std::string TensorParallelRefusal(const LayerGraph& full, i64 w,
+std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
                                   const TensorParallelOptions& options) {
   if (w == 1) return "";
+  const LayerGraph full = PadVocabulary(unpadded, w, options);
   auto not_divisible = [&](const std::string& what) {
     return what + " are not divisible by " + std::to_string(w);
   };
@@ -309,8 +321,18 @@ std::string TensorParallelRefusal(const LayerGraph& full, i64 w,
   return "";
 }
 
-LayerGraph TensorParallelSlice(const LayerGraph& full, i64 w,
+TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
+                                                TensorParallelOptions defaults) {
+  params.ExpectKeys({"make_vocab_size_divisible_by"});
+  if (auto n = params.Optional("make_vocab_size_divisible_by")) {
+    defaults.vocab_multiple = n->AsIntInRange(1, 1 << 20);
+  }
+  return defaults;
+}
+
+LayerGraph TensorParallelSlice(const LayerGraph& unpadded, i64 w,
                                const TensorParallelOptions& options) {
+  const LayerGraph full = PadVocabulary(unpadded, w, options);
   LayerGraph out = full;
   const bool ep = options.expert_parallel && w > 1;
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;

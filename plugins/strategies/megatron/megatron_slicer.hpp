@@ -28,7 +28,9 @@
 #include <cstdint>
 #include <string>
 
+#include "phaze/core/config_node.hpp"
 #include "phaze/graph/layer_graph.hpp"
+#include "phaze/strategy/parallelism_strategy.hpp"
 
 namespace phaze::strategies {
 
@@ -47,6 +49,11 @@ MegatronRole MegatronRoleOf(const Operator& op);
 
 struct TensorParallelOptions {
   bool sequence_parallel = false;
+  // Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded with unused rows to a
+  // multiple of this × the width (the embedding table, the LM head and the loss grow with it;
+  // LayerGraph::padded_vocab reports it), so the width always divides it. A graph whose
+  // vocabulary is unknown (LayerGraph::vocab 0: an imported graph) is not padded.
+  std::int64_t vocab_multiple = 128;
   // Expert parallelism (with sequence parallelism for everything else): each device keeps
   // experts/w whole experts; an all-to-all sends every token's routed copies to the experts'
   // devices before the experts (dispatch) and back after them (combine), in both passes.
@@ -60,5 +67,25 @@ std::string TensorParallelRefusal(const LayerGraph& full, std::int64_t width,
 // The per-device forward graphs, parameters and split flags (see ParallelismStrategy::Slice).
 LayerGraph TensorParallelSlice(const LayerGraph& full, std::int64_t width,
                                const TensorParallelOptions& options);
+
+// `defaults` with the strategy's `params:` applied: make_vocab_size_divisible_by (an integer ≥ 1;
+// 1: no padding); any other key is a located error.
+TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
+                                                TensorParallelOptions defaults);
+
+// The strategy the `megatron`, `sequence_parallel` and `moe` plugins register, by their options.
+class TensorParallelStrategy : public ParallelismStrategy {
+ public:
+  explicit TensorParallelStrategy(TensorParallelOptions options) : options_(options) {}
+  std::string Refusal(const LayerGraph& full, std::int64_t width) const override {
+    return TensorParallelRefusal(full, width, options_);
+  }
+  LayerGraph Slice(const LayerGraph& full, std::int64_t width) const override {
+    return TensorParallelSlice(full, width, options_);
+  }
+
+ private:
+  TensorParallelOptions options_;
+};
 
 }  // namespace phaze::strategies

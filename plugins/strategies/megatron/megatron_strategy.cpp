@@ -9,20 +9,6 @@
 
 namespace phaze::strategies {
 
-namespace {
-
-class MegatronStrategy : public ParallelismStrategy {
- public:
-  std::string Refusal(const LayerGraph& full, std::int64_t width) const override {
-    return TensorParallelRefusal(full, width, {});
-  }
-  LayerGraph Slice(const LayerGraph& full, std::int64_t width) const override {
-    return TensorParallelSlice(full, width, {});
-  }
-};
-
-}  // namespace
-
 plugin::PluginInfo MegatronPlugin() {
   return {plugin::kAbiVersion, "megatron", "1.0.0", "Megatron-LM tensor model parallelism",
           [](Registry& registry) {
@@ -30,8 +16,8 @@ plugin::PluginInfo MegatronPlugin() {
                 "megatron",
                 "column/row-parallel GEMMs, split heads, vocabulary-parallel embedding and loss",
                 [](const ConfigNode& params) {
-                  params.ExpectKeys(std::initializer_list<std::string_view>{});
-                  return std::make_shared<MegatronStrategy>();
+                  const auto options = ReadTensorParallelOptions(params, {});
+                  return std::make_shared<TensorParallelStrategy>(options);
                 });
           }};
 }

@@ -12,28 +12,6 @@
 
 namespace phaze::strategies {
 
-namespace {
-
-class MoeStrategy : public ParallelismStrategy {
- public:
-  std::string Refusal(const LayerGraph& full, std::int64_t width) const override {
-    return TensorParallelRefusal(full, width, Options());
-  }
-  LayerGraph Slice(const LayerGraph& full, std::int64_t width) const override {
-    return TensorParallelSlice(full, width, Options());
-  }
-
- private:
-  static TensorParallelOptions Options() {
-    TensorParallelOptions o;
-    o.sequence_parallel = true;
-    o.expert_parallel = true;
-    return o;
-  }
-};
-
-}  // namespace
-
 plugin::PluginInfo MoePlugin() {
   return {plugin::kAbiVersion, "moe", "1.0.0",
           "expert parallelism for mixture-of-experts blocks (+ tensor/sequence parallel attention)",
@@ -41,8 +19,9 @@ plugin::PluginInfo MoePlugin() {
             registry.AddStrategy("moe",
                                  "experts/w experts per device, all-to-all dispatch and combine",
                                  [](const ConfigNode& params) {
-                                   params.ExpectKeys(std::initializer_list<std::string_view>{});
-                                   return std::make_shared<MoeStrategy>();
+                                   const auto options = ReadTensorParallelOptions(
+                                       params, {.sequence_parallel = true, .expert_parallel = true});
+                                   return std::make_shared<TensorParallelStrategy>(options);
                                  });
           }};
 }

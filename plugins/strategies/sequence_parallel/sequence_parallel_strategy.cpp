@@ -11,20 +11,6 @@
 
 namespace phaze::strategies {
 
-namespace {
-
-class SequenceParallelStrategy : public ParallelismStrategy {
- public:
-  std::string Refusal(const LayerGraph& full, std::int64_t width) const override {
-    return TensorParallelRefusal(full, width, {true});
-  }
-  LayerGraph Slice(const LayerGraph& full, std::int64_t width) const override {
-    return TensorParallelSlice(full, width, {true});
-  }
-};
-
-}  // namespace
-
 plugin::PluginInfo SequenceParallelPlugin() {
   return {plugin::kAbiVersion, "sequence_parallel", "1.0.0",
           "Megatron-LM tensor parallelism with sequence parallelism", [](Registry& registry) {
@@ -32,8 +18,8 @@ plugin::PluginInfo SequenceParallelPlugin() {
                                  "tensor parallelism; norms and dropouts split along the sequence; "
                                  "reduce-scatter/all-gather",
                                  [](const ConfigNode& params) {
-                                   params.ExpectKeys(std::initializer_list<std::string_view>{});
-                                   return std::make_shared<SequenceParallelStrategy>();
+                                   const auto options = ReadTensorParallelOptions(params, {.sequence_parallel = true});
+                                   return std::make_shared<TensorParallelStrategy>(options);
                                  });
           }};
 }

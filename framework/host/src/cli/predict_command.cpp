@@ -269,6 +269,13 @@ int RunPredict(CommandContext& ctx) {
   j["accelerators"] = run.cluster.num_accelerators;
   j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
   j["model_flops_per_token"] = model.flops_per_token;
+  // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.
+  const LayerGraph& slice =
+      model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)->graph;
+  if (slice.padded_vocab > 0) {
+    j["vocab"] = slice.vocab;
+    j["padded_vocab"] = slice.padded_vocab;
+  }
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   j["result"] = PlanChoiceToJson(choice);
@@ -298,6 +305,10 @@ int RunPredict(CommandContext& ctx) {
     << ", recompute " << ToString(request.recompute)
     << (run.strategies[0].component.name == "sequence_parallel" ? ", sequence parallel" : "")
     << "\n";
+  if (slice.padded_vocab > 0) {
+    o << "  vocabulary        " << slice.vocab << " rows padded to " << slice.padded_vocab << " (+"
+      << slice.padded_vocab - slice.vocab << ", " << slice.strategy << ")\n";
+  }
   o << "  iteration         " << Seconds(p.time_per_batch_s) << "\n"
     << "    forward         " << Seconds(b.forward_s) << "   (bottleneck stage "
     << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel

@@ -108,6 +108,10 @@ struct LayerGraph {
   std::int64_t weight_replicas = 1;
   std::int64_t heads = 0;            // attention heads and key/value heads of the full model
   std::int64_t kv_heads = 0;         // (0: unknown, e.g. an imported graph without them)
+  // Vocabulary rows of the model as described, and (0: none) the rows a strategy padded it to
+  // (Megatron-LM: a multiple of make_vocab_size_divisible_by · t); 0: unknown (an imported graph).
+  std::int64_t vocab = 0;
+  std::int64_t padded_vocab = 0;
   bool fused = true;
   OptimizerSpec optimizer;
   std::optional<std::int64_t> published_parameters;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "phaze/graph/layer_graph.hpp"
 #include "phaze/graph/operator.hpp"
 
 namespace phaze {
@@ -29,5 +30,14 @@ Operator MakeCollective(const std::string& name, std::optional<CollectiveKind> f
 // untouched (whether they are split is the strategy's call). Exact: throws InvalidArgumentError
 // naming the op when a divided count is not a multiple of `ways`.
 void SplitAlong(Operator& op, Axis axis, std::int64_t ways);
+
+// Resizes a dimension of the whole model from `from` to `to` (a vocabulary padded to a multiple,
+// as Megatron-LM pads it): in every unique layer's forward graph, each GEMM dimension on `axis`,
+// the work of each op spanning `axis` (not an embedding gather's, whose lookups do not depend on
+// the table's rows) and its row length when its rows run along it, the weights of those ops and
+// the tensors they write, and the tied parameters of a layer holding them. A count is resized only
+// when it is a multiple of `from` (so a scalar such as the loss stays one value). Backward and
+// memory are re-derived afterwards (SliceLayerGraph does).
+void ResizeAxis(LayerGraph& graph, Axis axis, std::int64_t from, std::int64_t to);
 
 }  // namespace phaze
