@@ -26,24 +26,33 @@ int PipelineLevel(const StepSettings& settings, int t, int stages, std::int64_t 
   return settings.network.LevelHolding(static_cast<std::int64_t>(t) * stages * d);
 }
 
-double EdgeSendS(const StepSettings& settings, const PlacementEdge& edge, int level) {
-  double s = settings.network.SendS(edge.bytes, level);
+namespace {
+
+// One send of `edge`, priced by `send` (bytes) and `all_gather` (bytes, group): seconds or joules.
+template <class Send, class AllGather>
+double PriceEdge(const PlacementEdge& edge, Send send, AllGather all_gather) {
+  double x = send(edge.bytes);
   if (edge.gather_group > 1) {
-    s += settings.network.CollectiveS(CollectiveKind::kAllGather,
-                                      edge.bytes * static_cast<double>(edge.gather_group),
-                                      CommGroup{edge.gather_group, 1});
+    x += all_gather(edge.bytes * static_cast<double>(edge.gather_group),
+                    CommGroup{edge.gather_group, 1});
   }
-  return s;
+  return x;
+}
+
+}  // namespace
+
+double EdgeSendS(const StepSettings& settings, const PlacementEdge& edge, int level) {
+  const Network& net = settings.network;
+  return PriceEdge(
+      edge, [&](double bytes) { return net.SendS(bytes, level); },
+      [&](double bytes, CommGroup g) { return net.CollectiveS(CollectiveKind::kAllGather, bytes, g); });
 }
 
 double EdgeSendJ(const StepSettings& settings, const PlacementEdge& edge, int level) {
-  double j = settings.network.SendJ(edge.bytes, level);
-  if (edge.gather_group > 1) {
-    j += settings.network.CollectiveJ(CollectiveKind::kAllGather,
-                                      edge.bytes * static_cast<double>(edge.gather_group),
-                                      CommGroup{edge.gather_group, 1});
-  }
-  return j;
+  const Network& net = settings.network;
+  return PriceEdge(
+      edge, [&](double bytes) { return net.SendJ(bytes, level); },
+      [&](double bytes, CommGroup g) { return net.CollectiveJ(CollectiveKind::kAllGather, bytes, g); });
 }
 
 }  // namespace phaze
