@@ -822,13 +822,31 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
     EXPECT_DOUBLE_EQ(j.Child("throughput_tokens_per_s").AsDouble(), 64 * 2048 / iteration);
   }
   // Without recompute the first stage keeps 8 micro-batches of full activations: 40 GiB is short.
+  // The plan is still timed and its memory shown, stage by stage, with the overflow (exit 1).
+  testing::TempDir over_dir;
   auto over = Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
                     "/workloads/megatron-gpt3-175b.yaml --arch tpuv4 --hbm-gib 40 --plan 8,8,1 "
-                    "--micro-batch 1 --global-batch 64 --recompute none");
+                    "--micro-batch 1 --global-batch 64 --recompute none -o " +
+                    (over_dir / "over.json").string());
   EXPECT_EQ(over.exit_code, 1);
   EXPECT_NE(over.err.find("stage 0 (layers 0-12) needs"), std::string::npos) << over.err;
   EXPECT_NE(over.err.find("> HBM 42949672960 bytes (40.00 GiB): over by"), std::string::npos)
       << over.err;
+  EXPECT_NE(over.out.find("  iteration"), std::string::npos) << over.out;
+  const ConfigNode over_json = ConfigNode::ParseFile((over_dir / "over.json").string()).Child("result");
+  EXPECT_FALSE(over_json.Child("feasible").AsBool());
+  EXPECT_GT(over_json.Child("time_per_batch_s").AsDouble(), 0);
+  const auto over_stages = over_json.Child("plan").Child("stages").Elements();
+  ASSERT_EQ(over_stages.size(), 8u);  // every stage, not only up to the first that overflows
+  int shown = 0;  // one "over the HBM by" line per stage above 40 GiB
+  for (const auto& s : over_stages) shown += s.Child("peak_memory_bytes").AsDouble() > 42949672960.0;
+  int printed = 0;
+  for (std::size_t at = over.out.find("over the HBM by"); at != std::string::npos;
+       at = over.out.find("over the HBM by", at + 1)) {
+    ++printed;
+  }
+  EXPECT_GT(shown, 0);
+  EXPECT_EQ(printed, shown);
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
   // the device model unless the run config names another.
   {

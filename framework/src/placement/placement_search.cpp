@@ -432,27 +432,34 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
   const MemoryClass cls = ClassOf(problem, d, p, it->second.weight_replicas);
   StageTable st(it->second, problem, fixed.tensor_parallel, level);
   std::int64_t devices = 0;
+  std::string overflow;  // the first stage above the HBM
   for (int k = 0; k < p; ++k) {
     const int i = starts[k], j = starts[k + 1];
     const int position = p - k;
     plan.stages.push_back(st.MakeStage(i, j, position, cls));
     devices += st.Devices(i, j);
-    if (!st.Fits(i, j, position, cls)) {
-      plan.reason = name + "stage " + std::to_string(k) + " (layers " + std::to_string(i) + "-" +
-                    std::to_string(j - 1) + ") needs " +
-                    BytesText(st.Memory(i, j, position, cls)) + " > HBM " +
-                    BytesText(problem.hbm_bytes) + ": over by " +
-                    BytesText(st.Memory(i, j, position, cls) - problem.hbm_bytes);
-      return plan;
+    if (overflow.empty() && !st.Fits(i, j, position, cls)) {
+      overflow = name + "stage " + std::to_string(k) + " (layers " + std::to_string(i) + "-" +
+                 std::to_string(j - 1) + ") needs " + BytesText(st.Memory(i, j, position, cls)) +
+                 " > HBM " + BytesText(problem.hbm_bytes) + ": over by " +
+                 BytesText(st.Memory(i, j, position, cls) - problem.hbm_bytes);
     }
   }
   if (devices * d > problem.num_accelerators) {
-    plan.reason = name + "needs " + std::to_string(devices * d) + " accelerators, only " +
-                  std::to_string(problem.num_accelerators) + " available";
+    plan.reason = !overflow.empty() ? overflow
+                                    : name + "needs " + std::to_string(devices * d) +
+                                          " accelerators, only " +
+                                          std::to_string(problem.num_accelerators) + " available";
     return plan;
   }
   FinishStep(problem, it->second, level, plan);
   FillStepEnergy(problem, it->second, plan);
+  if (!overflow.empty()) {
+    // Infeasible, with what it would take if it fitted: time, breakdown, energy, every stage's
+    // memory (phaze predict prints them beside the overflow).
+    plan.feasible = false;
+    plan.reason = overflow;
+  }
   return plan;
 }
 

@@ -172,7 +172,9 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   c.micro_batch = problem.micro_batch;
   c.recompute = mode;
   c.hbm_gib = device.HbmGiB();
-  if (!plan.feasible) return c;
+  // An infeasible plan has no figures, except a fixed plan above the HBM (its figures are what it
+  // would take if it fitted: priced too, for predict's report; it stays infeasible).
+  if (!plan.feasible && !(plan.time_per_batch_s > 0)) return c;
   // Finite arithmetic (issue 44): a plan whose figures overflowed is no plan.
   if (!std::isfinite(plan.time_per_batch_s) || !(plan.time_per_batch_s > 0) ||
       !std::isfinite(plan.throughput_samples_per_s) || !std::isfinite(plan.energy.TotalJ())) {

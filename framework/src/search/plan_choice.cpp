@@ -6,8 +6,8 @@ namespace phaze {
 
 void PriceChoice(PlanChoice& c, const ArchConfig& arch, const RunConfig& run,
                  const CostModel& cost) {
-  if (!c.feasible) return;
   const PlacementPlan& p = c.plan;
+  if (!(p.time_per_batch_s > 0)) return;  // no figures (infeasible before timing)
   c.power_w = p.PowerW();
   const double tokens_per_step = c.tokens_per_s * p.time_per_batch_s;
   c.energy_per_token_j = tokens_per_step > 0 ? p.energy.TotalJ() / tokens_per_step : 0;

@@ -278,7 +278,18 @@ int RunPredict(CommandContext& ctx) {
   }
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
-  j["result"] = PlanChoiceToJson(choice);
+  // A plan above the HBM is infeasible but timed: its figures (what it would take if it fitted) are
+  // written beside the reason.
+  const bool over_hbm = !choice.feasible && p.time_per_batch_s > 0;
+  if (over_hbm) {
+    PlanChoice shown = choice;
+    shown.feasible = true;
+    j["result"] = PlanChoiceToJson(shown);
+    j["result"]["feasible"] = false;
+    j["result"]["reason"] = choice.reason;
+  } else {
+    j["result"] = PlanChoiceToJson(choice);
+  }
   // Finite arithmetic (issue 44): a figure that overflowed is an error naming it and the inputs
   // it comes from, never an "inf" or a null in the output.
   if (const std::string at = j.FirstNonFinite(); !at.empty()) {
@@ -287,7 +298,7 @@ int RunPredict(CommandContext& ctx) {
                      "' (check its rates and sizes, the model's sizes and --hbm-gib)");
   }
   if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, j.Dump() + "\n");
-  if (!choice.feasible) {
+  if (!choice.feasible && !over_hbm) {
     ctx.err << "infeasible plan: " << choice.reason << "\n";
     return static_cast<int>(ExitCode::kNoFeasibleResult);
   }
@@ -357,6 +368,16 @@ int RunPredict(CommandContext& ctx) {
                   GiB(m.gradient_bytes).c_str(), GiB(m.optimizer_state_bytes).c_str(),
                   GiB(m.activation_bytes).c_str(), m.in_flight, GiB(m.working_bytes).c_str());
     o << line;
+    if (p.stages[k].peak_memory_bytes > static_cast<double>(arch.hbm_bytes)) {
+      o << "      over the HBM by "
+        << GiB(p.stages[k].peak_memory_bytes - static_cast<double>(arch.hbm_bytes)) << "\n";
+    }
+  }
+  if (over_hbm) {
+    ctx.err << "infeasible plan (does not fit; the figures above are what it would take if it "
+               "did): "
+            << choice.reason << "\n";
+    return static_cast<int>(ExitCode::kNoFeasibleResult);
   }
   return 0;
 }

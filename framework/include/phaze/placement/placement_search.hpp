@@ -55,7 +55,8 @@ class PlacementSearch {
   PlacementPlan Place(const PlacementProblem& problem) const;
   // A fixed {p, d, t} ("expert") strategy with the same formulas; layers are split at
   // `stage_starts`, or as evenly as possible into p contiguous stages (the first n mod p stages
-  // get one extra layer).
+  // get one extra layer). A plan whose stages exceed the HBM is infeasible (the reason names the
+  // first and its overflow) but keeps its time, breakdown, energy and every stage's memory.
   PlacementPlan Evaluate(const PlacementProblem& problem, const FixedStrategy& strategy) const;
 };
 

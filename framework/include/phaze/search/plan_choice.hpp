@@ -52,8 +52,9 @@ struct PlanChoice {
   bool BetterThan(const PlanChoice& other) const { return Throughput() > other.Throughput(); }
 };
 
-// Fills a feasible choice's power, energy per token, hourly price, $ per million tokens and time
-// to train (training.tokens) from its plan, the architecture and the cost model.
+// Fills a timed choice's power, energy per token, hourly price, $ per million tokens and time to
+// train (training.tokens) from its plan, the architecture and the cost model (a choice whose plan
+// has no time, infeasible before timing, is left alone).
 void PriceChoice(PlanChoice& choice, const ArchConfig& arch, const RunConfig& run,
                  const CostModel& cost);
 
