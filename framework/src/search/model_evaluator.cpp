@@ -160,18 +160,17 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
   return problem;
 }
 
-// `device`: the architecture with the HBM the plan was placed under.
+// `arch`: the device with the HBM the plan was placed under.
 PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem, RecomputeMode mode,
-                      const PreparedModel& model, const ArchConfig& device, const RunConfig& run,
+                      const PreparedModel& model, const ArchConfig& arch, const RunConfig& run,
                       const CostModel& cost) {
-  const ArchConfig& arch = device;
   PlanChoice c;
   c.feasible = plan.feasible;
   c.reason = plan.reason;
   c.plan = plan;
   c.micro_batch = problem.micro_batch;
   c.recompute = mode;
-  c.hbm_gib = device.HbmGiB();
+  c.hbm_gib = arch.HbmGiB();
   // An infeasible plan has no figures, except a fixed plan above the HBM (its figures are what it
   // would take if it fitted: priced too, for predict's report; it stays infeasible).
   if (!plan.feasible && !(plan.time_per_batch_s > 0)) return c;

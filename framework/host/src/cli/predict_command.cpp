@@ -245,15 +245,17 @@ int RunPredict(CommandContext& ctx) {
     return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run.strategies),
                         /*require_slices=*/false);
   });
-  if (!model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)) {
+  const PreparedModel::Slice* found =
+      model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy);
+  if (!found) {
     throw UsageError("--plan t = " + std::to_string(request.tensor_parallel) + ": the strategy '" +
                      run.strategies[0].Name() + "' cannot split " + model.name + " " +
                      std::to_string(request.tensor_parallel) + " ways" +
                      (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
   }
-  CheckPlanAgainstModel(
-      model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)->graph,
-      request, run.training.global_batch);
+  // The slice the plan runs (its vocabulary padding is reported below).
+  const LayerGraph& slice = found->graph;
+  CheckPlanAgainstModel(slice, request, run.training.global_batch);
   const ModelEvaluator evaluator(
       run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),
       ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()));
@@ -270,8 +272,6 @@ int RunPredict(CommandContext& ctx) {
   j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
   j["model_flops_per_token"] = model.flops_per_token;
   // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.
-  const LayerGraph& slice =
-      model.FindSlice(request.micro_batch, request.tensor_parallel, request.strategy)->graph;
   if (slice.padded_vocab > 0) {
     j["vocab"] = slice.vocab;
     j["padded_vocab"] = slice.padded_vocab;
