@@ -847,6 +847,29 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
   }
   EXPECT_GT(shown, 0);
   EXPECT_EQ(printed, shown);
+  // Issue 40: Llama-2 7B on one 8-GPU A100 node, d 8, micro-batch 1 — 16 bytes of weights,
+  // fp32 gradients and Adam state per parameter (~100 GiB) do not fit in 80 GB unsharded; ZeRO-3
+  // divides them by 8 and fits; the sharding is echoed, and a bad word is refused by name.
+  const std::string llama = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                            "/workloads/llama2-7b.yaml --arch a100-sxm-80gb --system dgx-a100 "
+                            "--plan 1,1,8 --micro-batch 1 --global-batch 64";
+  EXPECT_EQ(Phaze(llama).exit_code, 1);
+  EXPECT_EQ(Phaze(llama + " --sharding optimizer").exit_code, 1);
+  testing::TempDir zero_dir;
+  auto zero3 = Phaze(llama + " --sharding parameters -o " + (zero_dir / "z3.json").string());
+  EXPECT_EQ(zero3.exit_code, 0) << zero3.err;
+  const ConfigNode z3 = ConfigNode::ParseFile((zero_dir / "z3.json").string()).Child("result");
+  EXPECT_TRUE(z3.Child("feasible").AsBool());
+  EXPECT_EQ(z3.Child("sharding").AsString(), "parameters");
+  const ConfigNode z3_memory = z3.Child("plan").Child("stages").Elements()[0].Child("memory");
+  EXPECT_GT(z3_memory.Child("gathered_bytes").AsDouble(), 0);
+  EXPECT_EQ(z3.Child("plan").Child("breakdown").Child("data_parallel_s").AsDouble(), 0);
+  auto bad_sharding = Phaze(llama + " --sharding zero3");
+  EXPECT_EQ(bad_sharding.exit_code, 2);
+  EXPECT_NE(bad_sharding.err.find("--sharding: expected none, optimizer, gradients or parameters, "
+                                  "found 'zero3'"),
+            std::string::npos)
+      << bad_sharding.err;
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
   // the device model unless the run config names another.
   {

@@ -240,11 +240,61 @@ TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
   // Distributed optimizer: reduce-scatter of 8e9 (4 s·1/2 = 4e9/1e9... (2−1)/2·8e9/1e9 = 4 s) +
   // all-gather of 4e9 (2 s); optimizer step and state divided by d = 2.
   p.gradient_reduction_overlap = 0;
-  p.distributed_optimizer = true;
+  p.sharding = Sharding::kOptimizer;
   for (auto& l : p.widths[1].layers) l.optimizer_state_bytes = 100;
   plan = PlacementSearch().Evaluate(p, {1, 2, 1});
   EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 4 * 12 + 4 + 2 + 0.25 * 4 / 2);
   EXPECT_DOUBLE_EQ(plan.stages[0].memory.optimizer_state_bytes, 4 * 100 / 2.0);
+}
+
+// ZeRO by hand: 4 layers, fw 1 s, bw 2 s, 1e9 weight and gradient bytes and 6e9 optimizer bytes
+// each; p 1, d 2, B 8 (m = 4), flat 1e9 B/s, gradients reduced as 2 bytes per weight byte.
+// N = 2; compute load 4·3 = 12 s; a collective of X bytes over 2: (1/2)·X/1e9 (all-reduce twice).
+//   none:       sync all-reduce 8e9 = 8        → 4·12 + 8 = 56;  4·(1 + 1 + 6)e9 = 32e9 bytes
+//   optimizer:  reduce-scatter 8e9 (4) + all-gather 4e9 (2) = 6 → 54;  4e9 + 4e9 + 12e9 = 20e9
+//   gradients:  every micro-batch reduce-scatter 8e9 = 4 < 12, sync all-gather 2 → 50;
+//               4e9 + 2e9 + 12e9 + (1/2)·1e9 (a layer's whole gradient) = 18.5e9
+//   parameters: every micro-batch 4 + 2·2 = 8 < 12, no sync → 48;
+//               2e9 + 2e9 + 12e9 + (1/2)·(2·1e9 + 1e9) = 17.5e9
+// With fw 0.25 s, bw 0.5 s (compute 3 s) the collectives bound the load: parameters 4·8 = 32 s, of
+// which sharding 4·(8 − 3) = 20 s; gradients max(3, 4) → 4·4 + 2 = 18 s.
+TEST(PlacementSearch, ShardingByHand) {
+  auto p = Problem(Chain(4, 1, 2, 1e9, 0, 0), 2, 8, 1e12);
+  for (auto& l : p.widths[1].layers) l.optimizer_state_bytes = 6e9;
+  const std::vector<std::tuple<Sharding, double, double, double>> cases = {
+      {Sharding::kNone, 56, 32e9, 0},
+      {Sharding::kOptimizer, 54, 20e9, 0},
+      {Sharding::kGradients, 50, 18.5e9, 0.5e9},
+      {Sharding::kParameters, 48, 17.5e9, 1.5e9}};
+  for (const auto& [sharding, time, bytes, gathered] : cases) {
+    p.sharding = sharding;
+    const auto plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+    ASSERT_TRUE(plan.feasible) << plan.reason;
+    EXPECT_DOUBLE_EQ(plan.time_per_batch_s, time) << ToString(sharding);
+    EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, bytes) << ToString(sharding);
+    EXPECT_DOUBLE_EQ(plan.stages[0].memory.gathered_bytes, gathered) << ToString(sharding);
+    EXPECT_DOUBLE_EQ(plan.breakdown.sharding_s, 0) << ToString(sharding);
+    // The DP, free to choose, finds the same plan or a faster one.
+    EXPECT_LE(PlacementSearch().Place(p).time_per_batch_s, time) << ToString(sharding);
+  }
+  for (auto& l : p.widths[1].layers) {
+    l.forward_s = 0.25;
+    l.backward_s = 0.5;
+  }
+  p.sharding = Sharding::kParameters;
+  auto plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 32);
+  EXPECT_DOUBLE_EQ(plan.breakdown.sharding_s, 20);
+  EXPECT_DOUBLE_EQ(plan.stages[0].load_s, 8);
+  p.sharding = Sharding::kGradients;
+  plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 18);
+  // Out of memory unsharded, it fits sharded: 32e9 > 20e9 ≥ 18.5e9.
+  p.hbm_bytes = 19e9;
+  p.sharding = Sharding::kNone;
+  EXPECT_FALSE(PlacementSearch().Evaluate(p, {1, 2, 1}).feasible);
+  p.sharding = Sharding::kGradients;
+  EXPECT_TRUE(PlacementSearch().Evaluate(p, {1, 2, 1}).feasible);
 }
 
 // Recompute inside backward on every stage (selective/full) and the working set.
@@ -330,12 +380,19 @@ double BruteForceStep(const PlacementProblem& p) {
       stages.emplace_back(start, n);
       const int s = static_cast<int>(stages.size());
       for (std::int64_t d = 1; d <= std::min<std::int64_t>(p.num_accelerators, B); ++d) {
-        if (p.distributed_optimizer && d > 1 && p.num_accelerators / d == p.num_accelerators / (d - 1) &&
+        if (p.sharding != Sharding::kNone && d > 1 && p.num_accelerators / d == p.num_accelerators / (d - 1) &&
             (B + d - 1) / d == (B + d - 2) / (d - 1)) {
-          continue;  // the documented restriction of the distributed optimizer
+          continue;  // the documented restriction of sharding
         }
         const std::int64_t m = (B + d - 1) / d;
         const int level = p.network.LevelHolding(t * s * d);
+        // Sharding (header comment): N devices share what it divides; r = 1 in these tables.
+        const bool sharded = p.sharding != Sharding::kNone;
+        const double N = sharded ? static_cast<double>(d) : 1.0;
+        const bool grads = p.sharding == Sharding::kGradients || p.sharding == Sharding::kParameters;
+        const bool params = p.sharding == Sharding::kParameters;
+        const double rho = p.gradient_reduction_bytes_per_weight_byte;
+        const CommGroup group{d, t};
         auto send = [&](double bytes) { return v * p.network.SendS(bytes, level); };
         double max_load = 0, first_weight = 0, first_step = 0;
         int devices = 0;
@@ -345,15 +402,19 @@ double BruteForceStep(const PlacementProblem& p) {
           const int position = s - k;
           const double in_arrival = i > 0 ? send(edge_bytes(i - 1)) : 0;
           const double grad_arrival = j < n ? send(edge_bytes(j - 1)) : 0;
-          double fw = 0, bwd = 0, rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0;
+          double fw = 0, bwd = 0, rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0,
+                 whole = 0;
           bool tp = false;
           for (int l = i; l < j; ++l) {
             const auto& L = table.layers[l];
             fw += L.forward_s;
             bwd += L.backward_s + L.backward_recompute_s;
             rfw += L.RecomputeForwardS();
-            static_mem += L.weight_bytes + L.GradientBytes() +
-                          L.optimizer_state_bytes / (p.distributed_optimizer ? d : 1);
+            static_mem += L.weight_bytes / (params ? N : 1) + L.GradientBytes() / (grads ? N : 1) +
+                          L.optimizer_state_bytes / N;
+            whole = std::max(whole, params  ? 2 * L.weight_bytes + L.GradientBytes()
+                                    : grads ? L.GradientBytes()
+                                            : 0.0);
             act += L.activation_bytes;
             w += L.weight_bytes;
             step += L.optimizer_step_s;
@@ -361,7 +422,14 @@ double BruteForceStep(const PlacementProblem& p) {
             tp = tp || L.tensor_parallel;
           }
           const bool rec = p.recompute && position > 1;
-          max_load = std::max(max_load, in_arrival + fw + std::max(rec ? rfw : 0.0, grad_arrival) + bwd);
+          double collectives = 0;  // every micro-batch, beside the compute
+          if (grads && d > 1) {
+            collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
+            if (params) collectives += 2 * p.network.CollectiveS(CollectiveKind::kAllGather, w, group);
+          }
+          max_load = std::max(max_load, std::max(collectives, in_arrival + fw +
+                                                                   std::max(rec ? rfw : 0.0, grad_arrival) + bwd));
+          static_mem += (1 - 1 / N) * whole;
           double in_flight = position;
           if (p.schedule == PipelineSchedule::kGPipe) in_flight = static_cast<double>(m);
           if (p.schedule == PipelineSchedule::kInterleaved) in_flight = (2.0 * (position - 1) + (v - 1) * s + 1) / v;
@@ -375,16 +443,26 @@ double BruteForceStep(const PlacementProblem& p) {
           }
         }
         if (!fits || devices > p.num_accelerators / d) continue;
-        const CommGroup group{d, t};
-        double sync = p.distributed_optimizer
-                          ? p.network.CollectiveS(CollectiveKind::kReduceScatter, 2 * first_weight, group) +
-                                p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group)
-                          : p.network.CollectiveS(CollectiveKind::kAllReduce, 2 * first_weight, group);
+        const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
+        double sync = 0;
+        switch (p.sharding) {
+          case Sharding::kNone:
+            sync = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
+            break;
+          case Sharding::kOptimizer:
+            sync = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group) + gather;
+            break;
+          case Sharding::kGradients:
+            sync = gather;
+            break;
+          case Sharding::kParameters:
+            break;
+        }
         const double tied = s > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
                                                           {2, t * d * (s - 1)})
                                   : 0;
         const double time = (m + (s - 1) / v) * max_load + (1 - p.gradient_reduction_overlap) * sync +
-                            first_step / (p.distributed_optimizer ? d : 1) + tied;
+                            first_step / N + tied;
         best = std::min(best, time);
       }
     }
@@ -428,7 +506,8 @@ TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
       default:
         break;
     }
-    p.distributed_optimizer = pick(0, 2) == 0;
+    // Unsharded half the time, else each sharding.
+    p.sharding = pick(0, 1) ? Sharding::kNone : static_cast<Sharding>(pick(1, 3));
     if (pick(0, 1)) p.gradient_reduction_overlap = uni(0, 1);
     for (int t : {1, 2, 4}) {
       if (pick(0, 2) == 0 && t != 1) continue;
@@ -466,12 +545,12 @@ TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
       ASSERT_NEAR(plan.time_per_batch_s, truth, 1e-9 * truth)
           << "case " << c << " n=" << n << " K=" << p.num_accelerators
           << " schedule=" << ToString(p.schedule) << " v=" << p.virtual_stages
-          << " levels=" << p.network.Levels().size() << " dist=" << p.distributed_optimizer
+          << " levels=" << p.network.Levels().size() << " sharding=" << ToString(p.sharding)
           << " plan t=" << plan.tensor_parallel << " d=" << plan.data_parallel
           << " s=" << plan.pipeline_stages;
       // The breakdown adds up to the step.
       const auto& b = plan.breakdown;
-      ASSERT_NEAR(b.forward_s + b.backward_s + b.recompute_s + b.pipeline_send_s + b.bubble_s +
+      ASSERT_NEAR(b.forward_s + b.backward_s + b.recompute_s + b.pipeline_send_s + b.sharding_s + b.bubble_s +
                       b.data_parallel_s + b.optimizer_s + b.tied_embedding_s,
                   plan.time_per_batch_s, 1e-9 * truth)
           << "case " << c;
@@ -505,7 +584,7 @@ TEST(PlacementSearch, WeightReplicasReduceGradientsAcrossTheWidth) {
       PlacementProblem p = Problem(LayerTable{}, 2, 8, 1e12);
       p.widths.clear();
       p.widths[2] = table;
-      p.distributed_optimizer = distributed;
+      p.sharding = distributed ? Sharding::kOptimizer : Sharding::kNone;
       FixedStrategy fixed;
       fixed.pipeline_stages = 1;
       fixed.data_parallel = 1;

@@ -180,7 +180,7 @@ TEST(RunConfig, SystemModelKeys) {
             (std::vector<RecomputeMode>{RecomputeMode::kFull, RecomputeMode::kNone,
                                         RecomputeMode::kSelective}));
   EXPECT_EQ(rc.training.virtual_stages, (std::vector<std::int64_t>{2, 4}));
-  EXPECT_TRUE(rc.training.distributed_optimizer);
+  EXPECT_EQ(rc.training.sharding, std::vector<Sharding>{Sharding::kOptimizer});
   EXPECT_EQ(rc.training.gradient_reduction_overlap, 0.5);
   EXPECT_EQ(rc.training.GradientReductionBytes(), 2);
   EXPECT_EQ(rc.ToJson().Find("training")->Find("gradient_reduction_precision")->AsString(), "bf16");
@@ -189,6 +189,22 @@ TEST(RunConfig, SystemModelKeys) {
             "run.yaml:2:42: training.gradient_reduction_precision: expected one of fp32, fp16, "
             "bf16; found 'fp8' (did you mean 'fp32'?)");
   EXPECT_EQ(rc.ToJson().Find("training")->Find("virtual_stages")->Dump(-1), "[2,4]");
+  // Sharding: one word or a list to sweep, located errors; distributed_optimizer is its alias.
+  EXPECT_EQ(Parse("models: [a]\n").training.sharding, std::vector<Sharding>{Sharding::kNone});
+  EXPECT_EQ(Parse("models: [a]\ntraining: {sharding: [none, parameters]}\n").training.sharding,
+            (std::vector<Sharding>{Sharding::kNone, Sharding::kParameters}));
+  EXPECT_EQ(Parse("models: [a]\ntraining: {sharding: gradients}\n")
+                .ToJson().Find("training")->Find("sharding")->Dump(-1),
+            "[\"gradients\"]");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {sharding: [none, zero3]}\n"); }),
+            "run.yaml:2:29: training.sharding[1]: expected one of none, optimizer, gradients, "
+            "parameters; found 'zero3'");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {sharding: [none, none]}\n"); }),
+            "run.yaml:2:29: training.sharding[1]: duplicate value in the list");
+  EXPECT_NE(ErrorOf([] {
+              Parse("models: [a]\ntraining: {sharding: none, distributed_optimizer: true}\n");
+            }).find("give either distributed_optimizer or sharding"),
+            std::string::npos);
   // A system preset by name (share/systems/).
   RunConfig dgx = Parse("models: [a]\ncluster: {system: dgx-a100}\n");
   EXPECT_EQ(dgx.cluster.network.Name(), "dgx-a100");

@@ -45,7 +45,10 @@ TEST(StepModel, PipelineSteps) {
 // Two layers: weights 10 + 20, gradients default to the weights, optimizer state 40 + 80,
 // activations 5 + 7, working 3 and 9: resident (10 + 10 + 40 + 5) + (20 + 20 + 80 + 7) = 192;
 // with 3 in flight 192 + 2·12 + 9 = 225; the optimizer state sharded 4 ways saves 120·3/4 = 90:
-// 135.
+// 135. Sharding gradients too saves (120 + 30)·3/4 and holds 3/4 of the largest gradient, 20:
+// 225 − 112.5 + 15 = 127.5. Sharding parameters too saves (120 + 30 + 30)·3/4 = 135 and holds 3/4
+// of the largest 2·weight + gradient, 2·20 + 20 = 60: 225 − 135 + 45 = 135, weights and gradients
+// 30/4 each.
 TEST(StepModel, StageMemoryByHand) {
   PlacementLayer a, b;
   a.weight_bytes = 10;
@@ -63,31 +66,52 @@ TEST(StepModel, StageMemoryByHand) {
   EXPECT_DOUBLE_EQ(f.resident, 192);
   EXPECT_DOUBLE_EQ(f.Stash(false), 12);
   EXPECT_DOUBLE_EQ(f.Stash(true), 4);  // the paper's stage recompute keeps only the inputs
-  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, 1), 225);
-  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, 4), 135);
-  const StageMemory m = StageMemoryParts(f, f.Stash(false), 3, 4);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, Sharding::kNone, 1), 225);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, Sharding::kNone, 4), 225);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, Sharding::kOptimizer, 1), 225);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, Sharding::kOptimizer, 4), 135);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, Sharding::kGradients, 4), 127.5);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 3, Sharding::kParameters, 4), 135);
+  const StageMemory z3 = StageMemoryParts(f, f.Stash(false), 3, Sharding::kParameters, 4);
+  EXPECT_DOUBLE_EQ(z3.weight_bytes, 7.5);
+  EXPECT_DOUBLE_EQ(z3.gradient_bytes, 7.5);
+  EXPECT_DOUBLE_EQ(z3.optimizer_state_bytes, 30);
+  EXPECT_DOUBLE_EQ(z3.gathered_bytes, 45);
+  EXPECT_DOUBLE_EQ(z3.activation_bytes, 36);
+  const StageMemory m = StageMemoryParts(f, f.Stash(false), 3, Sharding::kOptimizer, 4);
   EXPECT_DOUBLE_EQ(m.weight_bytes, 30);
   EXPECT_DOUBLE_EQ(m.gradient_bytes, 30);
   EXPECT_DOUBLE_EQ(m.optimizer_state_bytes, 30);
   EXPECT_DOUBLE_EQ(m.working_bytes, 9);
   EXPECT_DOUBLE_EQ(m.activation_bytes, 36);  // 12 + 2·12 kept
   StepSettings s = Settings(PipelineSchedule::k1F1B);
-  EXPECT_EQ(OptimizerShards(s, 8, 2), 1);
-  s.distributed_optimizer = true;
-  EXPECT_EQ(OptimizerShards(s, 8, 2), 16);
+  EXPECT_EQ(ShardWays(s, 8, 2), 1);
+  s.sharding = Sharding::kOptimizer;
+  EXPECT_EQ(ShardWays(s, 8, 2), 16);
 }
 
 // The paper's flat-network sync: all-reduce of 2W bytes over d = 4 at 1e9 B/s is
 // 2·(d − 1)/d·2W/bw = 4·(3/4)·1e9/1e9 = 3 s for W = 1e9; half of it hidden with overlap 0.5.
 // The distributed optimizer: reduce-scatter of 2W, (d − 1)/d·2W/bw = 1.5 s, plus the all-gather
-// of W, 0.75 s. The tied embedding: all-reduce of 1e9 bytes between 2 ranks: 1 s, none with s = 1.
+// of W, 0.75 s. Sharding gradients: the all-gather once per step, the reduce-scatter (1.5 s) every
+// micro-batch; parameters: nothing per step, that and two all-gathers (3 s) every micro-batch.
+// The tied embedding: all-reduce of 1e9 bytes between 2 ranks: 1 s, none with s = 1.
 TEST(StepModel, GradientSyncOnAFlatNetwork) {
   StepSettings s = Settings(PipelineSchedule::k1F1B);
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 3.0);
   s.gradient_reduction_overlap = 0.5;
   EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, 1, 4, 1, 1e9), 1.5);
-  s.distributed_optimizer = true;
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 4, 1, 1e9), 0.0);
+  s.sharding = Sharding::kOptimizer;
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 2.25);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 4, 1, 1e9), 0.0);
+  s.sharding = Sharding::kGradients;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 0.75);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 4, 1, 1e9), 1.5);
+  s.sharding = Sharding::kParameters;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 0.0);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 4, 1, 1e9), 3.0);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 1, 1, 1e9), 0.0);  // d·r = 1: nothing to share
   EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 2, 1e9), 1.0);
   EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 1, 1e9), 0.0);
 }
@@ -110,7 +134,7 @@ TEST(StepModel, OptimizerStepFromItsOp) {
   StepSettings s = Settings(PipelineSchedule::k1F1B);
   EXPECT_DOUBLE_EQ(OptimizerStepS(s, 8.0, 4, 2), 8.0);
   EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 8.0);  // d·a devices
-  s.distributed_optimizer = true;
+  s.sharding = Sharding::kOptimizer;
   EXPECT_DOUBLE_EQ(OptimizerStepS(s, 8.0, 4, 2), 1.0);
   EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 1.0);  // a/r
 }

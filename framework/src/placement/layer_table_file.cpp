@@ -137,6 +137,7 @@ Json PlacementPlanToJson(const PlacementPlan& plan, const std::vector<std::strin
     sj["forward_s"] = s.forward_s;
     sj["backward_s"] = s.backward_s;
     sj["recompute_s"] = s.recompute_s;
+    sj["sharding_s"] = s.sharding_s;
     sj["peak_memory_bytes"] = s.peak_memory_bytes;
     sj["memory"] = ToJson(s.memory);
     stages.Push(sj);
@@ -157,6 +158,7 @@ Json ToJson(const StepBreakdown& b) {
   j["backward_s"] = b.backward_s;
   j["recompute_s"] = b.recompute_s;
   j["pipeline_send_s"] = b.pipeline_send_s;
+  j["sharding_s"] = b.sharding_s;
   j["bubble_s"] = b.bubble_s;
   j["data_parallel_s"] = b.data_parallel_s;
   j["optimizer_s"] = b.optimizer_s;
@@ -173,6 +175,7 @@ Json ToJson(const StageMemory& m) {
   j["optimizer_state_bytes"] = m.optimizer_state_bytes;
   j["activation_bytes"] = m.activation_bytes;
   j["working_bytes"] = m.working_bytes;
+  j["gathered_bytes"] = m.gathered_bytes;
   j["in_flight"] = m.in_flight;
   return j;
 }

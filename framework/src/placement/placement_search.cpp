@@ -28,18 +28,20 @@ std::string BytesText(double bytes) {
 }
 
 // What the memory check depends on besides the stage and its position (header comment).
+// (And the load: sharding gradients or parameters adds collectives that depend on d.)
 struct MemoryClass {
-  std::int64_t shards = 1;  // of the optimizer state (distributed optimizer)
+  std::int64_t ways = 1;    // devices sharing what the sharding divides
   std::int64_t m = 1;       // micro-batches per pipeline (GPipe)
   int s = 1;                // stages (interleaved)
+  std::int64_t comm_d = 0;  // d, when the sharding runs collectives every micro-batch; else 0
   bool operator==(const MemoryClass&) const = default;
 };
 
-// `replicas`: LayerTable::weight_replicas of the width (the distributed optimizer shards over them
-// too).
+// `replicas`: LayerTable::weight_replicas of the width (sharding divides over them too).
 MemoryClass ClassOf(const PlacementProblem& p, std::int64_t d, int s, std::int64_t replicas) {
   MemoryClass c;
-  c.shards = OptimizerShards(p, d, replicas);
+  c.ways = ShardWays(p, d, replicas);
+  if (p.sharding >= Sharding::kGradients) c.comm_d = d;
   if (p.schedule == PipelineSchedule::kGPipe) c.m = p.MicroBatchesPerPipeline(d);
   if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
   return c;
@@ -75,15 +77,23 @@ class StageTable {
   double TiedGradientBytes() const { return table_.tied_gradient_bytes; }
   std::int64_t WeightReplicas() const { return table_.weight_replicas; }
   bool StageRecompute(int position) const { return problem_.recompute && position > 1; }
+  // Per micro-batch: the compute (forward, backward, recompute and waits for sends)…
   double Load(int i, int j, int position) const {
     return StageRecompute(position) ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
+  }
+  // … and the sharding's collectives beside it, at c.comm_d (0 when it runs none).
+  double ShardingS(int i, int j, const MemoryClass& c) const {
+    return c.comm_d > 0 ? ShardingPerMicroBatchS(problem_, t_, c.comm_d, WeightReplicas(),
+                                                 WeightBytes(i, j))
+                        : 0.0;
   }
   double InFlight(int position, const MemoryClass& c) const {
     return InFlightMicroBatches(problem_, position, c.s, c.m);
   }
   double Memory(int i, int j, int position, const MemoryClass& c) const {
     const size_t k = At(i, j);
-    return StagePeakBytes(footprint_[k], stash_[k], InFlight(position, c), c.shards);
+    return StagePeakBytes(footprint_[k], stash_[k], InFlight(position, c), problem_.sharding,
+                          c.ways);
   }
   bool Fits(int i, int j, int position, const MemoryClass& c) const {
     return Memory(i, j, position, c) <= problem_.hbm_bytes;
@@ -101,12 +111,15 @@ class StageTable {
     s.first_layer = i;
     s.last_layer = j - 1;
     s.devices = Devices(i, j);
-    s.load_s = Load(i, j, position);
+    const double compute = Load(i, j, position);
+    s.load_s = std::max(compute, ShardingS(i, j, c));
+    s.sharding_s = s.load_s - compute;
     s.forward_s = forward_[k];
     s.backward_s = backward_[k];
     s.recompute_s = recompute_in_backward_[k] + (StageRecompute(position) ? recompute_stage_[k] : 0.0);
     s.peak_memory_bytes = Memory(i, j, position, c);
-    s.memory = StageMemoryParts(footprint_[k], stash_[k], InFlight(position, c), c.shards);
+    s.memory = StageMemoryParts(footprint_[k], stash_[k], InFlight(position, c),
+                                problem_.sharding, c.ways);
     return s;
   }
 
@@ -292,6 +305,23 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       const StageTable& st = *slot;
       int smax = 0;
       for (const auto& pr : group.pairs) smax = std::max(smax, pr.second);
+      // A stage's load per micro-batch: its compute, or the sharding's collectives when longer
+      // (computed once per stage here, not in the loops below).
+      std::vector<double> sharding;
+      if (group.cls.comm_d > 0) {
+        sharding.assign(static_cast<size_t>(n + 1) * (n + 1), 0.0);
+        for (int i = 0; i < n; ++i) {
+          for (int j = i + 1; j <= n; ++j) {
+            sharding[static_cast<size_t>(i) * (n + 1) + j] = st.ShardingS(i, j, group.cls);
+          }
+        }
+      }
+      auto load_of = [&](int i, int j, int position) {
+        const double compute = st.Load(i, j, position);
+        return sharding.empty()
+                   ? compute
+                   : std::max(compute, sharding[static_cast<size_t>(i) * (n + 1) + j]);
+      };
       // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
       auto idx = [&](int i, int s, int m) {
         return (static_cast<size_t>(i) * (n + 1) + s) * M + m;
@@ -304,7 +334,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           for (int j = i + 1; j <= n - (s - 1); ++j) {
             if (s == 1 && j != n) continue;
             if (!st.Fits(i, j, s, group.cls)) continue;
-            const double load = st.Load(i, j, s);
+            const double load = load_of(i, j, s);
             const int delta = st.SingleDevice(i, j);
             for (int mr = 0; mr < M - delta && mr <= s - 1; ++mr) {
               double prev = dp[idx(j, s - 1, mr)];
@@ -329,7 +359,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           if (s == 1 && j != n) continue;
           if (!st.Fits(0, j, s, group.cls)) continue;
           const std::int64_t a0 = st.Devices(0, j);
-          const double load0 = st.Load(0, j, s);
+          const double load0 = load_of(0, j, s);
           const double optimizer =
               OptimizerStepS(problem, st.OptimizerStepS(0, j), d, st.WeightReplicas());
           for (int mr = 0; mr < M && mr <= s - 1; ++mr) {

@@ -83,6 +83,7 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   if (c.time_to_train_s > 0) j["time_to_train_s"] = c.time_to_train_s;
   j["micro_batch"] = c.micro_batch;
   j["recompute"] = std::string(ToString(c.recompute));
+  j["sharding"] = std::string(ToString(c.sharding));
   j["hbm_gib"] = c.hbm_gib;
   // The choice keeps the names of its stages' first and last layers: enough for the plan writer.
   std::vector<std::string> names;

@@ -19,7 +19,7 @@ namespace {
 template <class Self, class F>
 void Fields(Self& m, F&& io) requires std::is_same_v<std::remove_const_t<Self>, StageMemory> {
   io(m.weight_bytes), io(m.gradient_bytes), io(m.optimizer_state_bytes), io(m.activation_bytes);
-  io(m.working_bytes), io(m.in_flight);
+  io(m.working_bytes), io(m.gathered_bytes), io(m.in_flight);
 }
 
 template <class Self, class F>
@@ -29,7 +29,8 @@ void Fields(Self& e, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 
 template <class Self, class F>
 void Fields(Self& b, F&& io) requires std::is_same_v<std::remove_const_t<Self>, StepBreakdown> {
-  io(b.forward_s), io(b.backward_s), io(b.recompute_s), io(b.pipeline_send_s), io(b.bubble_s);
+  io(b.forward_s), io(b.backward_s), io(b.recompute_s), io(b.pipeline_send_s), io(b.sharding_s);
+  io(b.bubble_s);
   io(b.data_parallel_s), io(b.optimizer_s), io(b.tied_embedding_s), io(b.bottleneck_stage);
   io(b.pipeline_level);
 }
@@ -37,7 +38,7 @@ void Fields(Self& b, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 template <class Self, class F>
 void Fields(Self& s, F&& io) requires std::is_same_v<std::remove_const_t<Self>, StagePlan> {
   io(s.first_layer), io(s.last_layer), io(s.devices), io(s.load_s), io(s.forward_s);
-  io(s.backward_s), io(s.recompute_s), io(s.peak_memory_bytes), io(s.memory);
+  io(s.backward_s), io(s.recompute_s), io(s.sharding_s), io(s.peak_memory_bytes), io(s.memory);
 }
 
 template <class Self, class F>
@@ -57,7 +58,7 @@ void Fields(Self& s, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 template <class Self, class F>
 void Fields(Self& c, F&& io) requires std::is_same_v<std::remove_const_t<Self>, PlanChoice> {
   io(c.feasible), io(c.reason), io(c.plan), io(c.strategy), io(c.strategy_index);
-  io(c.micro_batch), io(c.recompute), io(c.hbm_gib), io(c.tokens_per_s), io(c.mfu), io(c.power_w);
+  io(c.micro_batch), io(c.recompute), io(c.sharding), io(c.hbm_gib), io(c.tokens_per_s), io(c.mfu), io(c.power_w);
   io(c.energy_per_token_j), io(c.hourly_usd), io(c.usd_per_million_tokens), io(c.time_to_train_s);
   io(c.stages);
 }
@@ -92,6 +93,7 @@ void Fields(Self& t, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 constexpr std::int64_t LastValue(RecomputeMode) {
   return static_cast<std::int64_t>(RecomputeMode::kFull);
 }
+constexpr std::int64_t LastValue(Sharding) { return static_cast<std::int64_t>(Sharding::kParameters); }
 
 struct Writer {
   ByteWriter& w;

@@ -153,7 +153,6 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
                      : virtual_stages > 1 ? PipelineSchedule::kInterleaved
                                           : PipelineSchedule::k1F1B;
   problem.virtual_stages = virtual_stages;
-  problem.distributed_optimizer = run.training.distributed_optimizer;
   problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
   problem.gradient_reduction_bytes_per_weight_byte =
       static_cast<double>(run.training.GradientReductionBytes()) / static_cast<double>(dtype_bytes);
@@ -170,6 +169,7 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   c.plan = plan;
   c.micro_batch = problem.micro_batch;
   c.recompute = mode;
+  c.sharding = problem.sharding;
   c.hbm_gib = arch.HbmGiB();
   // An infeasible plan has no figures, except a fixed plan above the HBM (its figures are what it
   // would take if it fitted: priced too, for predict's report; it stays infeasible).
@@ -207,6 +207,7 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
       PlanChoice c;
       c.micro_batch = problem.micro_batch;
       c.recompute = mode;
+      c.sharding = problem.sharding;
       c.hbm_gib = device.HbmGiB();
       c.reason = why;
       return c;
@@ -234,7 +235,7 @@ SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
   return sliced;
 }
 
-// The DP for every micro-batch, recompute mode, v and HBM size, into ev.best, ev.best_per_hbm and
+// The DP for every micro-batch, recompute mode, v, sharding and HBM size, into ev.best, ev.best_per_hbm and
 // (with_expert) ev.expert. Ties keep the earlier choice.
 void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& model,
               const ArchConfig& arch, const SlicedTimes& sliced,
@@ -272,37 +273,41 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
         for (const auto& [t, entry] : widths) {
           problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run.training);
         }
-        for (std::size_t h = 0; h < hbm_list.size(); ++h) {
-          // Every HBM size of the sweep is a device of its own; the DP's limit is its HBM.
-          const ArchConfig device = arch.WithHbmGiB(hbm_list[h]);
-          problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
-          PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
-          c.strategy = strategy_name;
-          c.strategy_index = strategy;
-          take(ev.best, c);
-          take(ev.best_per_hbm[h], c);
-          if (with_expert && model.expert) {
-            PlanRequest r;
-            r.pipeline_stages = static_cast<int>(model.expert->pipeline_stages);
-            r.data_parallel = static_cast<int>(model.expert->data_parallel);
-            r.tensor_parallel = static_cast<int>(model.expert->tensor_parallel);
-            PlanChoice x;
-            x.micro_batch = b;
-            x.recompute = mode;
-            x.hbm_gib = device.HbmGiB();
-            auto it = widths.find(r.tensor_parallel);
-            if (it == widths.end()) {
-              x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
-                         " is not among the evaluated widths";
-            } else {
-              x = EvaluateFixed(problem, *it->second.first,
-                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
-                                model, device, run, cost);
+        for (Sharding sharding : run.training.sharding) {
+          problem.sharding = sharding;
+          for (std::size_t h = 0; h < hbm_list.size(); ++h) {
+            // Every HBM size of the sweep is a device of its own; the DP's limit is its HBM.
+            const ArchConfig device = arch.WithHbmGiB(hbm_list[h]);
+            problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
+            PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
+            c.strategy = strategy_name;
+            c.strategy_index = strategy;
+            take(ev.best, c);
+            take(ev.best_per_hbm[h], c);
+            if (with_expert && model.expert) {
+              PlanRequest r;
+              r.pipeline_stages = static_cast<int>(model.expert->pipeline_stages);
+              r.data_parallel = static_cast<int>(model.expert->data_parallel);
+              r.tensor_parallel = static_cast<int>(model.expert->tensor_parallel);
+              PlanChoice x;
+              x.micro_batch = b;
+              x.recompute = mode;
+              x.sharding = sharding;
+              x.hbm_gib = device.HbmGiB();
+              auto it = widths.find(r.tensor_parallel);
+              if (it == widths.end()) {
+                x.reason = "tensor-parallel width " + std::to_string(r.tensor_parallel) +
+                           " is not among the evaluated widths";
+              } else {
+                x = EvaluateFixed(problem, *it->second.first,
+                                  {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
+                                  model, device, run, cost);
+              }
+              x.strategy = strategy_name;
+              x.strategy_index = strategy;
+              if (!ev.expert) ev.expert = PlanChoice{};
+              take(*ev.expert, x);
             }
-            x.strategy = strategy_name;
-            x.strategy_index = strategy;
-            if (!ev.expert) ev.expert = PlanChoice{};
-            take(*ev.expert, x);
           }
         }
       }
@@ -463,6 +468,7 @@ PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchCo
   problem.widths[r.tensor_parallel] =
       MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training);
   problem.hbm_bytes = static_cast<double>(arch.hbm_bytes);  // the device's own
+  problem.sharding = r.sharding;
   PlanChoice c = EvaluateFixed(problem, slice->graph,
                                {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                 r.stage_starts},

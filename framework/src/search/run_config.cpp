@@ -247,7 +247,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   if (auto t = root.Optional("training")) {
     t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
-                   "distributed_optimizer", "gradient_reduction_overlap",
+                   "distributed_optimizer", "sharding", "gradient_reduction_overlap",
                    "gradient_reduction_precision", "tokens"});
     if (auto v = t->Optional("tokens")) {
       rc.training.tokens = v->AsNonNegativeDouble();
@@ -296,7 +296,22 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
         }
       }
     }
-    if (auto v = t->Optional("distributed_optimizer")) rc.training.distributed_optimizer = v->AsBool();
+    if (auto v = t->Optional("sharding")) {
+      rc.training.sharding.clear();
+      for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
+        rc.training.sharding.push_back(e.AsEnum({Sharding::kNone, Sharding::kOptimizer,
+                                                 Sharding::kGradients, Sharding::kParameters}));
+      }
+      if (!v->IsScalar()) CheckDistinct(*v, rc.training.sharding);
+    }
+    // The older spelling of `sharding: optimizer` (Megatron-LM's --use-distributed-optimizer).
+    if (auto v = t->Optional("distributed_optimizer")) {
+      if (t->Optional("sharding")) {
+        v->Fail("give either distributed_optimizer or sharding (distributed_optimizer: true is "
+                "sharding: optimizer)");
+      }
+      rc.training.sharding = {v->AsBool() ? Sharding::kOptimizer : Sharding::kNone};
+    }
     if (auto v = t->Optional("gradient_reduction_overlap")) {
       rc.training.gradient_reduction_overlap = v->AsNonNegativeDouble();
       if (rc.training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
@@ -521,7 +536,9 @@ Json RunConfig::ToJson() const {
     for (auto v : training.virtual_stages) vs.Push(v);
     t["virtual_stages"] = vs;
   }
-  t["distributed_optimizer"] = training.distributed_optimizer;
+  Json sharding = Json::MakeArray();
+  for (Sharding v : training.sharding) sharding.Push(std::string(ToString(v)));
+  t["sharding"] = sharding;
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;

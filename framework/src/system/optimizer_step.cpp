@@ -15,12 +15,12 @@ OptimizerStepCost CostOptimizerStep(const Operator& step, const ArchConfig& arch
 
 double OptimizerStepS(const StepSettings& settings, double stage_step_s, std::int64_t d,
                       std::int64_t r) {
-  return settings.distributed_optimizer ? stage_step_s / static_cast<double>(d * r)
+  return settings.sharding != Sharding::kNone ? stage_step_s / static_cast<double>(d * r)
                                         : stage_step_s;
 }
 
 double OptimizerStepRuns(const StepSettings& settings, double a, double d, std::int64_t r) {
-  return settings.distributed_optimizer ? a / static_cast<double>(r) : d * a;
+  return settings.sharding != Sharding::kNone ? a / static_cast<double>(r) : d * a;
 }
 
 }  // namespace phaze

@@ -11,18 +11,23 @@ void StageFootprint::Add(const PlacementLayer& l) {
   gradient += l.GradientBytes();
   optimizer_state += l.optimizer_state_bytes;
   working = std::max(working, l.working_bytes);
+  largest_gradient = std::max(largest_gradient, l.GradientBytes());
+  largest_gathered = std::max(largest_gathered, 2 * l.weight_bytes + l.GradientBytes());
 }
 
 StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_flight,
-                             std::int64_t optimizer_shards) {
+                             Sharding sharding, std::int64_t ways) {
+  const bool sharded = ways > 1 && sharding != Sharding::kNone;
+  const double n = sharded ? static_cast<double>(ways) : 1.0;
   StageMemory m;
-  m.weight_bytes = f.weight;
-  m.gradient_bytes = f.gradient;
-  m.optimizer_state_bytes = f.optimizer_state / static_cast<double>(optimizer_shards);
+  m.weight_bytes = sharding == Sharding::kParameters ? f.weight / n : f.weight;
+  m.gradient_bytes = sharding >= Sharding::kGradients ? f.gradient / n : f.gradient;
+  m.optimizer_state_bytes = f.optimizer_state / n;
+  m.gathered_bytes = sharded ? (1 - 1 / n) * f.Gathered(sharding) : 0.0;
   m.in_flight = in_flight;
-  m.activation_bytes = StagePeakBytes(f, stash, in_flight, optimizer_shards) - m.weight_bytes -
-                       m.gradient_bytes - m.optimizer_state_bytes - f.working;
   m.working_bytes = f.working;
+  m.activation_bytes = StagePeakBytes(f, stash, in_flight, sharding, ways) - m.weight_bytes -
+                       m.gradient_bytes - m.optimizer_state_bytes - m.gathered_bytes - f.working;
   return m;
 }
 

@@ -16,6 +16,20 @@ std::string_view ToString(PipelineSchedule schedule) {
   return "?";
 }
 
+std::string_view ToString(Sharding sharding) {
+  switch (sharding) {
+    case Sharding::kNone:
+      return "none";
+    case Sharding::kOptimizer:
+      return "optimizer";
+    case Sharding::kGradients:
+      return "gradients";
+    case Sharding::kParameters:
+      return "parameters";
+  }
+  return "?";
+}
+
 std::string StepSettings::Validate() const {
   if (num_accelerators < 1) return "num_accelerators must be >= 1";
   if (global_batch < 1 || micro_batch < 1) return "global_batch and micro_batch must be >= 1";

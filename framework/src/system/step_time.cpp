@@ -47,8 +47,9 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   b.forward_s = m * neck.forward_s;
   b.backward_s = m * neck.backward_s;
   b.recompute_s = m * neck.recompute_s;
-  b.pipeline_send_s =
-      m * std::max(0.0, neck.load_s - neck.forward_s - neck.backward_s - neck.recompute_s);
+  b.sharding_s = m * neck.sharding_s;
+  b.pipeline_send_s = m * std::max(0.0, neck.load_s - neck.sharding_s - neck.forward_s -
+                                            neck.backward_s - neck.recompute_s);
   b.bubble_s = (s - 1) / static_cast<double>(settings.virtual_stages) * max_load;
   b.data_parallel_s = sync;
   b.optimizer_s = optimizer;
@@ -85,6 +86,7 @@ void FillStepEnergy(const StepSettings& settings, const LayerTable& table, Place
     e += per_micro_batch * (B * a);
     e += step * OptimizerStepRuns(settings, a, d, r);
     e.network_j += GradientSyncJ(settings, t, plan.data_parallel, r, weight) * d * a;
+    e.network_j += ShardingPerMicroBatchJ(settings, t, plan.data_parallel, r, weight) * B * a;
     for (const auto& edge : table.edges) {  // activations forward, their gradients back
       if (edge.from < stage.first_layer || edge.from > stage.last_layer ||
           edge.to <= stage.last_layer) {

@@ -2,7 +2,8 @@
 // step and its parts, per-stage memory, throughput and MFU, on an architecture preset or file and
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
-//     --micro-batch b --recompute none|selective|full [--sequence-parallel] [--global-batch B]
+//     --micro-batch b --recompute none|selective|full [--sharding none|optimizer|gradients|
+//     parameters] [--sequence-parallel] [--global-batch B]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
@@ -32,6 +33,9 @@ void AddPredictOptions(po::options_description& d) {
                                         "virtual stages per device (v > 1: interleaved 1F1B)")(
       "micro-batch", po::value<std::int64_t>(), "micro-batch size")(
       "recompute", po::value<std::string>()->default_value("none"), "none | selective | full")(
+      "sharding", po::value<std::string>(),
+      "none | optimizer (ZeRO-1, the distributed optimizer) | gradients (ZeRO-2) | parameters "
+      "(ZeRO-3, FSDP); default: the run config's first training.sharding")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
@@ -166,6 +170,23 @@ int RunPredict(CommandContext& ctx) {
     throw UsageError("--recompute: expected none, selective or full, found '" + mode + "'");
   }
   request.recompute = *parsed_mode;
+  request.sharding = run.training.sharding.front();
+  if (ctx.vm.count("sharding")) {
+    const std::string word = ctx.vm["sharding"].as<std::string>();
+    bool known = false;
+    for (Sharding s : {Sharding::kNone, Sharding::kOptimizer, Sharding::kGradients,
+                       Sharding::kParameters}) {
+      if (ToString(s) == word) {
+        request.sharding = s;
+        known = true;
+      }
+    }
+    if (!known) {
+      throw UsageError("--sharding: expected none, optimizer, gradients or parameters, found '" +
+                       word + "'");
+    }
+  }
+  run.training.sharding = {request.sharding};
   if (ctx.vm.count("stage-starts")) {
     request.stage_starts = ParseInts(ctx.vm["stage-starts"].as<std::string>(), "--stage-starts");
   }
@@ -314,6 +335,9 @@ int RunPredict(CommandContext& ctx) {
   if (request.virtual_stages > 1) o << ", v " << request.virtual_stages;
   o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch
     << ", recompute " << ToString(request.recompute)
+    << (request.sharding != Sharding::kNone
+            ? ", sharding " + std::string(ToString(request.sharding))
+            : std::string())
     << (run.strategies[0].component.name == "sequence_parallel" ? ", sequence parallel" : "")
     << "\n";
   if (slice.padded_vocab > 0) {
@@ -327,6 +351,10 @@ int RunPredict(CommandContext& ctx) {
     << "    backward        " << Seconds(b.backward_s) << "\n"
     << "    recompute       " << Seconds(b.recompute_s) << "\n"
     << "    pipeline sends  " << Seconds(b.pipeline_send_s) << "\n"
+    << (request.sharding >= Sharding::kGradients
+            ? "    sharding        " + Seconds(b.sharding_s) +
+                  "   (its per-micro-batch collectives beyond the compute)\n"
+            : std::string())
     << "    pipeline bubble " << Seconds(b.bubble_s) << "\n"
     << "    data parallel   " << Seconds(b.data_parallel_s) << "\n"
     << "    optimizer step  " << Seconds(b.optimizer_s) << "\n"
@@ -363,10 +391,11 @@ int RunPredict(CommandContext& ctx) {
     const StageMemory& m = p.stages[k].memory;
     line = fmt::sprintf(
                   "    stage %-3zu %10s = weights %s + gradients %s + optimizer %s + activations "
-                  "%s (%.3g in flight) + working %s\n",
+                  "%s (%.3g in flight) + working %s%s\n",
                   k, GiB(p.stages[k].peak_memory_bytes).c_str(), GiB(m.weight_bytes).c_str(),
                   GiB(m.gradient_bytes).c_str(), GiB(m.optimizer_state_bytes).c_str(),
-                  GiB(m.activation_bytes).c_str(), m.in_flight, GiB(m.working_bytes).c_str());
+                  GiB(m.activation_bytes).c_str(), m.in_flight, GiB(m.working_bytes).c_str(),
+                  m.gathered_bytes > 0 ? (" + gathered " + GiB(m.gathered_bytes)).c_str() : "");
     o << line;
     if (p.stages[k].peak_memory_bytes > static_cast<double>(arch.hbm_bytes)) {
       o << "      over the HBM by "

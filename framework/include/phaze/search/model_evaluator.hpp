@@ -63,6 +63,7 @@ struct PlanRequest {
   int virtual_stages = 1;  // > 1: interleaved 1F1B
   std::int64_t micro_batch = 1;
   RecomputeMode recompute = RecomputeMode::kNone;
+  Sharding sharding = Sharding::kNone;
   std::vector<int> stage_starts;  // empty: MegatronStageStarts
 };
 

@@ -24,6 +24,7 @@ struct PlanChoice {
   int strategy_index = 0;  // its index in RunConfig::strategies
   std::int64_t micro_batch = 0;
   RecomputeMode recompute = RecomputeMode::kNone;
+  Sharding sharding = Sharding::kNone;
   double hbm_gib = 0;
   double tokens_per_s = 0;
   double mfu = 0;  // model FLOP/s over the cluster's peak tensor FLOP/s

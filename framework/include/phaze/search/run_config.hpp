@@ -89,7 +89,10 @@ struct RunConfig {
     OptimizerKind optimizer = OptimizerKind::kAdamMixed;
     PipelineSchedule pipeline_schedule = PipelineSchedule::k1F1B;
     std::vector<std::int64_t> virtual_stages = {2};  // v explored when interleaved
-    bool distributed_optimizer = false;  // ZeRO-1: optimizer state divided by d
+    // What data-parallel replicas divide among themselves (system/step_model.hpp): none |
+    // optimizer (ZeRO-1, Megatron's distributed optimizer) | gradients (ZeRO-2) | parameters
+    // (ZeRO-3, FSDP); a list is swept. `distributed_optimizer: true` is `sharding: optimizer`.
+    std::vector<Sharding> sharding = {Sharding::kNone};
     double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-

@@ -25,10 +25,10 @@ OptimizerStepCost CostOptimizerStep(const Operator& step, const ArchConfig& arch
                                     const EnergyTechnology& energy);
 
 // Seconds of a stage's step (Σ optimizer_step_s of its layers) on each device: the whole step, or
-// 1/(d·r) of it with the distributed optimizer.
+// 1/(d·r) of it when sharded (any sharding: each device steps its shard).
 double OptimizerStepS(const StepSettings& settings, double stage_step_s, std::int64_t d,
                       std::int64_t r);
-// Devices' worth of a stage's step a plan runs: d·a, or a/r with the distributed optimizer (a: the
+// Devices' worth of a stage's step a plan runs: d·a, or a/r when sharded (a: the
 // stage's devices), for the step's energy.
 double OptimizerStepRuns(const StepSettings& settings, double a, double d, std::int64_t r);
 

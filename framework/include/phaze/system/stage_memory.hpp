@@ -1,6 +1,6 @@
 // A stage's memory per device (step_model.hpp's header comment): what its layers hold whatever the
-// schedule, what each further in-flight micro-batch adds, the largest working set, and the
-// optimizer state the distributed optimizer shards.
+// schedule, what each further in-flight micro-batch adds, the largest working set, and what the
+// sharding divides among the N devices that hold the same weights.
 #pragma once
 
 #include <cstdint>
@@ -18,33 +18,47 @@ struct StageFootprint {
   double activation = 0;  // Σ activation bytes (kept per in-flight micro-batch)
   double incoming = 0;    // Σ bytes of the edges entering the stage
   double working = 0;     // max working bytes
+  double largest_gradient = 0;  // max gradient bytes of a layer
+  double largest_gathered = 0;  // max 2·weight + gradient bytes of a layer
 
   // Adds the next layer of the stage.
   void Add(const PlacementLayer& layer);
   // What each in-flight micro-batch beyond the first keeps: the activations, or with the paper's
   // stage recompute only the stage's inputs.
   double Stash(bool stage_recompute) const { return stage_recompute ? incoming : activation; }
+  // Of the stage's resident bytes, those `sharding` divides, and the whole-layer copies it adds
+  // back while a layer works (both before the (1 − 1/N) factor).
+  double Sharded(Sharding sharding) const {
+    return optimizer_state + (sharding >= Sharding::kGradients ? gradient : 0.0) +
+           (sharding == Sharding::kParameters ? weight : 0.0);
+  }
+  double Gathered(Sharding sharding) const {
+    return sharding == Sharding::kParameters  ? largest_gathered
+           : sharding == Sharding::kGradients ? largest_gradient
+                                              : 0.0;
+  }
 };
 
-// Peak bytes per device of a stage with `in_flight` micro-batches kept and its optimizer state
-// sharded `optimizer_shards` ways (1: not sharded).
+// Peak bytes per device of a stage with `in_flight` micro-batches kept and `ways` devices sharing
+// what `sharding` divides (ways = 1 or kNone: nothing is).
 inline double StagePeakBytes(const StageFootprint& f, double stash, double in_flight,
-                             std::int64_t optimizer_shards) {
+                             Sharding sharding, std::int64_t ways) {
   double memory = f.resident + (in_flight - 1) * stash + f.working;
-  if (optimizer_shards > 1) {
-    memory -= f.optimizer_state - f.optimizer_state / static_cast<double>(optimizer_shards);
+  if (ways > 1 && sharding != Sharding::kNone) {
+    memory += (1 - 1 / static_cast<double>(ways)) * (f.Gathered(sharding) - f.Sharded(sharding));
   }
   return memory;
 }
 
 // The same, part by part.
 StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_flight,
-                             std::int64_t optimizer_shards);
+                             Sharding sharding, std::int64_t ways);
 
-// How many ways the optimizer state of a width with `weight_replicas` is sharded at d.
-inline std::int64_t OptimizerShards(const StepSettings& settings, std::int64_t d,
-                                    std::int64_t weight_replicas) {
-  return settings.distributed_optimizer ? d * weight_replicas : 1;
+// How many devices share what the sharding divides at d, for a width with `weight_replicas`: d·r,
+// or 1 unsharded.
+inline std::int64_t ShardWays(const StepSettings& settings, std::int64_t d,
+                              std::int64_t weight_replicas) {
+  return settings.sharding != Sharding::kNone ? d * weight_replicas : 1;
 }
 
 }  // namespace phaze

@@ -4,8 +4,8 @@
 // this folder owns every formula the split is judged by, one owner per quantity:
 //   pipeline.hpp        schedules (1F1B, interleaved, GPipe): in-flight micro-batches, the steps of
 //                       the pipeline, the level its sends cross and their time and energy;
-//   stage_memory.hpp    a stage's bytes per device: weights, gradients, optimizer state (sharded by
-//                       the distributed optimizer), kept activations, the working set;
+//   stage_memory.hpp    a stage's bytes per device: weights, gradients, optimizer state (as the
+//                       sharding divides them), kept activations, the working set;
 //   gradient_sync.hpp   the data-parallel gradient reduction and the tied embedding's all-reduce;
 //   optimizer_step.hpp  the optimizer step: its cost from the layer's optimizer_step op, its share
 //                       per device;
@@ -32,24 +32,38 @@
 //   bytes (or, with the paper's stage recompute, the bytes of the edges entering the stage), and
 //   in-flight micro-batches are p (1F1B), m = ⌈B/d⌉ (GPipe) or, interleaved over v chunks per device
 //   with s stages, (2·(p − 1) + (v − 1)·s + 1)/v (Megatron-LM's warm-up count in chunks of 1/v of
-//   the stage). With the distributed optimizer (ZeRO-1) the optimizer state is divided by d·r.
-//   A stage with memory > hbm_bytes is infeasible.
+//   the stage). A stage with memory > hbm_bytes is infeasible.
+// * sharding (ZeRO; N = d·r, the devices that hold the same weights): `optimizer` (ZeRO-1,
+//   Megatron-LM's distributed optimizer) divides the optimizer state by N; `gradients` (ZeRO-2)
+//   the gradients too; `parameters` (ZeRO-3, FSDP's full sharding) the weights too. What is
+//   sharded is held whole while a layer works on it, one layer at a time: memory adds
+//   (1 − 1/N)·max over the stage's layers of its gradient bytes (`gradients`), or of twice its
+//   weight bytes and its gradient bytes (`parameters`: the layer's gathered weights and the next
+//   layer's, prefetched, taken as the same size).
+//   Traffic, over the reduction group {N, stride t/r}, G = gradient_reduction_bytes_per_weight_byte
+//   × the stage's weight bytes W: every micro-batch, `gradients` reduce-scatters G and
+//   `parameters` all-gathers W twice (before forward and before backward) and reduce-scatters G.
+//   Those collectives run on their own stream beside the compute: a stage's load is
+//   max(its compute load, their seconds). Once per step, the sync is an all-reduce of G (`none`),
+//   a reduce-scatter of G plus an all-gather of W (`optimizer`), an all-gather of W
+//   (`gradients`), nothing (`parameters`).
 // * time per batch = pipeline + (1 − overlap)·sync + optimizer + tied, with
 //   pipeline = (m + s − 1)·max stage load (1F1B, GPipe) or (m + (s − 1)/v)·max stage load
 //   (interleaved), m = ⌈B/d⌉, B = global_batch / micro_batch;
 //   sync = the first stage's data-parallel gradient reduction over the group {d·r, stride t/r}
-//   (r = weight_replicas): all-reduce of 2·weight bytes (fp32 gradients of 2-byte weights: the
-//   paper's 4·(d − 1)/d·W/bandwidth on a flat network), or with the distributed optimizer
-//   reduce-scatter of 2·W plus all-gather of W; optimizer = the first stage's Σ optimizer_step_s
-//   (/(d·r) with the distributed optimizer) — the first stage ends its backward last in 1F1B, so
+//   (r = weight_replicas) as the sharding has it (above; unsharded: all-reduce of 2·weight bytes,
+//   fp32 gradients of 2-byte weights, the paper's 4·(d − 1)/d·W/bandwidth on a flat network);
+//   optimizer = the first stage's Σ optimizer_step_s (/(d·r) when sharded at all) — the first
+//   stage ends its backward last in 1F1B, so
 //   its reduction and step are what the step waits for; tied = all-reduce of the width's
 //   tied_gradient_bytes between the first and the last stage (group {2, stride t·d·(s − 1)}) when
 //   s > 1.
 // * throughput = global_batch / time per batch.
 // * energy per step (the chosen plan only): Σ over stages of a·B·Σ_layers (forward + backward +
 //   recompute energy; + forward again with the paper's stage recompute) + the optimizer step on
-//   d·a devices (a/r of it with the distributed optimizer), each stage's data-parallel reduction
-//   (Network::CollectiveJ per device, on d·a devices), 2·v·B·a sends per cut edge (Network::SendJ),
+//   d·a devices (a/r of it when sharded), each stage's data-parallel reduction (Network::
+//   CollectiveJ per device, on d·a devices) and its per-micro-batch sharding collectives (B·a
+//   times), 2·v·B·a sends per cut edge (Network::SendJ),
 //   the tied embedding's all-reduce, and static_power_w × devices × time per batch.
 #pragma once
 
@@ -102,10 +116,16 @@ struct LayerTable {
   std::vector<PlacementEdge> edges;
   double tied_gradient_bytes = 0;  // per device, all-reduced between first and last stage
   // LayerGraph::weight_replicas of the slice: r of the width's t devices hold the same weights
-  // (r divides t); gradients are reduced over d·r devices t/r ranks apart, and a distributed
-  // optimizer shards over them.
+  // (r divides t); gradients are reduced over d·r devices t/r ranks apart, and sharding divides
+  // over them.
   std::int64_t weight_replicas = 1;
 };
+
+// What the d·r devices holding the same weights divide among themselves (header comment):
+// nothing, the optimizer state (ZeRO-1, Megatron-LM's distributed optimizer), also the gradients
+// (ZeRO-2), also the weights (ZeRO-3, PyTorch FSDP's full sharding). Ordered: each shards more.
+enum class Sharding { kNone, kOptimizer, kGradients, kParameters };
+std::string_view ToString(Sharding sharding);  // "none", "optimizer", "gradients", "parameters"
 
 enum class PipelineSchedule { k1F1B, kInterleaved, kGPipe };
 std::string_view ToString(PipelineSchedule schedule);  // "1f1b", "interleaved", "gpipe"
@@ -119,7 +139,7 @@ struct StepSettings {
   bool recompute = false;  // the paper's stage recompute (see the header comment)
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int virtual_stages = 1;  // v; > 1 only with kInterleaved
-  bool distributed_optimizer = false;
+  Sharding sharding = Sharding::kNone;
   double gradient_reduction_overlap = 0;  // fraction of the sync hidden behind backward
   // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
   // weights, 1 when the gradients are reduced in the weights' 16-bit format.
@@ -142,6 +162,7 @@ struct StageMemory {
   double optimizer_state_bytes = 0;
   double activation_bytes = 0;  // in-flight micro-batches × kept bytes (or the paper's stash)
   double working_bytes = 0;
+  double gathered_bytes = 0;    // what the sharding holds whole while a layer works (1 − 1/N)
   double in_flight = 0;         // micro-batches whose activations are kept
 };
 
@@ -149,21 +170,24 @@ struct StagePlan {
   int first_layer = 0;  // inclusive
   int last_layer = 0;   // inclusive
   int devices = 1;      // a
-  double load_s = 0;    // per micro-batch: forward + backward (+ recompute) + waits for sends
+  double load_s = 0;    // per micro-batch: forward + backward (+ recompute) + waits for sends,
+                        // or the sharding's collectives when they take longer
   double forward_s = 0;    // Σ forward_s of its layers
   double backward_s = 0;   // Σ backward_s
   double recompute_s = 0;  // Σ recompute it runs (backward_recompute_s, or the paper's)
+  double sharding_s = 0;   // of load_s, what the sharding's collectives add beyond the compute
   double peak_memory_bytes = 0;
   StageMemory memory;
 };
 
-// The parts of a training step (seconds per global batch). The first six add up to the pipeline
+// The parts of a training step (seconds per global batch). The first seven add up to the pipeline
 // time; iteration = pipeline + sync + optimizer + tied embedding.
 struct StepBreakdown {
   double forward_s = 0;      // m × the bottleneck stage's forward
   double backward_s = 0;     // m × its backward
   double recompute_s = 0;    // m × its recompute
   double pipeline_send_s = 0;  // m × its waits for activations and gradients from other stages
+  double sharding_s = 0;     // m × the part of its load the sharding's collectives add
   double bubble_s = 0;       // (s − 1)·load (1F1B, GPipe) or (s − 1)/v·load
   double data_parallel_s = 0;  // exposed gradient reduction
   double optimizer_s = 0;
