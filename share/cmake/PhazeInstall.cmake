@@ -11,6 +11,9 @@ foreach(dir arch area config cost energy placement schedule systems)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/share/${dir} DESTINATION ${PHAZE_INSTALL_DATADIR}
           COMPONENT runtime)
 endforeach()
+# The validation residuals `phaze plan` draws its error bands from.
+install(FILES ${PROJECT_SOURCE_DIR}/share/validation/residuals.csv
+        DESTINATION ${PHAZE_INSTALL_DATADIR}/validation COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/workloads/ DESTINATION ${PHAZE_INSTALL_DATADIR}/workloads
         COMPONENT runtime)
 install(CODE "

@@ -174,6 +174,8 @@ def main():
     ap.add_argument("--virtual-stages", default="1,2,4")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", help="directory for published.md")
+    ap.add_argument("--residuals", help="CSV file the rows are appended to (validate.py's "
+                    "columns; written with a header when it does not exist)")
     ap.add_argument("--max-error", type=float, help="bound on the largest |error|")
     ap.add_argument("--max-mean-error", type=float, help="bound on the mean |error|")
     args = ap.parse_args()
@@ -192,6 +194,11 @@ def main():
                    100 * s["max"], 100 * s["bias"]))
     print(headline)
     print(text)
+    if args.residuals:
+        rows_out = [dict(r, measured_s=r["published_s"], predicted_s=r["iteration_s"])
+                    for r in results if r["predicted"] is not None]
+        validate.write_residuals(args.residuals, os.path.basename(args.csv), rows_out,
+                                 append=os.path.exists(args.residuals))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         with open(os.path.join(args.report, "published.md"), "w") as f:

@@ -9,7 +9,7 @@ device and system, and compares the predicted iteration time with the measured o
 
   share/validation/validate.py [--phaze build/phaze] [--csv FILE] [--arch a100-sxm-80gb]
       [--system dgx-a100] [--set train|test|all] [--param key=value ...] [--jobs 2]
-      [--report DIR] [--max-mean-error F] [--max-p90-error F]
+      [--report DIR] [--residuals FILE] [--max-mean-error F] [--max-p90-error F]
 
 Two optional columns after vTrain's eleven: the row's recompute (none|selective|full; empty: the
 --recompute option, full by default) and sequence parallelism (1/true/yes).
@@ -17,7 +17,9 @@ Two optional columns after vTrain's eleven: the row's recompute (none|selective|
 --param overrides the device estimator's calibration (framework/include/phaze/estimate/device_model.hpp), or the network
 levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
 ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap and host_kernel_s.
---report DIR writes validation.md and scatter.svg there. --max-mean-error / --max-p90-error turn it
+--report DIR writes validation.md and scatter.svg there; --residuals FILE every predicted row's
+plan and error as CSV (RESIDUAL_COLUMNS: what `phaze plan` reads for its error bands, in
+share/validation/residuals.csv). --max-mean-error / --max-p90-error turn it
 into a check (exit 1 when exceeded); the CTest uses them. Standard library and python3-yaml.
 """
 import argparse
@@ -87,6 +89,25 @@ def predict(args, directory, setup, row):
     with open(out) as f:
         predicted = json.load(f)["result"]["time_per_batch_s"]
     return dict(row, predicted_s=predicted, error=(predicted - row["measured_s"]) / row["measured_s"])
+
+
+RESIDUAL_COLUMNS = ["source", "gpus", "t", "p", "d", "v", "micro_batch", "recompute",
+                    "sequence_parallel", "measured_s", "predicted_s", "error"]
+
+
+def write_residuals(path, source, results, append=False):
+    """The rows predicted, one per line: the plan, measured and predicted seconds per iteration,
+    and the signed relative error of the time (predicted / measured − 1)."""
+    with open(path, "a" if append else "w", newline="") as f:
+        w = csv.writer(f)
+        if not append:
+            w.writerow(RESIDUAL_COLUMNS)
+        for r in results:
+            if r.get("predicted_s") is None:
+                continue
+            w.writerow([source, r["gpus"], r["t"], r["p"], r["d"], r.get("v", 1), r["micro"],
+                        r["recompute"], int(bool(r["sequence_parallel"])), "%.6g" % r["measured_s"],
+                        "%.6g" % r["predicted_s"], "%.5f" % (r["predicted_s"] / r["measured_s"] - 1)])
 
 
 def system_levels(system):
@@ -242,6 +263,7 @@ def main():
     ap.add_argument("--param", action="append", default=[], help="key=value (device estimator)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", help="directory for validation.md and scatter.svg")
+    ap.add_argument("--residuals", help="CSV file for every predicted row's plan and error")
     ap.add_argument("--max-mean-error", type=float)
     ap.add_argument("--max-p90-error", type=float)
     args = ap.parse_args()
@@ -262,6 +284,10 @@ def main():
         print("  " + describe(r))
     for r in failed[:5]:
         print("  " + describe(r))
+    if args.residuals:
+        for r in results:
+            r["recompute"] = r["recompute"] or args.recompute
+        write_residuals(args.residuals, os.path.basename(args.csv), results)
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         scatter_svg(results, os.path.join(args.report, "scatter.svg"))

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "phaze/core/config_node.hpp"
 #include "phaze/build_fingerprint.hpp"
@@ -985,6 +986,74 @@ TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   // Valid ones still predict: explicit starts, and interleaving that divides the blocks.
   EXPECT_EQ(Phaze("-q predict" + tiny + " --plan 1,2,1 --stage-starts 2").exit_code, 0);
   EXPECT_EQ(Phaze("-q predict" + gpt3 + " --plan 8,8,1,2 --hbm-gib 1024").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace phaze
+
+namespace phaze {
+namespace {
+
+// Issue 40's `phaze plan`: GPT-3 175B on 1,024 A100s (micro-batches 1 and 2, selective and full
+// recompute, to stay fast): 5 plans, fastest first, feasible, and each plan's Megatron-LM
+// arguments read back give its own t, p, v, d (from the world size), micro-batch, batch,
+// recompute and sharding.
+TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
+  testing::TempDir dir;
+  const std::string out = (dir / "plan.json").string();
+  auto r = Phaze("plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system dgx-a100 "
+                 "--accelerators 1024 --global-batch 1536 --top 5 --micro-batches 1,2 "
+                 "--recompute selective,full -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| # | t | p | d | v |"), std::string::npos) << r.out;
+  const ConfigNode j = ConfigNode::ParseFile(out);
+  EXPECT_GT(j.Child("evaluated").AsInt(), j.Child("feasible").AsInt());
+  const auto plans = j.Child("plans").Elements();
+  ASSERT_EQ(plans.size(), 5u);
+  double previous = 0;
+  for (const auto& p : plans) {
+    const ConfigNode result = p.Child("result");
+    EXPECT_TRUE(result.Child("feasible").AsBool());
+    const double time = p.Child("time_per_batch_s").AsDouble();
+    EXPECT_GE(time, previous);
+    previous = time;
+    EXPECT_EQ(result.Child("time_per_batch_s").AsDouble(), time);
+    EXPECT_GT(p.Child("error_band").Child("runs").AsInt(), 0);
+    // The arguments, read back.
+    std::map<std::string, std::string> args;
+    const auto list = p.Child("megatron_args").Elements();
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::string flag = list[k].AsString();
+      const bool valued = k + 1 < list.size() && list[k + 1].AsString().rfind("--", 0) != 0;
+      args[flag] = valued ? list[++k].AsString() : "";
+    }
+    auto num = [&](const std::string& flag, std::int64_t otherwise) {
+      return args.count(flag) ? std::stoll(args[flag]) : otherwise;
+    };
+    const std::int64_t tp = num("--tensor-model-parallel-size", 0);
+    const std::int64_t pp = num("--pipeline-model-parallel-size", 0);
+    const std::int64_t cp = num("--context-parallel-size", 1);
+    EXPECT_EQ(tp * cp, p.Child("t").AsInt());
+    EXPECT_EQ(pp, p.Child("p").AsInt());
+    EXPECT_EQ(1024 / (tp * pp * cp), p.Child("d").AsInt());  // Megatron's d from the world size
+    const std::int64_t v = p.Child("v").AsInt();
+    EXPECT_EQ(num("--num-layers-per-virtual-pipeline-stage", 96 / pp), 96 / (pp * v));
+    EXPECT_EQ(num("--micro-batch-size", 0), p.Child("micro_batch").AsInt());
+    EXPECT_EQ(num("--global-batch-size", 0), 1536);
+    EXPECT_EQ(args["--recompute-granularity"], p.Child("recompute").AsString());
+    EXPECT_EQ(args.count("--use-distributed-optimizer") == 1,
+              p.Child("sharding").AsString() != "none");
+    EXPECT_EQ(args.count("--sequence-parallel") == 1,
+              p.Child("strategy").AsString() == "sequence_parallel");
+  }
+  // Bad input says which flag.
+  auto bad = Phaze("plan --model x.yaml --arch a100-sxm-80gb --accelerators 8 --widths 1,two");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--widths: expected comma-separated integers, found '1,two'"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(Phaze("plan --model x.yaml --arch a100-sxm-80gb").exit_code, 2);  // no --accelerators
 }
 
 }  // namespace

@@ -453,29 +453,50 @@ double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& 
 
 PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
                                         const PlanRequest& r) const {
-  const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
-  if (!slice) {
-    throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
-                               std::to_string(r.micro_batch) + ", tensor-parallel width " +
-                               std::to_string(r.tensor_parallel) +
-                               (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
-  }
+  return EvaluatePlans(model, arch, {r}).front();
+}
+
+std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
+    const PreparedModel& model, const ArchConfig& arch,
+    const std::vector<PlanRequest>& requests) const {
   const CachedEstimator estimator(estimator_);
-  const SliceTimes times = ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler_,
-                                         run_.cluster.network, nullptr, /*lower_bounds=*/false);
-  PlacementProblem problem =
-      BaseProblem(run_, arch, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
-  problem.widths[r.tensor_parallel] =
-      MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training);
-  problem.hbm_bytes = static_cast<double>(arch.hbm_bytes);  // the device's own
-  problem.sharding = r.sharding;
-  PlanChoice c = EvaluateFixed(problem, slice->graph,
-                               {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
-                                r.stage_starts},
-                               r.recompute, model, arch, run_, cost_);
-  c.strategy = slice->graph.strategy;
-  c.strategy_index = r.strategy;
-  return c;
+  // The layer table of each (slice, recompute mode) the requests use, scheduled once.
+  std::map<std::pair<const PreparedModel::Slice*, RecomputeMode>, LayerTable> tables;
+  std::vector<PlanChoice> choices;
+  choices.reserve(requests.size());
+  for (const PlanRequest& r : requests) {
+    const PreparedModel::Slice* slice =
+        model.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
+    if (!slice) {
+      throw InvalidArgumentError(model.name + ": no slice for micro-batch " +
+                                 std::to_string(r.micro_batch) + ", tensor-parallel width " +
+                                 std::to_string(r.tensor_parallel) +
+                                 (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
+    }
+    auto table = tables.find({slice, r.recompute});
+    if (table == tables.end()) {
+      const SliceTimes times =
+          ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler_,
+                        run_.cluster.network, nullptr, /*lower_bounds=*/false);
+      table = tables
+                  .emplace(std::make_pair(slice, r.recompute),
+                           MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training))
+                  .first;
+    }
+    PlacementProblem problem =
+        BaseProblem(run_, arch, slice->graph.dtype_bytes, r.micro_batch, r.virtual_stages);
+    problem.widths[r.tensor_parallel] = table->second;
+    problem.hbm_bytes = static_cast<double>(arch.hbm_bytes);  // the device's own
+    problem.sharding = r.sharding;
+    PlanChoice c = EvaluateFixed(problem, slice->graph,
+                                 {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
+                                  r.stage_starts},
+                                 r.recompute, model, arch, run_, cost_);
+    c.strategy = slice->graph.strategy;
+    c.strategy_index = r.strategy;
+    choices.push_back(std::move(c));
+  }
+  return choices;
 }
 
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {

@@ -31,6 +31,8 @@ std::vector<CommandSpec> Commands() {
        AddSearchOptions, RunSearch},
       {"predict", "time, memory and throughput of one training plan (no search)",
        AddPredictOptions, RunPredict},
+      {"plan", "the fastest launchable plans for a model on a cluster, with Megatron-LM args",
+       AddPlanOptions, RunPlan},
       {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
        AddPlaceOptions, RunPlace},
       {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",

@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <string>
 
+#include "phaze/arch/arch_config.hpp"
 #include "phaze/cli/command_context.hpp"
+#include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
+#include "phaze/search/run_config.hpp"
 
 namespace phaze::cli {
 
@@ -20,11 +23,33 @@ std::int64_t CheckRange(const std::string& flag, std::int64_t v, std::int64_t lo
 std::int64_t IntOption(const boost::program_options::variables_map& vm, const std::string& name,
                        std::int64_t lo, std::int64_t hi);
 
+// A file a flag names is read with the flag's name on any error (a missing preset, a bad key in
+// the file: "--arch: FILE:L:C: …"), so the message says which argument to fix.
+template <class Read>
+auto ReadFlag(const std::string& flag, Read read) {
+  try {
+    return read();
+  } catch (const ConfigError& e) {
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+// predict's and plan's device (device_flags.cpp): --arch, a preset or file, whose estimator the
+// run uses unless its config names one; with --hbm-gib, the same device with that much HBM.
+ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// --system: the run's network from share/systems/ or a file.
+void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// none | optimizer | gradients | parameters, else UsageError naming `flag`.
+Sharding ParseSharding(const std::string& flag, const std::string& word);
+
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);
 
 void AddPredictOptions(boost::program_options::options_description& d);
 int RunPredict(CommandContext& ctx);
+
+void AddPlanOptions(boost::program_options::options_description& d);
+int RunPlan(CommandContext& ctx);
 
 void AddPlaceOptions(boost::program_options::options_description& d);
 int RunPlace(CommandContext& ctx);

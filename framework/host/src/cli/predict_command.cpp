@@ -73,17 +73,6 @@ std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
   }
 }
 
-// A file a flag names is read with the flag's name on any error (a missing preset, a bad key in
-// the file: "--arch: FILE:L:C: …"), so the message says which argument to fix.
-template <class Read>
-auto ReadFlag(const std::string& flag, Read read) {
-  try {
-    return read();
-  } catch (const ConfigError& e) {
-    throw UsageError(flag + ": " + e.what());
-  }
-}
-
 std::string Seconds(double s) {
   std::string buf = fmt::sprintf("%10.4f s", s);
   return buf;
@@ -172,19 +161,7 @@ int RunPredict(CommandContext& ctx) {
   request.recompute = *parsed_mode;
   request.sharding = run.training.sharding.front();
   if (ctx.vm.count("sharding")) {
-    const std::string word = ctx.vm["sharding"].as<std::string>();
-    bool known = false;
-    for (Sharding s : {Sharding::kNone, Sharding::kOptimizer, Sharding::kGradients,
-                       Sharding::kParameters}) {
-      if (ToString(s) == word) {
-        request.sharding = s;
-        known = true;
-      }
-    }
-    if (!known) {
-      throw UsageError("--sharding: expected none, optimizer, gradients or parameters, found '" +
-                       word + "'");
-    }
+    request.sharding = ParseSharding("--sharding", ctx.vm["sharding"].as<std::string>());
   }
   run.training.sharding = {request.sharding};
   if (ctx.vm.count("stage-starts")) {
@@ -211,11 +188,7 @@ int RunPredict(CommandContext& ctx) {
   if (ctx.vm.count("accelerators")) {
     run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
   }
-  if (ctx.vm.count("system")) {
-    run.cluster.network = ReadFlag("--system", [&] {
-      return Network::LoadSystem(ctx.vm["system"].as<std::string>());
-    });
-  }
+  NetworkFromFlags(ctx.vm, run);
   if (ctx.vm.count("sequence-parallel")) {
     run.strategies = {StrategyChoice::Named("sequence_parallel")};
   }
@@ -229,23 +202,7 @@ int RunPredict(CommandContext& ctx) {
   } else if (run.training.pipeline_schedule == PipelineSchedule::kInterleaved) {
     run.training.pipeline_schedule = PipelineSchedule::k1F1B;
   }
-  ArchConfig arch =
-      ReadFlag("--arch", [&] { return LoadArchConfig(ctx.vm["arch"].as<std::string>()); });
-  // A fixed device's preset names the estimator it is calibrated for (the device model for the
-  // A100 and H100 presets); a run config that names an estimator keeps its own.
-  if (!run.estimator.name_node && !arch.estimator.empty()) {
-    run.estimator.name = arch.estimator;
-  }
-  // The plan's HBM is the device's: --hbm-gib makes a device with that much of it.
-  if (ctx.vm.count("hbm-gib")) {
-    const double gib = ctx.vm["hbm-gib"].as<double>();
-    if (!(gib * 1073741824.0 >= 1) ||
-        !(gib <= static_cast<double>(limits::kMemoryBytes) / 1073741824.0)) {
-      throw UsageError("--hbm-gib: expected a size of at least 1 byte and at most " +
-                       std::to_string(limits::kMemoryBytes >> 30) + " GiB (2^50 bytes)");
-    }
-    arch = arch.WithHbmGiB(gib);
-  }
+  ArchConfig arch = DeviceFromFlags(ctx.vm, run);
   if (ctx.vm.count("tokens")) {
     run.training.tokens = ctx.vm["tokens"].as<double>();
     if (!(run.training.tokens >= 0) || !(run.training.tokens <= 1e18)) {

@@ -89,6 +89,10 @@ class ModelEvaluator {
   // breakdown are in choice.plan.
   PlanChoice EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
                           const PlanRequest& request) const;
+  // Many plans (`phaze plan`), in order: each slice and recompute mode is scheduled once, however
+  // many plans use it. The same answers as EvaluatePlan one by one.
+  std::vector<PlanChoice> EvaluatePlans(const PreparedModel& model, const ArchConfig& arch,
+                                        const std::vector<PlanRequest>& requests) const;
 
   // The schedule of one unique layer slice and pass (for the Gantt chart of a winner); `strategy`
   // is the index into RunConfig::strategies the plan was found with (PlanChoice::strategy_index).

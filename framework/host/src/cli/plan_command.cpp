@@ -1,0 +1,259 @@
+// `phaze plan` (issue 40): for a model, a device and a cluster size, the fastest plans Megatron-LM
+// can launch, ranked by time per step (framework: search/plan_ranking.hpp), each with its
+// breakdown, memory per stage, an error band from the validation residuals of runs of its shape
+// (search/validation_residuals.hpp) and the Megatron-LM arguments that run it
+// (search/megatron_args.hpp). A Markdown table on stdout; -o writes JSON, `plans` fastest first.
+//   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
+//     [--global-batch B] [--top N] [--widths 1,2,4,8] [--micro-batches 1,2,4,8]
+//     [--virtual-stages 2,4] [--recompute none,selective,full]
+//     [--sharding none,optimizer,gradients,parameters] [--strategies megatron,sequence_parallel]
+//     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
+// The sweeps are the flags' (their defaults above), not the run config's; the config gives the
+// rest (optimizer, gradient reduction precision and overlap, estimator, cost, network).
+#include <sstream>
+#include <fmt/printf.h>
+
+#include "commands.hpp"
+#include "phaze/core/files.hpp"
+#include "phaze/core/limits.hpp"
+#include "phaze/report/search_report.hpp"
+#include "phaze/search/megatron_args.hpp"
+#include "phaze/search/plan_ranking.hpp"
+#include "phaze/search/validation_residuals.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
+
+namespace po = boost::program_options;
+
+namespace phaze::cli {
+
+void AddPlanOptions(po::options_description& d) {
+  d.add_options()("model", po::value<std::string>(), "workload file (workloads/*.yaml)")(
+      "arch", po::value<std::string>(), "architecture preset or file (share/arch/)")(
+      "accelerators", po::value<std::int64_t>(), "devices of the cluster")(
+      "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
+      "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
+      "top", po::value<std::int64_t>()->default_value(5), "plans to show")(
+      "widths", po::value<std::string>()->default_value("1,2,4,8"),
+      "tensor-parallel widths t (the strategy's whole width)")(
+      "micro-batches", po::value<std::string>()->default_value("1,2,4,8"), "micro-batch sizes")(
+      "virtual-stages", po::value<std::string>()->default_value("2,4"),
+      "v > 1 tried beside v = 1 (interleaved 1F1B)")(
+      "recompute", po::value<std::string>()->default_value("none,selective,full"),
+      "recompute modes")(
+      "sharding", po::value<std::string>()->default_value("none,optimizer,gradients,parameters"),
+      "data-parallel sharding (gradients and parameters without a pipeline only)")(
+      "strategies", po::value<std::string>()->default_value("megatron,sequence_parallel"),
+      "parallelism strategies (phaze plugins)")(
+      "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)");
+}
+
+namespace {
+
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string word;
+  while (std::getline(in, word, ',')) out.push_back(word);
+  if (text.empty() || text.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& flag,
+                               std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  for (const std::string& w : Words(vm[flag].as<std::string>())) {
+    std::size_t used = 0;
+    std::int64_t v = 0;
+    try {
+      v = std::stoll(w, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (w.empty() || used != w.size()) {
+      throw UsageError("--" + flag + ": expected comma-separated integers, found '" +
+                       vm[flag].as<std::string>() + "'");
+    }
+    out.push_back(CheckRange("--" + flag, v, 1, hi));
+  }
+  return out;
+}
+
+std::string Percent(double fraction) { return fmt::sprintf("%.1f%%", 100 * fraction); }
+
+}  // namespace
+
+int RunPlan(CommandContext& ctx) {
+  for (const char* required : {"model", "arch", "accelerators"}) {
+    if (!ctx.vm.count(required)) {
+      throw UsageError(std::string("phaze plan: --") + required + " is required (phaze plan " +
+                       "--help)");
+    }
+  }
+  RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
+                                            : RunConfig::ParseFile(ctx.global.config, false);
+  run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
+  if (ctx.vm.count("global-batch")) {
+    run.training.global_batch = IntOption(ctx.vm, "global-batch", 1, limits::kGlobalBatch);
+  }
+  const auto top = static_cast<std::size_t>(IntOption(ctx.vm, "top", 1, 1000));
+  NetworkFromFlags(ctx.vm, run);
+  run.training.tensor_parallel_widths = Ints(ctx.vm, "widths", limits::kWidth);
+  run.training.micro_batches = Ints(ctx.vm, "micro-batches", limits::kMicroBatch);
+  run.training.virtual_stages = Ints(ctx.vm, "virtual-stages", limits::kWidth);
+  for (std::int64_t v : run.training.virtual_stages) {
+    if (v < 2) throw UsageError("--virtual-stages: each v is >= 2 (v = 1 is always tried)");
+  }
+  if (run.training.pipeline_schedule != PipelineSchedule::kGPipe) {
+    run.training.pipeline_schedule = PipelineSchedule::k1F1B;  // v > 1 plans interleave
+  }
+  run.training.recompute.clear();
+  for (const std::string& w : Words(ctx.vm["recompute"].as<std::string>())) {
+    const auto mode = ParseRecomputeMode(w);
+    if (!mode) throw UsageError("--recompute: expected none, selective or full, found '" + w + "'");
+    run.training.recompute.push_back(*mode);
+  }
+  run.training.sharding.clear();
+  for (const std::string& w : Words(ctx.vm["sharding"].as<std::string>())) {
+    run.training.sharding.push_back(ParseSharding("--sharding", w));
+  }
+  run.strategies.clear();
+  for (const std::string& w : Words(ctx.vm["strategies"].as<std::string>())) {
+    run.strategies.push_back(StrategyChoice::Named(w));
+  }
+  ArchConfig arch = DeviceFromFlags(ctx.vm, run);
+  run.CheckComponents(ctx.registry, true, true, true);
+
+  ModelEntry entry;
+  entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
+  const PreparedModel model = ReadFlag("--model", [&] {
+    return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run.strategies),
+                        /*require_slices=*/false);
+  });
+  const ModelEvaluator evaluator(
+      run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),
+      ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()));
+  const PlanRanking ranking = RankPlans(evaluator, model, arch, run, top);
+  const ValidationResiduals residuals = ValidationResiduals::Installed();
+  const std::int64_t K = run.cluster.num_accelerators;
+  const std::int64_t node = run.cluster.network.Levels().front().size > 0
+                                ? run.cluster.network.Levels().front().size
+                                : K;
+
+  Json j = Json::MakeObject();
+  j["model"] = model.name;
+  j["arch"] = arch.name;
+  j["estimator"] = run.estimator.name;
+  j["accelerators"] = K;
+  j["global_batch"] = run.training.global_batch;
+  j["cluster"]["levels"] = run.cluster.network.ToJson();
+  if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
+  j["evaluated"] = static_cast<std::int64_t>(ranking.evaluated);
+  j["feasible"] = static_cast<std::int64_t>(ranking.feasible);
+  Json refused = Json::MakeObject();
+  for (const auto& [kind, count] : ranking.refused) refused[kind] = static_cast<std::int64_t>(count);
+  j["refused"] = refused;
+  j["error_bands_from"] = residuals.Source();
+  Json plans = Json::MakeArray();
+  std::ostringstream table, launch;
+  table << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | strategy | "
+           "step (s) | tokens/s | MFU | peak GiB | error band |\n"
+        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  int rank = 0;
+  for (const RankedPlan& ranked : ranking.plans) {
+    ++rank;
+    const PlanRequest& r = ranked.request;
+    const PlanChoice& c = ranked.choice;
+    const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
+    std::string why;
+    const std::vector<std::string> args =
+        MegatronArgs(r, run, PipelineUnits(slice->graph), model.sequence_length, &why);
+    MegatronWidths widths;
+    std::string unused;
+    const bool megatron = MegatronWidthsOf(run.strategies[static_cast<std::size_t>(r.strategy)],
+                                           r.tensor_parallel, &widths, &unused);
+    const ValidationResiduals::Band band =
+        residuals.For(r.tensor_parallel, r.pipeline_stages, K, node);
+    double peak = 0;
+    for (const auto& s : c.plan.stages) peak = std::max(peak, s.peak_memory_bytes);
+
+    Json pj = Json::MakeObject();
+    pj["rank"] = rank;
+    pj["t"] = r.tensor_parallel;
+    pj["p"] = r.pipeline_stages;
+    pj["d"] = r.data_parallel;
+    pj["v"] = r.virtual_stages;
+    pj["micro_batch"] = r.micro_batch;
+    pj["recompute"] = std::string(ToString(r.recompute));
+    pj["sharding"] = std::string(ToString(r.sharding));
+    pj["strategy"] = c.strategy;
+    if (megatron) {
+      pj["megatron"]["tensor"] = widths.tensor;
+      pj["megatron"]["context"] = widths.context;
+      pj["megatron"]["expert"] = widths.expert;
+      pj["megatron"]["sequence_parallel"] = widths.sequence_parallel;
+    }
+    pj["time_per_batch_s"] = c.plan.time_per_batch_s;
+    Json bj = Json::MakeObject();
+    bj["runs"] = static_cast<std::int64_t>(band.runs);
+    bj["shape"] = band.shape;
+    bj["mean_abs_error"] = band.mean_abs;
+    bj["p90_abs_error"] = band.p90_abs;
+    bj["max_abs_error"] = band.max_abs;
+    pj["error_band"] = bj;
+    if (args.empty()) {
+      pj["megatron_args"] = Json();
+      pj["megatron_args_note"] = why;
+    } else {
+      Json a = Json::MakeArray();
+      for (const auto& s : args) a.Push(s);
+      pj["megatron_args"] = a;
+    }
+    pj["result"] = PlanChoiceToJson(c);
+    plans.Push(pj);
+
+    const std::string band_text =
+        band.runs > 0 ? fmt::sprintf("±%s (%zu runs: %s)", Percent(band.mean_abs).c_str(),
+                                     band.runs, band.shape.c_str())
+                      : std::string("—");
+    table << fmt::sprintf("| %d | %d | %d | %d | %d | %s | %s | %s | %lld | %s | %s | %s | %.4g | "
+                          "%.4g | %.1f%% | %.2f | %s |\n",
+                          rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel,
+                          r.virtual_stages, megatron ? std::to_string(widths.tensor) : "—",
+                          megatron ? std::to_string(widths.context) : "—",
+                          megatron ? std::to_string(widths.expert) : "—",
+                          static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
+                          ToString(r.sharding).data(), c.strategy.c_str(),
+                          c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
+                          band_text.c_str());
+    launch << rank << ": ";
+    if (args.empty()) {
+      launch << "(" << why << ")";
+    } else {
+      for (std::size_t k = 0; k < args.size(); ++k) launch << (k ? " " : "") << args[k];
+    }
+    launch << "\n";
+  }
+  j["plans"] = plans;
+  if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, j.Dump() + "\n");
+
+  auto& o = ctx.out;
+  o << "# " << model.name << " on " << K << " × " << arch.name << " ("
+    << (run.cluster.network.Name().empty()
+            ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
+            : run.cluster.network.Name())
+    << ", estimator " << run.estimator.name << "), global batch " << run.training.global_batch
+    << "\n\n"
+    << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";
+  for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
+  o << ".\n\n";
+  if (ranking.plans.empty()) {
+    ctx.err << "no plan fits: " << ranking.evaluated << " evaluated\n";
+    return static_cast<int>(ExitCode::kNoFeasibleResult);
+  }
+  o << table.str() << "\nError bands: mean |error| of phaze's predicted step time on measured "
+    << "runs of the plan's shape (" << (residuals.Source().empty() ? "none found" : residuals.Source())
+    << ").\n\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << launch.str();
+  return 0;
+}
+
+}  // namespace phaze::cli

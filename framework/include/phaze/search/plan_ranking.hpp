@@ -1,0 +1,51 @@
+// `phaze plan` (issue 40): the plans Megatron-LM can launch for one model on a device and a
+// cluster size, each evaluated as `phaze predict` would (ModelEvaluator::EvaluatePlans: Megatron's
+// even split of the blocks), ranked by time per step.
+//
+// LaunchablePlans enumerates, for every strategy of the run and every width t it sliced the model
+// at: p dividing the transformer blocks (every layer of an imported graph) with t·p dividing the
+// accelerators, d = K/(t·p), d ≤ the micro-batches; each micro-batch b of training.micro_batches
+// with b·d dividing the global batch; v = 1 and, unless the schedule is GPipe, each v of
+// training.virtual_stages for which p > 1, p·v divides the blocks and the micro-batches per replica
+// are a multiple of p (Megatron-LM's interleaving); each recompute mode of training.recompute; each
+// sharding of training.sharding — gradients and parameters only without a pipeline (p = 1, as
+// Megatron-FSDP runs), and nothing but none when no two devices hold the same weights (d·r = 1).
+// Order: strategy, t, p, b, v, recompute, sharding (each as listed or ascending).
+//
+// RankPlans keeps the feasible ones, fastest first (a stable sort: ties keep that order), one of
+// each shape (t, p, d, v, b, recompute, sharding) and time — two strategies that slice alike, as
+// sequence parallelism at t = 1 does Megatron's, give it once, the first strategy's — and the
+// first `top` of them.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "phaze/search/model_evaluator.hpp"
+
+namespace phaze {
+
+std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunConfig& run);
+
+struct RankedPlan {
+  PlanRequest request;
+  PlanChoice choice;
+};
+
+struct PlanRanking {
+  std::vector<RankedPlan> plans;  // the `top` fastest feasible plans, fastest first
+  std::size_t evaluated = 0;      // plans enumerated and evaluated
+  std::size_t feasible = 0;
+  // Why the others do not run, by kind: "over the HBM", "too few devices", … → count.
+  std::map<std::string, std::size_t> refused;
+};
+
+PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& model,
+                      const ArchConfig& arch, const RunConfig& run, std::size_t top);
+
+// The transformer blocks of a slice (LayerKind::kBlock layers), or every layer when it has none.
+int PipelineUnits(const LayerGraph& graph);
+
+}  // namespace phaze

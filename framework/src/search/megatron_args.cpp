@@ -1,0 +1,94 @@
+#include "phaze/search/megatron_args.hpp"
+
+namespace phaze {
+
+bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out,
+                      std::string* why) {
+  MegatronWidths w;
+  const std::string& name = strategy.component.name;
+  if (name == "megatron" || name == "sequence_parallel" || name == "moe") {
+    if (strategy.over) {
+      *why = "strategy '" + strategy.Name() + "': Megatron-LM composes no strategy over " + name;
+      return false;
+    }
+    w.tensor = t;
+    w.sequence_parallel = name != "megatron" && t > 1;
+    if (name == "moe") w.expert = t;
+  } else if (name == "context_parallel") {
+    const std::int64_t k = strategy.over ? strategy.over->width : 1;
+    const std::string inner = strategy.over ? strategy.over->component.name : "megatron";
+    if (inner != "megatron" && inner != "sequence_parallel") {
+      *why = "strategy '" + strategy.Name() + "': Megatron-LM runs context parallelism over its "
+             "tensor parallelism only";
+      return false;
+    }
+    w.tensor = static_cast<int>(k);
+    w.context = static_cast<int>(t / k);
+    w.sequence_parallel = inner == "sequence_parallel" && k > 1;
+  } else {
+    *why = "strategy '" + strategy.Name() + "' has no Megatron-LM equivalent";
+    return false;
+  }
+  *out = w;
+  return true;
+}
+
+std::vector<std::string> MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
+                                      std::int64_t sequence_length, std::string* why) {
+  MegatronWidths w;
+  if (!MegatronWidthsOf(run.strategies.at(static_cast<std::size_t>(plan.strategy)),
+                        plan.tensor_parallel, &w, why)) {
+    return {};
+  }
+  std::vector<std::string> a;
+  auto flag = [&](const std::string& name, std::int64_t value) {
+    a.push_back(name);
+    a.push_back(std::to_string(value));
+  };
+  flag("--tensor-model-parallel-size", w.tensor);
+  flag("--pipeline-model-parallel-size", plan.pipeline_stages);
+  if (plan.virtual_stages > 1) {
+    flag("--num-layers-per-virtual-pipeline-stage",
+         blocks / (plan.pipeline_stages * plan.virtual_stages));
+  }
+  if (w.context > 1) flag("--context-parallel-size", w.context);
+  if (w.expert > 1) flag("--expert-model-parallel-size", w.expert);
+  flag("--micro-batch-size", plan.micro_batch);
+  flag("--global-batch-size", run.training.global_batch);
+  flag("--seq-length", sequence_length);
+  if (w.sequence_parallel) a.push_back("--sequence-parallel");
+  switch (plan.recompute) {
+    case RecomputeMode::kNone:
+      break;
+    case RecomputeMode::kSelective:
+      a.insert(a.end(), {"--recompute-granularity", "selective"});
+      break;
+    case RecomputeMode::kFull:
+      a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
+                         "--recompute-num-layers", "1"});
+      break;
+  }
+  if (plan.sharding != Sharding::kNone) a.push_back("--use-distributed-optimizer");
+  if (plan.sharding >= Sharding::kGradients) {
+    a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
+                       plan.sharding == Sharding::kGradients ? "optim_grads"
+                                                             : "optim_grads_params"});
+  }
+  if (run.training.gradient_reduction_overlap > 0) a.push_back("--overlap-grad-reduce");
+  // Megatron-LM with --bf16 accumulates and reduces gradients in fp32 unless told bf16; with --fp16
+  // it reduces its fp16 gradient buffer.
+  switch (run.training.gradient_reduction_precision) {
+    case ReductionPrecision::kFp32:
+      a.push_back("--bf16");
+      break;
+    case ReductionPrecision::kBf16:
+      a.insert(a.end(), {"--bf16", "--grad-reduce-in-bf16"});
+      break;
+    case ReductionPrecision::kFp16:
+      a.push_back("--fp16");
+      break;
+  }
+  return a;
+}
+
+}  // namespace phaze

@@ -1,0 +1,119 @@
+#include "phaze/search/plan_ranking.hpp"
+
+#include <algorithm>
+
+namespace phaze {
+
+int PipelineUnits(const LayerGraph& graph) {
+  int blocks = 0;
+  for (const auto& l : graph.layers) {
+    blocks += graph.unique_layers.at(l.unique_id).kind == LayerKind::kBlock ? 1 : 0;
+  }
+  return blocks > 0 ? blocks : static_cast<int>(graph.layers.size());
+}
+
+std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunConfig& run) {
+  const std::int64_t K = run.cluster.num_accelerators;
+  const std::int64_t batch = run.training.global_batch;
+  std::vector<std::int64_t> vs = {1};
+  if (run.training.pipeline_schedule != PipelineSchedule::kGPipe) {
+    for (std::int64_t v : run.training.virtual_stages) vs.push_back(v);
+  }
+  std::vector<std::int64_t> micro_batches = run.training.micro_batches;
+  std::sort(micro_batches.begin(), micro_batches.end());
+  std::vector<PlanRequest> plans;
+  for (int strategy = 0; strategy < static_cast<int>(run.strategies.size()); ++strategy) {
+    std::vector<std::int64_t> widths = run.training.tensor_parallel_widths;
+    std::sort(widths.begin(), widths.end());
+    for (std::int64_t t : widths) {
+      for (int p = 1; t * p <= K; ++p) {
+        if (K % (t * p) != 0) continue;
+        const std::int64_t d = K / (t * p);
+        for (std::int64_t b : micro_batches) {
+          const PreparedModel::Slice* slice = model.FindSlice(b, t, strategy);
+          if (!slice || batch % (b * d) != 0) continue;
+          const int units = PipelineUnits(slice->graph);
+          if (p > units || units % p != 0) continue;
+          const std::int64_t per_replica = batch / (b * d);
+          const std::int64_t replicas = slice->graph.weight_replicas;
+          for (std::int64_t v : vs) {
+            if (v > 1 && (p < 2 || units % (p * v) != 0 || per_replica % p != 0)) continue;
+            for (RecomputeMode mode : run.training.recompute) {
+              for (Sharding sharding : run.training.sharding) {
+                if (sharding != Sharding::kNone && d * replicas < 2) continue;
+                if (sharding >= Sharding::kGradients && p > 1) continue;
+                PlanRequest r;
+                r.strategy = strategy;
+                r.tensor_parallel = static_cast<int>(t);
+                r.pipeline_stages = p;
+                r.data_parallel = static_cast<int>(d);
+                r.virtual_stages = static_cast<int>(v);
+                r.micro_batch = b;
+                r.recompute = mode;
+                r.sharding = sharding;
+                plans.push_back(r);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return plans;
+}
+
+namespace {
+
+// The kind of a refusal, for the summary: its reason without the plan and the figures.
+std::string RefusalKind(const std::string& reason) {
+  if (reason.find("> HBM") != std::string::npos) return "over the HBM";
+  if (reason.find("accelerators") != std::string::npos) return "too few accelerators";
+  if (reason.find("micro-batches") != std::string::npos) return "d above the micro-batches";
+  return reason.substr(0, reason.find(':'));
+}
+
+bool SameShape(const PlanRequest& a, const PlanRequest& b) {
+  return a.tensor_parallel == b.tensor_parallel && a.pipeline_stages == b.pipeline_stages &&
+         a.data_parallel == b.data_parallel && a.virtual_stages == b.virtual_stages &&
+         a.micro_batch == b.micro_batch && a.recompute == b.recompute && a.sharding == b.sharding;
+}
+
+}  // namespace
+
+PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& model,
+                      const ArchConfig& arch, const RunConfig& run, std::size_t top) {
+  const std::vector<PlanRequest> requests = LaunchablePlans(model, run);
+  const std::vector<PlanChoice> choices = evaluator.EvaluatePlans(model, arch, requests);
+  PlanRanking ranking;
+  ranking.evaluated = requests.size();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (choices[i].feasible) {
+      ranking.plans.push_back({requests[i], choices[i]});
+    } else {
+      ++ranking.refused[RefusalKind(choices[i].reason)];
+    }
+  }
+  ranking.feasible = ranking.plans.size();
+  std::stable_sort(ranking.plans.begin(), ranking.plans.end(),
+                   [](const RankedPlan& a, const RankedPlan& b) {
+                     return a.choice.plan.time_per_batch_s < b.choice.plan.time_per_batch_s;
+                   });
+  // Two strategies that slice alike (sequence parallelism at t = 1 is Megatron's) give the same
+  // plan twice: the first listed stays.
+  std::vector<RankedPlan> distinct;
+  for (RankedPlan& plan : ranking.plans) {
+    bool seen = false;
+    for (auto it = distinct.rbegin(); it != distinct.rend() && !seen &&
+                                      it->choice.plan.time_per_batch_s ==
+                                          plan.choice.plan.time_per_batch_s;
+         ++it) {
+      seen = SameShape(it->request, plan.request);
+    }
+    if (!seen) distinct.push_back(std::move(plan));
+  }
+  ranking.plans = std::move(distinct);
+  if (ranking.plans.size() > top) ranking.plans.resize(top);
+  return ranking;
+}
+
+}  // namespace phaze

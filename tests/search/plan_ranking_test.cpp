@@ -1,0 +1,267 @@
+// `phaze plan`'s framework parts (issue 40): the launchable plans are exactly the documented set
+// (brute force over every (strategy, t, p, d, b, v, recompute, sharding) tuple filtered by the
+// header's rules), the ranking keeps feasible plans fastest first with the times `phaze predict`
+// gives, Megatron-LM's arguments are those of the plan (written out by hand), and error bands come
+// from the runs of the plan's shape (a hand-made residuals file).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <tuple>
+
+#include <unistd.h>
+
+#include "phaze/core/error.hpp"
+#include "phaze/search/megatron_args.hpp"
+#include "phaze/search/plan_ranking.hpp"
+#include "phaze/search/validation_residuals.hpp"
+#include "phaze/strategy/composed_strategy.hpp"
+#include "plugin_registry.hpp"
+
+namespace phaze {
+namespace {
+
+namespace fs = std::filesystem;
+
+RunConfig PlanRun(std::int64_t K, std::int64_t batch) {
+  RunConfig run = RunConfig::Defaults();
+  run.estimator.name = "device";
+  run.cluster.num_accelerators = K;
+  run.cluster.network = Network::LoadSystem("dgx-a100");
+  run.training.global_batch = batch;
+  run.training.micro_batches = {1, 2, 4};
+  run.training.tensor_parallel_widths = {1, 2, 4, 8};
+  run.training.virtual_stages = {2, 3};
+  run.training.recompute = {RecomputeMode::kNone, RecomputeMode::kFull};
+  run.training.sharding = {Sharding::kNone, Sharding::kOptimizer, Sharding::kGradients,
+                           Sharding::kParameters};
+  run.strategies = {StrategyChoice::Named("megatron"), StrategyChoice::Named("sequence_parallel")};
+  return run;
+}
+
+PreparedModel Prepare(const std::string& workload, const RunConfig& run) {
+  ModelEntry entry;
+  entry.file = entry.resolved = std::string(PHAZE_SOURCE_DIR) + "/workloads/" + workload;
+  return PrepareModel(entry, run, CreateRunStrategies(testing::BuiltPlugins(), run.strategies),
+                      /*require_slices=*/false);
+}
+
+using Shape = std::tuple<int, int, int, int, int, std::int64_t, RecomputeMode, Sharding>;
+
+Shape ShapeOf(const PlanRequest& r) {
+  return {r.strategy, r.tensor_parallel, r.pipeline_stages, r.data_parallel, r.virtual_stages,
+          r.micro_batch, r.recompute, r.sharding};
+}
+
+// Megatron's 8.3B GPT (72 blocks, 32 heads) on 64 devices, batch 128.
+TEST(PlanRanking, LaunchablePlansAreExactlyTheDocumentedSet) {
+  const RunConfig run = PlanRun(64, 128);
+  const PreparedModel model = Prepare("megatron-8.3b.yaml", run);
+  std::set<Shape> expected;
+  const int blocks = 72;
+  for (int s = 0; s < 2; ++s) {
+    for (int t : {1, 2, 4, 8}) {
+      for (int p = 1; p <= 64; ++p) {
+        for (int d = 1; d <= 64; ++d) {
+          if (t * p * d != 64 || blocks % p != 0) continue;
+          for (std::int64_t b : {1, 2, 4}) {
+            if (!model.FindSlice(b, t, s) || 128 % (b * d) != 0) continue;
+            for (int v : {1, 2, 3}) {
+              if (v > 1 && (p == 1 || blocks % (p * v) != 0 || (128 / (b * d)) % p != 0)) continue;
+              for (RecomputeMode m : run.training.recompute) {
+                for (Sharding z : run.training.sharding) {
+                  if (z != Sharding::kNone && d < 2) continue;  // r = 1 for these strategies
+                  if ((z == Sharding::kGradients || z == Sharding::kParameters) && p > 1) continue;
+                  expected.insert({s, t, p, d, v, b, m, z});
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  const std::vector<PlanRequest> plans = LaunchablePlans(model, run);
+  std::set<Shape> found;
+  for (const auto& r : plans) found.insert(ShapeOf(r));
+  EXPECT_EQ(found.size(), plans.size());  // no plan twice
+  EXPECT_EQ(found, expected);
+  EXPECT_GT(expected.size(), 500u);
+  // Spot checks of the rules: p 8, v 3 interleaves 72 blocks (24 chunks) with 64 micro-batches per
+  // replica; p 16 does not divide 72; p 4, v 2 (8 chunks) with micro-batch 4 leaves 8 per replica
+  // (a multiple of 4); ZeRO-3 without a pipeline only.
+  EXPECT_TRUE(found.count({0, 4, 8, 2, 3, 1, RecomputeMode::kNone, Sharding::kOptimizer}));
+  EXPECT_TRUE(found.count({1, 4, 4, 4, 2, 4, RecomputeMode::kFull, Sharding::kNone}));
+  EXPECT_FALSE(found.count({1, 4, 8, 2, 2, 4, RecomputeMode::kFull, Sharding::kNone}));  // 72 % 16
+  EXPECT_FALSE(found.count({0, 4, 16, 1, 1, 1, RecomputeMode::kNone, Sharding::kNone}));
+  EXPECT_TRUE(found.count({0, 8, 1, 8, 1, 2, RecomputeMode::kNone, Sharding::kParameters}));
+  EXPECT_FALSE(found.count({0, 8, 2, 4, 1, 2, RecomputeMode::kNone, Sharding::kParameters}));
+  for (const auto& r : plans) {
+    EXPECT_FALSE(r.pipeline_stages > 1 && r.sharding == Sharding::kParameters);
+  }
+}
+
+TEST(PlanRanking, FeasiblePlansFastestFirstAsPredictTimesThem) {
+  RunConfig run = PlanRun(8, 32);
+  run.cluster.network = Network::LoadSystem("dgx-a100");
+  const PreparedModel model = Prepare("tiny-gpt.yaml", run);
+  auto& reg = testing::BuiltPlugins();
+  const ModelEvaluator evaluator(run, reg.CreateEstimator("device", run.estimator.Params()),
+                                 reg.CreateSolverBackend("cbc", run.solver.backend.Params()));
+  const ArchConfig arch = LoadArchConfig("a100-sxm-80gb");
+  const PlanRanking ranking = RankPlans(evaluator, model, arch, run, 4);
+  EXPECT_EQ(ranking.evaluated, LaunchablePlans(model, run).size());
+  std::size_t refused = 0;
+  for (const auto& [kind, count] : ranking.refused) refused += count;
+  EXPECT_EQ(ranking.feasible + refused, ranking.evaluated);
+  ASSERT_EQ(ranking.plans.size(), 4u);
+  for (std::size_t k = 0; k < ranking.plans.size(); ++k) {
+    const RankedPlan& p = ranking.plans[k];
+    EXPECT_TRUE(p.choice.feasible);
+    if (k > 0) {
+      EXPECT_LE(ranking.plans[k - 1].choice.plan.time_per_batch_s, p.choice.plan.time_per_batch_s);
+    }
+    // The same figure as `phaze predict` of that plan alone.
+    EXPECT_EQ(evaluator.EvaluatePlan(model, arch, p.request).plan.time_per_batch_s,
+              p.choice.plan.time_per_batch_s);
+  }
+  // Nothing faster was left out: the best of every plan, evaluated one by one.
+  double best = 1e300;
+  for (const auto& r : LaunchablePlans(model, run)) {
+    const PlanChoice c = evaluator.EvaluatePlan(model, arch, r);
+    if (c.feasible) best = std::min(best, c.plan.time_per_batch_s);
+  }
+  EXPECT_EQ(ranking.plans.front().choice.plan.time_per_batch_s, best);
+  // Sequence parallelism at t = 1 slices as Megatron does: each such plan is shown once.
+  for (std::size_t a = 0; a < ranking.plans.size(); ++a) {
+    for (std::size_t b = a + 1; b < ranking.plans.size(); ++b) {
+      auto sa = ShapeOf(ranking.plans[a].request), sb = ShapeOf(ranking.plans[b].request);
+      std::get<0>(sa) = std::get<0>(sb) = 0;
+      EXPECT_FALSE(sa == sb && ranking.plans[a].choice.plan.time_per_batch_s ==
+                                   ranking.plans[b].choice.plan.time_per_batch_s);
+    }
+  }
+}
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    out.push_back(text.substr(at, space - at));
+    at = space + 1;
+  }
+  return out;
+}
+
+TEST(MegatronArgs, ThePlansArgumentsByHand) {
+  RunConfig run = RunConfig::Defaults();
+  run.training.global_batch = 1536;
+  StrategyChoice cp = StrategyChoice::Named("context_parallel");
+  cp.over = StrategyChoice::Over{ComponentChoice{"sequence_parallel", std::nullopt, std::nullopt}, 4};
+  run.strategies = {StrategyChoice::Named("megatron"), StrategyChoice::Named("sequence_parallel"),
+                    cp, StrategyChoice::Named("moe"), StrategyChoice::Named("my_strategy")};
+  PlanRequest r;
+  r.tensor_parallel = 8;
+  r.pipeline_stages = 8;
+  r.data_parallel = 16;
+  r.virtual_stages = 2;
+  r.micro_batch = 1;
+  r.recompute = RecomputeMode::kSelective;
+  r.sharding = Sharding::kOptimizer;
+  std::string why;
+  r.strategy = 1;  // sequence parallel, 96 blocks: 96 / (8·2) = 6 layers per virtual stage
+  EXPECT_EQ(MegatronArgs(r, run, 96, 2048, &why),
+            Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 "
+                  "--num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 "
+                  "--global-batch-size 1536 --seq-length 2048 --sequence-parallel "
+                  "--recompute-granularity selective --use-distributed-optimizer --bf16"));
+  r.strategy = 2;  // context parallel 2 over sequence-parallel tensor parallelism 4
+  r.virtual_stages = 1;
+  r.recompute = RecomputeMode::kFull;
+  r.sharding = Sharding::kNone;
+  run.training.gradient_reduction_precision = ReductionPrecision::kBf16;
+  run.training.gradient_reduction_overlap = 0.5;
+  EXPECT_EQ(MegatronArgs(r, run, 96, 2048, &why),
+            Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
+                  "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
+                  "--seq-length 2048 --sequence-parallel --recompute-granularity full "
+                  "--recompute-method uniform --recompute-num-layers 1 --overlap-grad-reduce "
+                  "--bf16 --grad-reduce-in-bf16"));
+  r.strategy = 3;  // moe: experts over the width, attention sequence parallel
+  r.pipeline_stages = 1;
+  r.recompute = RecomputeMode::kNone;
+  r.sharding = Sharding::kParameters;
+  run.training.gradient_reduction_precision = ReductionPrecision::kFp16;
+  run.training.gradient_reduction_overlap = 0;
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
+            Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
+                  "--expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 1536 "
+                  "--seq-length 4096 --sequence-parallel --use-distributed-optimizer "
+                  "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+                  "--fp16"));
+  r.strategy = 0;
+  r.tensor_parallel = 1;
+  r.sharding = Sharding::kGradients;
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
+            Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
+                  "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
+                  "--use-distributed-optimizer --use-megatron-fsdp "
+                  "--data-parallel-sharding-strategy optim_grads --fp16"));
+  r.strategy = 4;
+  EXPECT_TRUE(MegatronArgs(r, run, 32, 4096, &why).empty());
+  EXPECT_EQ(why, "strategy 'my_strategy' has no Megatron-LM equivalent");
+}
+
+// Eight runs: five at t 8 with a pipeline on several nodes (|errors| 1..5%), two at t 8 without a
+// pipeline (10%, 20%), one at t 2 (−30%). Nodes of 8.
+TEST(ValidationResiduals, BandsFromTheRunsOfThePlansShape) {
+  const fs::path dir = fs::temp_directory_path() / ("phaze-residuals-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "r.csv") << "source,gpus,t,p,d,v,micro_batch,recompute,sequence_parallel,"
+                                  "measured_s,predicted_s,error\n"
+                                  "a,64,8,8,1,1,1,full,0,1,1.01,0.01\n"
+                                  "a,64,8,4,2,1,1,full,0,1,0.98,-0.02\n"
+                                  "a,128,8,8,2,1,1,full,0,1,1.03,0.03\n"
+                                  "a,64,8,2,4,1,1,full,0,1,0.96,-0.04\n"
+                                  "a,32,8,4,1,1,1,full,0,1,1.05,0.05\n"
+                                  "b,8,8,1,1,1,1,full,0,1,1.1,0.10\n"
+                                  "b,16,8,1,2,1,1,full,0,1,1.2,0.20\n"
+                                  "b,4,2,1,2,1,1,full,0,1,0.7,-0.30\n";
+  const ValidationResiduals r = ValidationResiduals::Load(dir / "r.csv");
+  ASSERT_EQ(r.Runs().size(), 8u);
+  // t 8, pipeline, several nodes: the five, mean 3%, p90 (rank ⌈4.5⌉ = 5) 5%, max 5%.
+  auto band = r.For(8, 4, 256, 8);
+  EXPECT_EQ(band.runs, 5u);
+  EXPECT_EQ(band.shape, "t 8, with a pipeline, several nodes");
+  EXPECT_NEAR(band.mean_abs, 0.03, 1e-12);
+  EXPECT_DOUBLE_EQ(band.p90_abs, 0.05);
+  EXPECT_DOUBLE_EQ(band.max_abs, 0.05);
+  // t 8 without a pipeline has 2 runs, fewer than 5: every t 8 run (7), mean 0.45/7.
+  band = r.For(8, 1, 8, 8);
+  EXPECT_EQ(band.runs, 7u);
+  EXPECT_EQ(band.shape, "t 8");
+  EXPECT_NEAR(band.mean_abs, 0.45 / 7, 1e-12);
+  EXPECT_DOUBLE_EQ(band.max_abs, 0.20);
+  // t 4: no such runs, every run.
+  band = r.For(4, 2, 64, 8);
+  EXPECT_EQ(band.runs, 8u);
+  EXPECT_EQ(band.shape, "every validated run");
+  EXPECT_DOUBLE_EQ(band.max_abs, 0.30);
+  // Malformed files say where.
+  std::ofstream(dir / "bad.csv") << "source,gpus,t,p,d,error\nx,8,eight,1,1,0.1\n";
+  try {
+    ValidationResiduals::Load(dir / "bad.csv");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "bad.csv").string() + ":2: expected numbers in gpus, t, p, d and error");
+  }
+  std::ofstream(dir / "nocol.csv") << "source,gpus,t,p\nx,8,8,1\n";
+  EXPECT_THROW(ValidationResiduals::Load(dir / "nocol.csv"), ConfigError);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace phaze
