@@ -42,7 +42,7 @@ TEST(Cli, Version) {
   auto r = Phaze("--version");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("phaze 0.", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("plugin ABI 5, build " + std::string(kBuildFingerprint) + ")"), std::string::npos);
+  EXPECT_NE(r.out.find("plugin ABI 6, build " + std::string(kBuildFingerprint) + ")"), std::string::npos);
 }
 
 TEST(Cli, PluginsFindsTheDefaultDirectoryWithoutFlags) {
@@ -90,7 +90,7 @@ TEST(Cli, BrokenPluginsExitWithCode2AndTheReason) {
   const FixtureCase cases[] = {
       {"no_entry",
        "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_handshake'"},
-      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 5"},
+      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 6"},
       {"undefined_symbol", "': cannot load: "},
       {"undefined_symbol", "undefined symbol: phaze_fixture_missing_function"},
   };
@@ -871,6 +871,32 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                                   "found 'zero3'"),
             std::string::npos)
       << bad_sharding.err;
+  // Issue 40: GPT-3 175B on 1,024 H100s (t 8, p 8, d 16, selective recompute + SP) in FP8 against
+  // BF16: published FP8 speed-ups on H100 at the same plan are 1.16× (Llama 3 8B, 64 GPUs) to
+  // 1.62× (Llama 3.1 405B, 128 GPUs) in TorchTitan's benchmarks (share/validation/h100.md); the
+  // issue asks for 1.1–1.8×. FP8 on an A100 is refused, naming the op and the device.
+  const std::string gpt3_h100 = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                                "/workloads/megatron-gpt3-175b.yaml --arch h100-sxm-80gb --system "
+                                "dgx-h100 --plan 8,8,16 --micro-batch 1 --global-batch 1536 "
+                                "--recompute selective --sequence-parallel -o ";
+  testing::TempDir fp8_dir;
+  double step[2] = {0, 0};
+  int k = 0;
+  for (const char* precision : {"bf16", "fp8"}) {
+    const std::string out = (fp8_dir / (std::string(precision) + ".json")).string();
+    auto run = Phaze(gpt3_h100 + out + " --precision " + precision);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const ConfigNode result = ConfigNode::ParseFile(out).Child("result");
+    EXPECT_EQ(result.Child("precision").AsString(), precision);
+    step[k++] = result.Child("time_per_batch_s").AsDouble();
+  }
+  EXPECT_GT(step[0] / step[1], 1.1);
+  EXPECT_LT(step[0] / step[1], 1.8);
+  auto a100_fp8 = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                        "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --plan 1,1,1 --micro-batch 1 "
+                        "--global-batch 8 --precision fp8");
+  EXPECT_EQ(a100_fp8.exit_code, 2);
+  EXPECT_NE(a100_fp8.err.find("has no FP8 tensor rate"), std::string::npos) << a100_fp8.err;
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
   // the device model unless the run config names another.
   {

@@ -110,6 +110,44 @@ ArchConfig TpuLike(std::int64_t l2_tc_bytes) {
   return a;
 }
 
+// FP8 on the H100 (fp8_tensor_ratio 2): a compute-bound GEMM's tile arithmetic and its operand
+// bytes through the L2 both halve, so the same tile wins and the GEMM takes half its 16-bit time
+// (plus the same kernel overhead). 16-bit inputs still to cast add a kernel of their own reading 2
+// and writing 1 byte per element at memory_efficiency of the HBM. An A100 has no FP8 rate: the op
+// is refused, naming it and the architecture.
+TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
+  ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
+  h100.calibration = {{"gemm_efficiency", 0.5}, {"memory_efficiency", 0.5},
+                      {"kernel_overhead_s", 1e-5}, {"concurrent_kernels", 0}};
+  const auto gpu = Make("device");
+  OpWork bf16 = OpWork::Gemm({1, 8192, 8192, 8192}, 2);
+  OpWork fp8 = bf16;
+  fp8.fp8 = true;
+  const double t16 = gpu->Estimate(bf16, h100, Pass::kForward).all_cores_s - 1e-5;
+  const double t8 = gpu->Estimate(fp8, h100, Pass::kForward).all_cores_s - 1e-5;
+  EXPECT_NEAR(t8, t16 / 2, 1e-12 * t16);
+  // The arithmetic bound by hand: 132 SMs of 4 tensor cores of 16 × 32 MACs at 1.83 GHz, half
+  // efficiency; 8192² outputs in 256 × 128 tiles are 2048 tiles, ⌈2048 / 132⌉ = 16 waves.
+  const double sm16 = 2.0 * 4 * 512 * 1.83e9 * 0.5;
+  EXPECT_NEAR(t16, 16 * 2.0 * 256 * 128 * 8192 / sm16, 1e-9 * t16);
+  fp8.fp8_cast_elements = 1 << 20;
+  const OpEstimate cast = gpu->Estimate(fp8, h100, Pass::kForward);
+  EXPECT_NEAR(cast.all_cores_s - 2e-5, t8 + 3.0 * (1 << 20) / (3.35e12 * 0.5), 1e-12);
+  EXPECT_EQ(cast.kernels, 2);
+  fp8.name = "mlp.fc1";
+  try {
+    gpu->Estimate(fp8, LoadArchConfig("a100-sxm-80gb"), Pass::kForward);
+    ADD_FAILURE() << "an FP8 GEMM on an A100 was costed";
+  } catch (const UnsupportedOpError& e) {
+    EXPECT_NE(std::string(e.what()).find("op 'mlp.fc1' is an FP8 GEMM and architecture "
+                                         "'a100-sxm-80gb' has no FP8 tensor rate"),
+              std::string::npos)
+        << e.what();
+  }
+  // The paper's analytic model has no FP8 rate either.
+  EXPECT_THROW(Make("analytic")->Estimate(fp8, h100, Pass::kForward), UnsupportedOpError);
+}
+
 TEST(DeviceModel, TilesAreArrayBlocksThatFitTheCoreBuffers) {
   // 4 MiB per MXU holds every tile's double-buffered operand slices: 2·(8·128 + 4·128)·128·2
   // bytes = 768 KiB for the largest.

@@ -194,6 +194,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   r.recompute = RecomputeMode::kNone;
   r.sharding = Sharding::kParameters;
   run.training.gradient_reduction_precision = ReductionPrecision::kFp16;
+  run.training.precision = Precision::kFp16;
   run.training.gradient_reduction_overlap = 0;
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
@@ -209,6 +210,13 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-distributed-optimizer --use-megatron-fsdp "
                   "--data-parallel-sharding-strategy optim_grads --fp16"));
+  run.training.precision = Precision::kFp8;  // Transformer Engine's hybrid recipe over bf16
+  run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
+  r.sharding = Sharding::kNone;
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
+            Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
+                  "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 --bf16 "
+                  "--fp8-format hybrid"));
   r.strategy = 4;
   EXPECT_TRUE(MegatronArgs(r, run, 32, 4096, &why).empty());
   EXPECT_EQ(why, "strategy 'my_strategy' has no Megatron-LM equivalent");

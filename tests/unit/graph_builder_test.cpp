@@ -2,6 +2,7 @@
 // formula of Narayanan et al. (SC21), the saved-activation formula of Korthikanti et al. (2022),
 // GEMM shapes of the backward pass written out by hand, and the fusion rule applied by hand.
 #include "phaze/graph/graph_builder.hpp"
+#include "phaze/graph/precision.hpp"
 
 #include <gtest/gtest.h>
 
@@ -120,6 +121,39 @@ TEST(Workloads, GptBlockSavedActivationsMatchKorthikanti) {
         EXPECT_EQ(Layer(g, "block").activation_bytes, 34 * c.s * b * c.h + 5 * c.a * c.s * c.s * b)
             << c.name << " b=" << b << " fusion=" << fusion;
       }
+    }
+  }
+}
+
+// FP8 (graph/precision.hpp) on Korthikanti's block: the inputs of the four linear layers are kept
+// in FP8 — QKV's and FC1's (the norms' outputs, 2·sbh each), the projection's (the context, 2·sbh)
+// and FC2's (the activation's output, 8·sbh) — so 34·sbh + 5·a·s²·b becomes 27·sbh + 5·a·s²·b;
+// the linear layers' GEMMs are FP8 forward and backward, attention's batched GEMMs and the
+// embedding and head are not; the FP8 weight copies are 2 bytes per weight of the linear layers
+// (12·h² unfused). bf16 and fp16 leave the graph as it is.
+TEST(Workloads, Fp8KeepsTheLinearInputsInOneByte) {
+  const std::int64_t h = 3072, a = 32, s = 1024;
+  for (bool fusion : {false, true}) {
+    const LayerGraph g = Build("megatron-8.3b", 1, fusion);
+    EXPECT_EQ(WithPrecision(g, Precision::kBf16).unique_layers[1].forward.Ops(),
+              g.unique_layers[1].forward.Ops());
+    const LayerGraph f = WithPrecision(g, Precision::kFp8);
+    const UniqueLayer& block = Layer(f, "block");
+    EXPECT_EQ(block.activation_bytes, 27 * s * h + 5 * a * s * s) << "fusion=" << fusion;
+    if (!fusion) {
+      EXPECT_EQ(block.cached_weight_bytes, 2 * 12 * h * h);
+    }
+    int fp8 = 0;
+    for (const OperatorGraph* graph : {&block.forward, &block.backward}) {
+      for (const Operator& op : graph->Ops()) {
+        EXPECT_EQ(op.fp8, op.kind == OpKind::kGemm) << op.name;
+        fp8 += op.fp8 ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(fp8, 4 * 3);  // four linear layers: forward, input gradient, weight gradient
+    for (const char* other : {"embedding", "head"}) {
+      for (const Operator& op : Layer(f, other).forward.Ops()) EXPECT_FALSE(op.fp8) << op.name;
+      EXPECT_EQ(Layer(f, other).activation_bytes, Layer(g, other).activation_bytes);
     }
   }
 }

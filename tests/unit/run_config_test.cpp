@@ -205,6 +205,14 @@ TEST(RunConfig, SystemModelKeys) {
               Parse("models: [a]\ntraining: {sharding: none, distributed_optimizer: true}\n");
             }).find("give either distributed_optimizer or sharding"),
             std::string::npos);
+  // The number format.
+  EXPECT_EQ(Parse("models: [a]\n").training.precision, Precision::kBf16);
+  EXPECT_EQ(Parse("models: [a]\ntraining: {precision: fp8}\n").training.precision, Precision::kFp8);
+  EXPECT_EQ(Parse("models: [a]\ntraining: {precision: fp8}\n")
+                .ToJson().Find("training")->Find("precision")->AsString(),
+            "fp8");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {precision: int4}\n"); }),
+            "run.yaml:2:23: training.precision: expected one of bf16, fp16, fp8; found 'int4'");
   // A system preset by name (share/systems/).
   RunConfig dgx = Parse("models: [a]\ncluster: {system: dgx-a100}\n");
   EXPECT_EQ(dgx.cluster.network.Name(), "dgx-a100");

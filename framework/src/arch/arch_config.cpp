@@ -72,6 +72,7 @@ std::string ArchConfig::Validate() const {
     return "collective_overlap must be a fraction in [0, 1]";
   }
   if (!(host_kernel_s >= 0) || !std::isfinite(host_kernel_s)) return "host_kernel_s must be >= 0";
+  if (!(fp8_tensor_ratio >= 0 && fp8_tensor_ratio <= 64)) return "fp8_tensor_ratio must be in [0, 64]";
   return "";
 }
 
@@ -91,6 +92,7 @@ Json ArchConfig::ToJson() const {
   j["hbm_bandwidth_bytes_per_s"] = hbm_bandwidth_bytes_per_s;
   j["frequency_hz"] = frequency_hz;
   j["word_bytes"] = word_bytes;
+  if (fp8_tensor_ratio > 0) j["fp8_tensor_ratio"] = fp8_tensor_ratio;
   if (!calibration.empty()) {
     Json c = Json::MakeObject();
     for (const auto& [k, v] : calibration) c[k] = v;
@@ -118,7 +120,7 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
                    "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes", "collective_overlap", "host_kernel_s", "calibration", "energy", "estimator", "die_area_mm2", "node_nm",
+                   "word_bytes", "fp8_tensor_ratio", "collective_overlap", "host_kernel_s", "calibration", "energy", "estimator", "die_area_mm2", "node_nm",
                    "hourly_usd"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsIntInRange(1, limits::kCores);
@@ -142,6 +144,10 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     a.hbm_bandwidth_bytes_per_s = rate(*n, "byte per second");
   if (auto n = root.Optional("frequency_hz")) a.frequency_hz = rate(*n, "Hz");
   if (auto n = root.Optional("word_bytes")) a.word_bytes = n->AsIntInRange(1, limits::kDtypeBytes);
+  if (auto n = root.Optional("fp8_tensor_ratio")) {
+    a.fp8_tensor_ratio = n->AsNonNegativeDouble();
+    if (a.fp8_tensor_ratio > 64) n->Fail("expected a multiple of the 16-bit rate in [0, 64]");
+  }
   if (auto n = root.Optional("collective_overlap")) {
     a.collective_overlap = n->AsNonNegativeDouble();
     if (a.collective_overlap > 1) n->Fail("expected a fraction in [0, 1]");

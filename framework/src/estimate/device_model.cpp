@@ -81,9 +81,11 @@ std::vector<GemmTile> DeviceModel::Tiles(const ArchConfig& a, i64 cores_per_unit
 
 double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
                                        i64 cores_per_unit, i64 units, double glb_share,
-                                       double gemm_efficiency, GemmTile* chosen) {
+                                       double gemm_efficiency, GemmTile* chosen, double rate,
+                                       i64 word) {
   const double unit_flops_per_s = 2.0 * static_cast<double>(cores_per_unit * a.pe_x * a.pe_y) *
-                                  a.frequency_hz * gemm_efficiency;
+                                  a.frequency_hz * gemm_efficiency * rate;
+  const double operand_word = static_cast<double>(word > 0 ? word : a.word_bytes);
   const double k = static_cast<double>(g.k);
   const double k_filled = static_cast<double>(CeilDiv(g.k, a.pe_x) * a.pe_x);
   double best = std::numeric_limits<double>::infinity();
@@ -93,7 +95,7 @@ double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
     const double tm = static_cast<double>(t.tm);
     const double tn = static_cast<double>(t.tn);
     const double tile_s = std::max(2.0 * tm * tn * k_filled / unit_flops_per_s,
-                                   (tm + tn) * static_cast<double>(a.word_bytes) * k / glb_share);
+                                   (tm + tn) * operand_word * k / glb_share);
     const double s = std::ceil(tiles / static_cast<double>(units)) * tile_s;
     if (s < best) {
       best = s;
@@ -160,17 +162,35 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     one = folded_one;
   } else if (op.gemm) {
     const GemmShape& g = *op.gemm;
+    if (op.fp8 && !(a.fp8_tensor_ratio > 0)) {
+      throw UnsupportedOpError("estimator '" + name_ + "': op '" + op.name + "' is an FP8 GEMM "
+                               "and architecture '" + a.name + "' has no FP8 tensor rate "
+                               "(fp8_tensor_ratio; train it in bf16)");
+    }
+    const double rate = op.fp8 ? a.fp8_tensor_ratio : 1.0;
+    const i64 word = op.fp8 ? 1 : a.word_bytes;
     const double glb = a.glb_bandwidth_words_per_cycle * static_cast<double>(a.word_bytes) * f;
-    const double hbm_bytes = GemmHbmBytes(g, a, op_bytes);
+    // An FP8 GEMM reads its weight's FP8 copy.
+    const double gemm_bytes =
+        op.fp8 ? op_bytes - static_cast<double>(op.weight_bytes) / 2 : op_bytes;
+    const double hbm_bytes = GemmHbmBytes(g, a, gemm_bytes);
     const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     const double tcs = static_cast<double>(a.num_tc);
     all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
-                                      glb / static_cast<double>(groups), t.gemm_efficiency, &tile),
+                                      glb / static_cast<double>(groups), t.gemm_efficiency, &tile,
+                                      rate, word),
                    hbm_bytes / hbm) +
           t.kernel_overhead_s + folded_all;
-    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t.gemm_efficiency),
+    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t.gemm_efficiency, nullptr, rate,
+                                      word),
                    hbm_bytes / (hbm / tcs)) +
           t.kernel_overhead_s + folded_one;
+    if (op.fp8_cast_elements > 0) {  // the cast of its 16-bit inputs: a kernel of its own
+      const double cast_bytes = 3.0 * static_cast<double>(op.fp8_cast_elements);
+      all += cast_bytes / hbm + t.kernel_overhead_s;
+      one += cast_bytes / (hbm / tcs) + t.kernel_overhead_s;
+      ++e.kernels;
+    }
     for (const auto& v : op.vector) {  // fused epilogues: a pass over the output each
       if (Folded(v.function)) continue;
       all += std::max(2 * out_bytes / hbm, LaneSeconds(op, v.function, v.elements, a, lanes_all)) +

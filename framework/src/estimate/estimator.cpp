@@ -26,6 +26,13 @@ OpWork OpWork::Of(const Operator& op, const OperatorGraph& graph) {
   w.bytes_read = graph.BytesRead(op);
   w.bytes_written = graph.BytesWritten(op);
   w.weight_bytes = op.weight_bytes;
+  if (op.fp8) {
+    w.fp8 = true;
+    for (int t : op.inputs) {
+      const Tensor& x = graph.GetTensor(t);
+      if (x.dtype_bytes > 1) w.fp8_cast_elements += x.elements;
+    }
+  }
   return w;
 }
 
@@ -71,6 +78,7 @@ std::string OpWork::Signature() const {
   }
   s += "|r" + std::to_string(bytes_read) + "|w" + std::to_string(bytes_written) + "|p" +
        std::to_string(weight_bytes);
+  if (fp8) s += "|fp8c" + std::to_string(fp8_cast_elements);
   return s;
 }
 

@@ -36,6 +36,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   if (op.axes.row != Axis::kNone) j["row_axis"] = ToString(op.axes.row);
   if (op.expert >= 0) j["expert"] = op.expert;
   if (op.attention_core) j["attention_core"] = true;
+  if (op.fp8) j["fp8"] = true;
   if (op.gemm) {
     Json gemm = Json::MakeObject();
     gemm["batch"] = op.gemm->batch;
@@ -121,7 +122,7 @@ Axis ParseAxisNode(const ConfigNode& node) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "gemm", "flops", "vector", "inputs",
+  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8", "gemm", "flops", "vector", "inputs",
                    "outputs", "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group",
                    "collective_stride"});
@@ -141,6 +142,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("row_axis")) op.axes.row = ParseAxisNode(*n);
   if (auto n = node.Optional("expert")) op.expert = NonNegative(*n);
   if (auto n = node.Optional("attention_core")) op.attention_core = n->AsBool();
+  if (auto n = node.Optional("fp8")) op.fp8 = n->AsBool();
   if (auto n = node.Optional("gemm")) {
     n->ExpectKeys({"batch", "m", "n", "k", "axes"});
     if (auto a = n->Optional("axes")) {

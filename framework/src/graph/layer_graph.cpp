@@ -146,6 +146,8 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   layer.optimizer_state_bytes = held * optimizer.state_bytes_per_parameter;
   const OperatorGraph& g = layer.forward;
   layer.activation_bytes = g.SavedBytes();
+  layer.cached_weight_bytes = 0;
+  for (const auto& op : g.Ops()) layer.cached_weight_bytes += op.fp8 ? op.weight_bytes : 0;
   // Selective: a tensor the attention core produces is dropped unless an op outside the core keeps
   // it (the context, which the output projection saves); the core's inputs (q, k, v) stay.
   std::set<int> saved, kept;

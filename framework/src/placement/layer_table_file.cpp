@@ -70,7 +70,8 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     }
     for (const auto& ln : layers.Elements()) {
       ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
-                     "backward_recompute_s", "optimizer_step_s", "weight_bytes", "gradient_bytes",
+                     "backward_recompute_s", "optimizer_step_s", "weight_bytes",
+                     "cached_weight_bytes", "gradient_bytes",
                      "optimizer_state_bytes", "activation_bytes", "working_bytes",
                      "tensor_parallel"});
       PlacementLayer l;
@@ -84,6 +85,7 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       if (auto v = ln.Optional("optimizer_step_s")) l.optimizer_step_s = v->AsDuration();
       if (auto v = ln.Optional("working_bytes")) l.working_bytes = Bytes(*v);
       l.weight_bytes = Bytes(ln.Child("weight_bytes"));
+      if (auto v = ln.Optional("cached_weight_bytes")) l.cached_weight_bytes = Bytes(*v);
       if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = Bytes(*v);
       if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = Bytes(*v);
       l.activation_bytes = Bytes(ln.Child("activation_bytes"));

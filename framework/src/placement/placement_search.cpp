@@ -234,7 +234,7 @@ std::string PlacementProblem::Validate() const {
     const int n = static_cast<int>(table.layers.size());
     for (const auto& l : table.layers) {
       for (double v : {l.forward_s, l.backward_s, l.RecomputeForwardS(), l.backward_recompute_s,
-                       l.optimizer_step_s, l.weight_bytes, l.GradientBytes(),
+                       l.optimizer_step_s, l.weight_bytes, l.cached_weight_bytes, l.GradientBytes(),
                        l.optimizer_state_bytes, l.activation_bytes, l.working_bytes}) {
         if (!Finite(v)) return w + "layer '" + l.name + "' has a negative or non-finite value";
       }

@@ -75,18 +75,15 @@ std::vector<std::string> MegatronArgs(const PlanRequest& plan, const RunConfig& 
                                                              : "optim_grads_params"});
   }
   if (run.training.gradient_reduction_overlap > 0) a.push_back("--overlap-grad-reduce");
-  // Megatron-LM with --bf16 accumulates and reduces gradients in fp32 unless told bf16; with --fp16
-  // it reduces its fp16 gradient buffer.
-  switch (run.training.gradient_reduction_precision) {
-    case ReductionPrecision::kFp32:
-      a.push_back("--bf16");
-      break;
-    case ReductionPrecision::kBf16:
-      a.insert(a.end(), {"--bf16", "--grad-reduce-in-bf16"});
-      break;
-    case ReductionPrecision::kFp16:
-      a.push_back("--fp16");
-      break;
+  // The number format; Megatron-LM with --bf16 reduces gradients in fp32 unless told bf16, with
+  // --fp16 in its fp16 gradient buffer. FP8 is Transformer Engine's hybrid recipe over bf16.
+  a.push_back(run.training.precision == Precision::kFp16 ? "--fp16" : "--bf16");
+  if (run.training.precision != Precision::kFp16 &&
+      run.training.gradient_reduction_precision == ReductionPrecision::kBf16) {
+    a.push_back("--grad-reduce-in-bf16");
+  }
+  if (run.training.precision == Precision::kFp8) {
+    a.insert(a.end(), {"--fp8-format", "hybrid"});
   }
   return a;
 }

@@ -108,6 +108,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.backward_energy = times.backward_energy[instance.unique_id];
     l.backward_recompute_energy = times.recompute_energy.at(mode)[instance.unique_id];
     l.weight_bytes = static_cast<double>(u.weight_bytes);
+    l.cached_weight_bytes = static_cast<double>(u.cached_weight_bytes);
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
     const OptimizerStepCost step = CostOptimizerStep(u.optimizer_step, arch, energy);
@@ -170,6 +171,7 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   c.micro_batch = problem.micro_batch;
   c.recompute = mode;
   c.sharding = problem.sharding;
+  c.precision = run.training.precision;
   c.hbm_gib = arch.HbmGiB();
   // An infeasible plan has no figures, except a fixed plan above the HBM (its figures are what it
   // would take if it fitted: priced too, for predict's report; it stays infeasible).

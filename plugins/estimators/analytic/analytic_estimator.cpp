@@ -247,6 +247,10 @@ OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pa
     throw UnsupportedOpError("op '" + op.name + "' is a collective: it runs on the links, not on " +
                              "cores; the network model costs it");
   }
+  if (op.fp8) {
+    throw UnsupportedOpError("op '" + op.name + "' is an FP8 GEMM: the paper's analytic model "
+                             "has no FP8 rate (use the device estimator, or train in bf16)");
+  }
   OpEstimate e;
   switch (op.Core()) {
     case CoreClass::kNone:  // a view moves no data

@@ -41,6 +41,8 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 // none | optimizer | gradients | parameters, else UsageError naming `flag`.
 Sharding ParseSharding(const std::string& flag, const std::string& word);
+// bf16 | fp16 | fp8, else UsageError naming `flag`.
+Precision ParsePrecision(const std::string& flag, const std::string& word);
 
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);

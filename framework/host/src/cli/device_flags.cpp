@@ -41,4 +41,11 @@ Sharding ParseSharding(const std::string& flag, const std::string& word) {
                    "'");
 }
 
+Precision ParsePrecision(const std::string& flag, const std::string& word) {
+  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
+    if (ToString(p) == word) return p;
+  }
+  throw UsageError(flag + ": expected bf16, fp16 or fp8, found '" + word + "'");
+}
+
 }  // namespace phaze::cli

@@ -7,6 +7,7 @@
 //     [--global-batch B] [--top N] [--widths 1,2,4,8] [--micro-batches 1,2,4,8]
 //     [--virtual-stages 2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies megatron,sequence_parallel]
+//     [--precision bf16,fp8]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
 // rest (optimizer, gradient reduction precision and overlap, estimator, cost, network).
@@ -44,6 +45,8 @@ void AddPlanOptions(po::options_description& d) {
       "data-parallel sharding (gradients and parameters without a pipeline only)")(
       "strategies", po::value<std::string>()->default_value("megatron,sequence_parallel"),
       "parallelism strategies (phaze plugins)")(
+      "precision", po::value<std::string>()->default_value("bf16"),
+      "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)");
 }
 
@@ -123,16 +126,55 @@ int RunPlan(CommandContext& ctx) {
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
   run.CheckComponents(ctx.registry, true, true, true);
 
+  std::vector<Precision> precisions;
+  for (const std::string& w : Words(ctx.vm["precision"].as<std::string>())) {
+    precisions.push_back(ParsePrecision("--precision", w));
+  }
+
+  // One ranking per number format (each its own slices), merged fastest first.
   ModelEntry entry;
   entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
-  const PreparedModel model = ReadFlag("--model", [&] {
-    return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run.strategies),
-                        /*require_slices=*/false);
-  });
-  const ModelEvaluator evaluator(
-      run, ctx.registry.CreateEstimator(run.estimator.name, run.estimator.Params()),
-      ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()));
-  const PlanRanking ranking = RankPlans(evaluator, model, arch, run, top);
+  std::vector<RunConfig> runs;          // per precision
+  std::vector<PreparedModel> models;    // per precision
+  std::vector<std::size_t> format_of;   // per ranked plan: its index in runs/models
+  PlanRanking ranking;
+  for (Precision precision : precisions) {
+    RunConfig& rp = runs.emplace_back(run);
+    rp.training.precision = precision;
+    const PreparedModel& m = models.emplace_back(ReadFlag("--model", [&] {
+      return PrepareModel(entry, rp, CreateRunStrategies(ctx.registry, rp.strategies),
+                          /*require_slices=*/false);
+    }));
+    const ModelEvaluator evaluator(
+        rp, ctx.registry.CreateEstimator(rp.estimator.name, rp.estimator.Params()),
+        ctx.registry.CreateSolverBackend(rp.solver.backend.name, rp.solver.backend.Params()));
+    PlanRanking part = ReadFlag("--arch", [&] { return RankPlans(evaluator, m, arch, rp, top); });
+    ranking.evaluated += part.evaluated;
+    ranking.feasible += part.feasible;
+    for (const auto& [kind, count] : part.refused) ranking.refused[kind] += count;
+    for (RankedPlan& p : part.plans) {
+      ranking.plans.push_back(std::move(p));
+      format_of.push_back(runs.size() - 1);
+    }
+  }
+  {  // fastest first across the formats (stable: ties keep the listed format's order)
+    std::vector<std::size_t> order(ranking.plans.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return ranking.plans[a].choice.plan.time_per_batch_s <
+             ranking.plans[b].choice.plan.time_per_batch_s;
+    });
+    if (order.size() > top) order.resize(top);
+    std::vector<RankedPlan> plans;
+    std::vector<std::size_t> formats;
+    for (std::size_t i : order) {
+      plans.push_back(ranking.plans[i]);
+      formats.push_back(format_of[i]);
+    }
+    ranking.plans = std::move(plans);
+    format_of = std::move(formats);
+  }
+  const PreparedModel& model = models.front();
   const ValidationResiduals residuals = ValidationResiduals::Installed();
   const std::int64_t K = run.cluster.num_accelerators;
   const std::int64_t node = run.cluster.network.Levels().front().size > 0
@@ -155,18 +197,20 @@ int RunPlan(CommandContext& ctx) {
   j["error_bands_from"] = residuals.Source();
   Json plans = Json::MakeArray();
   std::ostringstream table, launch;
-  table << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | strategy | "
-           "step (s) | tokens/s | MFU | peak GiB | error band |\n"
-        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  table << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | precision | "
+           "strategy | step (s) | tokens/s | MFU | peak GiB | error band |\n"
+        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int rank = 0;
   for (const RankedPlan& ranked : ranking.plans) {
+    const RunConfig& rp = runs[format_of[static_cast<std::size_t>(rank)]];
+    const PreparedModel& mp = models[format_of[static_cast<std::size_t>(rank)]];
     ++rank;
     const PlanRequest& r = ranked.request;
     const PlanChoice& c = ranked.choice;
-    const PreparedModel::Slice* slice = model.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
+    const PreparedModel::Slice* slice = mp.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
     std::string why;
     const std::vector<std::string> args =
-        MegatronArgs(r, run, PipelineUnits(slice->graph), model.sequence_length, &why);
+        MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length, &why);
     MegatronWidths widths;
     std::string unused;
     const bool megatron = MegatronWidthsOf(run.strategies[static_cast<std::size_t>(r.strategy)],
@@ -185,6 +229,7 @@ int RunPlan(CommandContext& ctx) {
     pj["micro_batch"] = r.micro_batch;
     pj["recompute"] = std::string(ToString(r.recompute));
     pj["sharding"] = std::string(ToString(r.sharding));
+    pj["precision"] = std::string(ToString(c.precision));
     pj["strategy"] = c.strategy;
     if (megatron) {
       pj["megatron"]["tensor"] = widths.tensor;
@@ -215,14 +260,15 @@ int RunPlan(CommandContext& ctx) {
         band.runs > 0 ? fmt::sprintf("±%s (%zu runs: %s)", Percent(band.mean_abs).c_str(),
                                      band.runs, band.shape.c_str())
                       : std::string("—");
-    table << fmt::sprintf("| %d | %d | %d | %d | %d | %s | %s | %s | %lld | %s | %s | %s | %.4g | "
-                          "%.4g | %.1f%% | %.2f | %s |\n",
+    table << fmt::sprintf("| %d | %d | %d | %d | %d | %s | %s | %s | %lld | %s | %s | %s | %s | "
+                          "%.4g | %.4g | %.1f%% | %.2f | %s |\n",
                           rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel,
                           r.virtual_stages, megatron ? std::to_string(widths.tensor) : "—",
                           megatron ? std::to_string(widths.context) : "—",
                           megatron ? std::to_string(widths.expert) : "—",
                           static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
-                          ToString(r.sharding).data(), c.strategy.c_str(),
+                          ToString(r.sharding).data(), ToString(c.precision).data(),
+                          c.strategy.c_str(),
                           c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
                           band_text.c_str());
     launch << rank << ": ";

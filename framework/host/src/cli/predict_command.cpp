@@ -3,7 +3,7 @@
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|full [--sharding none|optimizer|gradients|
-//     parameters] [--sequence-parallel] [--global-batch B]
+//     parameters] [--precision bf16|fp16|fp8] [--sequence-parallel] [--global-batch B]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
@@ -36,6 +36,8 @@ void AddPredictOptions(po::options_description& d) {
       "sharding", po::value<std::string>(),
       "none | optimizer (ZeRO-1, the distributed optimizer) | gradients (ZeRO-2) | parameters "
       "(ZeRO-3, FSDP); default: the run config's first training.sharding")(
+      "precision", po::value<std::string>(),
+      "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
@@ -164,6 +166,9 @@ int RunPredict(CommandContext& ctx) {
     request.sharding = ParseSharding("--sharding", ctx.vm["sharding"].as<std::string>());
   }
   run.training.sharding = {request.sharding};
+  if (ctx.vm.count("precision")) {
+    run.training.precision = ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
+  }
   if (ctx.vm.count("stage-starts")) {
     request.stage_starts = ParseInts(ctx.vm["stage-starts"].as<std::string>(), "--stage-starts");
   }
@@ -294,6 +299,9 @@ int RunPredict(CommandContext& ctx) {
     << ", recompute " << ToString(request.recompute)
     << (request.sharding != Sharding::kNone
             ? ", sharding " + std::string(ToString(request.sharding))
+            : std::string())
+    << (run.training.precision != Precision::kBf16
+            ? ", " + std::string(ToString(run.training.precision))
             : std::string())
     << (run.strategies[0].component.name == "sequence_parallel" ? ", sequence parallel" : "")
     << "\n";

@@ -28,6 +28,9 @@ struct ArchConfig {
   double hbm_bandwidth_bytes_per_s = 1.2e12;
   double frequency_hz = 1.05e9;
   std::int64_t word_bytes = 2;  // bf16 / fp16 operands
+  // The tensor cores' FP8 rate as a multiple of their 16-bit rate (H100: 2, 1,979 against 989
+  // TFLOP/s dense); 0: no FP8 (an FP8 GEMM on this device is an error).
+  double fp8_tensor_ratio = 0;
   // Fraction of a collective's time that may run concurrently with the device's compute in a
   // layer's schedule. 1 (the template): collectives run on dedicated links and DMA, beside the
   // cores. A GPU runs NCCL's kernels on its SMs, in the order the framework issues them: its

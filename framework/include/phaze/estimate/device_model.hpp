@@ -27,6 +27,11 @@
 //   batch·(2·m·n·k/√S + m·n) words (the Hong–Kung bound) when that is larger.
 // * A fused epilogue (bias, activation, dropout) is one more pass over the output per work item,
 //   each a vector op of its own (below) and a kernel of its own.
+// * FP8 (OpWork::fp8, graph/precision.hpp): the arithmetic at fp8_tensor_ratio × the peak (an
+//   architecture without it refuses the op), operands through the GLB at 1 byte, the weight read
+//   as its FP8 copy (half its 16-bit bytes), and the 16-bit inputs not yet FP8 cast by a kernel of
+//   their own: fp8_cast_elements read in 16 bits and written in 8 at memory_efficiency of the HBM
+//   bandwidth. Energy per MAC stays the 16-bit figure (no FP8 energy data here).
 // Vector op (element-wise, norm, softmax, loss, embedding, optimizer), one kernel: the longer of
 //   its bytes at memory_efficiency of the HBM bandwidth and its arithmetic,
 //   Σ cycles(function)·⌈elements / lanes⌉ / f on the num_vc · pe_vc lanes (vector_cycles.hpp).
@@ -88,10 +93,13 @@ class DeviceModel {
   static std::vector<GemmTile> Tiles(const ArchConfig& a, std::int64_t cores_per_unit);
   // Compute time of a GEMM on `units` units of `cores_per_unit` tensor cores, each with
   // `glb_share` of the GLB bandwidth: min over tiles of waves · tile time. Also returns the tile.
+  // An FP8 GEMM: `rate` = fp8_tensor_ratio times the arithmetic, operands of `word` = 1 byte
+  // (0: the architecture's word).
   static double GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
                                    std::int64_t cores_per_unit, std::int64_t units,
                                    double glb_share, double gemm_efficiency,
-                                   GemmTile* chosen = nullptr);
+                                   GemmTile* chosen = nullptr, double rate = 1,
+                                   std::int64_t word = 0);
   // Whether a vector function is folded into a neighbouring kernel (a scale or a mask).
   static bool Folded(const std::string& function);
   // HBM bytes of a GEMM given the GLB (operands and result once, or the blocked re-reads).

@@ -36,6 +36,11 @@ struct OpWork {
   std::int64_t bytes_read = 0;     // activations read
   std::int64_t bytes_written = 0;  // activations written
   std::int64_t weight_bytes = 0;
+  // An FP8 GEMM (Operator::fp8; graph/precision.hpp): its weight is read as its FP8 copy (half of
+  // weight_bytes), and the `fp8_cast_elements` of its activation inputs still in 16 bits are cast
+  // to FP8 by a kernel of its own. An estimator without an FP8 model raises UnsupportedOpError.
+  bool fp8 = false;
+  std::int64_t fp8_cast_elements = 0;
 
   static OpWork Of(const Operator& op, const OperatorGraph& graph);
   static OpWork Gemm(GemmShape shape, std::int64_t word_bytes, bool weight_operand = true);

@@ -72,6 +72,9 @@ struct UniqueLayer {
   std::int64_t activation_bytes = 0;
   std::int64_t selective_activation_bytes = 0;  // SavedBytes(kSelective)
   std::int64_t checkpoint_bytes = 0;            // SavedBytes(kFull)
+  // Copies of the weights kept beside them: Transformer Engine's FP8 weight and its transpose,
+  // 2 bytes per parameter of the layer's FP8 GEMMs (graph/precision.hpp); 0 otherwise.
+  std::int64_t cached_weight_bytes = 0;
   bool tensor_parallel = false;  // split by the tensor-parallel strategy
 
   std::int64_t SavedBytes(RecomputeMode mode) const;

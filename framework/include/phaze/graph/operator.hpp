@@ -137,6 +137,9 @@ struct Operator {
   // Part of the attention core (scores, scale, mask, softmax, its dropout, context): what
   // selective recomputation (Korthikanti et al. 2022) re-runs in backward.
   bool attention_core = false;
+  // A GEMM Transformer Engine runs in FP8 (E4M3/E5M2 operands, 16-bit output): the linear layers
+  // of the transformer blocks under training.precision fp8 (graph/precision.hpp).
+  bool fp8 = false;
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
   // does in this pass (none: an identity such as Megatron's f), `collective_backward` what its
   // backward does (none: identity),

@@ -11,8 +11,8 @@
 //    optim_grads | optim_grads_params]]                      (sharding optimizer | gradients |
 //                                                              parameters)
 //   [--overlap-grad-reduce]                                  (gradient_reduction_overlap > 0)
-//   --bf16 (gradients reduced in fp32, Megatron's default with it) | --bf16 --grad-reduce-in-bf16
-//   | --fp16 (training.gradient_reduction_precision fp32 | bf16 | fp16)
+//   --bf16 | --fp16 (training.precision; fp8 is --bf16 --fp8-format hybrid, Transformer
+//   Engine's recipe) [--grad-reduce-in-bf16 when gradient_reduction_precision is bf16]
 // The strategy's width t splits as: megatron tp = t; sequence_parallel tp = t and
 // --sequence-parallel; moe tp = ep = t with --sequence-parallel (its attention is sequence
 // parallel); context_parallel cp = t, or over a Megatron width k: tp = k, cp = t/k (with

@@ -25,6 +25,7 @@ struct PlanChoice {
   std::int64_t micro_batch = 0;
   RecomputeMode recompute = RecomputeMode::kNone;
   Sharding sharding = Sharding::kNone;
+  Precision precision = Precision::kBf16;
   double hbm_gib = 0;
   double tokens_per_s = 0;
   double mfu = 0;  // model FLOP/s over the cluster's peak tensor FLOP/s

@@ -15,6 +15,7 @@
 #include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 #include "phaze/graph/layer_graph.hpp"
+#include "phaze/graph/precision.hpp"
 #include "phaze/ilp/solver_backend.hpp"
 #include "phaze/network/network.hpp"
 #include "phaze/plugin/registry.hpp"
@@ -93,6 +94,9 @@ struct RunConfig {
     // optimizer (ZeRO-1, Megatron's distributed optimizer) | gradients (ZeRO-2) | parameters
     // (ZeRO-3, FSDP); a list is swept. `distributed_optimizer: true` is `sharding: optimizer`.
     std::vector<Sharding> sharding = {Sharding::kNone};
+    // The number format (graph/precision.hpp): bf16 | fp16 (the same costs) | fp8 (Transformer
+    // Engine's FP8 GEMMs in the blocks, on a device with fp8_tensor_ratio > 0).
+    Precision precision = Precision::kBf16;
     double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-

@@ -11,8 +11,9 @@ namespace phaze {
 
 // Sums over a stage's layers, per device, in layer order.
 struct StageFootprint {
-  double resident = 0;  // Σ (weight + gradient + optimizer state + activation bytes)
+  double resident = 0;  // Σ (weight + cached + gradient + optimizer state + activation bytes)
   double weight = 0;
+  double cached = 0;    // Σ cached weight copies
   double gradient = 0;
   double optimizer_state = 0;
   double activation = 0;  // Σ activation bytes (kept per in-flight micro-batch)

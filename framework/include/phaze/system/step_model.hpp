@@ -28,7 +28,8 @@
 //   inputs) and every backward layer starts no earlier than that recompute has ended.
 //   load = fw + bw.
 // * memory(stage, p) = Σ (weight + gradient + optimizer state + activation bytes)
-//   + (in-flight − 1)·stash + max working_bytes over the stage's layers, where stash = Σ activation
+//   + cached weight copies + (in-flight − 1)·stash + max working_bytes over the stage's layers,
+//   where stash = Σ activation
 //   bytes (or, with the paper's stage recompute, the bytes of the edges entering the stage), and
 //   in-flight micro-batches are p (1F1B), m = ⌈B/d⌉ (GPipe) or, interleaved over v chunks per device
 //   with s stages, (2·(p − 1) + (v − 1)·s + 1)/v (Megatron-LM's warm-up count in chunks of 1/v of
@@ -91,6 +92,9 @@ struct PlacementLayer {
   // forward_energy), and of the optimizer step (per step).
   Energy forward_energy, backward_energy, backward_recompute_energy, optimizer_step_energy;
   double weight_bytes = 0;
+  // Copies of the weights kept beside them (UniqueLayer::cached_weight_bytes: FP8's), held like
+  // the weights but neither reduced nor stepped.
+  double cached_weight_bytes = 0;
   std::optional<double> gradient_bytes;       // default: weight_bytes
   double optimizer_state_bytes = 0;
   double activation_bytes = 0;  // kept per in-flight micro-batch
@@ -157,7 +161,7 @@ struct StepSettings {
 
 // Per device of a stage.
 struct StageMemory {
-  double weight_bytes = 0;
+  double weight_bytes = 0;      // with the cached copies (FP8's)
   double gradient_bytes = 0;
   double optimizer_state_bytes = 0;
   double activation_bytes = 0;  // in-flight micro-batches × kept bytes (or the paper's stash)

@@ -1,0 +1,30 @@
+// The number format a model trains in (training.precision): bf16 or fp16 — 16-bit weights,
+// activations and GEMMs, the graphs as built — or fp8, Transformer Engine's recipe as Megatron-LM
+// runs it with --fp8-format hybrid:
+// * the linear layers of the transformer blocks (OpKind::kGemm ops of LayerKind::kBlock layers,
+//   forward and both backward GEMMs) run in FP8 (Operator::fp8) at the device's FP8 tensor rate
+//   (ArchConfig::fp8_tensor_ratio × its 16-bit peak); attention's batched GEMMs, the embedding,
+//   the LM head, norms, softmax and every element-wise op stay 16-bit;
+// * an activation every consumer of which is an FP8 GEMM is written and kept in FP8 (1 byte per
+//   element: TE fuses the cast into the norm before QKV and FC1 and into the activation before
+//   FC2; the saved copy the backward pass reads is FP8 too); any other GEMM input (the gradients
+//   in backward, an input another op also reads) is cast by the GEMM's own cast kernel, costed by
+//   the estimator (OpWork::fp8_cast_elements);
+// * TE keeps an FP8 copy of each such weight and its transpose: UniqueLayer::cached_weight_bytes
+//   (2 bytes per parameter) on top of the 16-bit weights, the fp32 gradients and optimizer state.
+// Applied to a sliced, completed layer graph (after the strategy and fusion), which it returns
+// with every unique layer's memory recomputed (FinalizeLayerMemory).
+#pragma once
+
+#include <string_view>
+
+#include "phaze/graph/layer_graph.hpp"
+
+namespace phaze {
+
+enum class Precision { kBf16, kFp16, kFp8 };
+std::string_view ToString(Precision precision);  // "bf16", "fp16", "fp8"
+
+LayerGraph WithPrecision(const LayerGraph& graph, Precision precision);
+
+}  // namespace phaze
