@@ -212,11 +212,12 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--data-parallel-sharding-strategy optim_grads --fp16"));
   run.training.precision = Precision::kFp8;  // Transformer Engine's hybrid recipe over bf16
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
+  run.training.attention = AttentionKernel::kFlash;
   r.sharding = Sharding::kNone;
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
-                  "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 --bf16 "
-                  "--fp8-format hybrid"));
+                  "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
+                  "--use-flash-attn --bf16 --fp8-format hybrid"));
   r.strategy = 4;
   EXPECT_TRUE(MegatronArgs(r, run, 32, 4096, &why).empty());
   EXPECT_EQ(why, "strategy 'my_strategy' has no Megatron-LM equivalent");

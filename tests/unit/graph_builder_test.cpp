@@ -2,6 +2,7 @@
 // formula of Narayanan et al. (SC21), the saved-activation formula of Korthikanti et al. (2022),
 // GEMM shapes of the backward pass written out by hand, and the fusion rule applied by hand.
 #include "phaze/graph/graph_builder.hpp"
+#include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/precision.hpp"
 
 #include <gtest/gtest.h>
@@ -156,6 +157,35 @@ TEST(Workloads, Fp8KeepsTheLinearInputsInOneByte) {
       EXPECT_EQ(Layer(f, other).activation_bytes, Layer(g, other).activation_bytes);
     }
   }
+}
+
+// FlashAttention (graph/attention_kernel.hpp) on Korthikanti's block: the core's s² tensors stay
+// on chip, so 34·sbh + 5·a·s²·b becomes 34·sbh; backward re-runs QKᵀ (2·b·a·s²·d more GEMM
+// FLOPs) and the core's vector work; forward is unchanged in FLOPs; nothing else moves.
+TEST(Workloads, FlashAttentionKeepsTheCoreOnChip) {
+  const std::int64_t h = 3072, a = 32, s = 1024, d = h / a;
+  for (std::int64_t b : {1, 2}) {
+    for (bool fusion : {false, true}) {
+      const LayerGraph g = Build("megatron-8.3b", b, fusion);
+      const LayerGraph f = WithAttentionKernel(g, AttentionKernel::kFlash);
+      const UniqueLayer& block = Layer(f, "block");
+      const UniqueLayer& plain = Layer(g, "block");
+      EXPECT_EQ(block.activation_bytes, 34 * s * b * h) << "b=" << b << " fusion=" << fusion;
+      EXPECT_EQ(block.forward.GemmFlops(), plain.forward.GemmFlops());
+      EXPECT_EQ(block.backward.GemmFlops() - plain.backward.GemmFlops(), 2 * b * a * s * s * d);
+      std::int64_t core_bytes = 0;
+      for (const Operator& op : block.forward.Ops()) {
+        if (op.attention_core && op.name != "attn.context") {
+          core_bytes += block.forward.BytesWritten(op);
+        }
+      }
+      EXPECT_EQ(core_bytes, 0) << "fusion=" << fusion;
+      EXPECT_EQ(Layer(f, "head").activation_bytes, Layer(g, "head").activation_bytes);
+    }
+  }
+  EXPECT_EQ(WithAttentionKernel(Build("tiny-gpt", 1), AttentionKernel::kUnfused)
+                .unique_layers[1].activation_bytes,
+            Build("tiny-gpt", 1).unique_layers[1].activation_bytes);
 }
 
 TEST(Workloads, BackwardGemmFlopsAreTwiceTheForward) {

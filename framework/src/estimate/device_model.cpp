@@ -173,8 +173,12 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     // An FP8 GEMM reads its weight's FP8 copy.
     const double gemm_bytes =
         op.fp8 ? op_bytes - static_cast<double>(op.weight_bytes) / 2 : op_bytes;
-    const double hbm_bytes = GemmHbmBytes(g, a, gemm_bytes);
-    const double out_bytes = static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
+    // A GEMM whose result stays on chip (FlashAttention's scores: it writes no bytes) reads its
+    // operands once; otherwise the blocked re-reads when they do not fit.
+    const bool on_chip = op.kind == OpKind::kBatchedGemm && op.bytes_written == 0;
+    const double hbm_bytes = on_chip ? gemm_bytes : GemmHbmBytes(g, a, gemm_bytes);
+    const double out_bytes =
+        on_chip ? 0.0 : static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     const double tcs = static_cast<double>(a.num_tc);
     all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
                                       glb / static_cast<double>(groups), t.gemm_efficiency, &tile,

@@ -80,11 +80,13 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
     const double buffer_bytes =
         macs * word * (1.0 / static_cast<double>(a.pe_x) + 1.0 / static_cast<double>(a.pe_y));
     e.on_chip_j = SramJ(glb_bytes, glb, t) + SramJ(buffer_bytes, static_cast<double>(a.l2_tc_bytes), t);
-    double hbm_bytes = DeviceModel::GemmHbmBytes(g, a, op_bytes);
+    // A result kept on chip (it writes no bytes: FlashAttention's scores) costs no HBM passes.
+    const bool on_chip = op.kind == OpKind::kBatchedGemm && op.bytes_written == 0;
+    double hbm_bytes = on_chip ? op_bytes : DeviceModel::GemmHbmBytes(g, a, op_bytes);
     const double out_bytes = b * m * n * word;
     for (const auto& v : op.vector) {  // a fused epilogue: one more pass over the output each
       if (DeviceModel::Folded(v.function)) continue;
-      hbm_bytes += 2 * out_bytes;
+      if (!on_chip) hbm_bytes += 2 * out_bytes;
       e.on_chip_j += SramJ(2 * out_bytes, glb, t);
     }
     e.memory_j = HbmJ(hbm_bytes, t);

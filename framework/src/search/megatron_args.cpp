@@ -75,6 +75,7 @@ std::vector<std::string> MegatronArgs(const PlanRequest& plan, const RunConfig& 
                                                              : "optim_grads_params"});
   }
   if (run.training.gradient_reduction_overlap > 0) a.push_back("--overlap-grad-reduce");
+  if (run.training.attention == AttentionKernel::kFlash) a.push_back("--use-flash-attn");
   // The number format; Megatron-LM with --bf16 reduces gradients in fp32 unless told bf16, with
   // --fp16 in its fp16 gradient buffer. FP8 is Transformer Engine's hybrid recipe over bf16.
   a.push_back(run.training.precision == Precision::kFp16 ? "--fp16" : "--bf16");

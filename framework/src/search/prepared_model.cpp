@@ -72,9 +72,12 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
       const auto supported = SupportedWidths(strategy, full, widths);
       for (std::int64_t w : widths) {
         if (std::find(supported.begin(), supported.end(), w) != supported.end()) {
-          m.slices.push_back({b, w, static_cast<int>(i),
-                              WithPrecision(SliceLayerGraph(strategy, name, full, w, true),
-                                            run.training.precision)});
+          // The run's recipe on the slice: its attention kernel, then its number format.
+          m.slices.push_back(
+              {b, w, static_cast<int>(i),
+               WithPrecision(WithAttentionKernel(SliceLayerGraph(strategy, name, full, w, true),
+                                                 run.training.attention),
+                             run.training.precision)});
         } else if (b == micro_batches.front()) {
           m.refused.push_back((strategies.size() > 1 ? name + " " : std::string()) + "t=" +
                               std::to_string(w) + ": " + strategy.Refusal(full, w));

@@ -247,7 +247,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
   if (auto t = root.Optional("training")) {
     t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
-                   "distributed_optimizer", "sharding", "precision", "gradient_reduction_overlap",
+                   "distributed_optimizer", "sharding", "precision", "attention",
+                   "gradient_reduction_overlap",
                    "gradient_reduction_precision", "tokens"});
     if (auto v = t->Optional("tokens")) {
       rc.training.tokens = v->AsNonNegativeDouble();
@@ -303,6 +304,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
                                                  Sharding::kGradients, Sharding::kParameters}));
       }
       if (!v->IsScalar()) CheckDistinct(*v, rc.training.sharding);
+    }
+    if (auto v = t->Optional("attention")) {
+      rc.training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash});
     }
     if (auto v = t->Optional("precision")) {
       rc.training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});
@@ -543,6 +547,7 @@ Json RunConfig::ToJson() const {
   for (Sharding v : training.sharding) sharding.Push(std::string(ToString(v)));
   t["sharding"] = sharding;
   t["precision"] = std::string(ToString(training.precision));
+  t["attention"] = std::string(ToString(training.attention));
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;

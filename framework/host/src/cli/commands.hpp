@@ -43,6 +43,8 @@ void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig
 Sharding ParseSharding(const std::string& flag, const std::string& word);
 // bf16 | fp16 | fp8, else UsageError naming `flag`.
 Precision ParsePrecision(const std::string& flag, const std::string& word);
+// unfused | flash, else UsageError naming `flag`.
+AttentionKernel ParseAttention(const std::string& flag, const std::string& word);
 
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);

@@ -48,4 +48,11 @@ Precision ParsePrecision(const std::string& flag, const std::string& word) {
   throw UsageError(flag + ": expected bf16, fp16 or fp8, found '" + word + "'");
 }
 
+AttentionKernel ParseAttention(const std::string& flag, const std::string& word) {
+  for (AttentionKernel k : {AttentionKernel::kUnfused, AttentionKernel::kFlash}) {
+    if (ToString(k) == word) return k;
+  }
+  throw UsageError(flag + ": expected unfused or flash, found '" + word + "'");
+}
+
 }  // namespace phaze::cli

@@ -7,7 +7,7 @@
 //     [--global-batch B] [--top N] [--widths 1,2,4,8] [--micro-batches 1,2,4,8]
 //     [--virtual-stages 2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies megatron,sequence_parallel]
-//     [--precision bf16,fp8]
+//     [--precision bf16,fp8] [--attention flash|unfused]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
 // rest (optimizer, gradient reduction precision and overlap, estimator, cost, network).
@@ -47,6 +47,8 @@ void AddPlanOptions(po::options_description& d) {
       "parallelism strategies (phaze plugins)")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
+      "attention", po::value<std::string>()->default_value("flash"),
+      "flash (FlashAttention, today's recipes) | unfused")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)");
 }
 
@@ -123,6 +125,7 @@ int RunPlan(CommandContext& ctx) {
   for (const std::string& w : Words(ctx.vm["strategies"].as<std::string>())) {
     run.strategies.push_back(StrategyChoice::Named(w));
   }
+  run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
   run.CheckComponents(ctx.registry, true, true, true);
 
@@ -187,6 +190,7 @@ int RunPlan(CommandContext& ctx) {
   j["estimator"] = run.estimator.name;
   j["accelerators"] = K;
   j["global_batch"] = run.training.global_batch;
+  j["attention"] = std::string(ToString(run.training.attention));
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   j["evaluated"] = static_cast<std::int64_t>(ranking.evaluated);

@@ -3,7 +3,8 @@
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|full [--sharding none|optimizer|gradients|
-//     parameters] [--precision bf16|fp16|fp8] [--sequence-parallel] [--global-batch B]
+//     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash] [--sequence-parallel]
+//     [--global-batch B]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
@@ -38,6 +39,8 @@ void AddPredictOptions(po::options_description& d) {
       "(ZeRO-3, FSDP); default: the run config's first training.sharding")(
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
+      "attention", po::value<std::string>(),
+      "unfused | flash (FlashAttention; default: the run config's training.attention)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
@@ -169,6 +172,9 @@ int RunPredict(CommandContext& ctx) {
   if (ctx.vm.count("precision")) {
     run.training.precision = ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
   }
+  if (ctx.vm.count("attention")) {
+    run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
+  }
   if (ctx.vm.count("stage-starts")) {
     request.stage_starts = ParseInts(ctx.vm["stage-starts"].as<std::string>(), "--stage-starts");
   }
@@ -253,6 +259,7 @@ int RunPredict(CommandContext& ctx) {
   j["global_batch"] = run.training.global_batch;
   j["accelerators"] = run.cluster.num_accelerators;
   j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
+  j["attention"] = std::string(ToString(run.training.attention));
   j["model_flops_per_token"] = model.flops_per_token;
   // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.
   if (slice.padded_vocab > 0) {
@@ -303,6 +310,7 @@ int RunPredict(CommandContext& ctx) {
     << (run.training.precision != Precision::kBf16
             ? ", " + std::string(ToString(run.training.precision))
             : std::string())
+    << (run.training.attention == AttentionKernel::kFlash ? ", FlashAttention" : "")
     << (run.strategies[0].component.name == "sequence_parallel" ? ", sequence parallel" : "")
     << "\n";
   if (slice.padded_vocab > 0) {

@@ -27,6 +27,8 @@
 //   batch·(2·m·n·k/√S + m·n) words (the Hong–Kung bound) when that is larger.
 // * A fused epilogue (bias, activation, dropout) is one more pass over the output per work item,
 //   each a vector op of its own (below) and a kernel of its own.
+// * A GEMM that writes no bytes keeps its result on chip (FlashAttention's scores,
+//   graph/attention_kernel.hpp): its HBM traffic is its operands once, its epilogues lane work.
 // * FP8 (OpWork::fp8, graph/precision.hpp): the arithmetic at fp8_tensor_ratio × the peak (an
 //   architecture without it refuses the op), operands through the GLB at 1 byte, the weight read
 //   as its FP8 copy (half its 16-bit bytes), and the 16-bit inputs not yet FP8 cast by a kernel of

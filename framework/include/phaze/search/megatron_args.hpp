@@ -11,6 +11,7 @@
 //    optim_grads | optim_grads_params]]                      (sharding optimizer | gradients |
 //                                                              parameters)
 //   [--overlap-grad-reduce]                                  (gradient_reduction_overlap > 0)
+//   [--use-flash-attn]                                       (training.attention flash)
 //   --bf16 | --fp16 (training.precision; fp8 is --bf16 --fp8-format hybrid, Transformer
 //   Engine's recipe) [--grad-reduce-in-bf16 when gradient_reduction_precision is bf16]
 // The strategy's width t splits as: megatron tp = t; sequence_parallel tp = t and

@@ -14,6 +14,7 @@
 
 #include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
+#include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/layer_graph.hpp"
 #include "phaze/graph/precision.hpp"
 #include "phaze/ilp/solver_backend.hpp"
@@ -97,6 +98,9 @@ struct RunConfig {
     // The number format (graph/precision.hpp): bf16 | fp16 (the same costs) | fp8 (Transformer
     // Engine's FP8 GEMMs in the blocks, on a device with fp8_tensor_ratio > 0).
     Precision precision = Precision::kBf16;
+    // How attention runs (graph/attention_kernel.hpp): unfused (the paper's and Megatron-LM's 2021
+    // graphs) | flash (FlashAttention: the core's s² tensors stay on chip, recomputed in backward).
+    AttentionKernel attention = AttentionKernel::kUnfused;
     double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Predicts published H100 training runs with `phaze predict` and reports the errors.
+
+For every row of published-h100.csv (its header cites the sources) it writes the workload (a
+Megatron GPT with untied embeddings, or a Llama 3), runs `phaze predict --arch h100-sxm-80gb
+--system dgx-h100` with the row's plan, micro-batch, batch, recompute, sequence parallelism,
+sharding and precision, FlashAttention (and the row's HBM size: TorchTitan's H100s have 96 GB), and compares the
+iteration time with the published one: Megatron-LM's per-GPU TFLOP/s turned into seconds with
+its own FLOP count, 72·B·s·L·h² + 12·B·s²·L·h + 6·B·s·h·V per iteration; TorchTitan's tokens/s
+per GPU into B·s / (tokens/s · GPUs). A setting the source does not publish (Megatron's micro-
+batch, recompute and interleaving) is tried over micro-batch 1, 2, 4, recompute none and
+selective and every v Megatron-LM allows, and phaze's fastest feasible plan is kept, with the
+range over the others. Nothing is fitted on these rows.
+
+  share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
+      [--max-mean-error F]
+
+--report DIR writes h100.md there. Standard library only.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+NUMBERS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "gpus", "t",
+           "p", "d", "v", "micro_batch", "global_batch", "hbm_gib"]
+
+
+def load_rows(path):
+    rows = []
+    with open(path) as f:
+        lines = [l for l in f if not l.startswith("#")]
+    for i, r in enumerate(csv.DictReader(lines)):
+        for k in NUMBERS:
+            r[k] = int(r[k]) if r[k] else None
+        r["value"] = float(r["value"])
+        r["sequence_parallel"] = r["sequence_parallel"] in ("1", "true")
+        rows.append(r)
+    return rows
+
+
+def model_file(directory, row):
+    path = os.path.join(directory, row["name"] + ".yaml")
+    with open(path, "w") as f:
+        f.write("name: %s\nfamily: %s\nlayers: %d\nhidden: %d\nheads: %d\nkv_heads: %d\n"
+                "ffn_hidden: %d\nvocab: %d\nmax_positions: %d\nsequence_length: %d\n"
+                % (row["name"], row["family"], row["layers"], row["hidden"], row["heads"],
+                   row["kv_heads"], row["ffn_hidden"], row["vocab"], row["seq_len"], row["seq_len"]))
+        f.write("tied_embeddings: false\n")
+    return path
+
+
+def measured_seconds(row):
+    B, s, L, h, V = row["global_batch"], row["seq_len"], row["layers"], row["hidden"], row["vocab"]
+    if row["metric"] == "tflops_per_gpu":  # Megatron-LM's num_floating_point_operations
+        flops = 72 * B * s * L * h * h + 12 * B * s * s * L * h + 6 * B * s * h * V
+        return flops / (row["value"] * 1e12 * row["gpus"])
+    if row["metric"] == "tokens_per_s_per_gpu":
+        return B * s / (row["value"] * row["gpus"])
+    raise SystemExit("%s: unknown metric '%s'" % (row["name"], row["metric"]))
+
+
+def candidates(row):
+    micro = [row["micro_batch"]] if row["micro_batch"] else [1, 2, 4]
+    recompute = [row["recompute"]] if row["recompute"] else ["none", "selective"]
+    blocks = row["layers"]
+    for b in micro:
+        per_replica = row["global_batch"] // (b * row["d"])
+        if row["global_batch"] % (b * row["d"]):
+            continue
+        vs = [row["v"]] if row["v"] else [1] + [v for v in (2, 3, 4, 6, 8) if row["p"] > 1
+                                               and blocks % (row["p"] * v) == 0
+                                               and per_replica % row["p"] == 0]
+        for v in vs:
+            for rc in recompute:
+                yield b, v, rc
+
+
+def predict(args, directory, config, row):
+    model = model_file(directory, row)
+    results, tried = [], []
+    for b, v, rc in candidates(row):
+        out = os.path.join(directory, "%s-b%d-v%d-%s.json" % (row["name"], b, v, rc))
+        plan = "%d,%d,%d" % (row["t"], row["p"], row["d"]) + (",%d" % v if v > 1 else "")
+        cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model, "--arch",
+               "h100-sxm-80gb", "--system", "dgx-h100", "--plan", plan, "--micro-batch", str(b),
+               "--global-batch", str(row["global_batch"]), "--recompute", rc, "--sharding",
+               row["sharding"], "--precision", row["precision"], "-o", out]
+        if row["sequence_parallel"]:
+            cmd.append("--sequence-parallel")
+        if row["hbm_gib"]:
+            cmd += ["--hbm-gib", str(row["hbm_gib"])]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            tried.append("b %d v %d %s: %s" % (b, v, rc, (r.stderr or r.stdout).strip().splitlines()[-1]))
+            continue
+        with open(out) as f:
+            results.append((json.load(f)["result"]["time_per_batch_s"], b, v, rc))
+    measured = measured_seconds(row)
+    if not results:
+        return dict(row, measured_s=measured, predicted_s=None, error=None,
+                    problem="; ".join(tried[:2]))
+    best = min(results)
+    return dict(row, measured_s=measured, predicted_s=best[0], slowest_s=max(results)[0],
+                error=best[0] / measured - 1, micro=best[1], v=best[2], recompute_used=best[3],
+                given=bool(row["micro_batch"] and row["recompute"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--phaze", default=os.path.join(ROOT, "build", "phaze"))
+    ap.add_argument("--csv", default=os.path.join(HERE, "published-h100.csv"))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--report", help="directory for h100.md")
+    ap.add_argument("--max-mean-error", type=float, help="bound on the mean |error|")
+    args = ap.parse_args()
+    rows = load_rows(args.csv)
+    directory = tempfile.mkdtemp(prefix="phaze-h100-")
+    config = os.path.join(directory, "run.yaml")
+    with open(config, "w") as f:  # Megatron-LM with --bf16 and FSDP2 both reduce in fp32; both
+        # run FlashAttention (TE's fused attention, PyTorch SDPA)
+        f.write("training: {gradient_reduction_precision: fp32, attention: flash}\n")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda r: predict(args, directory, config, r), rows))
+    lines = ["| run | source | GPUs | t | p | d | micro-batch, v, recompute | sharding | precision | "
+             "iteration (s): predicted | range | published | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    by_source = {}
+    for r in results:
+        head = "| %s | %s | %d | %d | %d | %d |" % (r["name"], r["source"], r["gpus"], r["t"],
+                                                   r["p"], r["d"])
+        if r["error"] is None:
+            lines.append(head + " — | %s | %s | — | — | %.3f | failed: %s |" % (
+                r["sharding"], r["precision"], r["measured_s"], r["problem"]))
+            by_source.setdefault(r["source"], []).append(None)
+            continue
+        by_source.setdefault(r["source"], []).append(r["error"])
+        lines.append(head + " %d, %d, %s%s | %s | %s | %.3f | %s | %.3f | %+.1f%% |" % (
+            r["micro"], r["v"], r["recompute_used"], " (published)" if r["given"] else " (phaze's best)",
+            r["sharding"], r["precision"], r["predicted_s"],
+            "—" if r["given"] else "%.3f–%.3f" % (r["predicted_s"], r["slowest_s"]),
+            r["measured_s"], 100 * r["error"]))
+    errors = [abs(r["error"]) for r in results if r["error"] is not None]
+    summary = ["| source | n | predicted | mean abs error | max | mean signed error |",
+               "|---|---|---|---|---|---|"]
+    for source, errs in list(by_source.items()) + [("all", [r["error"] for r in results])]:
+        ok = [e for e in errs if e is not None]
+        summary.append("| %s | %d | %d | %.2f%% | %.2f%% | %+.2f%% |" % (
+            source, len(errs), len(ok), 100 * sum(map(abs, ok)) / max(1, len(ok)),
+            100 * max(map(abs, ok), default=0), 100 * sum(ok) / max(1, len(ok))))
+    mean = sum(errors) / len(errors) if errors else float("nan")
+    print("%s: n %d, predicted %d, mean |error| %.2f%%, max %.2f%%" % (
+        os.path.basename(args.csv), len(results), len(errors), 100 * mean,
+        100 * max(errors, default=float("nan"))))
+    print("\n".join(summary))
+    print("\n".join(lines))
+    if args.report:
+        os.makedirs(args.report, exist_ok=True)
+        with open(os.path.join(args.report, "h100.md"), "w") as f:
+            f.write("# Validation: published H100 training runs\n\n"
+                    "Generated by `share/validation/h100.py --report …`: every row of "
+                    "published-h100.csv predicted with `--arch h100-sxm-80gb --system dgx-h100` "
+                    "and its published plan; nothing fitted on them (the H100 preset carries the "
+                    "A100's calibration). Sources and how each counts its figure: the CSV's "
+                    "header.\n\n" + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n")
+    if args.max_mean_error is not None and not mean <= args.max_mean_error:
+        print("FAIL: mean |error| %.4f > bound %.4f" % (mean, args.max_mean_error))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
