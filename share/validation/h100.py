@@ -10,10 +10,11 @@ its own FLOP count, 72·B·s·L·h² + 12·B·s²·L·h + 6·B·s·h·V per iter
 per GPU into B·s / (tokens/s · GPUs). A setting the source does not publish (Megatron's micro-
 batch, recompute and interleaving) is tried over micro-batch 1, 2, 4, recompute none and
 selective and every v Megatron-LM allows, and phaze's fastest feasible plan is kept, with the
-range over the others. Nothing is fitted on these rows.
+range over the others. One parameter is fitted, on the Megatron-LM README's nine rows: the share
+of the data-parallel reduction its recipe hides (RECIPES); TorchTitan's rows are not fitted.
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
-      [--max-mean-error F]
+      [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
 
 --report DIR writes h100.md there. Standard library only.
 """
@@ -26,6 +27,23 @@ import subprocess
 import sys
 import tempfile
 
+# What each source's recipe overlaps, as phaze's parameters (None: phaze's default). Megatron-LM's
+# README runs state --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap: the share
+# of the data-parallel reduction hidden behind backward (training.gradient_reduction_overlap) and
+# of a tensor-parallel collective run beside the GEMMs (the architecture's collective_overlap;
+# the A100's fitted 0.1005 is Megatron-LM 2021's, without it) are the recipe's two parameters,
+# fitted on the README's nine rows (`--recipe` overrides them; h100.md says how). TorchTitan's
+# FSDP2 overlaps its collectives as the sharding model already has it; its TP rows are plain TP.
+RECIPES = {"megatron-readme": {"gradient_reduction_overlap": 0.8, "collective_overlap": None}}
+# Published FP8 against BF16 on the same plan (TorchTitan: torchao float8, tensorwise scaling).
+PAIRS = [("tt_2412_t1_llama3.1-8B_8gpu_fsdp_compile", "tt_2412_t1_llama3.1-8B_8gpu_fsdp_compile_float8"),
+         ("tt_2412_t3_llama3.1-8B_128gpu_fsdp_compile",
+          "tt_2412_t3_llama3.1-8B_128gpu_fsdp_compile_float8"),
+         ("tt_2408_llama3.1-405B_128gpu_2d_bf16_wps", "tt_2408_llama3.1-405B_128gpu_2d_float8_wps"),
+         ("tt_2506_llama3-70B_256gpu_fsdp32_tp8_bf16_vanillatp",
+          "tt_2506_llama3-70B_256gpu_fsdp32_tp8_float8_tensorwise_vanillatp"),
+         ("tt_2506_llama3-8B_64gpu_fsdp8_tp8_bf16_vanillatp",
+          "tt_2506_llama3-8B_64gpu_fsdp8_tp8_float8_tensorwise_vanillatp")]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NUMBERS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "gpus", "t",
@@ -82,14 +100,36 @@ def candidates(row):
                 yield b, v, rc
 
 
-def predict(args, directory, config, row):
+def recipe_files(directory, row):
+    """The run config and architecture of the row's recipe."""
+    recipe = {k: v for k, v in RECIPES.get(row["source"], {}).items() if v is not None}
+    config = os.path.join(directory, "run-%s.yaml" % row["source"])
+    with open(config, "w") as f:  # Megatron-LM with --bf16 and FSDP2 both reduce in fp32; both
+        # run FlashAttention (TE's fused attention, PyTorch SDPA)
+        extra = "".join(", %s: %s" % (k, v) for k, v in recipe.items()
+                        if k == "gradient_reduction_overlap")
+        f.write("training: {gradient_reduction_precision: fp32, attention: flash%s}\n" % extra)
+    arch = "h100-sxm-80gb"
+    if "collective_overlap" in recipe:
+        arch = os.path.join(directory, "h100-%s.yaml" % row["source"])
+        with open(os.path.join(ROOT, "share", "arch", "h100-sxm-80gb.yaml")) as src, \
+                open(arch, "w") as dst:
+            for line in src:
+                if line.startswith("collective_overlap:"):
+                    line = "collective_overlap: %s\n" % recipe["collective_overlap"]
+                dst.write(line)
+    return config, arch
+
+
+def predict(args, directory, row):
     model = model_file(directory, row)
+    config, arch = recipe_files(directory, row)
     results, tried = [], []
     for b, v, rc in candidates(row):
         out = os.path.join(directory, "%s-b%d-v%d-%s.json" % (row["name"], b, v, rc))
         plan = "%d,%d,%d" % (row["t"], row["p"], row["d"]) + (",%d" % v if v > 1 else "")
         cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model, "--arch",
-               "h100-sxm-80gb", "--system", "dgx-h100", "--plan", plan, "--micro-batch", str(b),
+               arch, "--system", "dgx-h100", "--plan", plan, "--micro-batch", str(b),
                "--global-batch", str(row["global_batch"]), "--recompute", rc, "--sharding",
                row["sharding"], "--precision", row["precision"], "-o", out]
         if row["sequence_parallel"]:
@@ -119,15 +159,21 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", help="directory for h100.md")
     ap.add_argument("--max-mean-error", type=float, help="bound on the mean |error|")
+    ap.add_argument("--recipe", action="append", default=[],
+                    help="SOURCE:KEY=VALUE, a recipe parameter (RECIPES)")
+    ap.add_argument("--source", action="append", default=[], help="only these sources' rows")
     args = ap.parse_args()
-    rows = load_rows(args.csv)
+    for item in args.recipe:
+        source, _, kv = item.partition(":")
+        key, _, value = kv.partition("=")
+        if source not in RECIPES or key not in RECIPES[source]:
+            raise SystemExit("--recipe %s: expected SOURCE:KEY=VALUE with KEY one of %s" % (
+                item, ", ".join("%s:%s" % (s, k) for s in RECIPES for k in RECIPES[s])))
+        RECIPES[source][key] = float(value)
+    rows = [r for r in load_rows(args.csv) if not args.source or r["source"] in args.source]
     directory = tempfile.mkdtemp(prefix="phaze-h100-")
-    config = os.path.join(directory, "run.yaml")
-    with open(config, "w") as f:  # Megatron-LM with --bf16 and FSDP2 both reduce in fp32; both
-        # run FlashAttention (TE's fused attention, PyTorch SDPA)
-        f.write("training: {gradient_reduction_precision: fp32, attention: flash}\n")
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda r: predict(args, directory, config, r), rows))
+        results = list(pool.map(lambda r: predict(args, directory, r), rows))
     lines = ["| run | source | GPUs | t | p | d | micro-batch, v, recompute | sharding | precision | "
              "iteration (s): predicted | range | published | error |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -154,21 +200,35 @@ def main():
         summary.append("| %s | %d | %d | %.2f%% | %.2f%% | %+.2f%% |" % (
             source, len(errs), len(ok), 100 * sum(map(abs, ok)) / max(1, len(ok)),
             100 * max(map(abs, ok), default=0), 100 * sum(ok) / max(1, len(ok))))
+    by_name = {r["name"]: r for r in results}
+    speedups = ["| BF16 run | FP8 run | published FP8 speed-up | phaze's |", "|---|---|---|---|"]
+    for bf16, fp8 in PAIRS:
+        if bf16 not in by_name or fp8 not in by_name:
+            continue
+        a, b = by_name[bf16], by_name[fp8]
+        ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
+                if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
+        speedups.append("| %s | %s | %.2f× | %s |" % (bf16, fp8, a["measured_s"] / b["measured_s"], ours))
     mean = sum(errors) / len(errors) if errors else float("nan")
     print("%s: n %d, predicted %d, mean |error| %.2f%%, max %.2f%%" % (
         os.path.basename(args.csv), len(results), len(errors), 100 * mean,
         100 * max(errors, default=float("nan"))))
     print("\n".join(summary))
     print("\n".join(lines))
+    print("\n".join(speedups))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         with open(os.path.join(args.report, "h100.md"), "w") as f:
             f.write("# Validation: published H100 training runs\n\n"
                     "Generated by `share/validation/h100.py --report …`: every row of "
-                    "published-h100.csv predicted with `--arch h100-sxm-80gb --system dgx-h100` "
-                    "and its published plan; nothing fitted on them (the H100 preset carries the "
-                    "A100's calibration). Sources and how each counts its figure: the CSV's "
-                    "header.\n\n" + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n")
+                    "published-h100.csv predicted with `--arch h100-sxm-80gb --system dgx-h100`, "
+                    "FlashAttention and its published plan. The device calibration is the A100's "
+                    "(nothing of the H100 fitted); one recipe parameter is fitted on the Megatron-LM "
+                    "rows: %s. TorchTitan's rows are not fitted. Sources and how each counts its "
+                    "figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
+                        "%s %s = %g" % (src, k, v) for src, kv in RECIPES.items()
+                        for k, v in kv.items() if v is not None) + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n\n"
+                    "FP8 against BF16 on the same plan:\n\n" + "\n".join(speedups) + "\n")
     if args.max_mean_error is not None and not mean <= args.max_mean_error:
         print("FAIL: mean |error| %.4f > bound %.4f" % (mean, args.max_mean_error))
         return 1

@@ -78,6 +78,17 @@ TEST(StepModel, StageMemoryByHand) {
   EXPECT_DOUBLE_EQ(z3.optimizer_state_bytes, 30);
   EXPECT_DOUBLE_EQ(z3.gathered_bytes, 45);
   EXPECT_DOUBLE_EQ(z3.activation_bytes, 36);
+  // FP8 weight copies (8 more bytes on the first layer) are held like weights: whole unsharded or
+  // with optimizer sharding, divided with the weights by parameters sharding.
+  PlacementLayer c = a;
+  c.cached_weight_bytes = 8;
+  StageFootprint g;
+  g.Add(c);
+  g.Add(b);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(g, g.Stash(false), 3, Sharding::kOptimizer, 4), 135 + 8);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(g, g.Stash(false), 3, Sharding::kParameters, 4), 135 + 8.0 / 4);
+  EXPECT_DOUBLE_EQ(StageMemoryParts(g, g.Stash(false), 3, Sharding::kParameters, 4).weight_bytes,
+                   (30 + 8) / 4.0);
   const StageMemory m = StageMemoryParts(f, f.Stash(false), 3, Sharding::kOptimizer, 4);
   EXPECT_DOUBLE_EQ(m.weight_bytes, 30);
   EXPECT_DOUBLE_EQ(m.gradient_bytes, 30);

@@ -22,7 +22,7 @@ StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_fl
   const bool sharded = ways > 1 && sharding != Sharding::kNone;
   const double n = sharded ? static_cast<double>(ways) : 1.0;
   StageMemory m;
-  m.weight_bytes = (sharding == Sharding::kParameters ? f.weight / n : f.weight) + f.cached;
+  m.weight_bytes = sharding == Sharding::kParameters ? (f.weight + f.cached) / n : f.weight + f.cached;
   m.gradient_bytes = sharding >= Sharding::kGradients ? f.gradient / n : f.gradient;
   m.optimizer_state_bytes = f.optimizer_state / n;
   m.gathered_bytes = sharded ? (1 - 1 / n) * f.Gathered(sharding) : 0.0;

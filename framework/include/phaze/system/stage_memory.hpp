@@ -31,7 +31,7 @@ struct StageFootprint {
   // back while a layer works (both before the (1 − 1/N) factor).
   double Sharded(Sharding sharding) const {
     return optimizer_state + (sharding >= Sharding::kGradients ? gradient : 0.0) +
-           (sharding == Sharding::kParameters ? weight : 0.0);
+           (sharding == Sharding::kParameters ? weight + cached : 0.0);
   }
   double Gathered(Sharding sharding) const {
     return sharding == Sharding::kParameters  ? largest_gathered

@@ -36,7 +36,8 @@
 //   the stage). A stage with memory > hbm_bytes is infeasible.
 // * sharding (ZeRO; N = d·r, the devices that hold the same weights): `optimizer` (ZeRO-1,
 //   Megatron-LM's distributed optimizer) divides the optimizer state by N; `gradients` (ZeRO-2)
-//   the gradients too; `parameters` (ZeRO-3, FSDP's full sharding) the weights too. What is
+//   the gradients too; `parameters` (ZeRO-3, FSDP's full sharding) the weights (and their cached
+//   FP8 copies) too. What is
 //   sharded is held whole while a layer works on it, one layer at a time: memory adds
 //   (1 − 1/N)·max over the stage's layers of its gradient bytes (`gradients`), or of twice its
 //   weight bytes and its gradient bytes (`parameters`: the layer's gathered weights and the next
