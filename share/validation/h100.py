@@ -2,9 +2,10 @@
 """Predicts published H100 training runs with `phaze predict` and reports the errors.
 
 For every row of published-h100.csv (its header cites the sources) it writes the workload (a
-Megatron GPT with untied embeddings, or a Llama 3), runs `phaze predict --arch h100-sxm-80gb
---system dgx-h100` with the row's plan, micro-batch, batch, recompute, sequence parallelism,
-sharding and precision, FlashAttention (and the row's HBM size: TorchTitan's H100s have 96 GB), and compares the
+Megatron GPT with untied embeddings, or a Llama 3), runs `phaze predict --arch ARCH
+--system dgx-h100` on the row's device preset (TorchTitan's H100s: h100-sxm-96gb-hbm2e) with the
+row's plan, micro-batch, batch, recompute, sequence parallelism, sharding, precision and
+FlashAttention, and compares the
 iteration time with the published one: Megatron-LM's per-GPU TFLOP/s turned into seconds with
 its own FLOP count, 72·B·s·L·h² + 12·B·s²·L·h + 6·B·s·h·V per iteration; TorchTitan's tokens/s
 per GPU into B·s / (tokens/s · GPUs). A setting the source does not publish (Megatron's micro-
@@ -47,7 +48,7 @@ PAIRS = [("tt_2412_t1_llama3.1-8B_8gpu_fsdp_compile", "tt_2412_t1_llama3.1-8B_8g
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NUMBERS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "gpus", "t",
-           "p", "d", "v", "micro_batch", "global_batch", "hbm_gib"]
+           "p", "d", "v", "micro_batch", "global_batch"]
 
 
 def load_rows(path):
@@ -58,6 +59,7 @@ def load_rows(path):
         for k in NUMBERS:
             r[k] = int(r[k]) if r[k] else None
         r["value"] = float(r["value"])
+        r["memory_gib"] = float(r["memory_gib"]) if r["memory_gib"] else None
         r["sequence_parallel"] = r["sequence_parallel"] in ("1", "true")
         rows.append(r)
     return rows
@@ -109,10 +111,10 @@ def recipe_files(directory, row):
         extra = "".join(", %s: %s" % (k, v) for k, v in recipe.items()
                         if k == "gradient_reduction_overlap")
         f.write("training: {gradient_reduction_precision: fp32, attention: flash%s}\n" % extra)
-    arch = "h100-sxm-80gb"
+    arch = row["arch"]
     if "collective_overlap" in recipe:
-        arch = os.path.join(directory, "h100-%s.yaml" % row["source"])
-        with open(os.path.join(ROOT, "share", "arch", "h100-sxm-80gb.yaml")) as src, \
+        arch = os.path.join(directory, "%s-%s.yaml" % (row["arch"], row["source"]))
+        with open(os.path.join(ROOT, "share", "arch", row["arch"] + ".yaml")) as src, \
                 open(arch, "w") as dst:
             for line in src:
                 if line.startswith("collective_overlap:"):
@@ -134,14 +136,14 @@ def predict(args, directory, row):
                row["sharding"], "--precision", row["precision"], "-o", out]
         if row["sequence_parallel"]:
             cmd.append("--sequence-parallel")
-        if row["hbm_gib"]:
-            cmd += ["--hbm-gib", str(row["hbm_gib"])]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             tried.append("b %d v %d %s: %s" % (b, v, rc, (r.stderr or r.stdout).strip().splitlines()[-1]))
             continue
         with open(out) as f:
-            results.append((json.load(f)["result"]["time_per_batch_s"], b, v, rc))
+            result = json.load(f)["result"]
+        peak = max(st["peak_memory_bytes"] for st in result["plan"]["stages"]) / 2**30
+        results.append((result["time_per_batch_s"], b, v, rc, peak))
     measured = measured_seconds(row)
     if not results:
         return dict(row, measured_s=measured, predicted_s=None, error=None,
@@ -149,6 +151,7 @@ def predict(args, directory, row):
     best = min(results)
     return dict(row, measured_s=measured, predicted_s=best[0], slowest_s=max(results)[0],
                 error=best[0] / measured - 1, micro=best[1], v=best[2], recompute_used=best[3],
+                peak_gib=best[4],
                 given=bool(row["micro_batch"] and row["recompute"]))
 
 
@@ -209,6 +212,16 @@ def main():
         ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
                 if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
         speedups.append("| %s | %s | %.2f× | %s |" % (bf16, fp8, a["measured_s"] / b["measured_s"], ours))
+    memory = ["| run | published peak (GiB) | phaze's largest stage (GiB) | error |", "|---|---|---|---|"]
+    for r in results:
+        if r["memory_gib"] is None:
+            continue
+        if r["error"] is None:  # refused: the memory the plan would take, from the reason
+            memory.append("| %s | %.1f | refused (%s) | — |" % (r["name"], r["memory_gib"],
+                                                                 r["problem"].split("needs ")[-1][:40]))
+        else:
+            memory.append("| %s | %.1f | %.1f | %+.1f%% |" % (
+                r["name"], r["memory_gib"], r["peak_gib"], 100 * (r["peak_gib"] / r["memory_gib"] - 1)))
     mean = sum(errors) / len(errors) if errors else float("nan")
     print("%s: n %d, predicted %d, mean |error| %.2f%%, max %.2f%%" % (
         os.path.basename(args.csv), len(results), len(errors), 100 * mean,
@@ -216,19 +229,22 @@ def main():
     print("\n".join(summary))
     print("\n".join(lines))
     print("\n".join(speedups))
+    print("\n".join(memory))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         with open(os.path.join(args.report, "h100.md"), "w") as f:
             f.write("# Validation: published H100 training runs\n\n"
                     "Generated by `share/validation/h100.py --report …`: every row of "
-                    "published-h100.csv predicted with `--arch h100-sxm-80gb --system dgx-h100`, "
+                    "published-h100.csv predicted on its device preset with `--system dgx-h100`, "
                     "FlashAttention and its published plan. The device calibration is the A100's "
                     "(nothing of the H100 fitted); one recipe parameter is fitted on the Megatron-LM "
                     "rows: %s. TorchTitan's rows are not fitted. Sources and how each counts its "
                     "figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
                         "%s %s = %g" % (src, k, v) for src, kv in RECIPES.items()
                         for k, v in kv.items() if v is not None) + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n\n"
-                    "FP8 against BF16 on the same plan:\n\n" + "\n".join(speedups) + "\n")
+                    "FP8 against BF16 on the same plan:\n\n" + "\n".join(speedups) + "\n\n"
+                    "Peak memory per GPU, published against phaze's largest stage:\n\n"
+                    + "\n".join(memory) + "\n")
     if args.max_mean_error is not None and not mean <= args.max_mean_error:
         print("FAIL: mean |error| %.4f > bound %.4f" % (mean, args.max_mean_error))
         return 1
