@@ -170,9 +170,8 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   r.micro_batch = 1;
   r.recompute = RecomputeMode::kSelective;
   r.sharding = Sharding::kOptimizer;
-  std::string why;
   r.strategy = 1;  // sequence parallel, 96 blocks: 96 / (8·2) = 6 layers per virtual stage
-  EXPECT_EQ(MegatronArgs(r, run, 96, 2048, &why),
+  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 "
                   "--num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 "
                   "--global-batch-size 1536 --seq-length 2048 --sequence-parallel "
@@ -183,7 +182,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   r.sharding = Sharding::kNone;
   run.training.gradient_reduction_precision = ReductionPrecision::kBf16;
   run.training.gradient_reduction_overlap = 0.5;
-  EXPECT_EQ(MegatronArgs(r, run, 96, 2048, &why),
+  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
                   "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
                   "--seq-length 2048 --sequence-parallel --recompute-granularity full "
@@ -196,7 +195,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_precision = ReductionPrecision::kFp16;
   run.training.precision = Precision::kFp16;
   run.training.gradient_reduction_overlap = 0;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
                   "--expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 1536 "
                   "--seq-length 4096 --sequence-parallel --use-distributed-optimizer "
@@ -205,7 +204,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   r.strategy = 0;
   r.tensor_parallel = 1;
   r.sharding = Sharding::kGradients;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-distributed-optimizer --use-megatron-fsdp "
@@ -214,13 +213,15 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
   run.training.attention = AttentionKernel::kFlash;
   r.sharding = Sharding::kNone;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096, &why),
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-flash-attn --bf16 --fp8-format hybrid"));
   r.strategy = 4;
-  EXPECT_TRUE(MegatronArgs(r, run, 32, 4096, &why).empty());
-  EXPECT_EQ(why, "strategy 'my_strategy' has no Megatron-LM equivalent");
+  const MegatronLaunch none = MegatronArgs(r, run, 32, 4096);
+  EXPECT_TRUE(none.args.empty());
+  EXPECT_FALSE(none.widths.has_value());
+  EXPECT_EQ(none.why, "strategy 'my_strategy' has no Megatron-LM equivalent");
 }
 
 // Eight runs: five at t 8 with a pipeline on several nodes (|errors| 1..5%), two at t 8 without a

@@ -2,6 +2,9 @@
 
 namespace phaze {
 
+namespace {
+
+// How a strategy spends width t; false with *why when Megatron-LM has no such strategy.
 bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out,
                       std::string* why) {
   MegatronWidths w;
@@ -33,14 +36,18 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
   return true;
 }
 
-std::vector<std::string> MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                                      std::int64_t sequence_length, std::string* why) {
+}  // namespace
+
+MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
+                            std::int64_t sequence_length) {
+  MegatronLaunch launch;
   MegatronWidths w;
   if (!MegatronWidthsOf(run.strategies.at(static_cast<std::size_t>(plan.strategy)),
-                        plan.tensor_parallel, &w, why)) {
-    return {};
+                        plan.tensor_parallel, &w, &launch.why)) {
+    return launch;
   }
-  std::vector<std::string> a;
+  launch.widths = w;
+  std::vector<std::string>& a = launch.args;
   auto flag = [&](const std::string& name, std::int64_t value) {
     a.push_back(name);
     a.push_back(std::to_string(value));
@@ -86,7 +93,7 @@ std::vector<std::string> MegatronArgs(const PlanRequest& plan, const RunConfig& 
   if (run.training.precision == Precision::kFp8) {
     a.insert(a.end(), {"--fp8-format", "hybrid"});
   }
-  return a;
+  return launch;
 }
 
 }  // namespace phaze

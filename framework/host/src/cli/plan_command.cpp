@@ -200,7 +200,7 @@ int RunPlan(CommandContext& ctx) {
   j["refused"] = refused;
   j["error_bands_from"] = residuals.Source();
   Json plans = Json::MakeArray();
-  std::ostringstream table, launch;
+  std::ostringstream table, commands;
   table << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | precision | "
            "strategy | step (s) | tokens/s | MFU | peak GiB | error band |\n"
         << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -212,13 +212,11 @@ int RunPlan(CommandContext& ctx) {
     const PlanRequest& r = ranked.request;
     const PlanChoice& c = ranked.choice;
     const PreparedModel::Slice* slice = mp.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
-    std::string why;
-    const std::vector<std::string> args =
-        MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length, &why);
-    MegatronWidths widths;
-    std::string unused;
-    const bool megatron = MegatronWidthsOf(run.strategies[static_cast<std::size_t>(r.strategy)],
-                                           r.tensor_parallel, &widths, &unused);
+    const MegatronLaunch launch =
+        MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
+    const std::vector<std::string>& args = launch.args;
+    const bool megatron = launch.widths.has_value();
+    const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     const ValidationResiduals::Band band =
         residuals.For(r.tensor_parallel, r.pipeline_stages, K, node);
     double peak = 0;
@@ -251,7 +249,7 @@ int RunPlan(CommandContext& ctx) {
     pj["error_band"] = bj;
     if (args.empty()) {
       pj["megatron_args"] = Json();
-      pj["megatron_args_note"] = why;
+      pj["megatron_args_note"] = launch.why;
     } else {
       Json a = Json::MakeArray();
       for (const auto& s : args) a.Push(s);
@@ -275,13 +273,13 @@ int RunPlan(CommandContext& ctx) {
                           c.strategy.c_str(),
                           c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
                           band_text.c_str());
-    launch << rank << ": ";
+    commands << rank << ": ";
     if (args.empty()) {
-      launch << "(" << why << ")";
+      commands << "(" << launch.why << ")";
     } else {
-      for (std::size_t k = 0; k < args.size(); ++k) launch << (k ? " " : "") << args[k];
+      for (std::size_t k = 0; k < args.size(); ++k) commands << (k ? " " : "") << args[k];
     }
-    launch << "\n";
+    commands << "\n";
   }
   j["plans"] = plans;
   if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, j.Dump() + "\n");
@@ -302,7 +300,7 @@ int RunPlan(CommandContext& ctx) {
   }
   o << table.str() << "\nError bands: mean |error| of phaze's predicted step time on measured "
     << "runs of the plan's shape (" << (residuals.Source().empty() ? "none found" : residuals.Source())
-    << ").\n\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << launch.str();
+    << ").\n\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << commands.str();
   return 0;
 }
 

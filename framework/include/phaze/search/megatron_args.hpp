@@ -18,9 +18,10 @@
 // --sequence-parallel; moe tp = ep = t with --sequence-parallel (its attention is sequence
 // parallel); context_parallel cp = t, or over a Megatron width k: tp = k, cp = t/k (with
 // --sequence-parallel when that inner strategy is sequence_parallel). Megatron-LM derives
-// d = world size / (tp·p·cp). Other strategies have no Megatron-LM form: empty, with *why set.
+// d = world size / (tp·p·cp). Other strategies have no Megatron-LM form.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,16 @@ struct MegatronWidths {
   bool sequence_parallel = false;
 };
 
-// How a strategy spends width t; false with *why when Megatron-LM has no such strategy.
-bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out, std::string* why);
+// A plan as Megatron-LM launches it: how its strategy spends the width and the arguments; or,
+// for a strategy Megatron-LM does not have, no widths, no arguments and why.
+struct MegatronLaunch {
+  std::optional<MegatronWidths> widths;
+  std::vector<std::string> args;
+  std::string why;
+};
 
 // `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample.
-std::vector<std::string> MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                                      std::int64_t sequence_length, std::string* why);
+MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
+                            std::int64_t sequence_length);
 
 }  // namespace phaze
