@@ -91,7 +91,7 @@ TEST(GpuPresets, PublishedPeaksAndCalibration) {
   const ArchConfig a100 = LoadArchConfig("a100-sxm-80gb");
   EXPECT_DOUBLE_EQ(a100.PeakTensorFlopsPerS(), 2.0 * 108 * 4 * 256 * 1.41e9);
   EXPECT_NEAR(a100.PeakTensorFlopsPerS() / 312e12, 1.0, 0.001);
-  EXPECT_EQ(a100.hbm_bytes, 80000000000);
+  EXPECT_EQ(a100.hbm_bytes, 84987740160);  // 79.15 GiB, as PyTorch reports the device
   EXPECT_DOUBLE_EQ(a100.hbm_bandwidth_bytes_per_s, 2.039e12);
   EXPECT_EQ(a100.calibration.count("gemm_efficiency"), 1u);
   // H100 SXM5: dense BF16 989.4 TFLOP/s = 2 · 132 SMs · 4 TCs · 512 FMA · 1.83 GHz.
