@@ -157,5 +157,27 @@ TEST(GpuPresets, ASpaceOfOneFixedDevice) {
   }
 }
 
+// A template space may give its candidates an FP8 rate; a preset states its own (the H100: 2).
+TEST(GpuPresets, Fp8RatesOfPresetsAndSpaces) {
+  EXPECT_EQ(LoadArchConfig("h100-sxm-80gb").fp8_tensor_ratio, 2);
+  EXPECT_EQ(LoadArchConfig("a100-sxm-80gb").fp8_tensor_ratio, 0);
+  const AreaModel area = AreaModel::Default();
+  const std::string space =
+      "name: s\nnum_tc: [8]\nnum_vc: [2]\npe_x: [128]\npe_y: [128]\nglb_mib: [128]\n"
+      "area_budget: {preset: tpuv4}\nmin_area_fraction: 0\n";
+  const auto plain = ArchSpace::Parse(ConfigNode::ParseString(space, "s.yaml"), area).Enumerate(area);
+  const auto fp8 = ArchSpace::Parse(ConfigNode::ParseString(space + "fp8_tensor_ratio: 2\n", "s.yaml"),
+                                    area)
+                       .Enumerate(area);
+  ASSERT_EQ(plain.size(), 1u);
+  ASSERT_EQ(fp8.size(), 1u);
+  EXPECT_EQ(plain[0].arch.fp8_tensor_ratio, 0);
+  EXPECT_EQ(fp8[0].arch.fp8_tensor_ratio, 2);
+  EXPECT_EQ(fp8[0].area_um2, plain[0].area_um2);  // FP8 datapaths are not charged
+  EXPECT_THROW(ArchSpace::Parse(ConfigNode::ParseString(space + "fp8_tensor_ratio: 99\n", "s.yaml"),
+                                area),
+               ConfigError);
+}
+
 }  // namespace
 }  // namespace phaze

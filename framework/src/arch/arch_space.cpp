@@ -52,7 +52,8 @@ ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
   }
   root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
                    "glb_bandwidth_words_per_cycle", "scale_glb_bandwidth_for_single_core",
-                   "hbm_gib", "hbm_bandwidth_bytes_per_s", "frequency_hz", "area_budget",
+                   "hbm_gib", "hbm_bandwidth_bytes_per_s", "frequency_hz", "fp8_tensor_ratio",
+                   "area_budget",
                    "min_area_fraction", "min_area_fraction_single_core"});
   ArchSpace s;
   s.name = root.Child("name").AsString();
@@ -73,6 +74,10 @@ ArchSpace ArchSpace::Parse(const ConfigNode& root, const AreaModel& area) {
   if (auto n = root.Optional("hbm_bandwidth_bytes_per_s"))
     s.hbm_bandwidth_bytes_per_s = n->AsPositiveDouble();
   if (auto n = root.Optional("frequency_hz")) s.frequency_hz = n->AsPositiveDouble();
+  if (auto n = root.Optional("fp8_tensor_ratio")) {
+    s.fp8_tensor_ratio = n->AsNonNegativeDouble();
+    if (s.fp8_tensor_ratio > 64) n->Fail("expected a multiple of the 16-bit rate in [0, 64]");
+  }
   const ConfigNode budget = root.Child("area_budget");
   budget.ExpectKeys({"preset", "area_mm2"});
   if (budget.Has("preset") == budget.Has("area_mm2")) {
@@ -130,6 +135,7 @@ ArchConfig ArchSpace::Make(std::int64_t tc, std::int64_t vc, std::int64_t x, std
   a.hbm_bytes = hbm_bytes;
   a.hbm_bandwidth_bytes_per_s = hbm_bandwidth_bytes_per_s;
   a.frequency_hz = frequency_hz;
+  a.fp8_tensor_ratio = fp8_tensor_ratio;
   a.name = a.GeneratedName();
   return a;
 }

@@ -36,6 +36,9 @@ struct ArchSpace {
   std::int64_t hbm_bytes = 32LL << 30;
   double hbm_bandwidth_bytes_per_s = 1.2e12;
   double frequency_hz = 1.05e9;
+  // Every candidate's FP8 rate (ArchConfig::fp8_tensor_ratio; 0: none). The area model does not
+  // charge for FP8 datapaths: a space that sets it assumes them free.
+  double fp8_tensor_ratio = 0;
   double area_budget_um2 = 0;
   std::string area_budget_source;  // "preset tpuv4" or "area_mm2"
   double min_area_fraction = 0.3;
