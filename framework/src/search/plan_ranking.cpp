@@ -72,10 +72,21 @@ std::string RefusalKind(const std::string& reason) {
   return reason.substr(0, reason.find(':'));
 }
 
-bool SameShape(const PlanRequest& a, const PlanRequest& b) {
-  return a.tensor_parallel == b.tensor_parallel && a.pipeline_stages == b.pipeline_stages &&
-         a.data_parallel == b.data_parallel && a.virtual_stages == b.virtual_stages &&
-         a.micro_batch == b.micro_batch && a.recompute == b.recompute && a.sharding == b.sharding;
+double PeakBytes(const PlanChoice& c) {
+  double peak = 0;
+  for (const auto& s : c.plan.stages) peak = std::max(peak, s.peak_memory_bytes);
+  return peak;
+}
+
+// The same plan in effect: the same t, p, d, v, micro-batch and sharding, and the same time and
+// peak memory (two strategies that slice alike, or two recompute modes that re-run the same).
+bool SamePlan(const RankedPlan& a, const RankedPlan& b) {
+  const PlanRequest &x = a.request, &y = b.request;
+  return x.tensor_parallel == y.tensor_parallel && x.pipeline_stages == y.pipeline_stages &&
+         x.data_parallel == y.data_parallel && x.virtual_stages == y.virtual_stages &&
+         x.micro_batch == y.micro_batch && x.sharding == y.sharding &&
+         a.choice.plan.time_per_batch_s == b.choice.plan.time_per_batch_s &&
+         PeakBytes(a.choice) == PeakBytes(b.choice);
 }
 
 }  // namespace
@@ -98,8 +109,8 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
                    [](const RankedPlan& a, const RankedPlan& b) {
                      return a.choice.plan.time_per_batch_s < b.choice.plan.time_per_batch_s;
                    });
-  // Two strategies that slice alike (sequence parallelism at t = 1 is Megatron's) give the same
-  // plan twice: the first listed stays.
+  // The same plan in effect twice (sequence parallelism at t = 1 is Megatron's; with
+  // FlashAttention selective recompute re-runs nothing): the first listed stays.
   std::vector<RankedPlan> distinct;
   for (RankedPlan& plan : ranking.plans) {
     bool seen = false;
@@ -107,7 +118,7 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
                                       it->choice.plan.time_per_batch_s ==
                                           plan.choice.plan.time_per_batch_s;
          ++it) {
-      seen = SameShape(it->request, plan.request);
+      seen = SamePlan(*it, plan);
     }
     if (!seen) distinct.push_back(std::move(plan));
   }

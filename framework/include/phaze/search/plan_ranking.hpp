@@ -12,10 +12,11 @@
 // Megatron-FSDP runs), and nothing but none when no two devices hold the same weights (d·r = 1).
 // Order: strategy, t, p, b, v, recompute, sharding (each as listed or ascending).
 //
-// RankPlans keeps the feasible ones, fastest first (a stable sort: ties keep that order), one of
-// each shape (t, p, d, v, b, recompute, sharding) and time — two strategies that slice alike, as
-// sequence parallelism at t = 1 does Megatron's, give it once, the first strategy's — and the
-// first `top` of them.
+// RankPlans keeps the feasible ones, fastest first (a stable sort: ties keep that order), each
+// plan once — plans with the same t, p, d, v, b and sharding and the same time and peak memory are
+// one plan in effect (two strategies that slice alike, as sequence parallelism at t = 1 does
+// Megatron's; two recompute modes that re-run the same, as selective and none do with
+// FlashAttention), the first listed kept — and the first `top` of them.
 #pragma once
 
 #include <cstddef>
