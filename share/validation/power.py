@@ -46,12 +46,14 @@ GPU_ROWS = [
     dict(name="mlperf-gpt3 h100", arch="h100-sxm-80gb", system="dgx-h100",
          model="workloads/megatron-gpt3-175b.yaml", plan="4,8,16,12", micro=1, batch=2048,
          recompute="selective", sequence_parallel=True, tdp=700.0, measured=843.0,
-         config="training: {distributed_optimizer: true, gradient_reduction_precision: bf16}\n",
+         config="training: {sharding: optimizer, gradient_reduction_precision: bf16, "
+                "precision: fp8, attention: flash}\n",
          source="MLPerf Training v4.0, Sustainable Metal Cloud (mlcommons/training_results_v4.0, "
                 "smc-dc-power): GPT-3 175B on 512 H100-SXM, TP 4, PP 8, VPP 12, GBS 2048; "
                 "408.44 kWh DC over 56.9 min = 6.742 kW per 8-GPU node (843 W per GPU, host "
                 "CPUs, NICs and power conversion included; immersion-cooled, no fans). The run "
-                "used FP8 (phaze predicts bf16: slower steps, lower power); Zeus (ml.energy) puts "
+                "used FP8 and fused attention, as phaze predicts it (FP8 MACs at the 16-bit MAC "
+                "energy: no FP8 figure here); Zeus (ml.energy) puts "
                 "GPUs at ~70% of a training server's power, ~590 W per GPU, an estimate"),
 ]
 
