@@ -72,12 +72,6 @@ std::string RefusalKind(const std::string& reason) {
   return reason.substr(0, reason.find(':'));
 }
 
-double PeakBytes(const PlanChoice& c) {
-  double peak = 0;
-  for (const auto& s : c.plan.stages) peak = std::max(peak, s.peak_memory_bytes);
-  return peak;
-}
-
 // The same plan in effect: the same t, p, d, v, micro-batch and sharding, and the same time and
 // peak memory (two strategies that slice alike, or two recompute modes that re-run the same).
 bool SamePlan(const RankedPlan& a, const RankedPlan& b) {
@@ -86,7 +80,7 @@ bool SamePlan(const RankedPlan& a, const RankedPlan& b) {
          x.data_parallel == y.data_parallel && x.virtual_stages == y.virtual_stages &&
          x.micro_batch == y.micro_batch && x.sharding == y.sharding &&
          a.choice.plan.time_per_batch_s == b.choice.plan.time_per_batch_s &&
-         PeakBytes(a.choice) == PeakBytes(b.choice);
+         a.choice.plan.PeakMemoryBytes() == b.choice.plan.PeakMemoryBytes();
 }
 
 }  // namespace

@@ -3,25 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/paths.hpp"
+#include "phaze/core/text_format.hpp"
 
 namespace phaze {
-
-namespace {
-
-std::vector<std::string> Cells(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
-
-}  // namespace
 
 ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) {
   std::ifstream in(csv);
@@ -42,7 +29,7 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
   for (int number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> cells = Cells(line);
+    const std::vector<std::string> cells = SplitCommas(line);
     if (header.empty()) {
       header = cells;
       gpus = column("gpus"), t = column("t"), p = column("p"), d = column("d");

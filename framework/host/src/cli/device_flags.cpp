@@ -32,27 +32,36 @@ void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig
   }
 }
 
-Sharding ParseSharding(const std::string& flag, const std::string& word) {
-  for (Sharding s :
-       {Sharding::kNone, Sharding::kOptimizer, Sharding::kGradients, Sharding::kParameters}) {
-    if (ToString(s) == word) return s;
+namespace {
+
+// One of `choices` by its word (the enum's ToString), else "FLAG: expected a, b or c, found 'w'".
+template <class Enum>
+Enum ParseWord(const std::string& flag, const std::string& word,
+               std::initializer_list<Enum> choices) {
+  std::string expected;
+  std::size_t k = 0;
+  for (Enum e : choices) {
+    if (ToString(e) == word) return e;
+    if (k > 0) expected += k + 1 == choices.size() ? " or " : ", ";
+    expected += ToString(e);
+    ++k;
   }
-  throw UsageError(flag + ": expected none, optimizer, gradients or parameters, found '" + word +
-                   "'");
+  throw UsageError(flag + ": expected " + expected + ", found '" + word + "'");
+}
+
+}  // namespace
+
+Sharding ParseSharding(const std::string& flag, const std::string& word) {
+  return ParseWord(flag, word, {Sharding::kNone, Sharding::kOptimizer, Sharding::kGradients,
+                                Sharding::kParameters});
 }
 
 Precision ParsePrecision(const std::string& flag, const std::string& word) {
-  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
-    if (ToString(p) == word) return p;
-  }
-  throw UsageError(flag + ": expected bf16, fp16 or fp8, found '" + word + "'");
+  return ParseWord(flag, word, {Precision::kBf16, Precision::kFp16, Precision::kFp8});
 }
 
 AttentionKernel ParseAttention(const std::string& flag, const std::string& word) {
-  for (AttentionKernel k : {AttentionKernel::kUnfused, AttentionKernel::kFlash}) {
-    if (ToString(k) == word) return k;
-  }
-  throw UsageError(flag + ": expected unfused or flash, found '" + word + "'");
+  return ParseWord(flag, word, {AttentionKernel::kUnfused, AttentionKernel::kFlash});
 }
 
 }  // namespace phaze::cli

@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/report/search_report.hpp"
 #include "phaze/search/megatron_args.hpp"
 #include "phaze/search/plan_ranking.hpp"
@@ -54,19 +55,10 @@ void AddPlanOptions(po::options_description& d) {
 
 namespace {
 
-std::vector<std::string> Words(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string word;
-  while (std::getline(in, word, ',')) out.push_back(word);
-  if (text.empty() || text.back() == ',') out.emplace_back();
-  return out;
-}
-
 std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& flag,
                                std::int64_t hi) {
   std::vector<std::int64_t> out;
-  for (const std::string& w : Words(vm[flag].as<std::string>())) {
+  for (const std::string& w : SplitCommas(vm[flag].as<std::string>())) {
     std::size_t used = 0;
     std::int64_t v = 0;
     try {
@@ -112,17 +104,17 @@ int RunPlan(CommandContext& ctx) {
     run.training.pipeline_schedule = PipelineSchedule::k1F1B;  // v > 1 plans interleave
   }
   run.training.recompute.clear();
-  for (const std::string& w : Words(ctx.vm["recompute"].as<std::string>())) {
+  for (const std::string& w : SplitCommas(ctx.vm["recompute"].as<std::string>())) {
     const auto mode = ParseRecomputeMode(w);
     if (!mode) throw UsageError("--recompute: expected none, selective or full, found '" + w + "'");
     run.training.recompute.push_back(*mode);
   }
   run.training.sharding.clear();
-  for (const std::string& w : Words(ctx.vm["sharding"].as<std::string>())) {
+  for (const std::string& w : SplitCommas(ctx.vm["sharding"].as<std::string>())) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
   run.strategies.clear();
-  for (const std::string& w : Words(ctx.vm["strategies"].as<std::string>())) {
+  for (const std::string& w : SplitCommas(ctx.vm["strategies"].as<std::string>())) {
     run.strategies.push_back(StrategyChoice::Named(w));
   }
   run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
@@ -130,7 +122,7 @@ int RunPlan(CommandContext& ctx) {
   run.CheckComponents(ctx.registry, true, true, true);
 
   std::vector<Precision> precisions;
-  for (const std::string& w : Words(ctx.vm["precision"].as<std::string>())) {
+  for (const std::string& w : SplitCommas(ctx.vm["precision"].as<std::string>())) {
     precisions.push_back(ParsePrecision("--precision", w));
   }
 
@@ -219,8 +211,7 @@ int RunPlan(CommandContext& ctx) {
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     const ValidationResiduals::Band band =
         residuals.For(r.tensor_parallel, r.pipeline_stages, K, node);
-    double peak = 0;
-    for (const auto& s : c.plan.stages) peak = std::max(peak, s.peak_memory_bytes);
+    const double peak = c.plan.PeakMemoryBytes();
 
     Json pj = Json::MakeObject();
     pj["rank"] = rank;

@@ -18,6 +18,7 @@
 #include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/search/model_evaluator.hpp"
 #include "phaze/report/search_report.hpp"
@@ -60,10 +61,7 @@ namespace {
 // non-negative integer.
 std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
   std::vector<int> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string cell = text.substr(start, comma - start);
+  for (const std::string& cell : SplitCommas(text)) {
     try {
       std::size_t used = 0;
       const int v = std::stoi(cell, &used);
@@ -73,9 +71,8 @@ std::vector<int> ParseInts(const std::string& text, const std::string& flag) {
       throw UsageError(flag + ": expected comma-separated non-negative integers, found '" + text +
                        "'");
     }
-    if (comma == text.size()) return out;
-    start = comma + 1;
   }
+  return out;
 }
 
 std::string Seconds(double s) {

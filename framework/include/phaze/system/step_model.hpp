@@ -222,6 +222,12 @@ struct PlacementPlan {
   // the step's time.
   Energy energy;
   std::int64_t devices = 0;
+  // The largest stage's peak bytes per device.
+  double PeakMemoryBytes() const {
+    double peak = 0;
+    for (const StagePlan& s : stages) peak = peak > s.peak_memory_bytes ? peak : s.peak_memory_bytes;
+    return peak;
+  }
   // Average power per device (W).
   double PowerW() const {
     return devices > 0 && time_per_batch_s > 0
