@@ -214,6 +214,65 @@ TEST(ExhaustiveOracle, HandWorkedCases) {
   EXPECT_DOUBLE_EQ(Exhaustive(f).Solve(), 5);  // t on core 1 alongside f then v on pair 0
 }
 
+TEST(RelaxInto, HandWorkedCaseAndBruteForce) {
+  // a: one tensor core, ops 3/2 and 4/3 → 5 (both intra-op). b: two tensor cores, ops 5/4 and
+  // 2/2, one vector core → 5 (both at once). The relaxation: two cores, ops 3/2 and 2/2 → 3.
+  ScheduleProblem a;
+  a.num_tc = 1;
+  a.num_vc = 1;
+  a.host_s = 1;
+  a.ops = {{"x", ScheduleClass::kTensor, 3, 2}, {"y", ScheduleClass::kTensor, 4, 3}};
+  ScheduleProblem b = a;
+  b.num_tc = 2;
+  b.host_s = 0.5;
+  b.ops[0].single_core_s = 5;
+  b.ops[0].all_cores_s = 4;
+  b.ops[1].single_core_s = 2;
+  b.ops[1].all_cores_s = 2;
+  EXPECT_DOUBLE_EQ(Exhaustive(a).Solve(), 5);
+  EXPECT_DOUBLE_EQ(Exhaustive(b).Solve(), 5);
+  ScheduleProblem r = a;
+  ASSERT_TRUE(RelaxInto(r, b));
+  EXPECT_EQ(r.num_tc, 2);
+  EXPECT_DOUBLE_EQ(r.ops[0].single_core_s, 3);
+  EXPECT_DOUBLE_EQ(r.ops[0].all_cores_s, 2);
+  EXPECT_DOUBLE_EQ(r.ops[1].single_core_s, 2);
+  EXPECT_DOUBLE_EQ(r.host_s, 0.5);
+  EXPECT_DOUBLE_EQ(Exhaustive(r).Solve(), 3);
+  // Different edges or classes: no relaxation, nothing changed.
+  ScheduleProblem c = a;
+  c.edges = {{0, 1}};
+  ScheduleProblem unchanged = a;
+  EXPECT_FALSE(RelaxInto(unchanged, c));
+  c = a;
+  c.ops[1].cls = ScheduleClass::kVector;
+  EXPECT_FALSE(RelaxInto(unchanged, c));
+  EXPECT_EQ(unchanged.num_tc, 1);
+  EXPECT_DOUBLE_EQ(unchanged.host_s, 1);
+  // Brute force: the relaxation of random problems of one shape is never slower than any of them.
+  std::mt19937 rng(7);
+  for (int k = 0; k < 60; ++k) {
+    ScheduleProblem first = RandomProblem(rng, k);
+    ScheduleProblem relaxed = first;
+    double fastest = Exhaustive(first).Solve();
+    std::uniform_real_distribution<double> scale(0.5, 2.0);
+    std::uniform_int_distribution<int> cores(1, 3);
+    for (int other = 0; other < 2; ++other) {
+      ScheduleProblem q = first;
+      q.num_tc = cores(rng);
+      q.num_vc = cores(rng);
+      for (auto& op : q.ops) {
+        op.single_core_s *= scale(rng);
+        op.all_cores_s = op.cls == ScheduleClass::kLink ? op.single_core_s
+                                                         : op.all_cores_s * scale(rng);
+      }
+      ASSERT_TRUE(RelaxInto(relaxed, q));
+      fastest = std::min(fastest, Exhaustive(q).Solve());
+    }
+    EXPECT_LE(Exhaustive(relaxed).Solve(), fastest + 1e-9) << k;
+  }
+}
+
 TEST(Scheduler, HandWorkedCasesWithEachBackend) {
   for (const std::string name : {"cbc", "lpsolve"}) {
     auto backend = Backend(name);

@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 #include <unistd.h>
 
@@ -97,6 +99,40 @@ TEST(SearchBounds, NeverBelowWhatTheEvaluationFinds) {
   EXPECT_EQ(compute_finite, static_cast<int>(2 * configs.size()));  // both are layer chains
 }
 
+TEST(SearchBounds, FamilyBoundsNeverBelowAnyMember) {
+  // The families of search_context.hpp: configs sharing their tensor cores. Bounds first, on an
+  // evaluator that has solved nothing, then every member exactly.
+  Context c("");
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<ArchConfig>> families;
+  for (const auto& point : c.context->Configs()) {
+    families[{point.arch.num_tc, point.arch.pe_x, point.arch.pe_y}].push_back(point.arch);
+  }
+  const ModelEvaluator& evaluator = c.context->Evaluator();
+  int checked = 0, strictly_looser = 0;
+  int index = 0;
+  for (const auto& [shape, members] : families) {
+    if (members.size() < 2 || index++ % 2) continue;  // every other family
+    for (const auto& model : c.context->Models()) {
+      ModelBound family = evaluator.Bound(model, members);
+      const double compute = family.Compute(), placement = family.Placement();
+      // The first, middle and last member, by decreasing area (every member takes 9 s).
+      for (std::size_t i : {std::size_t{0}, members.size() / 2, members.size() - 1}) {
+        const ArchConfig& arch = members[i];
+        const double exact = evaluator.Evaluate(model, arch, false).best.Throughput();
+        EXPECT_GE(compute * (1 + 1e-9), exact) << model.name << " on " << arch.name;
+        EXPECT_GE(placement * (1 + 1e-9), exact) << model.name << " on " << arch.name;
+        // A family's bound is no tighter than a member's own.
+        const double own = evaluator.UpperBound(model, arch, ModelEvaluator::BoundTier::kPlacement);
+        EXPECT_GE(placement * (1 + 1e-9), own) << model.name << " on " << arch.name;
+        strictly_looser += placement > own * (1 + 1e-9);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
+  EXPECT_GT(strictly_looser, 0);  // the members do differ
+}
+
 TEST(SearchStrategies, SeveralStrategiesFindTheBestOfEachAlone) {
   // The tiny models' kernels are far below the device model's per-kernel cost, which would make
   // both strategies tie everywhere: without it their arithmetic decides.
@@ -170,6 +206,8 @@ TEST(SearchBounds, PruningKeepsTheWinnersAndFronts) {
       EXPECT_GT(r.outcome.pruned, 0) << mode << " " << threads;
       EXPECT_EQ(r.outcome.pruned,
                 r.outcome.pruned_by_compute_bound + r.outcome.pruned_by_placement_bound);
+      EXPECT_GT(r.outcome.pruned_by_family, 0) << mode << " " << threads;
+      EXPECT_LE(r.outcome.pruned_by_family, r.outcome.pruned);
       // The winners' figures are the same evaluation.
       EXPECT_EQ(r.outcome.explored[r.best_common].evaluation.score,
                 everything.outcome.explored[everything.best_common].evaluation.score);

@@ -35,7 +35,9 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   if (r.outcome.pruned + r.outcome.partially_pruned > 0) {
     md << ", of which " << r.outcome.pruned << " were pruned by upper bounds ("
        << r.outcome.pruned_by_compute_bound << " by the compute bound, "
-       << r.outcome.pruned_by_placement_bound << " by the placement bound) and "
+       << r.outcome.pruned_by_placement_bound << " by the placement bound; "
+       << r.outcome.pruned_by_family << " of them by the bounds of their family, the configs "
+          "sharing their tensor cores) and "
        << r.outcome.partially_pruned << " evaluated for some models only: what was pruned cannot beat "
        << (r.run.search.prune == PruneMode::kPareto ? "a config of no larger area"
                                                     : "a config evaluated")

@@ -125,6 +125,7 @@ Json SearchResultsToJson(const SearchResults& r) {
   space["pruned"] = r.outcome.pruned;
   space["pruned_by_compute_bound"] = r.outcome.pruned_by_compute_bound;
   space["pruned_by_placement_bound"] = r.outcome.pruned_by_placement_bound;
+  space["pruned_by_family_bound"] = r.outcome.pruned_by_family;
   space["partially_pruned"] = r.outcome.partially_pruned;
   space["area_budget_mm2"] = r.area_budget_mm2;
   Json bucket_best = Json::MakeArray();
@@ -239,6 +240,7 @@ Json SearchResultsToJson(const SearchResults& r) {
     if (const auto& p = e.evaluation.pruned) {
       Json pj = Json::MakeObject();
       pj["bound"] = p->tier == 1 ? "compute" : "placement";
+      if (p->family > 0) pj["family_configs"] = p->family;
       Json bounds = Json::MakeArray(), incumbent = Json::MakeArray();
       for (double b : p->model_bounds) bounds.Push(b);
       for (double b : p->incumbent.throughputs) incumbent.Push(b);

@@ -209,4 +209,22 @@ std::string CheckSchedule(const ScheduleProblem& problem, const ScheduleResult& 
   return "";
 }
 
+bool RelaxInto(ScheduleProblem& relaxed, const ScheduleProblem& other) {
+  if (relaxed.ops.size() != other.ops.size() || relaxed.edges != other.edges) return false;
+  for (std::size_t i = 0; i < other.ops.size(); ++i) {
+    if (relaxed.ops[i].cls != other.ops[i].cls || relaxed.ops[i].name != other.ops[i].name) {
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < other.ops.size(); ++i) {
+    ScheduleOp& op = relaxed.ops[i];
+    op.single_core_s = std::min(op.single_core_s, other.ops[i].single_core_s);
+    op.all_cores_s = std::min(op.all_cores_s, other.ops[i].all_cores_s);
+  }
+  relaxed.num_tc = std::max(relaxed.num_tc, other.num_tc);
+  relaxed.num_vc = std::max(relaxed.num_vc, other.num_vc);
+  relaxed.host_s = std::min(relaxed.host_s, other.host_s);
+  return true;
+}
+
 }  // namespace phaze

@@ -300,6 +300,7 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       ++out.pruned;
       ++(e.evaluation.pruned->tier == 1 ? out.pruned_by_compute_bound
                                         : out.pruned_by_placement_bound);
+      if (e.evaluation.pruned->family > 0) ++out.pruned_by_family;
     } else if (e.evaluation.pruned) {
       ++out.partially_pruned;
     }

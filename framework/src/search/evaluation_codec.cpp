@@ -76,7 +76,7 @@ void Fields(Self& i, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 
 template <class Self, class F>
 void Fields(Self& p, F&& io) requires std::is_same_v<std::remove_const_t<Self>, PruneRecord> {
-  io(p.tier), io(p.model_bounds), io(p.score_bound), io(p.incumbent);
+  io(p.tier), io(p.family), io(p.model_bounds), io(p.score_bound), io(p.incumbent);
 }
 
 template <class Self, class F>

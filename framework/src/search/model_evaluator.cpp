@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <span>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/text_format.hpp"
@@ -29,15 +30,20 @@ struct SliceTimes {
   // The passes' dynamic energy per device, indexed alike.
   std::vector<Energy> forward_energy, backward_energy;
   std::map<RecomputeMode, std::vector<Energy>> recompute_energy;
+  // Each unique layer's optimizer step (system/optimizer_step.hpp).
+  std::vector<OptimizerStepCost> optimizer_step;
 };
 
-// With `lower_bounds`, each makespan is the scheduler's cheap lower bound instead (nothing solved,
-// nothing recorded in `ev`).
+// The makespans on `archs.front()`. With `lower_bounds`, each makespan is instead the scheduler's
+// cheap lower bound on the relaxation of the pass on every arch of `archs` (RelaxInto), and the
+// optimizer step the shortest of theirs: times no longer than those of any of them (nothing
+// solved, nothing recorded in `ev`). Throws Error when the archs give a pass different ops.
 SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice& slice,
-                         const ArchConfig& arch, const std::vector<RecomputeMode>& modes,
+                         std::span<const ArchConfig> archs, const std::vector<RecomputeMode>& modes,
                          const Estimator& estimator, const Scheduler& scheduler,
                          const Network& network, ModelEvaluation* ev, bool lower_bounds) {
   const LayerGraph& g = slice.graph;
+  const ArchConfig& arch = archs.front();
   const std::size_t n = g.unique_layers.size();
   SliceTimes times;
   times.forward.assign(n, 0);
@@ -48,11 +54,29 @@ SliceTimes ScheduleSlice(const PreparedModel& model, const PreparedModel::Slice&
     times.recompute[mode].assign(n, 0);
     times.recompute_energy[mode].assign(n, Energy{});
   }
+  const EnergyTechnology energy_technology = EnergyTechnologyFor(arch);
+  for (const UniqueLayer& u : g.unique_layers) {
+    OptimizerStepCost step = CostOptimizerStep(u.optimizer_step, arch, energy_technology);
+    for (const ArchConfig& other : archs.subspan(1)) {
+      step.seconds = std::min(
+          step.seconds,
+          CostOptimizerStep(u.optimizer_step, other, EnergyTechnologyFor(other)).seconds);
+    }
+    times.optimizer_step.push_back(step);
+  }
   auto schedule = [&](const UniqueLayer& u, const OperatorGraph& graph, Pass pass, Energy* energy) {
-    const ScheduleProblem p =
-        BuildScheduleProblem(graph, pass, estimator, arch, network, model.name + "/" + u.name);
+    const std::string name = model.name + "/" + u.name;
+    ScheduleProblem p = BuildScheduleProblem(graph, pass, estimator, arch, network, name);
     *energy = p.energy;
-    if (lower_bounds) return std::max(scheduler.LowerBound(p), p.host_s);  // as PassSeconds
+    if (lower_bounds) {
+      for (const ArchConfig& other : archs.subspan(1)) {
+        if (!RelaxInto(p, BuildScheduleProblem(graph, pass, estimator, other, network, name))) {
+          throw Error(name + ": architectures '" + arch.name + "' and '" + other.name +
+                      "' give its " + std::string(ToString(pass)) + " pass different ops");
+        }
+      }
+      return std::max(scheduler.LowerBound(p), p.host_s);  // as PassSeconds
+    }
     const ScheduleResult r = scheduler.Solve(p);
     const double seconds = PassSeconds(p, r);
     if (ev) {
@@ -93,10 +117,9 @@ double TiedGradientBytes(const LayerGraph& graph, const RunConfig::Training& tra
 
 // The per-layer figures the DP needs, for one slice and recompute mode (header comment).
 LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, RecomputeMode mode,
-                          const ArchConfig& arch, const RunConfig::Training& training) {
+                          const RunConfig::Training& training) {
   LayerTable table;
   const std::vector<double>& recompute = times.recompute.at(mode);
-  const EnergyTechnology energy = EnergyTechnologyFor(arch);
   for (const auto& instance : graph.layers) {
     const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
     PlacementLayer l;
@@ -111,7 +134,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.cached_weight_bytes = static_cast<double>(u.cached_weight_bytes);
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
-    const OptimizerStepCost step = CostOptimizerStep(u.optimizer_step, arch, energy);
+    const OptimizerStepCost& step = times.optimizer_step[instance.unique_id];
     l.optimizer_step_s = step.seconds;
     l.optimizer_step_energy = step.energy;
     l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
@@ -224,7 +247,7 @@ using SlicedTimes = std::map<std::pair<std::int64_t, int>,
                              std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
 
 // ScheduleSlice for every slice of the model.
-SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
+SlicedTimes ScheduleSlices(const PreparedModel& model, std::span<const ArchConfig> archs,
                            const std::vector<RecomputeMode>& modes, const Estimator& estimator,
                            const Scheduler& scheduler, const Network& network,
                            ModelEvaluation* ev, bool lower_bounds) {
@@ -232,7 +255,7 @@ SlicedTimes ScheduleSlices(const PreparedModel& model, const ArchConfig& arch,
   for (const auto& slice : model.slices) {
     sliced[{slice.micro_batch, slice.strategy}][static_cast<int>(slice.width)] = {
         &slice.graph,
-        ScheduleSlice(model, slice, arch, modes, estimator, scheduler, network, ev, lower_bounds)};
+        ScheduleSlice(model, slice, archs, modes, estimator, scheduler, network, ev, lower_bounds)};
   }
   return sliced;
 }
@@ -273,7 +296,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             BaseProblem(run, arch, widths.begin()->second.first->dtype_bytes, b,
                         static_cast<int>(v));
         for (const auto& [t, entry] : widths) {
-          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, arch, run.training);
+          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, run.training);
         }
         for (Sharding sharding : run.training.sharding) {
           problem.sharding = sharding;
@@ -381,7 +404,8 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   const CachedEstimator estimator(estimator_);
   SlicedTimes sliced;
   try {
-    sliced = ScheduleSlices(model, arch, modes, estimator, scheduler_, run_.cluster.network, &ev,
+    sliced = ScheduleSlices(model, std::span(&arch, 1), modes, estimator, scheduler_,
+                            run_.cluster.network, &ev,
                             /*lower_bounds=*/false);
   } catch (const UnsupportedOpError& e) {
     ev.best.reason = std::string("the estimator cannot cost an op: ") + e.what();
@@ -398,59 +422,101 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   return ev;
 }
 
-double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& arch,
-                                  BoundTier tier) const {
-  constexpr double kNoBound = std::numeric_limits<double>::infinity();
-  const std::vector<RecomputeMode> modes = Modes(run_);
-  const CachedEstimator estimator(estimator_);
+struct ModelBound::Times {
   SlicedTimes sliced;
-  try {
-    sliced = ScheduleSlices(model, arch, modes, estimator, scheduler_, run_.cluster.network,
-                            nullptr, /*lower_bounds=*/true);
-  } catch (const UnsupportedOpError&) {
-    return kNoBound;  // Evaluate says why there is no plan
+};
+
+ModelBound ModelEvaluator::Bound(const PreparedModel& model, std::vector<ArchConfig> archs) const {
+  if (archs.empty()) throw InvalidArgumentError("ModelEvaluator::Bound: no architecture");
+  ModelBound bound;
+  bound.evaluator_ = this;
+  bound.model_ = &model;
+  bound.archs_ = std::move(archs);
+  return bound;
+}
+
+ModelBound::ModelBound() = default;
+ModelBound::~ModelBound() = default;
+ModelBound::ModelBound(ModelBound&&) noexcept = default;
+ModelBound& ModelBound::operator=(ModelBound&&) noexcept = default;
+
+const ModelBound::Times* ModelBound::LowerBoundTimes() {
+  if (!scheduled_) {
+    scheduled_ = true;
+    const RunConfig& run = evaluator_->run_;
+    const CachedEstimator estimator(evaluator_->estimator_);
+    try {
+      times_ = std::make_unique<Times>();
+      times_->sliced = ScheduleSlices(*model_, archs_, Modes(run), estimator,
+                                      evaluator_->scheduler_, run.cluster.network, nullptr,
+                                      /*lower_bounds=*/true);
+    } catch (const UnsupportedOpError&) {
+      times_.reset();  // Evaluate says why there is no plan
+    }
   }
-  if (tier == BoundTier::kCompute) {
-    // Header comment: global_batch·K / (B·W) with W the device-seconds of one micro-batch.
-    double best = 0;
-    for (const auto& [key, widths] : sliced) {
-      const std::int64_t b = key.first;
-      const double B = static_cast<double>(run_.training.global_batch / b);
-      for (const auto& [t, entry] : widths) {
-        const LayerGraph& g = *entry.first;
-        const SliceTimes& times = entry.second;
-        // Only a chain of layers runs its layers one after another inside a stage.
-        for (std::size_t i = 1; i < g.layers.size(); ++i) {
-          const bool linked = std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) {
-            return e.from == static_cast<int>(i) - 1 && e.to == static_cast<int>(i);
-          });
-          if (!linked) return kNoBound;
+  return times_.get();
+}
+
+double ModelBound::Compute() {
+  constexpr double kNoBound = std::numeric_limits<double>::infinity();
+  if (compute_) return *compute_;
+  compute_ = kNoBound;
+  const Times* times = LowerBoundTimes();
+  if (!times) return *compute_;
+  const RunConfig& run = evaluator_->run_;
+  // Header comment: global_batch·K / (B·W) with W the device-seconds of one micro-batch.
+  double best = 0;
+  for (const auto& [key, widths] : times->sliced) {
+    const std::int64_t b = key.first;
+    const double B = static_cast<double>(run.training.global_batch / b);
+    for (const auto& [t, entry] : widths) {
+      const LayerGraph& g = *entry.first;
+      const SliceTimes& slice = entry.second;
+      // Only a chain of layers runs its layers one after another inside a stage.
+      for (std::size_t i = 1; i < g.layers.size(); ++i) {
+        const bool linked = std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) {
+          return e.from == static_cast<int>(i) - 1 && e.to == static_cast<int>(i);
+        });
+        if (!linked) return *compute_;
+      }
+      for (const auto& [mode, recompute] : slice.recompute) {
+        double work = 0;
+        for (const auto& instance : g.layers) {
+          const UniqueLayer& u = g.unique_layers.at(instance.unique_id);
+          const std::size_t k = static_cast<std::size_t>(instance.unique_id);
+          const double devices = u.tensor_parallel ? static_cast<double>(t) : 1.0;
+          work += devices * (slice.forward[k] + slice.backward[k] + recompute[k]);
         }
-        for (RecomputeMode mode : modes) {
-          double work = 0;
-          for (const auto& instance : g.layers) {
-            const UniqueLayer& u = g.unique_layers.at(instance.unique_id);
-            const std::size_t k = static_cast<std::size_t>(instance.unique_id);
-            const double devices = u.tensor_parallel ? static_cast<double>(t) : 1.0;
-            work += devices *
-                    (times.forward[k] + times.backward[k] + times.recompute.at(mode)[k]);
-          }
-          if (!(work > 0)) return kNoBound;
-          best = std::max(best, static_cast<double>(run_.training.global_batch) *
-                                    static_cast<double>(run_.cluster.num_accelerators) /
-                                    (B * work));
-        }
+        if (!(work > 0)) return *compute_;
+        best = std::max(best, static_cast<double>(run.training.global_batch) *
+                                  static_cast<double>(run.cluster.num_accelerators) / (B * work));
       }
     }
-    return ObjectiveBound(best, arch);
   }
+  compute_ = best;
+  return best;
+}
+
+double ModelBound::Placement() {
+  if (placement_) return *placement_;
+  placement_ = std::numeric_limits<double>::infinity();
+  const Times* times = LowerBoundTimes();
+  if (!times) return *placement_;
   // The DP itself on the lower bounds, at the largest HBM only (a larger HBM only admits more
   // plans).
-  const auto& hbm = run_.training.hbm_gib;
+  const RunConfig& run = evaluator_->run_;
+  const auto& hbm = run.training.hbm_gib;
   ModelEvaluation ev;
-  PlaceAll(run_, cost_, model, arch, sliced, modes, {*std::max_element(hbm.begin(), hbm.end())},
-           /*with_expert=*/false, /*bound=*/true, ev);
-  return ObjectiveBound(ev.best.Throughput(), arch);
+  PlaceAll(run, evaluator_->cost_, *model_, archs_.front(), times->sliced, Modes(run),
+           {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev);
+  placement_ = ev.best.Throughput();
+  return *placement_;
+}
+
+double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& arch,
+                                  BoundTier tier) const {
+  ModelBound bound = Bound(model, {arch});
+  return ObjectiveBound(tier == BoundTier::kCompute ? bound.Compute() : bound.Placement(), arch);
 }
 
 PlanChoice ModelEvaluator::EvaluatePlan(const PreparedModel& model, const ArchConfig& arch,
@@ -478,11 +544,11 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
     auto table = tables.find({slice, r.recompute});
     if (table == tables.end()) {
       const SliceTimes times =
-          ScheduleSlice(model, *slice, arch, {r.recompute}, estimator, scheduler_,
+          ScheduleSlice(model, *slice, std::span(&arch, 1), {r.recompute}, estimator, scheduler_,
                         run_.cluster.network, nullptr, /*lower_bounds=*/false);
       table = tables
                   .emplace(std::make_pair(slice, r.recompute),
-                           MakeLayerTable(slice->graph, times, r.recompute, arch, run_.training))
+                           MakeLayerTable(slice->graph, times, r.recompute, run_.training))
                   .first;
     }
     PlacementProblem problem =

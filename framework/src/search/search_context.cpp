@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <tuple>
+#include <map>
 #include <thread>
 #include <fmt/printf.h>
 
@@ -101,6 +103,22 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
     throw ConfigError(SpacePath(run_) + ": the space has no config inside the area window");
   }
 
+  // The families (Evaluate): configs sharing their tensor cores.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<std::size_t>> shapes;
+  for (std::size_t c = 0; c < configs_.size(); ++c) {
+    const ArchConfig& a = configs_[c].arch;
+    shapes[{a.num_tc, a.pe_x, a.pe_y}].push_back(c);
+  }
+  for (const auto& [shape, members] : shapes) {
+    if (members.size() < 2) continue;
+    auto family = std::make_unique<Family>();
+    for (std::size_t c : members) {
+      family->members.push_back(configs_[c].arch);
+      family_of_[configs_[c].arch.name] = families_.size();
+    }
+    families_.push_back(std::move(family));
+  }
+
   estimator_ = registry.CreateEstimator(run_.estimator.name, run_.estimator.Params());
   backend_ = registry.CreateSolverBackend(run_.solver.backend.name, run_.solver.backend.Params());
   evaluator_ = std::make_unique<ModelEvaluator>(run_, estimator_, backend_);
@@ -131,19 +149,44 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
     record.model_bounds.assign(models_.size(), std::numeric_limits<double>::infinity());
     record.incumbent = *incumbent;
     std::vector<int> settled_at(models_.size(), 0);  // the tier whose bound pruned the model
-    for (const auto tier : {ModelEvaluator::BoundTier::kCompute, ModelEvaluator::BoundTier::kPlacement}) {
-      record.tier = tier == ModelEvaluator::BoundTier::kCompute ? 1 : 2;
+    std::vector<char> by_family(models_.size(), 0);  // and whether it was the family's
+    // One tier: every model not settled yet gets min(its bound, bound(m)); true when all settle.
+    auto tier = [&](int number, int family, const auto& bound) {
+      record.tier = number;
+      record.family = family;
       for (std::size_t m = 0; m < models_.size(); ++m) {
         if (decision.models[m]) continue;  // already below its incumbent
-        record.model_bounds[m] = std::min(record.model_bounds[m],
-                                          evaluator_->UpperBound(models_[m], point.arch, tier));
+        record.model_bounds[m] =
+            std::min(record.model_bounds[m], evaluator_->ObjectiveBound(bound(m), point.arch));
       }
       record.score_bound = CommonScore(record.model_bounds, weights_, run_.search.mean);
       decision = DecidePruning(record.model_bounds, record.score_bound, *incumbent);
       for (std::size_t m = 0; m < models_.size(); ++m) {
-        if (decision.models[m] && settled_at[m] == 0) settled_at[m] = record.tier;
+        if (decision.models[m] && settled_at[m] == 0) {
+          settled_at[m] = number;
+          by_family[m] = family > 0;
+        }
       }
-      if (decision.All()) break;
+      return decision.All();
+    };
+    bool settled = false;
+    if (const auto f = family_of_.find(point.arch.name); f != family_of_.end()) {
+      Family& family = *families_[f->second];
+      const int size = static_cast<int>(family.members.size());
+      std::lock_guard lock(family.mutex);
+      if (family.bounds.empty()) {
+        for (const auto& model : models_) {
+          family.bounds.push_back(evaluator_->Bound(model, family.members));
+        }
+      }
+      settled = tier(1, size, [&](std::size_t m) { return family.bounds[m].Compute(); }) ||
+                tier(2, size, [&](std::size_t m) { return family.bounds[m].Placement(); });
+    }
+    if (!settled) {
+      std::vector<ModelBound> own;
+      for (const auto& model : models_) own.push_back(evaluator_->Bound(model, {point.arch}));
+      settled = tier(1, 0, [&](std::size_t m) { return own[m].Compute(); }) ||
+                tier(2, 0, [&](std::size_t m) { return own[m].Placement(); });
     }
     if (decision.score) {
       for (std::size_t m = 0; m < models_.size(); ++m) {
@@ -151,7 +194,8 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
         ModelEvaluation& ev = ce.models[m];
         ev.model = models_[m].name;
         ev.pruned = true;
-        ev.best.reason = std::string("pruned by its ") +
+        ev.best.reason = std::string("pruned by ") +
+                         (by_family[m] ? "its family's " : "its ") +
                          (settled_at[m] == 1 ? "compute" : "placement") + " bound: at most " +
                          FormatNumber("%.6g", record.model_bounds[m]) +
                          " " + std::string(ObjectiveUnit(run_.search.objective)) +

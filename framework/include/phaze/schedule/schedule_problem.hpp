@@ -76,6 +76,15 @@ struct ScheduleProblem {
   double SerialMakespan() const;
 };
 
+// Makes `relaxed` a relaxation of itself and `other`, two problems with the same ops (names,
+// classes) and edges — one layer pass on two architectures: each op's two latencies the smaller of
+// the two, each core count and the host time the larger and the smaller. Any schedule of either is
+// then a schedule of `relaxed` (start times kept: ops no longer, cores no fewer — an intra-op op
+// still holds every core of its class alone), so a lower bound on `relaxed`'s makespan bounds
+// both. Energy is left as it was (the scheduler ignores it). Returns false, changing nothing, when
+// the ops or edges differ.
+bool RelaxInto(ScheduleProblem& relaxed, const ScheduleProblem& other);
+
 // One op of a schedule. Intra-op ops hold every core of their class(es); link ops hold none.
 struct ScheduledOp {
   double start_s = 0;

@@ -86,6 +86,9 @@ struct PruneRecord {
   std::vector<double> model_bounds;  // samples/s, per model
   double score_bound = 0;
   Incumbent incumbent;
+  // > 0: the bounds of the config's family (search_context.hpp), which has this many configs,
+  // settled it; 0: its own.
+  int family = 0;
 };
 
 // What an evaluation returns for one config: per-model results and the config's score (0 when
@@ -131,6 +134,7 @@ struct ArchSearchOutcome {
   std::vector<ExploredConfig> explored;  // in decreasing-area order
   std::int64_t pruned = 0;               // of those, how many were fully pruned (at which tier:)
   std::int64_t pruned_by_compute_bound = 0, pruned_by_placement_bound = 0;
+  std::int64_t pruned_by_family = 0;     // of those, by their family's bounds
   std::int64_t partially_pruned = 0;     // no score; some models evaluated exactly
   StopReason stop_reason = StopReason::kNone;
   std::int64_t candidates = 0;  // configs in the space

@@ -73,6 +73,39 @@ struct PlanRequest {
 // split of every layer. Empty with `reason` set when p exceeds the blocks.
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason);
 
+class ModelEvaluator;
+
+// The two tiers of ModelEvaluator::UpperBound for one model on a set of configs at once — one
+// config, or a family of configs sharing their tensor cores (search_context.hpp) — as throughputs
+// (samples/s; ModelEvaluator::ObjectiveBound turns them into bounds on another objective). Every
+// makespan is the scheduler's lower bound on the relaxation of that pass over the whole set
+// (RelaxInto: each op as fast, and each core count as large, as on any of them; the optimizer
+// step the shortest), so each tier bounds the throughput Evaluate finds on every config of the
+// set. Lazy: the makespans are bounded once, on the first call of either tier, and each tier is
+// computed once. Not thread-safe; lives no longer than its evaluator and model.
+class ModelBound {
+ public:
+  ModelBound();
+  ~ModelBound();
+  ModelBound(ModelBound&&) noexcept;
+  ModelBound& operator=(ModelBound&&) noexcept;
+
+  double Compute();    // kCompute: no DP
+  double Placement();  // kPlacement: the DP on the makespan bounds, at the largest HBM
+
+ private:
+  friend class ModelEvaluator;
+  struct Times;
+  const Times* LowerBoundTimes();  // null: the estimator cannot cost an op (bounds +∞)
+
+  const ModelEvaluator* evaluator_ = nullptr;
+  const PreparedModel* model_ = nullptr;
+  std::vector<ArchConfig> archs_;
+  bool scheduled_ = false;
+  std::unique_ptr<Times> times_;
+  std::optional<double> compute_, placement_;
+};
+
 class ModelEvaluator {
  public:
   ModelEvaluator(const RunConfig& run, std::shared_ptr<const Estimator> estimator,
@@ -122,12 +155,15 @@ class ModelEvaluator {
   // static power, and costs at least its hourly price at that power with the smallest HBM.
   double ObjectiveBound(double throughput_bound, const ArchConfig& arch) const;
   const CostModel& Cost() const { return cost_; }
+  // Both tiers' throughput bounds on `model` over every config of `archs` (not empty), lazily.
+  ModelBound Bound(const PreparedModel& model, std::vector<ArchConfig> archs) const;
 
   SchedulerOptions Options() const { return scheduler_.Options(); }
   // The run's scheduler, whose segment memo every evaluation shares.
   const Scheduler& SharedScheduler() const { return scheduler_; }
 
  private:
+  friend class ModelBound;
   const RunConfig& run_;
   CostModel cost_;
   std::shared_ptr<const Estimator> estimator_;

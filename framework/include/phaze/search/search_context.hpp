@@ -6,7 +6,9 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "phaze/arch/arch_space.hpp"
@@ -44,12 +46,20 @@ class SearchContext {
   // per hardware thread; never more than MaxSearchThreads().
   int SearchThreads(int requested) const;
   // Every model on `point` (our DP, no expert placement) and the common score (CommonScore).
-  // With an `incumbent` (pruning, arch_search.hpp), first the compute bounds of every model
-  // (ModelEvaluator::UpperBound), then, for the models those do not settle, the placement bounds.
-  // When the common score of the bounds (the mean only grows with each throughput) is below the
-  // incumbent's score, the config's score is not computed (`pruned` holds the bounds and the
-  // tier) and only the models whose bound is not below their incumbent are evaluated exactly —
-  // the others are marked pruned with the reason; when no model is left, nothing is evaluated.
+  // With an `incumbent` (pruning, arch_search.hpp), bounds tier by tier, each model's the
+  // smallest so far, until they settle every model: the compute, then the placement bound of the
+  // config's family (below), then the config's own compute and placement bounds
+  // (ModelEvaluator::UpperBound). When the common score of the bounds (the mean only grows with
+  // each throughput) is below the incumbent's score, the config's score is not computed (`pruned`
+  // holds the bounds and the tier) and only the models whose bound is not below their incumbent
+  // are evaluated exactly — the others are marked pruned with the reason; when no model is left,
+  // nothing is evaluated.
+  //
+  // A family is the configs of the space that share their tensor cores (num_tc, pe_x, pe_y) —
+  // they differ in vector cores and buffers. Its bounds (ModelBound over all its configs) bound
+  // every member, are computed once, by the first member that needs them, and then settle later
+  // members against the incumbent of their time (which only grows) for the price of a lookup:
+  // branch and bound over the space's own structure.
   ConfigEvaluation Evaluate(const ArchPoint& point, const Incumbent* incumbent = nullptr) const;
   // A digest of the models and the config list (names and areas, in order): equal in two
   // processes that will evaluate the same config for the same index.
@@ -63,6 +73,14 @@ class SearchContext {
   std::string space_name_;
   double area_budget_mm2_ = 0;
   std::vector<ArchPoint> configs_;
+  // The families of the configs (Evaluate); configs alone in theirs have none.
+  struct Family {
+    std::vector<ArchConfig> members;
+    std::mutex mutex;                 // guards bounds
+    std::vector<ModelBound> bounds;   // per model, made by the first member that needs them
+  };
+  std::vector<std::unique_ptr<Family>> families_;
+  std::unordered_map<std::string, std::size_t> family_of_;  // config name → family
   std::shared_ptr<const Estimator> estimator_;
   std::shared_ptr<const SolverBackend> backend_;
   std::unique_ptr<ModelEvaluator> evaluator_;
