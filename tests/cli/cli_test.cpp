@@ -400,7 +400,68 @@ TEST(Cli, OutputDirectoryIsClaimedBeforeTheSearchAndWrittenAsASet) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{".phaze.lock", "explored.csv", "report.md",
-                                             "results.json"}));
+                                             "results.json", "search.checkpoint"}));
+}
+
+// A killed search continues from its checkpoint (search_checkpoint.hpp) and ends with the results
+// of an uninterrupted run: after SIGKILL once part of the journal is on disk, and after a journal
+// cut in the middle of a record (a kill during a write). One thread, so that the configs pruned
+// are the same too (arch_search.hpp); the checkpoint is written after every config.
+TEST(Cli, ResumeAfterAKillGivesTheUninterruptedResults) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  std::string config = testing::TinySearchConfig();
+  const std::string hysteresis = "search: {hysteresis_level: 2, bucket_width_mm2: 10}";
+  config.replace(config.find(hysteresis), hysteresis.size(),
+                 "search: {mode: exhaustive, prune: winners, checkpoint_seconds: 0}");
+  testing::WriteFile(dir / "run.yaml", config);
+  const std::string search = "search --config " + (dir / "run.yaml").string() + " --threads 1";
+  auto whole = Phaze(search + " --output-dir " + (dir / "whole").string());
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  // results.json without the timings, and with the output directory named alike.
+  auto results = [&](const std::string& out) {
+    std::string text = testing::WithoutTimings(testing::Slurp(dir / out / "results.json"));
+    const std::string path = (dir / out).string();
+    text.replace(text.find(path), path.size(), "OUT");
+    return text;
+  };
+  const std::string expected = results("whole");
+  const auto journal = dir / "whole" / "search.checkpoint";
+  const auto full_size = std::filesystem::file_size(journal);
+
+  // SIGKILL as soon as the journal holds more than its header.
+  const std::string killed = (dir / "killed").string();
+  auto k = testing::Run("env -u PHAZE_PLUGIN_PATH " + kPhaze + " -q " + search + " --output-dir " +
+                        killed + " & pid=$!; while [ \"$(stat -c %s " + killed +
+                        "/search.checkpoint 2>/dev/null || echo 0)\" -lt 400 ]; do sleep 0.01; "
+                        "done; kill -KILL $pid; wait $pid");
+  EXPECT_FALSE(std::filesystem::exists(dir / "killed" / "results.json"));  // killed mid-way
+  auto resumed = Phaze("search --resume " + killed + " --threads 1");  // the config from the journal
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_TRUE(results("killed") == expected);
+
+  // A journal cut inside a record: the torn record is dropped, its config evaluated again.
+  std::filesystem::create_directories(dir / "torn");
+  std::filesystem::copy_file(journal, dir / "torn" / "search.checkpoint");
+  std::filesystem::resize_file(dir / "torn" / "search.checkpoint", full_size * 2 / 3);
+  auto torn = Phaze("search --config " + (dir / "run.yaml").string() + " --threads 1 --resume " +
+                    (dir / "torn").string());
+  ASSERT_EQ(torn.exit_code, 0) << torn.err;
+  EXPECT_TRUE(results("torn") == expected);
+  EXPECT_EQ(std::filesystem::file_size(dir / "torn" / "search.checkpoint"), full_size);
+
+  // A journal of another search, and no journal, are refused plainly.
+  std::string other_config = config;
+  other_config.replace(other_config.find("num_accelerators: 16"), 20, "num_accelerators: 32");
+  testing::WriteFile(dir / "other.yaml", other_config);
+  auto other = Phaze("search --config " + (dir / "other.yaml").string() + " --resume " +
+                     (dir / "whole").string());
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("search.checkpoint: written for another search"), std::string::npos)
+      << other.err;
+  auto none = Phaze("search --resume " + (dir / "nowhere").string());
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no search checkpoint here"), std::string::npos) << none.err;
 }
 
 TEST(Cli, SearchEndToEndOnATinySpace) {

@@ -245,6 +245,19 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       }
     }
   };
+  // A resumed run's finished configs go through the queue first, as if just evaluated; a
+  // checkpoint of another visiting order is refused.
+  for (const auto& [index, result] : options.resumed) {
+    const auto task = queue.Take();
+    if (!task) break;  // a stop or budget before anything was evaluated
+    if (task->index != index) {
+      throw Error("the checkpoint's configs are not in this search's visiting order (config " +
+                  std::to_string(index) + " where " + std::to_string(task->index) +
+                  " comes next)");
+    }
+    queue.Done(index, result);
+  }
+  const std::size_t resumed = options.resumed.size();
   const int threads = std::max(options.remote ? 0 : 1, options.threads);
   std::vector<std::thread> pool;
   for (int k = 0; k < threads; ++k) {
@@ -296,6 +309,14 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
     e.point = configs[static_cast<std::size_t>(i)];
     e.bucket = AreaBucket(e.point.area_um2, options.bucket_width_mm2);
     e.evaluation = std::move(*slot.result);
+    if (options.on_finished && static_cast<std::size_t>(k) >= resumed) {
+      try {
+        options.on_finished(i, e.evaluation);
+      } catch (const std::exception& x) {
+        failure = x.what();
+        break;
+      }
+    }
     if (e.evaluation.FullyPruned()) {
       ++out.pruned;
       ++(e.evaluation.pruned->tier == 1 ? out.pruned_by_compute_bound

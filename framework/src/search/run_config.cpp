@@ -374,7 +374,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
 
   if (auto s = root.Optional("search")) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
-                   "mean", "threads", "prune", "objective"});
+                   "mean", "threads", "prune", "objective", "checkpoint_seconds"});
     if (auto v = s->Optional("objective")) {
       rc.search.objective =
           v->AsEnum({SearchObjective::kThroughput, SearchObjective::kThroughputPerWatt,
@@ -393,6 +393,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       if (rc.search.max_configs < 0) v->Fail("expected 0 (no limit) or a positive integer");
     }
     if (auto v = s->Optional("max_seconds")) rc.search.max_seconds = v->AsNonNegativeDouble();
+    if (auto v = s->Optional("checkpoint_seconds")) {
+      rc.search.checkpoint_seconds = v->AsNonNegativeDouble();
+    }
     if (auto v = s->Optional("mean")) {
       rc.search.mean =
           v->AsEnum({ScoreMean::kArithmetic, ScoreMean::kWeighted, ScoreMean::kGeometric});
@@ -589,6 +592,7 @@ Json RunConfig::ToJson() const {
   se["bucket_width_mm2"] = search.bucket_width_mm2;
   se["max_configs"] = search.max_configs;
   se["max_seconds"] = search.max_seconds;
+  se["checkpoint_seconds"] = search.checkpoint_seconds;
   se["mean"] = ToString(search.mean);
   se["threads"] = search.threads;
   se["prune"] = ToString(search.prune);

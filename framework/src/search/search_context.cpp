@@ -221,6 +221,11 @@ std::string SearchContext::Fingerprint() const {
   Json settings = run_.ToJson();  // where the file lives and where outputs go may differ by node
   settings["source"] = "";
   settings["output"] = "";
+  // Settings that change when and where configs are evaluated, not what they give: a resumed
+  // run or an MPI rank may differ in them.
+  for (const char* key : {"threads", "max_configs", "max_seconds", "checkpoint_seconds"}) {
+    settings["search"][key] = 0;
+  }
   d.Add(settings.Dump());
   for (const auto& m : models_) {
     d.Add(m.name);

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <optional>
 
 #include "phaze/arch/area_model.hpp"
+#include "phaze/search/search_checkpoint.hpp"
 
 namespace phaze {
 
@@ -67,12 +70,28 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   res.timings.processes = options.processes;
   so.remote = options.remote;
   so.local_name = options.local_name;
+  std::optional<SearchCheckpoint> checkpoint;
+  if (!options.checkpoint.empty()) {
+    const double every = run.search.checkpoint_seconds;
+    if (options.resume) {
+      std::vector<CheckpointRecord> records;
+      checkpoint = SearchCheckpoint::Resume(options.checkpoint, context.Fingerprint(), every,
+                                            &records);
+      for (auto& r : records) so.resumed.emplace_back(r.index, std::move(r.evaluation));
+    } else {
+      checkpoint = SearchCheckpoint::Create(
+          options.checkpoint, context.Fingerprint(),
+          run.source.empty() ? "" : std::filesystem::absolute(run.source).string(), every);
+    }
+    so.on_finished = [&](std::int64_t index, const ConfigEvaluation& e) { checkpoint->Add(index, e); };
+  }
   auto t0 = std::chrono::steady_clock::now();
   res.outcome = RunArchSearch(
       context.Configs(), so,
       [&](const ArchPoint& p, const Incumbent* incumbent) { return context.Evaluate(p, incumbent); },
       progress, options.stop);
   res.timings.search_s = Since(t0);
+  if (checkpoint) checkpoint->Flush();
 
   // Winners.
   const auto& explored = res.outcome.explored;

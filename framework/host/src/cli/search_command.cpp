@@ -1,12 +1,15 @@
 // `phaze search --config RUN.yaml [--threads N] [--output-dir DIR] [--max-configs N]`: the whole
 // Phaze run (framework/search). Prints a summary table; writes results.json, report.md and the
 // SVG plots into the output directory (run config `output.directory`, relative to the working
-// directory); -o FILE also writes results.json there. Ctrl-C stops after the configs being
+// directory); -o FILE also writes results.json there. The search keeps a checkpoint journal
+// there (search.checkpoint, search_checkpoint.hpp); `phaze search --resume DIR` continues a run
+// that was killed or stopped, with the run config it was started with (or --config's). Ctrl-C stops after the configs being
 // evaluated, writing the partial results (marked "complete": false); so does SIGUSR1. Exit 1 when
 // no explored config is feasible for any model, with the reasons. Under mpirun (framework/cluster)
 // rank 0 runs the search and writes the outputs; the other ranks evaluate configs for it.
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -15,6 +18,7 @@
 #include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/search/search_checkpoint.hpp"
 #include "phaze/search/search_driver.hpp"
 #include "phaze/report/search_report.hpp"
 
@@ -26,7 +30,9 @@ void AddSearchOptions(po::options_description& d) {
   d.add_options()("threads", po::value<int>(), "evaluate this many configs at once (default: the "
                                                 "run config's search.threads, 0 = all cores)")(
       "output-dir", po::value<std::string>(), "output directory (default: output.directory)")(
-      "max-configs", po::value<std::int64_t>(), "stop after this many configs (search.max_configs)");
+      "max-configs", po::value<std::int64_t>(), "stop after this many configs (search.max_configs)")(
+      "resume", po::value<std::string>(), "continue the search whose output directory is DIR "
+                                          "from its checkpoint (DIR/search.checkpoint)");
 }
 
 namespace {
@@ -62,16 +68,29 @@ class InterruptGuard {
 }  // namespace
 
 int RunSearch(CommandContext& ctx) {
-  if (ctx.global.config.empty()) {
+  std::string resume, config = ctx.global.config;
+  if (ctx.vm.count("resume")) {
+    resume = ctx.vm["resume"].as<std::string>();
+    if (ctx.vm.count("output-dir") && ctx.vm["output-dir"].as<std::string>() != resume) {
+      throw UsageError("--resume " + resume + " continues the search writing there: --output-dir "
+                       "must be left out or the same directory");
+    }
+    if (config.empty()) {
+      config = SearchCheckpoint::RunConfigPath(
+          (std::filesystem::path(resume) / SearchCheckpoint::kFileName).string());
+    }
+  }
+  if (config.empty()) {
     throw UsageError("phaze search: --config RUN.yaml is required (see share/runs/)");
   }
-  RunConfig run = RunConfig::ParseFile(ctx.global.config);
+  RunConfig run = RunConfig::ParseFile(config);
   if (ctx.vm.count("max-configs")) {
     const auto n = ctx.vm["max-configs"].as<std::int64_t>();
     if (n < 0) throw UsageError("--max-configs: expected 0 (no limit) or a positive integer");
     run.search.max_configs = n;
   }
   if (ctx.vm.count("output-dir")) run.output.directory = ctx.vm["output-dir"].as<std::string>();
+  if (!resume.empty()) run.output.directory = resume;
   SearchDriverOptions options;
   if (ctx.vm.count("threads")) {
     options.threads = ctx.vm["threads"].as<int>();
@@ -91,6 +110,9 @@ int RunSearch(CommandContext& ctx) {
 
   InterruptGuard guard;
   options.stop = &g_interrupted;
+  options.checkpoint =
+      (std::filesystem::path(run.output.directory) / SearchCheckpoint::kFileName).string();
+  options.resume = !resume.empty();
   const SearchContext context(run, ctx.registry, ctx.log);
   std::unique_ptr<RemoteEvaluator> coordinator;
   if (ctx.cluster && ctx.cluster->Distributed()) {
@@ -115,7 +137,8 @@ int RunSearch(CommandContext& ctx) {
   }
   ctx.out << SearchSummary(results) << "outputs in " << run.output.directory << "/\n";
   if (results.outcome.stop_reason == StopReason::kInterrupted) {
-    ctx.err << "interrupted: partial results written (results.json has \"complete\": false)\n";
+    ctx.err << "interrupted: partial results written (results.json has \"complete\": false); "
+               "`phaze search --resume " << run.output.directory << "` continues it\n";
   }
   if (!results.AnyFeasible()) {
     ctx.err << "no explored architecture is feasible for any model:\n";

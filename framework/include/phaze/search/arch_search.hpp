@@ -44,19 +44,6 @@ namespace phaze {
 
 class RemoteEvaluator;
 
-struct ArchSearchOptions {
-  bool exhaustive = false;
-  PruneMode prune = PruneMode::kNone;  // exhaustive mode only
-  std::int64_t hysteresis_level = 6;
-  double bucket_width_mm2 = 0.01;
-  std::int64_t max_configs = 0;  // 0 = no limit
-  double max_seconds = 0;        // 0 = no limit
-  int threads = 1;  // local evaluation threads; 0 is allowed when `remote` evaluates
-  // Evaluates configs in other processes as well (null: none). Not owned.
-  RemoteEvaluator* remote = nullptr;
-  // Where local evaluations run, for error messages ("rank 0 (host node1)"); empty in a local run.
-  std::string local_name;
-};
 
 // What a config must beat to be worth evaluating exactly: per model the best exact throughput, and
 // the best common score, of the configs that count (header comment). Empty: evaluate everything.
@@ -118,6 +105,28 @@ struct ExploredConfig {
   ArchPoint point;
   std::int64_t bucket = 0;
   ConfigEvaluation evaluation;
+};
+
+struct ArchSearchOptions {
+  bool exhaustive = false;
+  PruneMode prune = PruneMode::kNone;  // exhaustive mode only
+  std::int64_t hysteresis_level = 6;
+  double bucket_width_mm2 = 0.01;
+  std::int64_t max_configs = 0;  // 0 = no limit
+  double max_seconds = 0;        // 0 = no limit
+  int threads = 1;  // local evaluation threads; 0 is allowed when `remote` evaluates
+  // Evaluates configs in other processes as well (null: none). Not owned.
+  RemoteEvaluator* remote = nullptr;
+  // Where local evaluations run, for error messages ("rank 0 (host node1)"); empty in a local run.
+  std::string local_name;
+  // Resuming (search_checkpoint.hpp): the results of the first configs of the visiting order, in
+  // that order, as an earlier run of the same search finished them. They are taken as if just
+  // evaluated (the incumbent, buckets and convergence follow them) and not evaluated again.
+  std::vector<std::pair<std::int64_t, ConfigEvaluation>> resumed;
+  // Called, on the calling thread, with every config finished and consumed in visiting order
+  // (not the resumed ones): the checkpoint journal. May throw (the search then stops with that
+  // error).
+  std::function<void(std::int64_t index, const ConfigEvaluation&)> on_finished;
 };
 
 // Why a search ended: it converged (hysteresis), visited everything, or a budget or a stop

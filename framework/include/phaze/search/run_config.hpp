@@ -141,6 +141,9 @@ struct RunConfig {
     double bucket_width_mm2 = 0.01;
     std::int64_t max_configs = 0;  // 0 = no limit
     double max_seconds = 0;        // 0 = no limit
+    // The checkpoint journal (search_checkpoint.hpp) is written at most this often; 0: after
+    // every config.
+    double checkpoint_seconds = 30;
     ScoreMean mean = ScoreMean::kArithmetic;
     std::int64_t threads = 0;      // 0 = hardware concurrency
     // Exhaustive mode only (search/arch_search.hpp): skip the exact evaluation of a config whose

@@ -80,6 +80,11 @@ struct SearchDriverOptions {
   RemoteEvaluator* remote = nullptr;  // other processes evaluating configs (MPI), not owned
   std::string local_name;             // this process in error messages ("rank 0 (host node1)")
   int processes = 1;                  // MPI ranks taking part (for the timings)
+  // The checkpoint journal (search_checkpoint.hpp), written at this path when not empty (every
+  // search.checkpoint_seconds); with `resume`, the journal there is continued: the configs it
+  // holds are not evaluated again.
+  std::string checkpoint;
+  bool resume = false;
 };
 
 // Runs the search on a context built beforehand (SearchContext: the models, the space, the
