@@ -411,7 +411,7 @@ TEST(Cli, ResumeAfterAKillGivesTheUninterruptedResults) {
   testing::TempDir dir;
   testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
   std::string config = testing::TinySearchConfig();
-  const std::string hysteresis = "search: {hysteresis_level: 2, bucket_width_mm2: 10}";
+  const std::string hysteresis = "search: {mode: hysteresis, hysteresis_level: 2, bucket_width_mm2: 10}";
   config.replace(config.find(hysteresis), hysteresis.size(),
                  "search: {mode: exhaustive, prune: winners, checkpoint_seconds: 0}");
   testing::WriteFile(dir / "run.yaml", config);

@@ -69,7 +69,7 @@ TEST(Mpi, ThreeRanksPruneToTheSameWinnersAndFronts) {
   testing::TempDir dir;
   testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
   std::string run = testing::TinySearchConfig();
-  const std::string search = "search: {hysteresis_level: 2, bucket_width_mm2: 10}";
+  const std::string search = "search: {mode: hysteresis, hysteresis_level: 2, bucket_width_mm2: 10}";
   ASSERT_NE(run.find(search), std::string::npos);
   run.replace(run.find(search), search.size(), "search: {mode: exhaustive, prune: pareto}");
   testing::WriteFile(dir / "run.yaml", run);
@@ -85,6 +85,8 @@ TEST(Mpi, ThreeRanksPruneToTheSameWinnersAndFronts) {
       ConfigNode::ParseString(testing::Slurp(dir / "three" / "results.json"), "three.json");
   EXPECT_EQ(b.Child("stop_reason").AsString(), "exhausted");
   EXPECT_GT(a.Child("space").Child("pruned").AsInt(), 0);
+  // The ranks bound the families of configs too (search_context.hpp).
+  EXPECT_GT(b.Child("space").Child("pruned_by_family_bound").AsInt(), 0);
   for (const char* part : {"winners", "pareto_front"}) {
     EXPECT_EQ(a.Child(part).ToJson().Dump(), b.Child(part).ToJson().Dump()) << part;
   }

@@ -14,7 +14,7 @@ inline std::string TinySearchConfig(const std::string& extra = "") {
          "cluster: {num_accelerators: 16}\n"
          "training: {global_batch: 64, micro_batches: [1, 2], tensor_parallel_widths: [1, 2],\n"
          "           hbm_gib: [16, 32], recompute: [false, true]}\n"
-         "search: {hysteresis_level: 2, bucket_width_mm2: 10}\n" + extra;
+         "search: {mode: hysteresis, hysteresis_level: 2, bucket_width_mm2: 10}\n" + extra;
 }
 
 inline const char* kTinySpace =

@@ -38,7 +38,7 @@ std::string Config(const std::string& search, const std::string& arch_extra = ""
     text.replace(at, from.size(), to);
   };
   replace("presets: [tpuv4]}", "presets: [tpuv4]" + arch_extra + "}");
-  replace("search: {hysteresis_level: 2, bucket_width_mm2: 10}",
+  replace("search: {mode: hysteresis, hysteresis_level: 2, bucket_width_mm2: 10}",
           "search: {bucket_width_mm2: 10, mode: exhaustive, " + search + "}");
   return text;
 }

@@ -133,6 +133,41 @@ TEST(SearchBounds, FamilyBoundsNeverBelowAnyMember) {
   EXPECT_GT(strictly_looser, 0);  // the members do differ
 }
 
+TEST(SearchBounds, HysteresisReplayFindsWhatAHysteresisRunFinds) {
+  // hysteresis_comparison.hpp against the hysteresis itself, on one thread (its winners do not
+  // depend on threads) and for two levels: the same configs visited, the same winners and scores.
+  NullProgress progress;
+  std::int64_t evaluated_now = 0;
+  for (int level : {2, 4}) {
+    const std::string shape = "hysteresis_level: " + std::to_string(level) + ", bucket_width_mm2: 10";
+    Context hysteresis("search: {mode: hysteresis, " + shape + "}\n");
+    Context exhaustive("search: {mode: exhaustive, prune: winners, compare_hysteresis: true, " +
+                       shape + "}\n");
+    SearchDriverOptions o;
+    o.threads = 1;
+    const SearchResults h = RunSearchDriver(*hysteresis.context, progress, o);
+    const SearchResults e = RunSearchDriver(*exhaustive.context, progress, o);
+    ASSERT_TRUE(e.hysteresis.has_value());
+    const HysteresisComparison& c = *e.hysteresis;
+    EXPECT_EQ(c.converged, h.outcome.stop_reason == StopReason::kConverged) << level;
+    EXPECT_EQ(c.visited, static_cast<std::int64_t>(h.outcome.explored.size())) << level;
+    ASSERT_GE(c.best_common, 0);
+    EXPECT_EQ(e.outcome.explored[c.best_common].point.arch.name,
+              h.outcome.explored[h.best_common].point.arch.name);
+    EXPECT_EQ(c.score, h.outcome.explored[h.best_common].evaluation.score);
+    for (std::size_t m = 0; m < c.best_per_model.size(); ++m) {
+      EXPECT_EQ(e.outcome.explored[c.best_per_model[m]].point.arch.name,
+                h.outcome.explored[h.best_per_model[m]].point.arch.name);
+      EXPECT_EQ(c.model_scores[m], h.outcome.explored[h.best_per_model[m]].evaluation.models[m].score);
+    }
+    EXPECT_LT(c.evaluated_now, c.visited);  // the bounds settled some configs
+    evaluated_now += c.evaluated_now;
+    // A hysteresis run gets no comparison; an exhaustive one without the key neither.
+    EXPECT_FALSE(h.hysteresis.has_value());
+  }
+  EXPECT_GT(evaluated_now, 0);  // and some pruned ones had to be evaluated for it
+}
+
 TEST(SearchStrategies, SeveralStrategiesFindTheBestOfEachAlone) {
   // The tiny models' kernels are far below the device model's per-kernel cost, which would make
   // both strategies tie everywhere: without it their arithmetic decides.

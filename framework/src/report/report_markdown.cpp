@@ -207,6 +207,35 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << " µs with every op intra-op in sequence (" << ToString(w.result.stats.path)
        << ", " << SolveStatusName(w.result.stats.status) << ").\n";
   }
+  if (r.hysteresis) {
+    const HysteresisComparison& h = *r.hysteresis;
+    const auto& explored = r.outcome.explored;
+    auto name = [&](int i) {
+      return i < 0 ? std::string("none feasible") : explored[static_cast<std::size_t>(i)].point.arch.name;
+    };
+    auto gap = [](double found, double optimum) {
+      return optimum > 0 ? FormatNumber("%+.1f%%", 100 * (found / optimum - 1)) : std::string("—");
+    };
+    md << "\n## The paper's hysteresis beside the optimum\n\n"
+       << "The hysteresis search (level " << h.level << ", the paper's heuristic) "
+       << (h.converged ? "would have stopped after " : "would not have stopped: it visits all ")
+       << h.visited << " of " << r.outcome.candidates
+       << " configs (replayed on this search's results: " << h.evaluated_now
+       << " pruned configs evaluated exactly for it).\n\n"
+       << "| | hysteresis | score | optimum | score | gap |\n|---|---|---|---|---|---|\n";
+    const double optimum = r.best_common >= 0 ? explored[r.best_common].evaluation.score : 0;
+    md << "| common (" << ToString(r.run.search.mean) << " mean) | " << name(h.best_common) << " | "
+       << FormatNumber("%.4g", h.score) << " | " << name(r.best_common) << " | "
+       << FormatNumber("%.4g", optimum) << " | " << gap(h.score, optimum) << " |\n";
+    for (std::size_t m = 0; m < h.best_per_model.size(); ++m) {
+      const int opt = r.best_per_model[m];
+      const double o = opt >= 0 ? explored[opt].evaluation.models[m].score : 0;
+      md << "| " << r.models[m].name << " | " << name(h.best_per_model[m]) << " | "
+         << FormatNumber("%.4g", h.model_scores[m]) << " | " << name(opt) << " | "
+         << FormatNumber("%.4g", o) << " | " << gap(h.model_scores[m], o) << " |\n";
+    }
+    md << "\nScores in " << ObjectiveUnit(r.run.search.objective) << ".\n";
+  }
   if (!r.robustness.rows.empty()) {
     const RobustnessStudy& st = r.robustness;
     md << "\n## Robustness of the recommendation (device model parameters ±10%)\n\n"

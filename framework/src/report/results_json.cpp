@@ -306,12 +306,44 @@ Json SearchResultsToJson(const SearchResults& r) {
     j["robustness"] = rj;
   }
 
+  if (r.hysteresis) {
+    const HysteresisComparison& h = *r.hysteresis;
+    const auto& explored = r.outcome.explored;
+    auto config = [&](int i) {
+      return i < 0 ? Json() : Json(explored[static_cast<std::size_t>(i)].point.arch.name);
+    };
+    Json hj = Json::MakeObject();
+    hj["level"] = h.level;
+    hj["converged"] = h.converged;
+    hj["visited"] = h.visited;
+    hj["evaluated_now"] = h.evaluated_now;
+    hj["common"] = config(h.best_common);
+    hj["score"] = h.score;
+    hj["optimum_score"] = r.best_common >= 0
+                              ? Json(explored[static_cast<std::size_t>(r.best_common)].evaluation.score)
+                              : Json();
+    Json per = Json::MakeArray();
+    for (std::size_t m = 0; m < h.best_per_model.size(); ++m) {
+      Json x = Json::MakeObject();
+      x["model"] = r.models[m].name;
+      x["config"] = config(h.best_per_model[m]);
+      x["score"] = h.model_scores[m];
+      const int opt = r.best_per_model[m];
+      x["optimum_score"] =
+          opt >= 0 ? Json(explored[static_cast<std::size_t>(opt)].evaluation.models[m].score) : Json();
+      per.Push(x);
+    }
+    hj["per_model"] = per;
+    j["hysteresis_comparison"] = hj;
+  }
+
   // Wall times: the only part that differs between runs of the same inputs.
   Json& t = j["timings"];
   t["prepare_s"] = r.timings.prepare_s;
   t["search_s"] = r.timings.search_s;
   t["baselines_s"] = r.timings.baselines_s;
   t["robustness_s"] = r.timings.robustness_s;
+  t["hysteresis_s"] = r.timings.hysteresis_s;
   t["total_s"] = r.timings.total_s;
   t["processes"] = r.timings.processes;  // MPI ranks
   t["threads"] = r.timings.threads;      // evaluation threads per process

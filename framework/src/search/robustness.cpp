@@ -4,6 +4,8 @@
 #include <atomic>
 #include <mutex>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <thread>
 
@@ -85,20 +87,15 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
   }
   study.base_speedup = Speedup(base, reference);
 
-  // Every (perturbation, candidate or reference) evaluation, on `threads` threads.
-  struct Task {
-    std::size_t perturbation;
-    int candidate;  // index into order; −1: the reference
-  };
+  // Per perturbation, on `threads` threads: the reference and the winner exactly, then each other
+  // candidate only if its upper bounds (SearchContext::Evaluate with an incumbent) can beat the
+  // best perturbed score so far — one that cannot is no perturbed winner (ties go to the earlier
+  // candidate, the winner first), so the rows are those of evaluating every candidate.
   std::vector<std::pair<std::string, double>> perturbations;
   for (const auto& key : keys) {
     for (double f : {0.9, 1.1}) perturbations.push_back({key, f});
   }
-  std::vector<Task> tasks;
-  for (std::size_t p = 0; p < perturbations.size(); ++p) {
-    for (int c = -1; c < static_cast<int>(order.size()); ++c) tasks.push_back({p, c});
-  }
-  // results[p][c + 1][m]: throughput (c = −1: the reference); scores[p][c].
+  // results[p][c + 1][m]: throughput (c = −1: the reference); scores[p][c] (0: pruned).
   std::vector<std::vector<std::vector<double>>> results(
       perturbations.size(),
       std::vector<std::vector<double>>(order.size() + 1, std::vector<double>(models.size())));
@@ -108,28 +105,37 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
   std::atomic<std::size_t> next{0};
   std::mutex progress_mutex;
   std::int64_t done = 0;
-  progress.Begin("robustness", static_cast<std::int64_t>(tasks.size()));
+  progress.Begin("robustness",
+                 static_cast<std::int64_t>(perturbations.size() * (order.size() + 1)));
   auto work = [&] {
-    for (std::size_t t; (t = next.fetch_add(1)) < tasks.size();) {
-      const auto& [key, factor] = perturbations[tasks[t].perturbation];
-      const int c = tasks[t].candidate;
-      auto& out = results[tasks[t].perturbation][c + 1];
-      if (c < 0) {
-        const ArchConfig arch = Perturbed(preset, key, factor, overrides);
-        for (std::size_t m = 0; m < models.size(); ++m) {
-          const ModelEvaluation ev = context.Evaluator().Evaluate(models[m], arch, true);
-          out[m] = models[m].expert ? (ev.expert ? ev.expert->Throughput() : 0)
-                                    : ev.best.Throughput();
-        }
-      } else {
+    for (std::size_t p; (p = next.fetch_add(1)) < perturbations.size();) {
+      const auto& [key, factor] = perturbations[p];
+      auto tick = [&] {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        progress.Update(++done, key + " × " + (factor < 1 ? "0.9" : "1.1"));
+      };
+      const ArchConfig arch = Perturbed(preset, key, factor, overrides);
+      for (std::size_t m = 0; m < models.size(); ++m) {
+        const ModelEvaluation ev = context.Evaluator().Evaluate(models[m], arch, true);
+        results[p][0][m] = models[m].expert ? (ev.expert ? ev.expert->Throughput() : 0)
+                                            : ev.best.Throughput();
+      }
+      tick();
+      double best = 0;
+      for (std::size_t c = 0; c < order.size(); ++c) {
         ArchPoint point = explored[order[c]].point;
         point.arch = Perturbed(point.arch, key, factor, overrides);
-        const ConfigEvaluation ev = context.Evaluate(point);
-        for (std::size_t m = 0; m < models.size(); ++m) out[m] = ev.models[m].best.Throughput();
-        scores[tasks[t].perturbation][c] = ev.score;
+        // Every model settles with the score: only the common score decides the winner.
+        const Incumbent incumbent{
+            std::vector<double>(models.size(), std::numeric_limits<double>::infinity()), best};
+        const ConfigEvaluation ev = context.Evaluate(point, c == 0 ? nullptr : &incumbent);
+        for (std::size_t m = 0; m < models.size(); ++m) {
+          results[p][c + 1][m] = ev.models[m].best.Throughput();
+        }
+        scores[p][c] = ev.score;
+        best = std::max(best, ev.score);
+        tick();
       }
-      const std::lock_guard<std::mutex> lock(progress_mutex);
-      progress.Update(++done, key + " × " + (factor < 1 ? "0.9" : "1.1"));
     }
   };
   std::vector<std::thread> pool;

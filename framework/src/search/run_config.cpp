@@ -103,6 +103,13 @@ void Validate(RunConfig& rc, const ConfigNode& root) {
   } else {
     std::erase_if(t.micro_batches, [&](std::int64_t b) { return t.global_batch % b != 0; });
   }
+  // The hysteresis is compared with the optimum only an exhaustive search proves.
+  if (const auto s = root.Optional("search"); s && rc.search.compare_hysteresis &&
+                                              rc.search.mode != SearchMode::kExhaustive) {
+    s->Child("compare_hysteresis")
+        .Fail("compares the hysteresis with the optimum of an exhaustive search: needs "
+              "search.mode: exhaustive (the mode is hysteresis)");
+  }
   // Virtual stages are the interleaved schedule's.
   if (const auto v = key("virtual_stages");
       v && t.pipeline_schedule != PipelineSchedule::kInterleaved) {
@@ -374,7 +381,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
 
   if (auto s = root.Optional("search")) {
     s->ExpectKeys({"mode", "hysteresis_level", "bucket_width_mm2", "max_configs", "max_seconds",
-                   "mean", "threads", "prune", "objective", "checkpoint_seconds"});
+                   "mean", "threads", "prune", "objective", "checkpoint_seconds",
+                   "compare_hysteresis"});
     if (auto v = s->Optional("objective")) {
       rc.search.objective =
           v->AsEnum({SearchObjective::kThroughput, SearchObjective::kThroughputPerWatt,
@@ -393,6 +401,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
       if (rc.search.max_configs < 0) v->Fail("expected 0 (no limit) or a positive integer");
     }
     if (auto v = s->Optional("max_seconds")) rc.search.max_seconds = v->AsNonNegativeDouble();
+    if (auto v = s->Optional("compare_hysteresis")) rc.search.compare_hysteresis = v->AsBool();
     if (auto v = s->Optional("checkpoint_seconds")) {
       rc.search.checkpoint_seconds = v->AsNonNegativeDouble();
     }
@@ -593,6 +602,7 @@ Json RunConfig::ToJson() const {
   se["max_configs"] = search.max_configs;
   se["max_seconds"] = search.max_seconds;
   se["checkpoint_seconds"] = search.checkpoint_seconds;
+  se["compare_hysteresis"] = search.compare_hysteresis;
   se["mean"] = ToString(search.mean);
   se["threads"] = search.threads;
   se["prune"] = ToString(search.prune);

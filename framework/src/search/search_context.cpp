@@ -109,12 +109,13 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
     const ArchConfig& a = configs_[c].arch;
     shapes[{a.num_tc, a.pe_x, a.pe_y}].push_back(c);
   }
+  family_of_.assign(configs_.size(), -1);
   for (const auto& [shape, members] : shapes) {
     if (members.size() < 2) continue;
     auto family = std::make_unique<Family>();
     for (std::size_t c : members) {
       family->members.push_back(configs_[c].arch);
-      family_of_[configs_[c].arch.name] = families_.size();
+      family_of_[c] = static_cast<int>(families_.size());
     }
     families_.push_back(std::move(family));
   }
@@ -170,8 +171,10 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
       return decision.All();
     };
     bool settled = false;
-    if (const auto f = family_of_.find(point.arch.name); f != family_of_.end()) {
-      Family& family = *families_[f->second];
+    const bool listed = &point >= configs_.data() && &point < configs_.data() + configs_.size();
+    if (const int f = listed ? family_of_[static_cast<std::size_t>(&point - configs_.data())] : -1;
+        f >= 0) {
+      Family& family = *families_[static_cast<std::size_t>(f)];
       const int size = static_cast<int>(family.members.size());
       std::lock_guard lock(family.mutex);
       if (family.bounds.empty()) {

@@ -110,6 +110,16 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     }
   }
 
+  // The hysteresis beside the optimum (hysteresis_comparison.hpp).
+  t0 = std::chrono::steady_clock::now();
+  if (run.search.compare_hysteresis && run.search.mode == SearchMode::kExhaustive &&
+      Complete(res.outcome.stop_reason)) {
+    res.hysteresis = CompareHysteresis(res.outcome, run.search.hysteresis_level,
+                                       run.search.bucket_width_mm2,
+                                       [&](const ArchPoint& p) { return context.Evaluate(p); });
+  }
+  res.timings.hysteresis_s = Since(t0);
+
   // Baselines (skipped when interrupted).
   t0 = std::chrono::steady_clock::now();
   if (!(options.stop && options.stop->load())) {

@@ -8,7 +8,9 @@
 // as is the reference (the first of arch.presets, with the models' expert placements when given,
 // else our DP). The winner under the perturbation is the best of those candidates; its speed-up
 // is the geometric mean over models of throughput / reference throughput, as the report's
-// "Phaze common" column. Configs outside the candidates are not re-ranked: a row says "changed"
+// "Phaze common" column. A candidate after the winner whose upper bounds cannot beat the best
+// perturbed score so far is pruned rather than evaluated (it cannot be the perturbed winner).
+// Configs outside the candidates are not re-ranked: a row says "changed"
 // only when another of the candidates overtakes the winner.
 // Only for the device model (`device`, `gpu`); a parameter the estimator's params: fix is skipped.
 #pragma once

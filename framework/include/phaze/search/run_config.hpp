@@ -136,7 +136,7 @@ struct RunConfig {
   std::vector<StrategyChoice> strategies{StrategyChoice{}};
 
   struct Search {
-    SearchMode mode = SearchMode::kHysteresis;
+    SearchMode mode = SearchMode::kExhaustive;  // hysteresis: the paper's heuristic
     std::int64_t hysteresis_level = 6;
     double bucket_width_mm2 = 0.01;
     std::int64_t max_configs = 0;  // 0 = no limit
@@ -144,6 +144,9 @@ struct RunConfig {
     // The checkpoint journal (search_checkpoint.hpp) is written at most this often; 0: after
     // every config.
     double checkpoint_seconds = 30;
+    // Exhaustive mode: also replay what the paper's hysteresis would have found
+    // (hysteresis_comparison.hpp), reported beside the optimum.
+    bool compare_hysteresis = false;
     ScoreMean mean = ScoreMean::kArithmetic;
     std::int64_t threads = 0;      // 0 = hardware concurrency
     // Exhaustive mode only (search/arch_search.hpp): skip the exact evaluation of a config whose

@@ -8,7 +8,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "phaze/arch/arch_space.hpp"
@@ -59,7 +58,9 @@ class SearchContext {
   // they differ in vector cores and buffers. Its bounds (ModelBound over all its configs) bound
   // every member, are computed once, by the first member that needs them, and then settle later
   // members against the incumbent of their time (which only grows) for the price of a lookup:
-  // branch and bound over the space's own structure.
+  // branch and bound over the space's own structure. Only a config of Configs() itself (by
+  // address, as the search and MPI workers pass them) has a family: a changed copy (the
+  // robustness study's perturbed chips) is bounded on its own.
   ConfigEvaluation Evaluate(const ArchPoint& point, const Incumbent* incumbent = nullptr) const;
   // A digest of the models and the config list (names and areas, in order): equal in two
   // processes that will evaluate the same config for the same index.
@@ -80,7 +81,7 @@ class SearchContext {
     std::vector<ModelBound> bounds;   // per model, made by the first member that needs them
   };
   std::vector<std::unique_ptr<Family>> families_;
-  std::unordered_map<std::string, std::size_t> family_of_;  // config name → family
+  std::vector<int> family_of_;  // per config: its family, −1 when alone
   std::shared_ptr<const Estimator> estimator_;
   std::shared_ptr<const SolverBackend> backend_;
   std::unique_ptr<ModelEvaluator> evaluator_;

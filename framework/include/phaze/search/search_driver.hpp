@@ -23,6 +23,7 @@
 #include "phaze/plugin/registry.hpp"
 #include "phaze/schedule/schedule_problem.hpp"
 #include "phaze/search/arch_search.hpp"
+#include "phaze/search/hysteresis_comparison.hpp"
 #include "phaze/search/model_evaluator.hpp"
 #include "phaze/search/robustness.hpp"
 #include "phaze/search/search_context.hpp"
@@ -60,10 +61,13 @@ struct SearchResults {
   std::vector<BaselineResult> baselines;
   std::optional<WinnerSchedule> winner_schedule;
   RobustnessStudy robustness;  // the common winner under ±10% technology parameters
+  // What the hysteresis would have found (search.compare_hysteresis, exhaustive and complete).
+  std::optional<HysteresisComparison> hysteresis;
   std::vector<PluginRecord> plugins;  // versions of what was used
   std::string solver_version;
   struct Timings {
     double prepare_s = 0, search_s = 0, baselines_s = 0, robustness_s = 0, total_s = 0;
+    double hysteresis_s = 0;  // the hysteresis comparison's replay
     int processes = 1, threads = 1;  // how the search ran
   } timings;
   // Of this process's segment memo (under MPI each rank has its own; rank 0's is here).
