@@ -3,6 +3,7 @@
 // (PHAZE_BENCH_RUN, default share/runs/default.yaml; share/runs/paper.yaml for the eight models):
 //   BM_ComputeBound    ModelEvaluator::UpperBound(kCompute) for every model of a config
 //   BM_PlacementBound  UpperBound(kPlacement)
+//   BM_FamilyBound     both tiers on the family of a config (the configs sharing its tensor cores)
 //   BM_Evaluate        the exact evaluation (estimates, schedules, the DP at every HBM size)
 // Each iteration takes the next sampled config with a fresh evaluator (an empty schedule memo), so
 // the figures are the cold cost per config; whole runs, with the memo warm, are in
@@ -85,7 +86,34 @@ void BM_Evaluate(benchmark::State& state) {
     benchmark::DoNotOptimize(e.Evaluate(m, a, false).best.Throughput());
   });
 }
+// Both tiers on a whole family (search_context.hpp: the configs sharing a config's tensor cores),
+// cold; `configs/s` counts the family's members — what one family bound can settle.
+void BM_FamilyBound(benchmark::State& state) {
+  Bench& b = Bench::Get();
+  const auto& configs = b.context.Configs();
+  std::size_t next = 0, members = 0;
+  for (auto _ : state) {
+    const auto evaluator = b.Fresh();
+    const ArchConfig& a = configs[next].arch;
+    next = (next + 500) % configs.size();
+    std::vector<ArchConfig> family;
+    for (const auto& c : configs) {
+      if (c.arch.num_tc == a.num_tc && c.arch.pe_x == a.pe_x && c.arch.pe_y == a.pe_y) {
+        family.push_back(c.arch);
+      }
+    }
+    members += family.size();
+    for (const auto& model : b.context.Models()) {
+      ModelBound bound = evaluator->Bound(model, family);
+      benchmark::DoNotOptimize(bound.Compute());
+      benchmark::DoNotOptimize(bound.Placement());
+    }
+  }
+  state.counters["configs/s"] =
+      benchmark::Counter(static_cast<double>(members), benchmark::Counter::kIsRate);
+}
 BENCHMARK(BM_ComputeBound)->Unit(benchmark::kMillisecond)->Iterations(59);
+BENCHMARK(BM_FamilyBound)->Unit(benchmark::kMillisecond)->Iterations(59);
 BENCHMARK(BM_PlacementBound)->Unit(benchmark::kMillisecond)->Iterations(59);
 BENCHMARK(BM_Evaluate)->Unit(benchmark::kMillisecond)->Iterations(59);
 

@@ -494,6 +494,7 @@ double ModelBound::Compute() {
     }
   }
   compute_ = best;
+  if (placement_) times_.reset();  // both tiers known: the makespans are no longer needed
   return best;
 }
 
@@ -510,6 +511,7 @@ double ModelBound::Placement() {
   PlaceAll(run, evaluator_->cost_, *model_, archs_.front(), times->sliced, Modes(run),
            {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev);
   placement_ = ev.best.Throughput();
+  if (compute_) times_.reset();
   return *placement_;
 }
 

@@ -81,8 +81,9 @@ class ModelEvaluator;
 // makespan is the scheduler's lower bound on the relaxation of that pass over the whole set
 // (RelaxInto: each op as fast, and each core count as large, as on any of them; the optimizer
 // step the shortest), so each tier bounds the throughput Evaluate finds on every config of the
-// set. Lazy: the makespans are bounded once, on the first call of either tier, and each tier is
-// computed once. Not thread-safe; lives no longer than its evaluator and model.
+// set. Lazy: the makespans are bounded once, on the first call of either tier (and dropped once
+// both are known), and each tier is computed once. Not thread-safe; lives no longer than its
+// evaluator and model.
 class ModelBound {
  public:
   ModelBound();
