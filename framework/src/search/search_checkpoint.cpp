@@ -159,7 +159,7 @@ std::string SearchCheckpoint::RunConfigPath(const std::string& path) {
 
 SearchCheckpoint SearchCheckpoint::Resume(const std::string& path, const std::string& fingerprint,
                                           double flush_seconds,
-                                          std::vector<CheckpointRecord>* records) {
+                                          std::vector<std::pair<std::int64_t, ConfigEvaluation>>* records) {
   const std::string bytes = ReadAll(path);
   std::size_t at = 0;
   const ParsedHeader h = ReadHeader(path, bytes, at);
@@ -174,10 +174,8 @@ SearchCheckpoint SearchCheckpoint::Resume(const std::string& path, const std::st
   records->clear();
   for (std::string_view payload : Unframe(bytes, at)) {
     ByteReader r(payload);
-    CheckpointRecord rec;
-    rec.index = r.Int();
-    rec.evaluation = DecodeConfigEvaluation(r.String());
-    records->push_back(std::move(rec));
+    const std::int64_t index = r.Int();
+    records->emplace_back(index, DecodeConfigEvaluation(r.String()));
   }
   // Cut a torn tail off before appending.
   if (at < bytes.size() && ::truncate(path.c_str(), static_cast<off_t>(at)) != 0) {

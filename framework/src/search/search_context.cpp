@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <tuple>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <fmt/printf.h>
 
 #include "phaze/arch/arch_config.hpp"

@@ -74,10 +74,8 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   if (!options.checkpoint.empty()) {
     const double every = run.search.checkpoint_seconds;
     if (options.resume) {
-      std::vector<CheckpointRecord> records;
       checkpoint = SearchCheckpoint::Resume(options.checkpoint, context.Fingerprint(), every,
-                                            &records);
-      for (auto& r : records) so.resumed.emplace_back(r.index, std::move(r.evaluation));
+                                            &so.resumed);
     } else {
       checkpoint = SearchCheckpoint::Create(
           options.checkpoint, context.Fingerprint(),

@@ -17,16 +17,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "phaze/search/arch_search.hpp"
 
 namespace phaze {
-
-struct CheckpointRecord {
-  std::int64_t index = 0;  // in the config list
-  ConfigEvaluation evaluation;
-};
 
 class SearchCheckpoint {
  public:
@@ -36,13 +32,15 @@ class SearchCheckpoint {
   // `run_config_path`. Throws Error when it cannot be written.
   static SearchCheckpoint Create(const std::string& path, const std::string& fingerprint,
                                  const std::string& run_config_path, double flush_seconds);
-  // The journal at `path`, to continue: its records are returned in `records` (torn ones
+  // The journal at `path`, to continue: its records — (index in the config list, evaluation), as
+  // ArchSearchOptions::resumed takes them — are returned in `records` (torn ones
   // dropped, and the file cut back to the last whole one); new records are appended. Throws
   // ConfigError naming the file when there is none, it is not a checkpoint, or it was written by
   // another phaze build or for another search (`fingerprint`: the run config, a model or the
   // space changed).
   static SearchCheckpoint Resume(const std::string& path, const std::string& fingerprint,
-                                 double flush_seconds, std::vector<CheckpointRecord>* records);
+                                 double flush_seconds,
+                                 std::vector<std::pair<std::int64_t, ConfigEvaluation>>* records);
   // The run config a checkpoint was written for (its header), to resume without --config.
   static std::string RunConfigPath(const std::string& path);
 
