@@ -3,6 +3,7 @@
 //  * ModelEvaluator::UpperBound never falls below what Evaluate finds, at either tier, for every
 //    config and model — the property pruning rests on;
 //  * Scheduler::LowerBound never exceeds the makespan Solve returns;
+//  * Evaluate's pruning of (micro-batch, strategy) groups gives the choices of scheduling them all;
 //  * exhaustive search with pruning returns the winners (per model and common) of evaluating every
 //    config, and with Pareto pruning also the same Pareto fronts, on one thread and on two, while
 //    pruning some configs;
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "phaze/core/progress.hpp"
+#include "phaze/report/search_report.hpp"
 #include "phaze/search/pareto_front.hpp"
 #include "phaze/search/search_context.hpp"
 #include "phaze/search/search_driver.hpp"
@@ -131,6 +133,72 @@ TEST(SearchBounds, FamilyBoundsNeverBelowAnyMember) {
   }
   EXPECT_GT(checked, 20);
   EXPECT_GT(strictly_looser, 0);  // the members do differ
+}
+
+TEST(SearchBounds, GroupPruningGivesWhatSchedulingEveryGroupGives) {
+  // ModelEvaluator::Evaluate's branch and bound over the (micro-batch, strategy) groups against
+  // scheduling every group: the same choices — best, per HBM size, expert — on sampled configs,
+  // under two objectives, while some groups are left out. 1 GiB of HBM fits no plan on some
+  // configs (the choices left-out groups stand in with), and 1 GiB, micro-batch 4, nowhere.
+  const fs::path dir = phaze::Setup("");
+  // What results.json says of a choice, and what it says only of a feasible one.
+  auto describe = [](const PlanChoice& c) {
+    return PlanChoiceToJson(c).Dump() + " b=" + std::to_string(c.micro_batch) + " " +
+           std::string(ToString(c.recompute)) + " " + std::to_string(c.hbm_gib) + " GiB " +
+           c.strategy;
+  };
+  for (const std::string objective : {"throughput", "throughput_per_watt"}) {
+    Write(dir / "groups.yaml",
+          "models:\n  - file: " + std::string(PHAZE_SOURCE_DIR) +
+              "/workloads/tiny-gpt.yaml\n    expert: [2, 8, 2]\n  - file: wide.yaml\n"
+              "arch: {space: space.yaml}\n"
+              "cluster: {num_accelerators: 64}\n"
+              "training: {global_batch: 256, micro_batches: [1, 2, 4], "
+              "tensor_parallel_widths: [1, 2],\n"
+              "           hbm_gib: [0.001, 32], recompute: [none, full]}\n"
+              "solver: {backend: cbc, node_limit: 5, relative_gap: 0.05, search_nodes: 2000,\n"
+              "         max_exact_ops: 24, params: {cuts: false}}\n"
+              "search: {objective: " + objective + "}\n");
+    std::ostringstream sink;
+    Logger log{sink, LogLevel::kQuiet};
+    const RunConfig run = RunConfig::ParseFile((dir / "groups.yaml").string());
+    const SearchContext context(run, testing::BuiltPlugins(), log);
+    const ModelEvaluator& evaluator = context.Evaluator();
+    int answers_pruned = 0, answers_all = 0, compared = 0, unfit = 0;
+    const auto& configs = context.Configs();
+    for (std::size_t i = 0; i < configs.size(); i += 9) {
+      for (const auto& model : context.Models()) {
+        for (const bool expert : {false, true}) {
+          const ArchConfig& arch = configs[i].arch;
+          const ModelEvaluation pruned = evaluator.Evaluate(model, arch, expert);
+          const ModelEvaluation all =
+              evaluator.Evaluate(model, arch, expert, ModelEvaluator::GroupPruning::kNone);
+          const std::string where = model.name + " on " + arch.name + (expert ? ", expert" : "");
+          EXPECT_EQ(describe(pruned.best), describe(all.best)) << where;
+          ASSERT_EQ(pruned.best_per_hbm.size(), 2u);
+          for (std::size_t h = 0; h < 2; ++h) {
+            EXPECT_EQ(describe(pruned.best_per_hbm[h]), describe(all.best_per_hbm[h]))
+                << where << ", HBM " << h;
+            unfit += !all.best_per_hbm[h].feasible;
+          }
+          ASSERT_EQ(pruned.expert.has_value(), all.expert.has_value()) << where;
+          if (all.expert) {
+            EXPECT_EQ(describe(*pruned.expert), describe(*all.expert)) << where;
+          }
+          EXPECT_EQ(pruned.score, all.score) << where;
+          answers_pruned += pruned.fast_answers + pruned.ilp_answers;
+          answers_all += all.fast_answers + all.ilp_answers;
+          ++compared;
+        }
+      }
+    }
+    EXPECT_GT(compared, 20);
+    EXPECT_GT(unfit, 0);                       // the stand-ins were exercised
+    EXPECT_LT(answers_pruned, answers_all);    // and some groups were left out
+    std::cerr << objective << ": " << compared << " evaluations, " << answers_pruned
+              << " schedules with group pruning, " << answers_all << " without; " << unfit
+              << " HBM sizes unfit\n";
+  }
 }
 
 TEST(SearchBounds, HysteresisReplayFindsWhatAHysteresisRunFinds) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <span>
 
 #include "phaze/core/error.hpp"
@@ -246,13 +247,17 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
 using SlicedTimes = std::map<std::pair<std::int64_t, int>,
                              std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
 
-// ScheduleSlice for every slice of the model.
+using SliceGroup = SlicedTimes::key_type;
+
+// ScheduleSlice for every slice of the model, or only those of `group`.
 SlicedTimes ScheduleSlices(const PreparedModel& model, std::span<const ArchConfig> archs,
                            const std::vector<RecomputeMode>& modes, const Estimator& estimator,
                            const Scheduler& scheduler, const Network& network,
-                           ModelEvaluation* ev, bool lower_bounds) {
+                           ModelEvaluation* ev, bool lower_bounds,
+                           std::optional<SliceGroup> group = std::nullopt) {
   SlicedTimes sliced;
   for (const auto& slice : model.slices) {
+    if (group && SliceGroup{slice.micro_batch, slice.strategy} != *group) continue;
     sliced[{slice.micro_batch, slice.strategy}][static_cast<int>(slice.width)] = {
         &slice.graph,
         ScheduleSlice(model, slice, archs, modes, estimator, scheduler, network, ev, lower_bounds)};
@@ -260,21 +265,38 @@ SlicedTimes ScheduleSlices(const PreparedModel& model, std::span<const ArchConfi
   return sliced;
 }
 
-// The DP for every micro-batch, recompute mode, v, sharding and HBM size, into ev.best, ev.best_per_hbm and
-// (with_expert) ev.expert. Ties keep the earlier choice.
+// Keeps the first best choice offered to `slot`: micro_batch == 0 marks a slot not filled yet,
+// and a later choice replaces it only when strictly better by `objective`.
+void KeepBest(PlanChoice& slot, PlanChoice c, SearchObjective objective, std::int64_t accelerators) {
+  if (slot.micro_batch == 0 ||
+      ObjectiveValue(c, objective, accelerators) > ObjectiveValue(slot, objective, accelerators)) {
+    slot = std::move(c);
+  }
+}
+
+// A model's evaluation with no choice yet: one empty slot per HBM size.
+ModelEvaluation NoChoices(const std::string& model, std::size_t hbm_sizes) {
+  ModelEvaluation ev;
+  ev.model = model;
+  ev.best.reason = "not evaluated";
+  ev.best_per_hbm.assign(hbm_sizes, ev.best);
+  return ev;
+}
+
+// The DP for every micro-batch, recompute mode, v, sharding and HBM size of `sliced`, offered to
+// ev.best, ev.best_per_hbm (one slot per HBM size) and (with_expert) ev.expert. Ties keep the
+// earlier choice.
 void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& model,
               const ArchConfig& arch, const SlicedTimes& sliced,
               const std::vector<RecomputeMode>& modes, const std::vector<double>& hbm_list,
               bool with_expert, bool bound, ModelEvaluation& ev) {
-  ev.best.reason = "not evaluated";
-  ev.best_per_hbm.assign(hbm_list.size(), ev.best);
   const std::vector<std::int64_t> vs = run.training.pipeline_schedule == PipelineSchedule::kInterleaved
                                            ? run.training.virtual_stages
                                            : std::vector<std::int64_t>{1};
   const PlacementSearch dp;
-  // micro_batch == 0 marks a slot not filled yet. Plans are compared by the run's objective; a
-  // plan above the power budget is infeasible. A `bound` (makespans that are lower bounds) compares
-  // throughputs only: its energies are exact but its times are not, so its power is no bound.
+  // Plans are compared by the run's objective; a plan above the power budget is infeasible. A
+  // `bound` (makespans that are lower bounds) compares throughputs only: its energies are exact
+  // but its times are not, so its power is no bound.
   const SearchObjective objective = bound ? SearchObjective::kThroughput : run.search.objective;
   auto take = [&](PlanChoice& slot, PlanChoice c) {
     if (!bound && c.feasible && run.arch.power_budget_w > 0 && c.power_w > run.arch.power_budget_w) {
@@ -282,10 +304,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
       c.reason = FormatNumber("%.4g", c.power_w) + " W per device, above arch.power_budget_w " +
                  FormatNumber("%.4g", run.arch.power_budget_w) + " W";
     }
-    if (slot.micro_batch == 0 || ObjectiveValue(c, objective, run.cluster.num_accelerators) >
-                                        ObjectiveValue(slot, objective, run.cluster.num_accelerators)) {
-      slot = std::move(c);
-    }
+    KeepBest(slot, std::move(c), objective, run.cluster.num_accelerators);
   };
   for (const auto& [key, widths] : sliced) {
     const auto [b, strategy] = key;
@@ -382,12 +401,9 @@ double ModelEvaluator::ObjectiveBound(double throughput_bound, const ArchConfig&
 }
 
 ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchConfig& arch,
-                                         bool with_expert) const {
-  ModelEvaluation ev;
-  ev.model = model.name;
-  ev.best.reason = "not evaluated";
+                                         bool with_expert, GroupPruning pruning) const {
   const auto& hbm_list = run_.training.hbm_gib;
-  ev.best_per_hbm.resize(hbm_list.size(), ev.best);
+  ModelEvaluation ev = NoChoices(model.name, hbm_list.size());
   if (const double static_w = EnergyModel::StaticPowerW(arch);
       run_.arch.power_budget_w > 0 && static_w > run_.arch.power_budget_w) {
     // Every plan draws at least the static power: none fits the budget (a bound, nothing solved).
@@ -398,27 +414,113 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
     return ev;
   }
   const std::vector<RecomputeMode> modes = Modes(run_);
+  const SearchObjective objective = run_.search.objective;
+  const std::int64_t accelerators = run_.cluster.num_accelerators;
+  const std::span<const ArchConfig> archs(&arch, 1);
+  const CachedEstimator estimator(estimator_);  // estimates shared by every schedule below
+  auto since = [](std::chrono::steady_clock::time_point t0, double& seconds) {
+    seconds += Seconds(t0);
+  };
 
-  // Schedules of every unique layer slice and pass; estimates shared through one cache.
-  const auto t0 = std::chrono::steady_clock::now();
-  const CachedEstimator estimator(estimator_);
-  SlicedTimes sliced;
+  // Branch and bound over the groups of slices the DP chooses among at once — a micro-batch size
+  // and strategy, with every width, recompute mode, v, sharding and HBM size. The slots to fill
+  // are the best plan per HBM size and, with_expert, the expert plan. A group's plans are bounded
+  // by the DP (and the expert plan) on the scheduler's cheap lower bounds, per slot: the time per
+  // batch never decreases when a layer's time grows (ModelBound's placement tier). The groups
+  // are scheduled exactly in decreasing order of their bounds, and a group is left out when in
+  // every slot its bound is below the best plan found so far, or its lower bounds fit no plan.
+  // The choices are those of scheduling every group: a group left out has no plan as good as the
+  // best in any slot (so, ties going to the earlier choice, none it would have kept), and where
+  // it fits no plan its choice on the bounds is the one it would give — whether a plan fits
+  // depends on memory only, and an unfit plan carries no times.
+  const bool expert = with_expert && model.expert;
+  auto slots = [&](const ModelEvaluation& e) {
+    std::vector<const PlanChoice*> s;
+    for (const PlanChoice& c : e.best_per_hbm) s.push_back(&c);
+    if (expert) s.push_back(e.expert ? &*e.expert : nullptr);
+    return s;
+  };
+  std::map<SliceGroup, ModelEvaluation> placed;  // the groups scheduled: their choices
+  std::map<SliceGroup, ModelEvaluation> unfit;   // the groups left out: their choices on the bounds
   try {
-    sliced = ScheduleSlices(model, std::span(&arch, 1), modes, estimator, scheduler_,
-                            run_.cluster.network, &ev,
-                            /*lower_bounds=*/false);
+    auto t0 = std::chrono::steady_clock::now();
+    SlicedTimes lower = ScheduleSlices(model, archs, modes, estimator, scheduler_,
+                                       run_.cluster.network, nullptr, /*lower_bounds=*/true);
+    since(t0, ev.schedule_seconds);
+    t0 = std::chrono::steady_clock::now();
+    std::vector<std::pair<SliceGroup, ModelEvaluation>> groups;  // in the DP's order
+    std::vector<std::vector<double>> bounds;  // per group and slot: the objective's bound
+    while (!lower.empty()) {
+      SlicedTimes one;
+      one.insert(lower.extract(lower.begin()));
+      ModelEvaluation b = NoChoices(model.name, hbm_list.size());
+      PlaceAll(run_, cost_, model, arch, one, modes, hbm_list, with_expert, /*bound=*/true, b);
+      bounds.emplace_back();
+      for (const PlanChoice* c : slots(b)) {  // +∞: no choice, or a plan whose figures overflow
+        bounds.back().push_back(!c || (!c->feasible && c->plan.feasible)
+                                    ? std::numeric_limits<double>::infinity()
+                                    : ObjectiveBound(c->Throughput(), arch));
+      }
+      groups.push_back({one.begin()->first, std::move(b)});
+    }
+    since(t0, ev.placement_seconds);
+    std::vector<std::size_t> order(groups.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return *std::max_element(bounds[a].begin(), bounds[a].end()) >
+             *std::max_element(bounds[b].begin(), bounds[b].end());
+    });
+    std::vector<double> best(bounds.empty() ? 0 : bounds.front().size(), 0);  // per slot, so far
+    for (std::size_t k : order) {
+      auto& [group, on_bounds] = groups[k];
+      const auto bounded = slots(on_bounds);
+      bool needed = pruning == GroupPruning::kNone;
+      for (std::size_t i = 0; i < best.size() && !needed; ++i) {
+        needed |= (!bounded[i] || bounded[i]->plan.feasible) && !(bounds[k][i] < best[i]);
+      }
+      if (!needed) {
+        unfit.emplace(group, std::move(on_bounds));
+        continue;
+      }
+      t0 = std::chrono::steady_clock::now();
+      const SlicedTimes exact = ScheduleSlices(model, archs, modes, estimator, scheduler_,
+                                               run_.cluster.network, &ev, false, group);
+      since(t0, ev.schedule_seconds);
+      t0 = std::chrono::steady_clock::now();
+      ModelEvaluation& choices = placed[group] = NoChoices(model.name, hbm_list.size());
+      PlaceAll(run_, cost_, model, arch, exact, modes, hbm_list, with_expert, false, choices);
+      since(t0, ev.placement_seconds);
+      const auto solved = slots(choices);
+      for (std::size_t i = 0; i < best.size(); ++i) {
+        if (solved[i]) best[i] = std::max(best[i], ObjectiveValue(*solved[i], objective, accelerators));
+      }
+    }
   } catch (const UnsupportedOpError& e) {
     ev.best.reason = std::string("the estimator cannot cost an op: ") + e.what();
     for (auto& c : ev.best_per_hbm) c.reason = ev.best.reason;
-    ev.schedule_seconds = Seconds(t0);
     return ev;
   }
-  ev.schedule_seconds = Seconds(t0);
-  const auto t1 = std::chrono::steady_clock::now();
-  PlaceAll(run_, cost_, model, arch, sliced, modes, run_.training.hbm_gib, with_expert,
-           /*bound=*/false, ev);
-  ev.score = ObjectiveValue(ev.best, run_.search.objective, run_.cluster.num_accelerators);
-  ev.placement_seconds = Seconds(t1);
+  // The groups' choices offered in the DP's order, as one PlaceAll over every group would; a
+  // group left out offers only the choices that fit no plan.
+  auto offer = [&](const ModelEvaluation& g, bool unfit_only) {
+    auto keep = [&](PlanChoice& slot, const PlanChoice& c) {
+      if (!unfit_only || !c.plan.feasible) KeepBest(slot, c, objective, accelerators);
+    };
+    keep(ev.best, g.best);
+    for (std::size_t h = 0; h < hbm_list.size(); ++h) keep(ev.best_per_hbm[h], g.best_per_hbm[h]);
+    if (g.expert) {
+      if (!ev.expert) ev.expert = PlanChoice{};
+      keep(*ev.expert, *g.expert);
+    }
+  };
+  for (auto p = placed.begin(), u = unfit.begin(); p != placed.end() || u != unfit.end();) {
+    if (u == unfit.end() || (p != placed.end() && p->first < u->first)) {
+      offer((p++)->second, false);
+    } else {
+      offer((u++)->second, true);
+    }
+  }
+  ev.score = ObjectiveValue(ev.best, objective, accelerators);
   return ev;
 }
 
@@ -507,7 +609,7 @@ double ModelBound::Placement() {
   // plans).
   const RunConfig& run = evaluator_->run_;
   const auto& hbm = run.training.hbm_gib;
-  ModelEvaluation ev;
+  ModelEvaluation ev = NoChoices(model_->name, 1);
   PlaceAll(run, evaluator_->cost_, *model_, archs_.front(), times->sliced, Modes(run),
            {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev);
   placement_ = ev.best.Throughput();

@@ -114,8 +114,13 @@ class ModelEvaluator {
 
   // Evaluates `model` on `arch`. Estimator errors (UnsupportedOpError) become an infeasible result
   // with the reason; other errors propagate. Thread-safe; deterministic for a deterministic solver.
-  ModelEvaluation Evaluate(const PreparedModel& model, const ArchConfig& arch,
-                           bool with_expert) const;
+  // The slices are scheduled a group at a time (a micro-batch size and strategy: what one DP
+  // chooses among), best bound first, and a group whose bounds show it cannot give any of the
+  // choices is not scheduled (GroupPruning::kBound; see the .cpp) — the same choices as
+  // scheduling every group (kNone, which tests compare with), ilp/fast answer counts aside.
+  enum class GroupPruning { kBound, kNone };
+  ModelEvaluation Evaluate(const PreparedModel& model, const ArchConfig& arch, bool with_expert,
+                           GroupPruning pruning = GroupPruning::kBound) const;
 
   // One plan, on the run config's cluster and training settings (its micro-batch must be prepared:
   // PrepareModel with it among training.micro_batches, its width among the widths).
