@@ -33,13 +33,22 @@ bool DeviceModel::Folded(const std::string& function) {
 
 DeviceTechnology DeviceTechnologyFor(const ArchConfig& arch,
                                      const std::map<std::string, double>& overrides) {
+  // Called for every estimate: the maps' entries are matched against the keys (usually there
+  // are none), and only values that were set are checked (the defaults are valid).
   DeviceTechnology t;
+  bool set = false;
   for (const auto* m : {&arch.calibration, &overrides}) {
-    for (const char* key : DeviceTechnology::kKeys) {
-      if (auto it = m->find(key); it != m->end()) t.Set(key, it->second);
+    for (const auto& [key, value] : *m) {
+      for (const char* k : DeviceTechnology::kKeys) {
+        if (key == k) {
+          t.Set(key, value);
+          set = true;
+        }
+      }
     }
   }
   for (const char* key : DeviceTechnology::kKeys) {
+    if (!set) break;
     if (const std::string why = DeviceTechnology::Check(key, t.Get(key)); !why.empty()) {
       throw UnsupportedOpError("device model: architecture '" + arch.name + "': " + key + ": " +
                                why);

@@ -1,12 +1,14 @@
 #include "phaze/estimate/estimate_cache.hpp"
 
+#include <memory>
+
 namespace phaze {
 
 namespace {
 
 void Mix(std::size_t& h, std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
 
-std::size_t Hash(const OpWork& op, const ArchConfig& a, Pass pass) {
+std::size_t HashWork(const OpWork& op, Pass pass) {
   std::size_t h = static_cast<std::size_t>(op.kind) * 31 + static_cast<std::size_t>(pass);
   if (op.gemm) {
     for (auto v : {op.gemm->batch, op.gemm->m, op.gemm->n, op.gemm->k})
@@ -17,9 +19,17 @@ std::size_t Hash(const OpWork& op, const ArchConfig& a, Pass pass) {
     Mix(h, std::hash<std::int64_t>{}(w.elements));
     Mix(h, std::hash<std::int64_t>{}(w.row_elements));
   }
-  for (auto v :
-       {op.bytes_read, op.bytes_written, op.weight_bytes, a.num_tc, a.num_vc, a.pe_x, a.pe_y,
-        a.pe_vc, a.glb_bytes, a.l2_tc_bytes, a.l2_vc_bytes, a.hbm_bytes, a.word_bytes}) {
+  for (auto v : {op.bytes_read, op.bytes_written, op.weight_bytes, op.fp8_cast_elements,
+                 static_cast<std::int64_t>(op.fp8)}) {
+    Mix(h, std::hash<std::int64_t>{}(v));
+  }
+  return h;
+}
+
+std::size_t HashArch(const ArchConfig& a) {
+  std::size_t h = 0;
+  for (auto v : {a.num_tc, a.num_vc, a.pe_x, a.pe_y, a.pe_vc, a.glb_bytes, a.l2_tc_bytes,
+                 a.l2_vc_bytes, a.hbm_bytes, a.word_bytes}) {
     Mix(h, std::hash<std::int64_t>{}(v));
   }
   for (double v : {a.glb_bandwidth_words_per_cycle, a.hbm_bandwidth_bytes_per_s, a.frequency_hz}) {
@@ -37,7 +47,8 @@ std::size_t Hash(const OpWork& op, const ArchConfig& a, Pass pass) {
 bool SameWork(const OpWork& a, const OpWork& b) {
   return a.kind == b.kind && a.gemm == b.gemm && a.vector == b.vector &&
          a.bytes_read == b.bytes_read && a.bytes_written == b.bytes_written &&
-         a.weight_bytes == b.weight_bytes;
+         a.weight_bytes == b.weight_bytes && a.fp8 == b.fp8 &&
+         a.fp8_cast_elements == b.fp8_cast_elements;
 }
 
 bool SameArch(const ArchConfig& a, const ArchConfig& b) {
@@ -53,15 +64,30 @@ bool SameArch(const ArchConfig& a, const ArchConfig& b) {
 }  // namespace
 
 OpEstimate CachedEstimator::Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const {
-  const std::size_t key = Hash(op, arch, pass);
+  const std::size_t arch_hash = HashArch(arch);
+  const std::size_t work_hash = HashWork(op, pass);
+  auto find_arch = [&]() -> int {
+    if (auto it = arch_ids_.find(arch_hash); it != arch_ids_.end()) {
+      for (int id : it->second) {
+        if (SameArch(*archs_[static_cast<std::size_t>(id)], arch)) return id;
+      }
+    }
+    return -1;
+  };
+  auto key = [&](int id) {
+    std::size_t h = work_hash;
+    Mix(h, static_cast<std::size_t>(id));
+    return h;
+  };
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      for (const auto& e : it->second) {
-        if (e.pass == pass && SameWork(e.op, op) && SameArch(e.arch, arch)) {
-          ++hits_;
-          return e.estimate;
+    if (const int id = find_arch(); id >= 0) {
+      if (auto it = cache_.find(key(id)); it != cache_.end()) {
+        for (const auto& e : it->second) {
+          if (e.arch == id && e.pass == pass && SameWork(e.op, op)) {
+            ++hits_;
+            return e.estimate;
+          }
         }
       }
     }
@@ -69,7 +95,16 @@ OpEstimate CachedEstimator::Estimate(const OpWork& op, const ArchConfig& arch, P
   OpEstimate e = inner_->Estimate(op, arch, pass);  // outside the lock: estimators are pure
   std::lock_guard<std::mutex> lock(mutex_);
   ++misses_;
-  cache_[key].push_back({op, arch, pass, e});
+  int id = find_arch();
+  if (id < 0) {
+    id = static_cast<int>(archs_.size());
+    archs_.push_back(std::make_unique<const ArchConfig>(arch));
+    arch_ids_[arch_hash].push_back(id);
+  }
+  OpWork work = op;  // without its name, which no estimate depends on
+  work.name.clear();
+  work.name.shrink_to_fit();
+  cache_[key(id)].push_back({std::move(work), id, pass, e});
   return e;
 }
 

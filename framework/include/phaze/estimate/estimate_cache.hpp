@@ -27,13 +27,18 @@ class CachedEstimator : public Estimator {
  private:
   struct Entry {
     OpWork op;
-    ArchConfig arch;
+    int arch;  // into archs_
     Pass pass;
     OpEstimate estimate;
   };
   std::shared_ptr<const Estimator> inner_;
   mutable std::mutex mutex_;
-  mutable std::unordered_map<std::size_t, std::vector<Entry>> cache_;
+  // The distinct architectures met, each kept once (an evaluation meets one, a family's bound a
+  // few dozen; an entry holding a copy of its ArchConfig made copying and freeing them most of
+  // the cache's cost).
+  mutable std::vector<std::unique_ptr<const ArchConfig>> archs_;
+  mutable std::unordered_map<std::size_t, std::vector<int>> arch_ids_;  // by hash
+  mutable std::unordered_map<std::size_t, std::vector<Entry>> cache_;  // by (op, arch id, pass)
   mutable std::int64_t hits_ = 0;
   mutable std::int64_t misses_ = 0;
 };
