@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "phaze/estimate/device_model.hpp"
+#include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "plugin_registry.hpp"
 #include "test_util.hpp"
@@ -146,6 +147,28 @@ TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
   }
   // The paper's analytic model has no FP8 rate either.
   EXPECT_THROW(Make("analytic")->Estimate(fp8, h100, Pass::kForward), UnsupportedOpError);
+}
+
+// The estimate cache tells an FP8 GEMM from the 16-bit GEMM of the same shape and bytes, and
+// one cast count from another; the same architecture met as another object hits.
+TEST(DeviceModel, CacheKeysOnPrecision) {
+  const ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
+  const auto gpu = Make("device");
+  const CachedEstimator cached(gpu);
+  OpWork bf16 = OpWork::Gemm({1, 8192, 8192, 8192}, 2);
+  OpWork fp8 = bf16;
+  fp8.fp8 = true;
+  OpWork cast = fp8;
+  cast.fp8_cast_elements = 1 << 20;
+  for (const OpWork* op : {&bf16, &fp8, &cast, &bf16, &fp8, &cast}) {
+    EXPECT_EQ(cached.Estimate(*op, h100, Pass::kForward).all_cores_s,
+              gpu->Estimate(*op, h100, Pass::kForward).all_cores_s);
+  }
+  const ArchConfig copy = h100;
+  EXPECT_EQ(cached.Estimate(cast, copy, Pass::kForward).all_cores_s,
+            gpu->Estimate(cast, h100, Pass::kForward).all_cores_s);
+  EXPECT_EQ(cached.Misses(), 3);
+  EXPECT_EQ(cached.Hits(), 4);
 }
 
 TEST(DeviceModel, TilesAreArrayBlocksThatFitTheCoreBuffers) {
