@@ -127,6 +127,13 @@ Json SearchResultsToJson(const SearchResults& r) {
   space["pruned_by_placement_bound"] = r.outcome.pruned_by_placement_bound;
   space["pruned_by_family_bound"] = r.outcome.pruned_by_family;
   space["partially_pruned"] = r.outcome.partially_pruned;
+  if (r.seed.config >= 0) {  // the config pruning started from, and its score
+    Json seed = Json::MakeObject();
+    seed["rank"] = r.seed.config;
+    seed["arch"] = r.seed.arch;
+    seed["score"] = r.seed.evaluation.score;
+    space["seeded_by"] = seed;
+  }
   space["area_budget_mm2"] = r.area_budget_mm2;
   Json bucket_best = Json::MakeArray();
   for (double v : r.outcome.bucket_best) bucket_best.Push(v);
@@ -344,6 +351,7 @@ Json SearchResultsToJson(const SearchResults& r) {
   t["baselines_s"] = r.timings.baselines_s;
   t["robustness_s"] = r.timings.robustness_s;
   t["hysteresis_s"] = r.timings.hysteresis_s;
+  t["seed_s"] = r.timings.seed_s;
   t["total_s"] = r.timings.total_s;
   t["processes"] = r.timings.processes;  // MPI ranks
   t["threads"] = r.timings.threads;      // evaluation threads per process

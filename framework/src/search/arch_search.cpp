@@ -112,6 +112,21 @@ class SearchQueue final : public WorkSource {
     changed_.notify_all();  // the consumer may be waiting for a config nobody will take
     return std::nullopt;
   }
+  // Hands out the next position to a config evaluated before (a resumed record, the seed) even
+  // when nothing may start any more; false when `index` is not the config of that position.
+  bool Prefill(std::int64_t index, ConfigEvaluation result) {
+    {
+      std::lock_guard lock(mutex_);
+      if (next_ >= static_cast<std::int64_t>(order_.size()) ||
+          order_[static_cast<std::size_t>(next_)] != index) {
+        return false;
+      }
+      ++next_;
+      ++in_flight_;
+    }
+    Done(index, std::move(result));
+    return true;
+  }
   bool Closed() override {
     std::lock_guard lock(mutex_);
     return ClosedLocked();
@@ -222,11 +237,16 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       options.max_configs > 0 ? std::min(options.max_configs, out.candidates) : out.candidates;
   const bool prune = options.exhaustive && options.prune != PruneMode::kNone;
   const bool increasing = prune && options.prune == PruneMode::kPareto;
-  // The visiting order: decreasing area (the list's order), or increasing for Pareto pruning.
-  std::vector<std::int64_t> order(static_cast<std::size_t>(planned));
-  for (std::int64_t k = 0; k < planned; ++k) {
-    order[static_cast<std::size_t>(k)] = increasing ? out.candidates - 1 - k : k;
+  // The visiting order: decreasing area (the list's order), or increasing for Pareto pruning;
+  // a seed first.
+  const std::int64_t seed = options.seed ? options.seed->first : -1;
+  if (seed >= out.candidates) throw Error("the seed config " + std::to_string(seed) + " is not in the space");
+  std::vector<std::int64_t> order;
+  if (seed >= 0) order.push_back(seed);
+  for (std::int64_t k = 0; static_cast<std::int64_t>(order.size()) < planned; ++k) {
+    if (k != seed) order.push_back(increasing ? out.candidates - 1 - k : k);
   }
+  const bool reordered = increasing || (seed > 0);  // buckets are counted after the loop
 
   SearchQueue queue(order, out.candidates, prune, [&] {
     if (stop && stop->load()) return false;
@@ -245,19 +265,18 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       }
     }
   };
-  // A resumed run's finished configs go through the queue first, as if just evaluated; a
-  // checkpoint of another visiting order is refused.
-  for (const auto& [index, result] : options.resumed) {
-    const auto task = queue.Take();
-    if (!task) break;  // a stop or budget before anything was evaluated
-    if (task->index != index) {
+  // A resumed run's finished configs go through the queue first, as if just evaluated (a
+  // checkpoint of another visiting order is refused); then the seed, unless they hold it.
+  for (std::size_t k = 0; k < options.resumed.size(); ++k) {
+    if (static_cast<std::int64_t>(k) >= planned) break;  // a smaller budget than the run's
+    const auto& [index, result] = options.resumed[k];
+    if (!queue.Prefill(index, result)) {
       throw Error("the checkpoint's configs are not in this search's visiting order (config " +
-                  std::to_string(index) + " where " + std::to_string(task->index) +
-                  " comes next)");
+                  std::to_string(index) + " is not the next one)");
     }
-    queue.Done(index, result);
   }
-  const std::size_t resumed = options.resumed.size();
+  if (options.seed && options.resumed.empty()) queue.Prefill(seed, options.seed->second);
+  const std::size_t resumed = std::min<std::size_t>(options.resumed.size(), static_cast<std::size_t>(planned));
   const int threads = std::max(options.remote ? 0 : 1, options.threads);
   std::vector<std::thread> pool;
   for (int k = 0; k < threads; ++k) {
@@ -337,7 +356,7 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
     }
     progress.Update(k + 1, note);
 
-    if (increasing) continue;  // buckets are counted below, in decreasing-area order
+    if (reordered) continue;  // buckets are counted below, in decreasing-area order
     const bool bucket_ends =
         i + 1 == out.candidates ||
         AreaBucket(configs[static_cast<std::size_t>(i + 1)].area_um2, options.bucket_width_mm2) !=
@@ -352,8 +371,9 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
       }
     }
   }
-  if (increasing) {  // back to decreasing area; the buckets of the configs visited
-    std::reverse(out.explored.begin(), out.explored.end());
+  if (reordered) {  // back to decreasing area; the buckets of the configs visited
+    std::stable_sort(out.explored.begin(), out.explored.end(),
+                     [](const ExploredConfig& a, const ExploredConfig& b) { return a.rank < b.rank; });
     for (std::size_t c = 0; c < out.explored.size(); ++c) {
       const auto& e = out.explored[c];
       if (c == 0 || e.bucket != out.explored[c - 1].bucket) {

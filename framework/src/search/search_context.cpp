@@ -1,5 +1,6 @@
 #include "phaze/search/search_context.hpp"
 
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <tuple>
 #include <fmt/printf.h>
@@ -113,6 +115,7 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
   for (const auto& [shape, members] : shapes) {
     if (members.size() < 2) continue;
     auto family = std::make_unique<Family>();
+    family->first = members.front();
     for (std::size_t c : members) {
       family->members.push_back(configs_[c].arch);
       family_of_[c] = static_cast<int>(families_.size());
@@ -177,13 +180,9 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
       Family& family = *families_[static_cast<std::size_t>(f)];
       const int size = static_cast<int>(family.members.size());
       std::lock_guard lock(family.mutex);
-      if (family.bounds.empty()) {
-        for (const auto& model : models_) {
-          family.bounds.push_back(evaluator_->Bound(model, family.members));
-        }
-      }
-      settled = tier(1, size, [&](std::size_t m) { return family.bounds[m].Compute(); }) ||
-                tier(2, size, [&](std::size_t m) { return family.bounds[m].Placement(); });
+      auto& bounds = family.Bounds(*evaluator_, models_);
+      settled = tier(1, size, [&](std::size_t m) { return bounds[m].Compute(); }) ||
+                tier(2, size, [&](std::size_t m) { return bounds[m].Placement(); });
     }
     if (!settled) {
       std::vector<ModelBound> own;
@@ -217,6 +216,53 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
   }
   if (!ce.pruned) ce.score = CommonScore(thr, weights_, run_.search.mean);
   return ce;
+}
+
+std::vector<ModelBound>& SearchContext::Family::Bounds(const ModelEvaluator& evaluator,
+                                                      const std::vector<PreparedModel>& models) {
+  if (bounds.empty()) {
+    for (const auto& model : models) bounds.push_back(evaluator.Bound(model, members));
+  }
+  return bounds;
+}
+
+SearchContext::Seed SearchContext::SeedIncumbent(int threads, ProgressSink& progress,
+                                                 const std::atomic<bool>* stop) const {
+  // Every family's compute bounds, on `threads` threads: the common score they promise.
+  std::vector<double> promise(families_.size(), 0);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::int64_t> done{0};
+  std::mutex progress_mutex;
+  progress.Begin("family bounds", static_cast<std::int64_t>(families_.size()));
+  auto work = [&] {
+    for (std::size_t f; !(stop && stop->load()) && (f = next.fetch_add(1)) < families_.size();) {
+      Family& family = *families_[f];
+      std::vector<double> bounds;
+      {
+        std::lock_guard lock(family.mutex);
+        for (ModelBound& b : family.Bounds(*evaluator_, models_)) bounds.push_back(b.Compute());
+      }
+      promise[f] = CommonScore(bounds, weights_, run_.search.mean);
+      const std::lock_guard lock(progress_mutex);
+      progress.Update(++done);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  progress.End();
+  // The most promising family (ties: the first) and its largest config, exactly.
+  const auto best = std::max_element(promise.begin(), promise.end());
+  Seed seed;
+  if (best == promise.end() || !(*best > 0)) return seed;
+  const std::size_t config = families_[static_cast<std::size_t>(best - promise.begin())]->first;
+  const auto t0 = std::chrono::steady_clock::now();
+  seed.evaluation = Evaluate(configs_[config]);
+  seed.evaluation.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  seed.config = static_cast<std::int64_t>(config);
+  seed.arch = configs_[config].arch.name;
+  return seed;
 }
 
 std::string SearchContext::Fingerprint() const {

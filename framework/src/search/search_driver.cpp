@@ -84,6 +84,12 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     so.on_finished = [&](std::int64_t index, const ConfigEvaluation& e) { checkpoint->Add(index, e); };
   }
   auto t0 = std::chrono::steady_clock::now();
+  if (so.exhaustive && so.prune == PruneMode::kWinners && so.max_configs == 0) {
+    // The whole space, pruned for the winners: start from a promising config.
+    res.seed = context.SeedIncumbent(so.threads, progress, options.stop);
+    if (res.seed.config >= 0) so.seed = {{res.seed.config, res.seed.evaluation}};
+    res.timings.seed_s = Since(t0);
+  }
   res.outcome = RunArchSearch(
       context.Configs(), so,
       [&](const ArchPoint& p, const Incumbent* incumbent) { return context.Evaluate(p, incumbent); },

@@ -127,6 +127,11 @@ struct ArchSearchOptions {
   // (not the resumed ones): the checkpoint journal. May throw (the search then stops with that
   // error).
   std::function<void(std::int64_t index, const ConfigEvaluation&)> on_finished;
+  // A config already evaluated exactly (SearchContext::SeedIncumbent), visited first: its result
+  // is taken as if just evaluated (and handed to on_finished), so pruning starts from it. The
+  // other configs follow in the usual order; `explored` and the buckets are in decreasing area
+  // all the same. A resumed run's records start with it.
+  std::optional<std::pair<std::int64_t, ConfigEvaluation>> seed;
 };
 
 // Why a search ended: it converged (hysteresis), visited everything, or a budget or a stop

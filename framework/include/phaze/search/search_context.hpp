@@ -5,6 +5,7 @@
 // index in Configs(), and Fingerprint() lets rank 0 check that a worker sees the same list.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,6 +63,20 @@ class SearchContext {
   // address, as the search and MPI workers pass them) has a family: a changed copy (the
   // robustness study's perturbed chips) is bounded on its own.
   ConfigEvaluation Evaluate(const ArchPoint& point, const Incumbent* incumbent = nullptr) const;
+  // A config to start a search pruning for the winners from (ArchSearchOptions::seed), on
+  // `threads` threads: every family's compute bounds (which the search needs anyway, kept for
+  // it), then the exact evaluation of the first config (the largest) of the family whose bounds
+  // promise the best common score. The configs of larger area no longer have to be evaluated
+  // exactly for want of an incumbent. Deterministic; config −1 when there is no family.
+  struct Seed {
+    std::int64_t config = -1;     // the config evaluated, an index into Configs()
+    std::string arch;             // its name
+    ConfigEvaluation evaluation;  // exact (no incumbent)
+  };
+  // A `stop` request ends the family bounds early: the seed is the best family's of those
+  // bounded.
+  Seed SeedIncumbent(int threads, ProgressSink& progress,
+                     const std::atomic<bool>* stop = nullptr) const;
   // A digest of the models and the config list (names and areas, in order): equal in two
   // processes that will evaluate the same config for the same index.
   std::string Fingerprint() const;
@@ -79,6 +94,10 @@ class SearchContext {
     std::vector<ArchConfig> members;
     std::mutex mutex;                 // guards bounds
     std::vector<ModelBound> bounds;   // per model, made by the first member that needs them
+    std::size_t first = 0;            // its first config in Configs()
+    // bounds (made) under the family's mutex.
+    std::vector<ModelBound>& Bounds(const ModelEvaluator& evaluator,
+                                    const std::vector<PreparedModel>& models);
   };
   std::vector<std::unique_ptr<Family>> families_;
   std::vector<int> family_of_;  // per config: its family, −1 when alone

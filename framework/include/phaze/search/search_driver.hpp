@@ -63,11 +63,14 @@ struct SearchResults {
   RobustnessStudy robustness;  // the common winner under ±10% technology parameters
   // What the hysteresis would have found (search.compare_hysteresis, exhaustive and complete).
   std::optional<HysteresisComparison> hysteresis;
+  // Where pruning for the winners started from (SearchContext::SeedIncumbent).
+  SearchContext::Seed seed;
   std::vector<PluginRecord> plugins;  // versions of what was used
   std::string solver_version;
   struct Timings {
     double prepare_s = 0, search_s = 0, baselines_s = 0, robustness_s = 0, total_s = 0;
     double hysteresis_s = 0;  // the hysteresis comparison's replay
+    double seed_s = 0;        // SeedIncumbent (part of search_s)
     int processes = 1, threads = 1;  // how the search ran
   } timings;
   // Of this process's segment memo (under MPI each rank has its own; rank 0's is here).
