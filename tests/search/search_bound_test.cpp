@@ -1,7 +1,8 @@
 // The search's bound pass with the real plugins (the device model, CBC, Megatron slicing), on a
 // sub-space of the paper's space sampled along every dimension, two small models:
 //  * ModelEvaluator::UpperBound never falls below what Evaluate finds, at either tier, for every
-//    config and model — the property pruning rests on;
+//    config and model — the property pruning rests on — nor does the placement tier refined
+//    lazily, which ends where the whole tier is;
 //  * Scheduler::LowerBound never exceeds the makespan Solve returns;
 //  * Evaluate's pruning of (micro-batch, strategy) groups gives the choices of scheduling them all;
 //  * exhaustive search with pruning returns the winners (per model and common) of evaluating every
@@ -96,6 +97,16 @@ TEST(SearchBounds, NeverBelowWhatTheEvaluationFinds) {
       EXPECT_LE(evaluator.UpperBound(model, point.arch, ModelEvaluator::BoundTier::kPlacement),
                 placement * (1 + 1e-12));
       compute_finite += std::isfinite(compute);
+      // Refined lazily, the placement tier only tightens, and ends where the whole tier is.
+      ModelBound lazy = evaluator.Bound(model, {point.arch});
+      double last = lazy.Current();
+      EXPECT_EQ(last, lazy.Compute());
+      while (lazy.Refine()) {
+        EXPECT_LE(lazy.Current(), last);
+        last = lazy.Current();
+      }
+      EXPECT_EQ(last, evaluator.Bound(model, {point.arch}).Placement()) << model.name;
+      EXPECT_GE(last + tol, exact);
     }
   }
   EXPECT_EQ(compute_finite, static_cast<int>(2 * configs.size()));  // both are layer chains

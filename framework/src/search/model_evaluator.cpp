@@ -283,13 +283,15 @@ ModelEvaluation NoChoices(const std::string& model, std::size_t hbm_sizes) {
   return ev;
 }
 
-// The DP for every micro-batch, recompute mode, v, sharding and HBM size of `sliced`, offered to
+// The DP for every micro-batch, recompute mode, v, sharding and HBM size of `sliced` (or of its
+// group `only`), offered to
 // ev.best, ev.best_per_hbm (one slot per HBM size) and (with_expert) ev.expert. Ties keep the
 // earlier choice.
 void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& model,
               const ArchConfig& arch, const SlicedTimes& sliced,
               const std::vector<RecomputeMode>& modes, const std::vector<double>& hbm_list,
-              bool with_expert, bool bound, ModelEvaluation& ev) {
+              bool with_expert, bool bound, ModelEvaluation& ev,
+              const SliceGroup* only = nullptr) {
   const std::vector<std::int64_t> vs = run.training.pipeline_schedule == PipelineSchedule::kInterleaved
                                            ? run.training.virtual_stages
                                            : std::vector<std::int64_t>{1};
@@ -307,6 +309,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
     KeepBest(slot, std::move(c), objective, run.cluster.num_accelerators);
   };
   for (const auto& [key, widths] : sliced) {
+    if (only && key != *only) continue;
     const auto [b, strategy] = key;
     const std::string& strategy_name = widths.begin()->second.first->strategy;
     for (RecomputeMode mode : modes) {
@@ -566,11 +569,13 @@ double ModelBound::Compute() {
   const Times* times = LowerBoundTimes();
   if (!times) return *compute_;
   const RunConfig& run = evaluator_->run_;
-  // Header comment: global_batch·K / (B·W) with W the device-seconds of one micro-batch.
-  double best = 0;
+  // Header comment: global_batch·K / (B·W) with W the device-seconds of one micro-batch; per group
+  // of slices, then the largest. +∞ for every group when it does not apply.
+  std::vector<double> groups;
   for (const auto& [key, widths] : times->sliced) {
     const std::int64_t b = key.first;
     const double B = static_cast<double>(run.training.global_batch / b);
+    double best = 0;
     for (const auto& [t, entry] : widths) {
       const LayerGraph& g = *entry.first;
       const SliceTimes& slice = entry.second;
@@ -579,7 +584,7 @@ double ModelBound::Compute() {
         const bool linked = std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) {
           return e.from == static_cast<int>(i) - 1 && e.to == static_cast<int>(i);
         });
-        if (!linked) return *compute_;
+        if (!linked) best = kNoBound;
       }
       for (const auto& [mode, recompute] : slice.recompute) {
         double work = 0;
@@ -589,32 +594,68 @@ double ModelBound::Compute() {
           const double devices = u.tensor_parallel ? static_cast<double>(t) : 1.0;
           work += devices * (slice.forward[k] + slice.backward[k] + recompute[k]);
         }
-        if (!(work > 0)) return *compute_;
-        best = std::max(best, static_cast<double>(run.training.global_batch) *
-                                  static_cast<double>(run.cluster.num_accelerators) / (B * work));
+        best = work > 0 ? std::max(best, static_cast<double>(run.training.global_batch) *
+                                             static_cast<double>(run.cluster.num_accelerators) /
+                                             (B * work))
+                        : kNoBound;
       }
     }
+    groups.push_back(best);
   }
-  compute_ = best;
-  if (placement_) times_.reset();  // both tiers known: the makespans are no longer needed
-  return best;
+  group_compute_ = groups;
+  group_placement_.assign(groups.size(), std::nullopt);
+  compute_ = groups.empty() ? 0 : *std::max_element(groups.begin(), groups.end());
+  return *compute_;
 }
 
-double ModelBound::Placement() {
-  if (placement_) return *placement_;
-  placement_ = std::numeric_limits<double>::infinity();
-  const Times* times = LowerBoundTimes();
-  if (!times) return *placement_;
+double ModelBound::Current() {
+  Compute();
+  if (group_compute_.empty()) return *compute_;  // no times (+∞) or no groups
+  double bound = 0;
+  for (std::size_t g = 0; g < group_compute_.size(); ++g) {
+    bound = std::max(bound, group_placement_[g] ? std::min(group_compute_[g], *group_placement_[g])
+                                                : group_compute_[g]);
+  }
+  return bound;
+}
+
+bool ModelBound::Refine() {
+  Compute();
+  if (group_compute_.empty()) return false;
+  // The group with the largest bound so far (ties: the first).
+  std::size_t top = 0;
+  double top_bound = -1;
+  for (std::size_t g = 0; g < group_compute_.size(); ++g) {
+    const double b = group_placement_[g] ? std::min(group_compute_[g], *group_placement_[g])
+                                         : group_compute_[g];
+    if (b > top_bound) {
+      top = g;
+      top_bound = b;
+    }
+  }
+  if (group_placement_[top]) return false;  // its DP has run: Current() is the placement tier
   // The DP itself on the lower bounds, at the largest HBM only (a larger HBM only admits more
   // plans).
   const RunConfig& run = evaluator_->run_;
   const auto& hbm = run.training.hbm_gib;
+  const Times* times = LowerBoundTimes();
+  const SliceGroup group = std::next(times->sliced.begin(), static_cast<std::ptrdiff_t>(top))->first;
   ModelEvaluation ev = NoChoices(model_->name, 1);
   PlaceAll(run, evaluator_->cost_, *model_, archs_.front(), times->sliced, Modes(run),
-           {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev);
-  placement_ = ev.best.Throughput();
-  if (compute_) times_.reset();
-  return *placement_;
+           {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev,
+           &group);
+  group_placement_[top] = ev.best.Throughput();
+  if (std::all_of(group_placement_.begin(), group_placement_.end(),
+                  [](const auto& p) { return p.has_value(); })) {
+    times_.reset();  // every group refined: the makespans are no longer needed
+  }
+  return true;
+}
+
+double ModelBound::Placement() {
+  while (Refine()) {
+  }
+  return Current();
 }
 
 double ModelEvaluator::UpperBound(const PreparedModel& model, const ArchConfig& arch,

@@ -173,6 +173,19 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
       }
       return decision.All();
     };
+    // The placement tier, refined group by group (ModelBound::Refine) while the decision is
+    // open: each round refines the group with the largest bound of every model not settled; it
+    // ends settled, or when no model's bound can tighten — deciding as the whole tier would.
+    auto placement_tier = [&](int family, std::vector<ModelBound>& bounds) {
+      while (true) {
+        if (tier(2, family, [&](std::size_t m) { return bounds[m].Current(); })) return true;
+        bool refined = false;
+        for (std::size_t m = 0; m < models_.size(); ++m) {
+          if (!decision.models[m]) refined |= bounds[m].Refine();
+        }
+        if (!refined) return false;
+      }
+    };
     bool settled = false;
     const bool listed = &point >= configs_.data() && &point < configs_.data() + configs_.size();
     if (const int f = listed ? family_of_[static_cast<std::size_t>(&point - configs_.data())] : -1;
@@ -182,13 +195,13 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
       std::lock_guard lock(family.mutex);
       auto& bounds = family.Bounds(*evaluator_, models_);
       settled = tier(1, size, [&](std::size_t m) { return bounds[m].Compute(); }) ||
-                tier(2, size, [&](std::size_t m) { return bounds[m].Placement(); });
+                placement_tier(size, bounds);
     }
     if (!settled) {
       std::vector<ModelBound> own;
       for (const auto& model : models_) own.push_back(evaluator_->Bound(model, {point.arch}));
       settled = tier(1, 0, [&](std::size_t m) { return own[m].Compute(); }) ||
-                tier(2, 0, [&](std::size_t m) { return own[m].Placement(); });
+                placement_tier(0, own);
     }
     if (decision.score) {
       for (std::size_t m = 0; m < models_.size(); ++m) {

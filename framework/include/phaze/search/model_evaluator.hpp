@@ -91,8 +91,18 @@ class ModelBound {
   ModelBound(ModelBound&&) noexcept;
   ModelBound& operator=(ModelBound&&) noexcept;
 
-  double Compute();    // kCompute: no DP
-  double Placement();  // kPlacement: the DP on the makespan bounds, at the largest HBM
+  double Compute();    // kCompute: no DP; the largest of the groups' (below)
+  // kPlacement, per group of slices (a micro-batch size and strategy: what one DP chooses among):
+  // the smaller of its compute bound and the DP on the makespan bounds at the largest HBM; the
+  // largest over the groups (no looser than either tier alone).
+  double Placement();
+  // kPlacement refined lazily, for pruning: Current() is the largest over the groups of the
+  // tightest bound known for each (the DP's once it has run, else the compute bound); Refine()
+  // runs the DP of the group with the largest (ties: the first) and is false when that one has
+  // run already — Current() then equals Placement(), however few groups ran. A caller refines
+  // while its decision is open.
+  double Current();
+  bool Refine();
 
  private:
   friend class ModelEvaluator;
@@ -104,7 +114,9 @@ class ModelBound {
   std::vector<ArchConfig> archs_;
   bool scheduled_ = false;
   std::unique_ptr<Times> times_;
-  std::optional<double> compute_, placement_;
+  std::optional<double> compute_;
+  std::vector<double> group_compute_;                  // per group of times_->sliced
+  std::vector<std::optional<double>> group_placement_;  // the DP's, once run
 };
 
 class ModelEvaluator {
