@@ -326,6 +326,12 @@ TEST(SearchBounds, PruningKeepsTheWinnersAndFronts) {
       // The winners' figures are the same evaluation.
       EXPECT_EQ(r.outcome.explored[r.best_common].evaluation.score,
                 everything.outcome.explored[everything.best_common].evaluation.score);
+      // results.json's text, streamed config by config, is the document's.
+      if (threads == 1) {
+        for (int indent : {1, 2, -1}) {
+          EXPECT_EQ(SearchResultsJsonText(r, indent), SearchResultsToJson(r).Dump(indent));
+        }
+      }
       // Pruning for the winners starts from a seed: a config evaluated first, whose record is
       // where it belongs in `explored`, as evaluating every config gives it.
       if (pareto) {

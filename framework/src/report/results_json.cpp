@@ -99,7 +99,59 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   return j;
 }
 
-Json SearchResultsToJson(const SearchResults& r) {
+namespace {
+
+// Where SearchResultsJsonText puts the explored configs: a string no result holds.
+constexpr std::string_view kExploredMark = "\x01explored\x01";
+
+// One explored config: its arch, area, bucket, score, prune record and per-model results.
+Json ExploredToJson(const ExploredConfig& e) {
+  Json ej = Json::MakeObject();
+  ej["rank"] = e.rank;
+  ej["arch"] = e.point.arch.ToJson();
+  ej["area_mm2"] = e.point.area_um2 * 1e-6;
+  ej["bucket"] = e.bucket;
+  ej["score"] = e.evaluation.score;
+  if (const auto& p = e.evaluation.pruned) {
+    Json pj = Json::MakeObject();
+    pj["bound"] = p->tier == 1 ? "compute" : "placement";
+    if (p->family > 0) pj["family_configs"] = p->family;
+    Json bounds = Json::MakeArray(), incumbent = Json::MakeArray();
+    for (double b : p->model_bounds) bounds.Push(b);
+    for (double b : p->incumbent.throughputs) incumbent.Push(b);
+    pj["upper_bounds"] = bounds;
+    pj["score_upper_bound"] = p->score_bound;
+    pj["incumbent_throughputs"] = incumbent;
+    pj["incumbent_score"] = p->incumbent.score;
+    ej["pruned"] = pj;
+  }
+  Json ms = Json::MakeArray();
+  for (const auto& m : e.evaluation.models) {
+    Json mj = Json::MakeObject();
+    mj["model"] = m.model;
+    if (m.pruned) {  // only why (exhaustive searches keep tens of thousands of these)
+      mj["pruned"] = true;
+      mj["reason"] = m.best.reason;
+      ms.Push(mj);
+      continue;
+    }
+    mj["best"] = PlanChoiceToJson(m.best);
+    Json hbm = Json::MakeArray();
+    for (const auto& c : m.best_per_hbm) {
+      hbm.Push(c.feasible ? Json(c.plan.throughput_samples_per_s) : Json());
+    }
+    mj["best_throughput_per_hbm"] = hbm;
+    mj["schedules_by_ilp"] = m.ilp_answers;
+    mj["schedules_by_fast_path"] = m.fast_answers;
+    mj["max_schedule_gap"] = m.max_gap;
+    ms.Push(mj);
+  }
+  ej["models"] = ms;
+  return ej;
+}
+
+// Everything but the explored configs, which stand as kExploredMark.
+Json SearchResultsWithoutExplored(const SearchResults& r) {
   Json j = Json::MakeObject();
   j["phaze_version"] = kVersion;
   j["complete"] = Complete(r.outcome.stop_reason);
@@ -236,52 +288,7 @@ Json SearchResultsToJson(const SearchResults& r) {
   speedups["geomean"] = geo;
   j["speedups"] = speedups;
 
-  Json explored = Json::MakeArray();
-  for (const auto& e : r.outcome.explored) {
-    Json ej = Json::MakeObject();
-    ej["rank"] = e.rank;
-    ej["arch"] = e.point.arch.ToJson();
-    ej["area_mm2"] = e.point.area_um2 * 1e-6;
-    ej["bucket"] = e.bucket;
-    ej["score"] = e.evaluation.score;
-    if (const auto& p = e.evaluation.pruned) {
-      Json pj = Json::MakeObject();
-      pj["bound"] = p->tier == 1 ? "compute" : "placement";
-      if (p->family > 0) pj["family_configs"] = p->family;
-      Json bounds = Json::MakeArray(), incumbent = Json::MakeArray();
-      for (double b : p->model_bounds) bounds.Push(b);
-      for (double b : p->incumbent.throughputs) incumbent.Push(b);
-      pj["upper_bounds"] = bounds;
-      pj["score_upper_bound"] = p->score_bound;
-      pj["incumbent_throughputs"] = incumbent;
-      pj["incumbent_score"] = p->incumbent.score;
-      ej["pruned"] = pj;
-    }
-    Json ms = Json::MakeArray();
-    for (const auto& m : e.evaluation.models) {
-      Json mj = Json::MakeObject();
-      mj["model"] = m.model;
-      if (m.pruned) {  // only why (exhaustive searches keep tens of thousands of these)
-        mj["pruned"] = true;
-        mj["reason"] = m.best.reason;
-        ms.Push(mj);
-        continue;
-      }
-      mj["best"] = PlanChoiceToJson(m.best);
-      Json hbm = Json::MakeArray();
-      for (const auto& c : m.best_per_hbm) {
-        hbm.Push(c.feasible ? Json(c.plan.throughput_samples_per_s) : Json());
-      }
-      mj["best_throughput_per_hbm"] = hbm;
-      mj["schedules_by_ilp"] = m.ilp_answers;
-      mj["schedules_by_fast_path"] = m.fast_answers;
-      mj["max_schedule_gap"] = m.max_gap;
-      ms.Push(mj);
-    }
-    ej["models"] = ms;
-    explored.Push(ej);
-  }
-  j["explored"] = explored;
+  j["explored"] = Json(std::string(kExploredMark));  // SearchResultsJsonText streams it
 
   if (r.winner_schedule) {
     Json s = ScheduleToJson(r.winner_schedule->problem, r.winner_schedule->result);
@@ -382,6 +389,47 @@ Json SearchResultsToJson(const SearchResults& r) {
   c["bytes"] = cs.bytes;
   c["evictions"] = cs.evictions;
   return j;
+}
+
+}  // namespace
+
+Json SearchResultsToJson(const SearchResults& r) {
+  Json j = SearchResultsWithoutExplored(r);
+  Json explored = Json::MakeArray();
+  for (const auto& e : r.outcome.explored) explored.Push(ExploredToJson(e));
+  j["explored"] = explored;
+  return j;
+}
+
+std::string SearchResultsJsonText(const SearchResults& r, int indent) {
+  // The explored configs (tens of thousands in an exhaustive search, most of the document) are
+  // written one at a time into the text of the rest: the document is never whole in memory.
+  const std::string rest = SearchResultsWithoutExplored(r).Dump(indent);
+  std::string mark = "\"";
+  mark += JsonEscape(std::string(kExploredMark));
+  mark += '"';
+  const std::size_t at = rest.find(mark);
+  if (at == std::string::npos) throw Error("results.json: the explored configs' place is missing");
+  std::string out = rest.substr(0, at);
+  auto newline = [&](int depth) {
+    if (indent < 0) return;
+    out += '\n';
+    out.append(static_cast<std::size_t>(indent * depth), ' ');
+  };
+  if (r.outcome.explored.empty()) {
+    out += "[]";
+  } else {
+    out += '[';
+    for (std::size_t k = 0; k < r.outcome.explored.size(); ++k) {
+      if (k) out += ',';
+      newline(2);
+      ExploredToJson(r.outcome.explored[k]).DumpTo(out, indent, 2);
+    }
+    newline(1);
+    out += ']';
+  }
+  out.append(rest, at + mark.size());
+  return out;
 }
 
 }  // namespace phaze

@@ -60,7 +60,7 @@ std::string SearchSummary(const SearchResults& r) {
 
 void WriteSearchOutputs(const SearchResults& r, const OutputDirectory& dir, bool plots) {
   std::vector<std::pair<std::string, std::string>> files = {
-      {"results.json", SearchResultsToJson(r).Dump(1) + "\n"},
+      {"results.json", SearchResultsJsonText(r, 1) + "\n"},
       {"report.md", SearchReportMarkdown(r)},
       {"explored.csv", ExploredCsv(r)}};
   if (plots) {

@@ -61,9 +61,11 @@ class Json {
   // The path of the first non-finite double, e.g. "result.plan.stages[3].load_s"; empty when every
   // number is finite. `prefix` starts the path.
   std::string FirstNonFinite(const std::string& prefix = "") const;
+  // Appends Dump(indent)'s text as it reads `depth` levels deep inside another value (for a
+  // writer that streams a large array element by element).
+  void DumpTo(std::string& out, int indent, int depth) const;
 
  private:
-  void DumpTo(std::string& out, int indent, int depth) const;
   std::variant<std::monostate, bool, std::int64_t, double, std::string, Array, Object> value_;
 };
 

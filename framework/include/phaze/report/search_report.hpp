@@ -17,6 +17,9 @@ namespace phaze {
 
 Json PlanChoiceToJson(const PlanChoice& choice);
 Json SearchResultsToJson(const SearchResults& results);
+// SearchResultsToJson(results).Dump(indent), without ever holding the whole document: the
+// explored configs are written into the text one at a time (what results.json files get).
+std::string SearchResultsJsonText(const SearchResults& results, int indent);
 std::string SearchReportMarkdown(const SearchResults& results);
 // One row per explored config × model (columns: share/runs/README.md, "explored.csv"): what a
 // spreadsheet or pandas reads.
