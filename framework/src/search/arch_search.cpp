@@ -240,13 +240,16 @@ ArchSearchOutcome RunArchSearch(const std::vector<ArchPoint>& configs,
   // The visiting order: decreasing area (the list's order), or increasing for Pareto pruning;
   // a seed first.
   const std::int64_t seed = options.seed ? options.seed->first : -1;
-  if (seed >= out.candidates) throw Error("the seed config " + std::to_string(seed) + " is not in the space");
+  if (seed >= out.candidates || (seed >= 0 && (!options.exhaustive || increasing))) {
+    throw Error("a seed config (" + std::to_string(seed) +
+                ") needs an exhaustive search in decreasing area over a space that holds it");
+  }
   std::vector<std::int64_t> order;
   if (seed >= 0) order.push_back(seed);
   for (std::int64_t k = 0; static_cast<std::int64_t>(order.size()) < planned; ++k) {
     if (k != seed) order.push_back(increasing ? out.candidates - 1 - k : k);
   }
-  const bool reordered = increasing || (seed > 0);  // buckets are counted after the loop
+  const bool reordered = increasing || seed > 0;  // buckets are counted after the loop
 
   SearchQueue queue(order, out.candidates, prune, [&] {
     if (stop && stop->load()) return false;
