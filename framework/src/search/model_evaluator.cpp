@@ -443,8 +443,9 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
     if (expert) s.push_back(e.expert ? &*e.expert : nullptr);
     return s;
   };
-  std::map<SliceGroup, ModelEvaluation> placed;  // the groups scheduled: their choices
-  std::map<SliceGroup, ModelEvaluation> unfit;   // the groups left out: their choices on the bounds
+  // Per group, in the DP's order: its choices, and whether it was left out (they are then its
+  // choices on the bounds).
+  std::map<SliceGroup, std::pair<ModelEvaluation, bool>> offered;
   try {
     auto t0 = std::chrono::steady_clock::now();
     SlicedTimes lower = ScheduleSlices(model, archs, modes, estimator, scheduler_,
@@ -482,7 +483,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
         needed |= (!bounded[i] || bounded[i]->plan.feasible) && !(bounds[k][i] < best[i]);
       }
       if (!needed) {
-        unfit.emplace(group, std::move(on_bounds));
+        offered.emplace(group, std::make_pair(std::move(on_bounds), true));
         continue;
       }
       t0 = std::chrono::steady_clock::now();
@@ -490,7 +491,8 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
                                                run_.cluster.network, &ev, false, group);
       since(t0, ev.schedule_seconds);
       t0 = std::chrono::steady_clock::now();
-      ModelEvaluation& choices = placed[group] = NoChoices(model.name, hbm_list.size());
+      ModelEvaluation& choices =
+          (offered[group] = {NoChoices(model.name, hbm_list.size()), false}).first;
       PlaceAll(run_, cost_, model, arch, exact, modes, hbm_list, with_expert, false, choices);
       since(t0, ev.placement_seconds);
       const auto solved = slots(choices);
@@ -516,13 +518,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
       keep(*ev.expert, *g.expert);
     }
   };
-  for (auto p = placed.begin(), u = unfit.begin(); p != placed.end() || u != unfit.end();) {
-    if (u == unfit.end() || (p != placed.end() && p->first < u->first)) {
-      offer((p++)->second, false);
-    } else {
-      offer((u++)->second, true);
-    }
-  }
+  for (const auto& [group, choices] : offered) offer(choices.first, choices.second);
   ev.score = ObjectiveValue(ev.best, objective, accelerators);
   return ev;
 }
