@@ -356,18 +356,14 @@ TEST(PlacementSearch, AnInfeasibleFixedPlanSaysWhichStageAndByHowMuch) {
 
 // ---- brute force with every part of the step model ---------------------------------------------
 
-// Written from the header's semantics for chains, without the code under test (the network model
-// is its own unit, tested above).
+// Written from the header's semantics, stage by stage from the definition of its critical paths,
+// without the code under test (the network model is its own unit, tested above).
 double BruteForceStep(const PlacementProblem& p) {
   double best = INFINITY;
   const std::int64_t B = p.global_batch / p.micro_batch;
   const double v = p.virtual_stages;
   for (const auto& [t, table] : p.widths) {
     const int n = static_cast<int>(table.layers.size());
-    auto edge_bytes = [&](int from) {
-      for (const auto& e : table.edges) if (e.from == from) return e.bytes;
-      return 0.0;
-    };
     for (int mask = 0; mask < (1 << (n - 1)); ++mask) {
       std::vector<std::pair<int, int>> stages;
       int start = 0;
@@ -400,15 +396,39 @@ double BruteForceStep(const PlacementProblem& p) {
         for (int k = 0; k < s; ++k) {
           auto [i, j] = stages[k];
           const int position = s - k;
-          const double in_arrival = i > 0 ? send(edge_bytes(i - 1)) : 0;
-          const double grad_arrival = j < n ? send(edge_bytes(j - 1)) : 0;
-          double fw = 0, bwd = 0, rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0,
+          // The stage's critical paths, from the definition: its forward starts from the sends
+          // into it, its backward (after re-running the forward when it recomputes) from the
+          // sends out of it; a layer starts once all its predecessors (successors) finish.
+          std::vector<double> finish(n, 0.0);
+          double forward = 0, incoming = 0;
+          for (int l = i; l < j; ++l) {
+            double start = 0;
+            for (const auto& e : table.edges) {
+              if (e.to != l) continue;
+              start = std::max(start, e.from >= i ? finish[e.from] : send(e.bytes));
+              if (e.from < i) incoming += e.bytes;
+            }
+            finish[l] = start + table.layers[l].forward_s;
+            forward = std::max(forward, finish[l]);
+          }
+          auto backward = [&](double ready) {
+            double phase = 0;
+            for (int l = j - 1; l >= i; --l) {
+              double start = ready;
+              for (const auto& e : table.edges) {
+                if (e.from == l) start = std::max(start, e.to < j ? finish[e.to] : send(e.bytes));
+              }
+              const auto& L = table.layers[l];
+              finish[l] = start + L.backward_s + L.backward_recompute_s;
+              phase = std::max(phase, finish[l]);
+            }
+            return phase;
+          };
+          double rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0,
                  whole = 0;
           bool tp = false;
           for (int l = i; l < j; ++l) {
             const auto& L = table.layers[l];
-            fw += L.forward_s;
-            bwd += L.backward_s + L.backward_recompute_s;
             rfw += L.RecomputeForwardS();
             static_mem += L.weight_bytes / (params ? N : 1) + L.GradientBytes() / (grads ? N : 1) +
                           L.optimizer_state_bytes / N;
@@ -427,14 +447,12 @@ double BruteForceStep(const PlacementProblem& p) {
             collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
             if (params) collectives += 2 * p.network.CollectiveS(CollectiveKind::kAllGather, w, group);
           }
-          max_load = std::max(max_load, std::max(collectives, in_arrival + fw +
-                                                                   std::max(rec ? rfw : 0.0, grad_arrival) + bwd));
+          max_load = std::max(max_load, std::max(collectives, forward + backward(rec ? rfw : 0.0)));
           static_mem += (1 - 1 / N) * whole;
           double in_flight = position;
           if (p.schedule == PipelineSchedule::kGPipe) in_flight = static_cast<double>(m);
           if (p.schedule == PipelineSchedule::kInterleaved) in_flight = (2.0 * (position - 1) + (v - 1) * s + 1) / v;
-          const double kept = p.recompute ? act + (position - 1) * (i > 0 ? edge_bytes(i - 1) : 0)
-                                          : in_flight * act;
+          const double kept = p.recompute ? act + (position - 1) * incoming : in_flight * act;
           if (static_mem + kept + working > p.hbm_bytes * (1 + 1e-12)) fits = false;
           devices += tp ? t : 1;
           if (k == 0) {
@@ -470,8 +488,10 @@ double BruteForceStep(const PlacementProblem& p) {
   return best;
 }
 
-TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
-  std::mt19937 rng(10);
+// Random problems of up to 7 layers, every schedule, network and sharding; `skips`: layer DAGs
+// with edges that skip layers (a residual stream across layers, a tied embedding), else chains.
+void CheckAgainstBruteForce(bool skips) {
+  std::mt19937 rng(skips ? 11 : 10);
   auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   int feasible = 0, infeasible = 0;
@@ -528,6 +548,9 @@ TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
         l.tensor_parallel = t > 1 && pick(0, 3) != 0;
         table.layers.push_back(l);
         if (i > 0) table.edges.push_back({i - 1, i, uni(0, 3)});
+        for (int from = 0; skips && from + 1 < i; ++from) {
+          if (pick(0, 2) == 0) table.edges.push_back({from, i, uni(0, 3)});
+        }
       }
       if (pick(0, 1)) table.tied_gradient_bytes = uni(0, 2);
       p.widths[t] = table;
@@ -559,6 +582,13 @@ TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) {
   EXPECT_GT(feasible, 200);
   EXPECT_GT(infeasible, 10);
 }
+
+TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomChains) { CheckAgainstBruteForce(false); }
+
+// The stage table computes every stage's critical paths incrementally (a forward finish does not
+// depend on where the stage ends, a backward finish not on where it starts): checked against the
+// stage-by-stage definition on DAGs whose edges skip layers.
+TEST(PlacementSearch, StepModelEqualsBruteForceOnRandomLayerDags) { CheckAgainstBruteForce(true); }
 
 }  // namespace
 }  // namespace phaze

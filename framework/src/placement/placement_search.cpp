@@ -55,21 +55,21 @@ class StageTable {
       : n_(static_cast<int>(table.layers.size())), t_(t), problem_(problem), table_(table) {
     preds_.resize(n_);
     succs_.resize(n_);
+    const double v = problem_.virtual_stages;
     for (const auto& e : table.edges) {
-      preds_[e.to].push_back(e);
-      succs_[e.from].push_back(e);
+      const Link link{e.from, e.to, e.bytes, EdgeSendS(problem_, e, level) * v};
+      preds_[e.to].push_back(link);
+      succs_[e.from].push_back(link);
     }
     const size_t cells = static_cast<size_t>(n_ + 1) * (n_ + 1);
-    for (auto* v : {&load_plain_, &load_recompute_, &stash_, &optimizer_step_, &forward_,
-                    &backward_, &recompute_in_backward_, &recompute_stage_}) {
-      v->assign(cells, 0);
+    for (auto* vec : {&load_plain_, &load_recompute_, &stash_, &optimizer_step_, &forward_,
+                      &backward_, &recompute_in_backward_, &recompute_stage_}) {
+      vec->assign(cells, 0);
     }
     footprint_.assign(cells, StageFootprint{});
     has_tp_.assign(cells, 0);
-    std::vector<double> finish(static_cast<size_t>(n_));
-    for (int i = 0; i < n_; ++i) {
-      for (int j = i + 1; j <= n_; ++j) Fill(i, j, level, finish);
-    }
+    FillForward();
+    FillBackward();
   }
 
   int n() const { return n_; }
@@ -97,6 +97,13 @@ class StageTable {
   }
   bool Fits(int i, int j, int position, const MemoryClass& c) const {
     return Memory(i, j, position, c) <= problem_.hbm_bytes;
+  }
+  // Whether Memory(i, j, position, c) is nondecreasing in j, as computed: every term is then a
+  // running sum or maximum of nonnegative layer bytes times a factor ≥ 0 (a sharded stage
+  // subtracts the part it divides, so it is left out), so once a stage does not fit, no longer one
+  // from the same layer does.
+  bool FitsOnlyShorter(int position, const MemoryClass& c) const {
+    return (c.ways <= 1 || problem_.sharding == Sharding::kNone) && InFlight(position, c) >= 1;
   }
   double WeightBytes(int i, int j) const { return footprint_[At(i, j)].weight; }
   double OptimizerStepS(int i, int j) const { return optimizer_step_[At(i, j)]; }
@@ -126,65 +133,99 @@ class StageTable {
  private:
   size_t At(int i, int j) const { return static_cast<size_t>(i) * (n_ + 1) + j; }
 
-  void Fill(int i, int j, int level, std::vector<double>& finish) {
+  // A layer edge with its send time at this table's level (× v: every virtual stage sends).
+  struct Link {
+    int from, to;
+    double bytes, send_s;
+  };
+
+  // Stage [i, j) runs its forward from the sends into it; its backward from the sends out of it
+  // (and, with stage recompute, after re-running its forward). The forward finish of a layer l of
+  // [i, j) depends on i but not on j, and its backward finish on j but not on i (a layer's
+  // successors come after it), so each is computed once per (i, l) and (l, j): O(n²) cells in
+  // O(n² + n·edges), with each cell's value computed by the same operations in the same order as
+  // stage by stage. Only the backward after a stage recompute starts at the stage's own recompute
+  // time, so it is run per stage, and only where the problem recomputes.
+  void FillForward() {
     const auto& L = table_.layers;
-    const double v = problem_.virtual_stages;
-    auto send = [&](const PlacementEdge& e) { return EdgeSendS(problem_, e, level) * v; };
-    StageFootprint f;
-    double fw = 0, recompute = 0, step = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0;
-    bool tp = false;
-    for (int l = i; l < j; ++l) {
-      double start = 0;
-      for (const auto& e : preds_[l]) {
-        if (e.from >= i) {
-          start = std::max(start, finish[e.from]);
-        } else {
-          start = std::max(start, send(e));
-          f.incoming += e.bytes;
+    std::vector<double> finish(static_cast<size_t>(n_));
+    for (int i = 0; i < n_; ++i) {
+      StageFootprint f;
+      double fw = 0, recompute = 0, step = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0;
+      bool tp = false;
+      for (int l = i; l < n_; ++l) {  // the stage [i, l + 1)
+        double start = 0;
+        for (const Link& e : preds_[l]) {
+          if (e.from >= i) {
+            start = std::max(start, finish[e.from]);
+          } else {
+            start = std::max(start, e.send_s);
+            f.incoming += e.bytes;
+          }
         }
+        finish[l] = start + L[l].forward_s;
+        fw = std::max(fw, finish[l]);
+        recompute += L[l].RecomputeForwardS();
+        f.Add(L[l]);
+        step += L[l].optimizer_step_s;
+        fw_sum += L[l].forward_s;
+        bw_sum += L[l].backward_s;
+        rc_sum += L[l].backward_recompute_s;
+        tp = tp || L[l].tensor_parallel;
+        const size_t k = At(i, l + 1);
+        load_plain_[k] = fw;  // the forward critical path; FillBackward adds the backward's
+        footprint_[k] = f;
+        stash_[k] = f.Stash(problem_.recompute);
+        optimizer_step_[k] = step;
+        forward_[k] = fw_sum;
+        backward_[k] = bw_sum;
+        recompute_in_backward_[k] = rc_sum;
+        recompute_stage_[k] = recompute;
+        has_tp_[k] = tp ? 1 : 0;
       }
-      finish[l] = start + L[l].forward_s;
-      fw = std::max(fw, finish[l]);
-      recompute += L[l].RecomputeForwardS();
-      f.Add(L[l]);
-      step += L[l].optimizer_step_s;
-      fw_sum += L[l].forward_s;
-      bw_sum += L[l].backward_s;
-      rc_sum += L[l].backward_recompute_s;
-      tp = tp || L[l].tensor_parallel;
     }
-    auto backward = [&](double ready) {
+  }
+
+  void FillBackward() {
+    const auto& L = table_.layers;
+    std::vector<double> finish(static_cast<size_t>(n_));
+    // From `ready`, layers j − 1 down to i; returns the phase's end.
+    auto backward = [&](int i, int j, double ready) {
       double phase = 0;
       for (int l = j - 1; l >= i; --l) {
         double start = ready;
-        for (const auto& e : succs_[l]) {
-          start = std::max(start, e.to < j ? finish[e.to] : send(e));
-        }
+        for (const Link& e : succs_[l]) start = std::max(start, e.to < j ? finish[e.to] : e.send_s);
         finish[l] = start + (L[l].backward_s + L[l].backward_recompute_s);
         phase = std::max(phase, finish[l]);
       }
       return phase;
     };
-    // `finish` is reused for backward finishes (forward finishes are no longer needed).
-    double bw_plain = backward(0.0);
-    double bw_recompute = backward(recompute);
-    size_t k = At(i, j);
-    load_plain_[k] = fw + bw_plain;
-    load_recompute_[k] = fw + bw_recompute;
-    footprint_[k] = f;
-    stash_[k] = f.Stash(problem_.recompute);
-    optimizer_step_[k] = step;
-    forward_[k] = fw_sum;
-    backward_[k] = bw_sum;
-    recompute_in_backward_[k] = rc_sum;
-    recompute_stage_[k] = recompute;
-    has_tp_[k] = tp ? 1 : 0;
+    for (int j = 1; j <= n_; ++j) {
+      double phase = 0;
+      for (int l = j - 1; l >= 0; --l) {  // every stage [l, j) at once: the phase is a suffix max
+        double start = 0.0;
+        for (const Link& e : succs_[l]) start = std::max(start, e.to < j ? finish[e.to] : e.send_s);
+        finish[l] = start + (L[l].backward_s + L[l].backward_recompute_s);
+        phase = std::max(phase, finish[l]);
+        const size_t k = At(l, j);
+        const double fw = load_plain_[k];
+        load_plain_[k] = fw + phase;
+        if (problem_.recompute) load_recompute_[k] = fw;  // completed below
+      }
+    }
+    if (!problem_.recompute) return;  // Load() reads load_recompute_ only when recomputing
+    for (int i = 0; i < n_; ++i) {
+      for (int j = i + 1; j <= n_; ++j) {
+        const size_t k = At(i, j);
+        load_recompute_[k] = load_recompute_[k] + backward(i, j, recompute_stage_[k]);
+      }
+    }
   }
 
   int n_, t_;
   const PlacementProblem& problem_;
   const LayerTable& table_;
-  std::vector<std::vector<PlacementEdge>> preds_, succs_;
+  std::vector<std::vector<Link>> preds_, succs_;
   std::vector<StageFootprint> footprint_;
   std::vector<double> load_plain_, load_recompute_, stash_, optimizer_step_, forward_, backward_,
       recompute_in_backward_, recompute_stage_;
@@ -299,42 +340,64 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     }
     std::vector<std::optional<StageTable>> tables(problem.network.Levels().size());
     SyncTable syncs(problem);
+    // Per group: the suffix DP, and the first stages [0, j) that fit at each position s.
+    struct FirstStage {
+      int j;
+      std::int64_t a0;  // its devices
+      double load_s, step_s;
+    };
+    struct Solved {
+      const Group* group;
+      const StageTable* st;
+      std::vector<double> sharding;  // per stage, when the memory class runs collectives
+      std::vector<double> dp;        // dp[(i, s, m)]: see below
+      std::vector<int> cut;
+      std::vector<std::vector<FirstStage>> first;  // by s
+      // By s, once computed: min over the first stages and m of max(rest, load) (+∞ when none).
+      std::vector<std::optional<double>> fastest;
+      double Load(int i, int j, int position, int n) const {
+        const double compute = st->Load(i, j, position);
+        return sharding.empty()
+                   ? compute
+                   : std::max(compute, sharding[static_cast<size_t>(i) * (n + 1) + j]);
+      }
+    };
+    // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
+    auto idx = [&](int i, int s, int m) { return (static_cast<size_t>(i) * (n + 1) + s) * M + m; };
+    std::vector<Solved> solved;
+    solved.reserve(groups.size());
     for (const Group& group : groups) {
       auto& slot = tables[static_cast<size_t>(group.level)];
       if (!slot) slot.emplace(table, problem, t, group.level);
+      Solved& g = solved.emplace_back();
+      g.group = &group;
+      g.st = &*slot;
       const StageTable& st = *slot;
       int smax = 0;
       for (const auto& pr : group.pairs) smax = std::max(smax, pr.second);
       // A stage's load per micro-batch: its compute, or the sharding's collectives when longer
       // (computed once per stage here, not in the loops below).
-      std::vector<double> sharding;
       if (group.cls.comm_d > 0) {
-        sharding.assign(static_cast<size_t>(n + 1) * (n + 1), 0.0);
+        g.sharding.assign(static_cast<size_t>(n + 1) * (n + 1), 0.0);
         for (int i = 0; i < n; ++i) {
           for (int j = i + 1; j <= n; ++j) {
-            sharding[static_cast<size_t>(i) * (n + 1) + j] = st.ShardingS(i, j, group.cls);
+            g.sharding[static_cast<size_t>(i) * (n + 1) + j] = st.ShardingS(i, j, group.cls);
           }
         }
       }
-      auto load_of = [&](int i, int j, int position) {
-        const double compute = st.Load(i, j, position);
-        return sharding.empty()
-                   ? compute
-                   : std::max(compute, sharding[static_cast<size_t>(i) * (n + 1) + j]);
-      };
-      // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
-      auto idx = [&](int i, int s, int m) {
-        return (static_cast<size_t>(i) * (n + 1) + s) * M + m;
-      };
-      std::vector<double> dp(static_cast<size_t>(n + 1) * (n + 1) * M, kInf);
-      std::vector<int> cut(dp.size(), -1);
+      g.dp.assign(static_cast<size_t>(n + 1) * (n + 1) * M, kInf);
+      g.cut.assign(g.dp.size(), -1);
+      std::vector<double>& dp = g.dp;
       dp[idx(n, 0, 0)] = 0;
       for (int s = 1; s < smax; ++s) {  // suffix DP (the first stage is handled below)
+        const bool shorter = st.FitsOnlyShorter(s, group.cls);
         for (int i = n - s; i >= 1; --i) {
-          for (int j = i + 1; j <= n - (s - 1); ++j) {
-            if (s == 1 && j != n) continue;
-            if (!st.Fits(i, j, s, group.cls)) continue;
-            const double load = load_of(i, j, s);
+          for (int j = s == 1 ? n : i + 1; j <= n - (s - 1); ++j) {
+            if (!st.Fits(i, j, s, group.cls)) {
+              if (shorter) break;
+              continue;
+            }
+            const double load = g.Load(i, j, s, n);
             const int delta = st.SingleDevice(i, j);
             for (int mr = 0; mr < M - delta && mr <= s - 1; ++mr) {
               double prev = dp[idx(j, s - 1, mr)];
@@ -343,49 +406,91 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
               size_t at = idx(i, s, mr + delta);
               if (v < dp[at]) {
                 dp[at] = v;
-                cut[at] = j;
+                g.cut[at] = j;
               }
             }
           }
         }
       }
-      // First stage [0, j) at position s, the rest from dp.
-      for (const auto& [d, s] : group.pairs) {
-        const std::int64_t kd = K / d;
-        const std::vector<double>& sync = syncs.For(st, d);
-        const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
-        const double steps = PipelineSteps(problem, d, s);
-        for (int j = 1; j <= n - (s - 1); ++j) {
-          if (s == 1 && j != n) continue;
-          if (!st.Fits(0, j, s, group.cls)) continue;
-          const std::int64_t a0 = st.Devices(0, j);
-          const double load0 = load_of(0, j, s);
-          const double optimizer =
-              OptimizerStepS(problem, st.OptimizerStepS(0, j), d, st.WeightReplicas());
-          for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
-            const double rest = dp[idx(j, s - 1, mr)];
-            if (rest == kInf) continue;
-            const std::int64_t devices = a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
-            if (devices > kd) continue;
-            const double time = StepTimeS(steps, std::max(rest, load0),
-                                          sync[static_cast<size_t>(j)], optimizer, tied);
-            const Key key{time, d, s, j, mr};
-            if (best_key && !(key < *best_key)) continue;
-            PlacementPlan plan;
-            plan.tensor_parallel = t;
-            plan.data_parallel = static_cast<int>(d);
-            plan.pipeline_stages = s;
-            plan.stages.push_back(st.MakeStage(0, j, s, group.cls));
-            for (int i = j, ss = s - 1, m = mr; ss > 0; --ss) {
-              int next = cut[idx(i, ss, m)];
-              plan.stages.push_back(st.MakeStage(i, next, ss, group.cls));
-              m -= st.SingleDevice(i, next);
-              i = next;
-            }
-            FinishStep(problem, table, group.level, plan);
-            best = plan;
-            best_key = key;
+      g.first.resize(static_cast<size_t>(smax) + 1);
+      g.fastest.assign(static_cast<size_t>(smax) + 1, std::nullopt);
+      for (const auto& pr : group.pairs) {
+        const int s = pr.second;
+        if (g.fastest[s]) continue;  // done for an earlier d
+        const bool shorter = st.FitsOnlyShorter(s, group.cls);
+        double fastest = kInf;
+        for (int j = s == 1 ? n : 1; j <= n - (s - 1); ++j) {
+          if (!st.Fits(0, j, s, group.cls)) {
+            if (shorter) break;
+            continue;
           }
+          const FirstStage f{j, st.Devices(0, j), g.Load(0, j, s, n), st.OptimizerStepS(0, j)};
+          g.first[s].push_back(f);
+          for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
+            fastest = std::min(fastest, std::max(dp[idx(j, s - 1, mr)], f.load_s));
+          }
+        }
+        g.fastest[s] = fastest;
+      }
+    }
+    // First stage [0, j) at position s, the rest from dp: the (d, s) pairs in increasing order of
+    // a lower bound on their time, pipeline_steps · the fastest max(rest, load) over their first
+    // stages (the sync, optimizer step and tied embedding add ≥ 0; the device limit only removes
+    // candidates); once it exceeds the best time, no later pair can win. The winner is the least
+    // Key, which does not depend on the order candidates are met in.
+    struct Pair {
+      double bound;
+      std::size_t group;
+      std::int64_t d;
+      int s;
+    };
+    std::vector<Pair> pairs;
+    for (std::size_t gi = 0; gi < solved.size(); ++gi) {
+      for (const auto& [d, s] : solved[gi].group->pairs) {
+        const double fastest = *solved[gi].fastest[s];
+        if (fastest == kInf) continue;  // no first stage fits, or no rest completes one
+        pairs.push_back({StepTimeS(PipelineSteps(problem, d, s), fastest, 0, 0, 0), gi, d, s});
+      }
+    }
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const Pair& x, const Pair& y) { return x.bound < y.bound; });
+    for (const Pair& pair : pairs) {
+      if (best_key && pair.bound > std::get<0>(*best_key)) break;
+      const Solved& g = solved[pair.group];
+      const Group& group = *g.group;
+      const StageTable& st = *g.st;
+      const std::int64_t d = pair.d;
+      const int s = pair.s;
+      const std::int64_t kd = K / d;
+      const std::vector<double>& sync = syncs.For(st, d);
+      const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
+      const double steps = PipelineSteps(problem, d, s);
+      for (const FirstStage& f : g.first[s]) {
+        const int j = f.j;
+        const double optimizer = OptimizerStepS(problem, f.step_s, d, st.WeightReplicas());
+        for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
+          const double rest = g.dp[idx(j, s - 1, mr)];
+          if (rest == kInf) continue;
+          const std::int64_t devices = f.a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
+          if (devices > kd) continue;
+          const double time = StepTimeS(steps, std::max(rest, f.load_s),
+                                        sync[static_cast<size_t>(j)], optimizer, tied);
+          const Key key{time, d, s, j, mr};
+          if (best_key && !(key < *best_key)) continue;
+          PlacementPlan plan;
+          plan.tensor_parallel = t;
+          plan.data_parallel = static_cast<int>(d);
+          plan.pipeline_stages = s;
+          plan.stages.push_back(st.MakeStage(0, j, s, group.cls));
+          for (int i = j, ss = s - 1, m = mr; ss > 0; --ss) {
+            int next = g.cut[idx(i, ss, m)];
+            plan.stages.push_back(st.MakeStage(i, next, ss, group.cls));
+            m -= st.SingleDevice(i, next);
+            i = next;
+          }
+          FinishStep(problem, table, group.level, plan);
+          best = plan;
+          best_key = key;
         }
       }
     }
