@@ -10,6 +10,8 @@
 #include <map>
 
 #include "phaze/core/config_node.hpp"
+#include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
 #include "phaze/build_fingerprint.hpp"
 #include "phaze/core/output_directory.hpp"
 #include "test_util.hpp"
@@ -401,6 +403,34 @@ TEST(Cli, OutputDirectoryIsClaimedBeforeTheSearchAndWrittenAsASet) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{".phaze.lock", "explored.csv", "report.md",
                                              "results.json", "search.checkpoint"}));
+}
+
+// WriteSet writes each file from its writer, one at a time; a writer that throws (as a full disk
+// fails a write) leaves the previous set as it was and no staging directory behind.
+TEST(Cli, AFailedWriteLeavesThePreviousSetUntouched) {
+  testing::TempDir dir;
+  const OutputDirectory out((dir / "out").string());
+  const std::vector<std::string> set = {"a.txt", "b.txt"};
+  out.WriteSet({{"a.txt", [](std::ostream& o) { o << "first a"; }},
+                {"b.txt", [](std::ostream& o) { o << "first b"; }}},
+               set);
+  EXPECT_EQ(ReadInputFile((dir / "out" / "a.txt").string()), "first a");
+  EXPECT_THROW(out.WriteSet({{"a.txt", [](std::ostream& o) { o << "second a"; }},
+                             {"b.txt",
+                              [](std::ostream& o) {
+                                o << "half of b";
+                                throw Error("no space left");
+                              }}},
+                            set),
+               Error);
+  EXPECT_EQ(ReadInputFile((dir / "out" / "a.txt").string()), "first a");
+  EXPECT_EQ(ReadInputFile((dir / "out" / "b.txt").string()), "first b");
+  for (const auto& e : std::filesystem::directory_iterator(dir / "out")) {
+    EXPECT_EQ(e.path().filename().string().rfind(".phaze-staging", 0), std::string::npos);
+  }
+  out.WriteSet({{"b.txt", [](std::ostream& o) { o << "third b"; }}}, set);
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "a.txt"));  // not in this set
+  EXPECT_EQ(ReadInputFile((dir / "out" / "b.txt").string()), "third b");
 }
 
 // A killed search continues from its checkpoint (search_checkpoint.hpp) and ends with the results

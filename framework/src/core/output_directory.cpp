@@ -63,7 +63,7 @@ OutputDirectory::~OutputDirectory() {
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
 }
 
-void OutputDirectory::WriteSet(const std::vector<std::pair<std::string, std::string>>& files,
+void OutputDirectory::WriteSet(const std::vector<std::pair<std::string, Writer>>& files,
                                const std::vector<std::string>& set) const {
   const fs::path dir(path_);
   const fs::path staging = dir / (".phaze-staging-" + std::to_string(::getpid()));
@@ -71,16 +71,22 @@ void OutputDirectory::WriteSet(const std::vector<std::pair<std::string, std::str
   fs::remove_all(staging, ec);
   fs::create_directory(staging, ec);
   if (ec) Fail(path_, "cannot create '" + staging.string() + "': " + ec.message());
-  for (const auto& [name, text] : files) {
+  for (const auto& [name, write] : files) {
     std::ofstream out(staging / name, std::ios::binary | std::ios::trunc);
-    out << text;
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      fs::remove_all(staging, ec);
+      throw;
+    }
     out.flush();
     if (!out) {
       fs::remove_all(staging, ec);
       Fail(path_, "cannot write " + name + " (disk full?); the previous files are untouched");
     }
   }
-  for (const auto& [name, text] : files) {
+  for (const auto& [name, write] : files) {
     fs::rename(staging / name, dir / name, ec);
     if (ec) {
       const std::string why = ec.message();

@@ -34,8 +34,7 @@ std::string CsvField(const std::string& v) {
 
 }  // namespace
 
-std::string ExploredCsv(const SearchResults& r) {
-  std::ostringstream csv;
+void WriteExploredCsv(std::ostream& csv, const SearchResults& r) {
   csv << "config,architecture,num_tc,pe_x,pe_y,num_vc,pe_vc,glb_mib,l2_tc_kib,l2_vc_kib,area_mm2,"
          "common_score,common_winner,model,model_winner,feasible,throughput_samples_per_s,"
          "throughput_tokens_per_s,time_per_batch_s,mfu,pipeline_stages,data_parallel,"
@@ -73,6 +72,11 @@ std::string ExploredCsv(const SearchResults& r) {
       }
     }
   }
+}
+
+std::string ExploredCsv(const SearchResults& r) {
+  std::ostringstream csv;
+  WriteExploredCsv(csv, r);
   return csv.str();
 }
 

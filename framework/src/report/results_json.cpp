@@ -401,7 +401,7 @@ Json SearchResultsToJson(const SearchResults& r) {
   return j;
 }
 
-std::string SearchResultsJsonText(const SearchResults& r, int indent) {
+void WriteSearchResultsJson(std::ostream& os, const SearchResults& r, int indent) {
   // The explored configs (tens of thousands in an exhaustive search, most of the document) are
   // written one at a time into the text of the rest: the document is never whole in memory.
   const std::string rest = SearchResultsWithoutExplored(r).Dump(indent);
@@ -410,7 +410,8 @@ std::string SearchResultsJsonText(const SearchResults& r, int indent) {
   mark += '"';
   const std::size_t at = rest.find(mark);
   if (at == std::string::npos) throw Error("results.json: the explored configs' place is missing");
-  std::string out = rest.substr(0, at);
+  os.write(rest.data(), static_cast<std::streamsize>(at));
+  std::string out;
   auto newline = [&](int depth) {
     if (indent < 0) return;
     out += '\n';
@@ -424,12 +425,21 @@ std::string SearchResultsJsonText(const SearchResults& r, int indent) {
       if (k) out += ',';
       newline(2);
       ExploredToJson(r.outcome.explored[k]).DumpTo(out, indent, 2);
+      os << out;
+      out.clear();
     }
     newline(1);
     out += ']';
   }
-  out.append(rest, at + mark.size());
-  return out;
+  os << out;
+  os.write(rest.data() + at + mark.size(),
+           static_cast<std::streamsize>(rest.size() - at - mark.size()));
+}
+
+std::string SearchResultsJsonText(const SearchResults& r, int indent) {
+  std::ostringstream out;
+  WriteSearchResultsJson(out, r, indent);
+  return out.str();
 }
 
 }  // namespace phaze

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -59,19 +60,30 @@ std::string SearchSummary(const SearchResults& r) {
 }
 
 void WriteSearchOutputs(const SearchResults& r, const OutputDirectory& dir, bool plots) {
-  std::vector<std::pair<std::string, std::string>> files = {
-      {"results.json", SearchResultsJsonText(r, 1) + "\n"},
-      {"report.md", SearchReportMarkdown(r)},
-      {"explored.csv", ExploredCsv(r)}};
+  // Each file's text is made when it is written: results.json and explored.csv straight into
+  // their files (tens of MB each for an exhaustive search), the others one at a time.
+  auto text = [](std::function<std::string()> make) {
+    return [make = std::move(make)](std::ostream& out) { out << make(); };
+  };
+  std::vector<std::pair<std::string, OutputDirectory::Writer>> files = {
+      {"results.json",
+       [&](std::ostream& out) {
+         WriteSearchResultsJson(out, r, 1);
+         out << '\n';
+       }},
+      {"report.md", text([&] { return SearchReportMarkdown(r); })},
+      {"explored.csv", [&](std::ostream& out) { WriteExploredCsv(out, r); }}};
   if (plots) {
-    files.emplace_back("throughput-vs-area.svg", ThroughputAreaSvg(r));
-    files.emplace_back("throughput-vs-power.svg", ThroughputPowerSvg(r));
-    files.emplace_back("pipeline.svg", PipelineSvg(r));
-    files.emplace_back("memory.svg", MemorySvg(r));
+    files.emplace_back("throughput-vs-area.svg", text([&] { return ThroughputAreaSvg(r); }));
+    files.emplace_back("throughput-vs-power.svg", text([&] { return ThroughputPowerSvg(r); }));
+    files.emplace_back("pipeline.svg", text([&] { return PipelineSvg(r); }));
+    files.emplace_back("memory.svg", text([&] { return MemorySvg(r); }));
     if (r.winner_schedule) {
-      files.emplace_back("schedule.svg",
-                         ScheduleToSvg(r.winner_schedule->problem, r.winner_schedule->result,
-                                       r.winner_schedule->title));
+      files.emplace_back("schedule.svg", text([&] {
+                           return ScheduleToSvg(r.winner_schedule->problem,
+                                                r.winner_schedule->result,
+                                                r.winner_schedule->title);
+                         }));
     }
   }
   dir.WriteSet(files, kSearchOutputFiles);

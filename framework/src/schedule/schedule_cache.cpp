@@ -1,6 +1,8 @@
 #include "phaze/schedule/schedule_cache.hpp"
 
 #include <cstring>
+#include <functional>
+#include <memory>
 
 namespace phaze {
 namespace {
@@ -50,7 +52,16 @@ std::string ScheduleCache::Key(const ScheduleProblem& p) {
   return key;
 }
 
-ScheduleCache::Entry* ScheduleCache::Lookup(const std::string& key) {
+ScheduleCache::Digest ScheduleCache::DigestOf(const std::string& key) {
+  std::uint64_t fnv = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (unsigned char c : key) {
+    fnv ^= c;
+    fnv *= 0x100000001b3ULL;
+  }
+  return {fnv, static_cast<std::uint64_t>(std::hash<std::string>{}(key))};
+}
+
+ScheduleCache::Entry* ScheduleCache::Lookup(const Digest& key) {
   if (auto it = young_.find(key); it != young_.end()) return &it->second;
   auto it = old_.find(key);
   if (it == old_.end()) return nullptr;
@@ -61,8 +72,8 @@ ScheduleCache::Entry* ScheduleCache::Lookup(const std::string& key) {
   return &young_.at(key);
 }
 
-void ScheduleCache::Put(const std::string& key, Entry entry) {
-  entry.bytes = static_cast<std::int64_t>(2 * key.size() + sizeof(Entry) + 64) +
+void ScheduleCache::Put(const Digest& key, Entry entry) {
+  entry.bytes = static_cast<std::int64_t>(sizeof(Digest) + sizeof(Entry) + 64) +
                 (entry.result ? ResultBytes(*entry.result) : 0);
   if (young_bytes_ + entry.bytes > max_bytes_ / 2 && !young_.empty()) {
     stats_.evictions += static_cast<std::int64_t>(old_.size());
@@ -79,10 +90,10 @@ void ScheduleCache::Put(const std::string& key, Entry entry) {
 
 std::optional<ScheduleResult> ScheduleCache::Find(const std::string& key) {
   std::lock_guard lock(mutex_);
-  Entry* e = Lookup(key);
+  Entry* e = Lookup(DigestOf(key));
   if (e && e->result) {
     ++stats_.hits;
-    return e->result;
+    return *e->result;
   }
   ++stats_.misses;
   return std::nullopt;
@@ -91,14 +102,14 @@ std::optional<ScheduleResult> ScheduleCache::Find(const std::string& key) {
 void ScheduleCache::Insert(const std::string& key, const ScheduleResult& result) {
   std::lock_guard lock(mutex_);
   Entry entry;
-  entry.result = result;
+  entry.result = std::make_unique<ScheduleResult>(result);
   entry.bound = result.makespan_s;
-  Put(key, std::move(entry));
+  Put(DigestOf(key), std::move(entry));
 }
 
 std::optional<double> ScheduleCache::FindBound(const std::string& key) {
   std::lock_guard lock(mutex_);
-  if (Entry* e = Lookup(key)) {
+  if (Entry* e = Lookup(DigestOf(key))) {
     ++stats_.bound_hits;
     return e->bound;
   }
@@ -108,13 +119,14 @@ std::optional<double> ScheduleCache::FindBound(const std::string& key) {
 
 void ScheduleCache::InsertBound(const std::string& key, double bound) {
   std::lock_guard lock(mutex_);
-  if (Entry* e = Lookup(key)) {
+  const Digest d = DigestOf(key);
+  if (Entry* e = Lookup(d)) {
     if (!e->result) e->bound = std::max(e->bound, bound);
     return;
   }
   Entry entry;
   entry.bound = bound;
-  Put(key, std::move(entry));
+  Put(d, std::move(entry));
 }
 
 ScheduleCacheStats ScheduleCache::Stats() const {

@@ -117,6 +117,11 @@ struct Writer {
     if (v) (*this)(*v);
   }
   template <class T>
+  void operator()(const Boxed<T>& v) const {
+    w.Bool(v.has_value());
+    if (v) (*this)(*v);
+  }
+  template <class T>
   requires std::is_class_v<T>
   void operator()(const T& x) const { Fields(x, *this); }
 };
@@ -144,6 +149,11 @@ struct Reader {
   }
   template <class T>
   void operator()(std::optional<T>& v) const {
+    v.reset();
+    if (r.Bool()) (*this)(v.emplace());
+  }
+  template <class T>
+  void operator()(Boxed<T>& v) const {
     v.reset();
     if (r.Bool()) (*this)(v.emplace());
   }

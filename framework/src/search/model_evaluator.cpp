@@ -554,6 +554,10 @@ const ModelBound::Times* ModelBound::LowerBoundTimes() {
     } catch (const UnsupportedOpError&) {
       times_.reset();  // Evaluate says why there is no plan
     }
+    // Only the first is needed from now on (Refine's DP prices its plans on it); a family's
+    // copies, each with its calibration and energy tables, are most of what a bound held.
+    archs_.erase(archs_.begin() + 1, archs_.end());
+    archs_.shrink_to_fit();
   }
   return times_.get();
 }

@@ -192,17 +192,28 @@ void SearchCheckpoint::Add(std::int64_t index, const ConfigEvaluation& evaluatio
   w.String(EncodeConfigEvaluation(evaluation));
   pending_ += Frame(w.Bytes());
   const auto now = std::chrono::steady_clock::now();
-  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_) Flush();
+  if (std::chrono::duration<double>(now - last_flush_).count() >= flush_seconds_) {
+    Flush();
+  } else if (pending_.size() >= kWriteBytes) {
+    Write();
+  }
+}
+
+void SearchCheckpoint::Write() {
+  if (pending_.empty() || !file_) return;
+  if (std::fwrite(pending_.data(), 1, pending_.size(), file_) != pending_.size() ||
+      std::fflush(file_) != 0) {
+    throw Error(path_ + ": cannot write the search checkpoint: " + std::strerror(errno));
+  }
+  pending_.clear();
 }
 
 void SearchCheckpoint::Flush() {
   last_flush_ = std::chrono::steady_clock::now();
-  if (pending_.empty() || !file_) return;
-  if (std::fwrite(pending_.data(), 1, pending_.size(), file_) != pending_.size() ||
-      std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
+  Write();
+  if (file_ && ::fsync(::fileno(file_)) != 0) {
     throw Error(path_ + ": cannot write the search checkpoint: " + std::strerror(errno));
   }
-  pending_.clear();
 }
 
 }  // namespace phaze

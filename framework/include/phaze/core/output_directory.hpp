@@ -4,6 +4,8 @@
 // refused instead of mixing its files with this run's, and written as one set.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,12 +24,14 @@ class OutputDirectory {
 
   const std::string& Path() const { return path_; }
 
-  // Writes `files` (name, text) as one set. Every file is first written in full to a staging
-  // directory inside this one and only then moved into place (a rename each), so a failure while
-  // writing (disk full) leaves the previous set untouched; then the names of `set` this run did
-  // not write (an earlier run's schedule.svg, say) are removed, so the directory never holds one
-  // run's results.json next to another run's report.md.
-  void WriteSet(const std::vector<std::pair<std::string, std::string>>& files,
+  // Writes `files` (name, and what writes its text) as one set. Every file is first written in
+  // full to a staging directory inside this one, one file at a time (a file's text need never be
+  // whole in memory, nor two files' at once), and only then moved into place (a rename each), so
+  // a failure while writing (disk full, a writer that throws) leaves the previous set untouched;
+  // then the names of `set` this run did not write (an earlier run's schedule.svg, say) are
+  // removed, so the directory never holds one run's results.json next to another run's report.md.
+  using Writer = std::function<void(std::ostream&)>;
+  void WriteSet(const std::vector<std::pair<std::string, Writer>>& files,
                 const std::vector<std::string>& set) const;
 
  private:

@@ -6,6 +6,7 @@
 // is documented in share/runs/README.md.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,13 @@ Json SearchResultsToJson(const SearchResults& results);
 // SearchResultsToJson(results).Dump(indent), without ever holding the whole document: the
 // explored configs are written into the text one at a time (what results.json files get).
 std::string SearchResultsJsonText(const SearchResults& results, int indent);
+// The same text, written to `out` as it is made (results.json).
+void WriteSearchResultsJson(std::ostream& out, const SearchResults& results, int indent);
 std::string SearchReportMarkdown(const SearchResults& results);
 // One row per explored config × model (columns: share/runs/README.md, "explored.csv"): what a
 // spreadsheet or pandas reads.
 std::string ExploredCsv(const SearchResults& results);
+void WriteExploredCsv(std::ostream& out, const SearchResults& results);  // the same, as made
 // A few lines for the terminal: winners and speed-ups.
 std::string SearchSummary(const SearchResults& results);
 

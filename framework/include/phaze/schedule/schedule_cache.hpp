@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -37,7 +38,11 @@ class ScheduleCache {
  public:
   explicit ScheduleCache(std::int64_t max_bytes = std::int64_t{256} << 20);
 
-  // The content key of a problem (names ignored).
+  // The content key of a problem (names ignored). The memo files an entry under a 128-bit digest
+  // of it (two independent 64-bit hashes, FNV-1a and the standard library's), not the key itself:
+  // a layer pass's key is hundreds of bytes and a search meets hundreds of thousands of them.
+  // Two keys share an entry only if both hashes collide at once (odds of order n²/2¹²⁹ for n
+  // keys: about 10⁻²⁷ for the million of a long search).
   static std::string Key(const ScheduleProblem& problem);
 
   std::optional<ScheduleResult> Find(const std::string& key);
@@ -51,14 +56,22 @@ class ScheduleCache {
   std::int64_t MaxBytes() const { return max_bytes_; }
 
  private:
+  struct Digest {
+    std::uint64_t a = 0, b = 0;
+    bool operator==(const Digest&) const = default;
+  };
+  struct DigestHash {
+    std::size_t operator()(const Digest& d) const { return static_cast<std::size_t>(d.a); }
+  };
+  static Digest DigestOf(const std::string& key);
   struct Entry {
-    std::optional<ScheduleResult> result;
+    std::unique_ptr<ScheduleResult> result;  // null: a bound only (most entries)
     double bound = 0;
     std::int64_t bytes = 0;
   };
-  using Map = std::unordered_map<std::string, Entry>;
-  Entry* Lookup(const std::string& key);  // mutex held; moves an old entry to the young map
-  void Put(const std::string& key, Entry entry);  // mutex held
+  using Map = std::unordered_map<Digest, Entry, DigestHash>;
+  Entry* Lookup(const Digest& key);  // mutex held; moves an old entry to the young map
+  void Put(const Digest& key, Entry entry);  // mutex held
 
   std::int64_t max_bytes_;
   mutable std::mutex mutex_;

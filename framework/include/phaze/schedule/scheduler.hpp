@@ -58,7 +58,7 @@ struct SchedulerOptions {
   // quadratically or worse with the ops. Transformer layers have tens of ops per segment.
   int max_exact_ops = 256;
   bool cache = true;  // segment schedules memoised by content (schedule_cache.hpp)
-  std::int64_t cache_bytes = std::int64_t{256} << 20;  // the memo's memory budget
+  std::int64_t cache_bytes = std::int64_t{128} << 20;  // the memo's memory budget
   std::string dump_dir;  // when set, every ILP solved is written there as CPLEX LP
 };
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "phaze/arch/arch_config.hpp"
+#include "phaze/core/boxed.hpp"
 #include "phaze/arch/cost_model.hpp"
 #include "phaze/search/run_config.hpp"
 #include "phaze/estimate/estimator.hpp"
@@ -46,7 +47,9 @@ struct ModelEvaluation {
   // default); 0 when infeasible or pruned. Winners, incumbents and common scores use it.
   double score = 0;
   std::vector<PlanChoice> best_per_hbm;  // indexed like training.hbm_gib
-  std::optional<PlanChoice> expert;      // the model's expert {p, d, t}, best settings for it
+  // The model's expert {p, d, t}, best settings for it (on the heap: an exhaustive search keeps
+  // tens of thousands of evaluations, nearly all without one).
+  Boxed<PlanChoice> expert;
   int ilp_answers = 0;      // schedules that needed the solver
   int fast_answers = 0;     // answered by a fast path
   double max_gap = 0;       // worst relative gap of a schedule
