@@ -189,35 +189,32 @@ class StageTable {
   void FillBackward() {
     const auto& L = table_.layers;
     std::vector<double> finish(static_cast<size_t>(n_));
-    // From `ready`, layers j − 1 down to i; returns the phase's end.
-    auto backward = [&](int i, int j, double ready) {
+    // From `ready`, layers j − 1 down to i; `each(l, phase)` sees the phase of [l, j) so far.
+    auto backward = [&](int i, int j, double ready, auto&& each) {
       double phase = 0;
       for (int l = j - 1; l >= i; --l) {
         double start = ready;
         for (const Link& e : succs_[l]) start = std::max(start, e.to < j ? finish[e.to] : e.send_s);
         finish[l] = start + (L[l].backward_s + L[l].backward_recompute_s);
         phase = std::max(phase, finish[l]);
+        each(l, phase);
       }
       return phase;
     };
-    for (int j = 1; j <= n_; ++j) {
-      double phase = 0;
-      for (int l = j - 1; l >= 0; --l) {  // every stage [l, j) at once: the phase is a suffix max
-        double start = 0.0;
-        for (const Link& e : succs_[l]) start = std::max(start, e.to < j ? finish[e.to] : e.send_s);
-        finish[l] = start + (L[l].backward_s + L[l].backward_recompute_s);
-        phase = std::max(phase, finish[l]);
+    for (int j = 1; j <= n_; ++j) {  // every stage [l, j) at once: its phase is a suffix max
+      backward(0, j, 0.0, [&](int l, double phase) {
         const size_t k = At(l, j);
         const double fw = load_plain_[k];
         load_plain_[k] = fw + phase;
         if (problem_.recompute) load_recompute_[k] = fw;  // completed below
-      }
+      });
     }
     if (!problem_.recompute) return;  // Load() reads load_recompute_ only when recomputing
     for (int i = 0; i < n_; ++i) {
       for (int j = i + 1; j <= n_; ++j) {
         const size_t k = At(i, j);
-        load_recompute_[k] = load_recompute_[k] + backward(i, j, recompute_stage_[k]);
+        load_recompute_[k] =
+            load_recompute_[k] + backward(i, j, recompute_stage_[k], [](int, double) {});
       }
     }
   }
