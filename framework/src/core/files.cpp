@@ -41,6 +41,11 @@ std::string ReadInputFile(const std::string& path) {
 }
 
 void WriteTextFileAtomic(const std::string& path, const std::string& text) {
+  WriteTextFileAtomic(path, [&](std::ostream& out) { out << text; });
+}
+
+void WriteTextFileAtomic(const std::string& path,
+                         const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
   fs::path target(path);
   std::error_code ec;
@@ -55,7 +60,13 @@ void WriteTextFileAtomic(const std::string& path, const std::string& text) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot write '" + path + "': cannot open '" + tmp.string() + "'");
-    out << text;
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      fs::remove(tmp, ec);
+      throw;
+    }
     out.flush();
     if (!out) {
       fs::remove(tmp, ec);

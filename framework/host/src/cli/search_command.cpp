@@ -133,7 +133,10 @@ int RunSearch(CommandContext& ctx) {
   const SearchResults results = RunSearchDriver(context, ctx.progress, options);
   WriteSearchOutputs(results, *output, run.output.plots);
   if (!ctx.global.output.empty()) {
-    WriteTextFileAtomic(ctx.global.output, SearchResultsJsonText(results, 1) + "\n");
+    WriteTextFileAtomic(ctx.global.output, [&](std::ostream& out) {
+      WriteSearchResultsJson(out, results, 1);
+      out << '\n';
+    });
   }
   ctx.out << SearchSummary(results) << "outputs in " << run.output.directory << "/\n";
   if (results.outcome.stop_reason == StopReason::kInterrupted) {

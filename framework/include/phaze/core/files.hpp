@@ -3,6 +3,8 @@
 // file that looks complete.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 
 namespace phaze {
@@ -13,5 +15,7 @@ namespace phaze {
 std::string ReadInputFile(const std::string& path);
 // Writes `text` to `path` atomically; creates missing parent directories.
 void WriteTextFileAtomic(const std::string& path, const std::string& text);
+// The same, with the text written by `write` as it is made (never whole in memory).
+void WriteTextFileAtomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace phaze
