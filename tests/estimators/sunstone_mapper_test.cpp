@@ -6,7 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -173,6 +177,77 @@ TEST(SunstoneMapper, MemoReturnsTheSearchFromEveryThread) {
     EXPECT_EQ(b[i], direct);
     EXPECT_EQ(mapper.Cycles(gemms[i], hw), direct);
   }
+}
+
+// The reference's bottom_up, written as it walks: breadth first from the unit tile over the
+// divisor lattice, children in dimension order, each node queued once, a node none of whose
+// children fits listed; then the unit tile and the listed nodes, less those that do not fit.
+std::vector<std::array<std::int64_t, 3>> BreadthFirstWalk(
+    const std::array<std::int64_t, 3>& bound,
+    const std::function<bool(const std::array<std::int64_t, 3>&)>& fits) {
+  using Tile = std::array<std::int64_t, 3>;
+  std::array<std::vector<std::int64_t>, 3> divisors;
+  for (int d = 0; d < 3; ++d) {
+    for (std::int64_t v = 1; v <= bound[d]; ++v) {
+      if (bound[d] % v == 0) divisors[d].push_back(v);
+    }
+  }
+  auto value = [&](const std::array<int, 3>& i) {
+    return Tile{divisors[0][i[0]], divisors[1][i[1]], divisors[2][i[2]]};
+  };
+  std::vector<Tile> out{{1, 1, 1}};
+  std::set<std::array<int, 3>> queued;
+  std::deque<std::array<int, 3>> queue{{0, 0, 0}};
+  while (!queue.empty()) {
+    const auto node = queue.front();
+    queue.pop_front();
+    bool overflow = true;
+    for (int d = 0; d < 3; ++d) {
+      auto child = node;
+      if (++child[d] >= static_cast<int>(divisors[d].size()) || !fits(value(child))) continue;
+      overflow = false;
+      if (queued.insert(child).second) queue.push_back(child);
+    }
+    if (overflow) out.push_back(value(node));
+  }
+  std::vector<Tile> kept;
+  for (const Tile& t : out) {
+    if (fits(t)) kept.push_back(t);
+  }
+  return kept;
+}
+
+TEST(SunstoneMapper, MaximalTilesAreTheBreadthFirstWalks) {
+  using Tile = std::array<std::int64_t, 3>;
+  const std::vector<std::int64_t> sizes = {1, 2, 7, 12, 36, 64, 96, 360, 720, 1024};
+  std::mt19937_64 random(7);
+  auto pick = [&] { return sizes[random() % sizes.size()]; };
+  int cases = 0, listed = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const Tile bound = {pick(), pick(), pick()};
+    const Tile inner = {pick(), pick(), pick()};
+    const std::int64_t capacity = static_cast<std::int64_t>(random() % 200000);
+    // The two tests the search makes: the three operands together (the GLB), each operand
+    // alone (the core buffer).
+    const std::function<bool(const Tile&)> together = [&](const Tile& t) {
+      const std::int64_t n = t[0] * inner[0], c = t[1] * inner[1], k = t[2] * inner[2];
+      return n * c + c * k + n * k <= capacity;
+    };
+    const std::function<bool(const Tile&)> each = [&](const Tile& t) {
+      const std::int64_t n = t[0] * inner[0], c = t[1] * inner[1], k = t[2] * inner[2];
+      return n * c <= capacity && c * k <= capacity && n * k <= capacity;
+    };
+    for (const auto* fits : {&together, &each}) {
+      const auto expected = BreadthFirstWalk(bound, *fits);
+      EXPECT_EQ(SunstoneMaximalTiles(bound, *fits), expected)
+          << bound[0] << "x" << bound[1] << "x" << bound[2] << " inner " << inner[0] << "x"
+          << inner[1] << "x" << inner[2] << " capacity " << capacity;
+      ++cases;
+      listed += static_cast<int>(expected.size());
+    }
+  }
+  EXPECT_EQ(cases, 1200);
+  EXPECT_GT(listed, 2 * cases);  // not only empty lists and unit tiles
 }
 
 }  // namespace

@@ -155,7 +155,9 @@ void Generate(const ScheduleProblem& p, const Precedence& prec, const std::vecto
       g.makespan = std::max(g.makespan, g.finish[i]);
       continue;
     }
-    // Single-core candidate: the core (pair) giving the earliest start.
+    // Single-core candidate: the core (pair) giving the earliest start — not needed when the op
+    // must run on all cores, as the all-cores start is not when it must run on one.
+    const ModeChoice mode = modes[i];
     int best = -1;
     double best_start = 0;
     auto consider = [&](int c, double start, bool better_tie) {
@@ -165,41 +167,44 @@ void Generate(const ScheduleProblem& p, const Precedence& prec, const std::vecto
       }
     };
     const double d = op.single_core_s;
-    if (op.cls == ScheduleClass::kFused) {
-      bool tried_idle = false;  // idle pairs are all alike
-      for (int c = 0; c < std::min<int>(paired, tc.size()); ++c) {
-        const bool idle = tc[c].busy.empty() && vc[c].busy.empty();
-        if (idle && std::exchange(tried_idle, true)) continue;
-        consider(c, EarliestFit(ready, d, {&g.intra_ops, &tc[c], &vc[c]}, backfill), false);
-      }
-    } else {
-      const bool tensor = op.cls == ScheduleClass::kTensor;
-      const auto& mine = tensor ? tc : vc;
-      const auto& other = tensor ? vc : tc;
-      bool tried_idle_pair = false, tried_idle_unpaired = false;  // idle ones are all alike
-      for (int c = 0; c < static_cast<int>(mine.size()); ++c) {
-        if (mine[c].busy.empty()) {
-          const bool pair_idle = c < static_cast<int>(other.size()) && other[c].busy.empty();
-          if (c >= paired && std::exchange(tried_idle_unpaired, true)) continue;
-          if (c < paired && pair_idle && std::exchange(tried_idle_pair, true)) continue;
+    if (mode != ModeChoice::kIntra) {
+      if (op.cls == ScheduleClass::kFused) {
+        bool tried_idle = false;  // idle pairs are all alike
+        for (int c = 0; c < std::min<int>(paired, tc.size()); ++c) {
+          const bool idle = tc[c].busy.empty() && vc[c].busy.empty();
+          if (idle && std::exchange(tried_idle, true)) continue;
+          consider(c, EarliestFit(ready, d, {&g.intra_ops, &tc[c], &vc[c]}, backfill), false);
         }
-        const double start = EarliestFit(ready, d, {&g.intra_ops, &mine[c]}, backfill);
-        // Tie-break: keep whole pairs free for fused ops.
-        const bool unpaired = c >= paired;
-        const bool best_unpaired = best >= paired;
-        bool better = false;
-        if (best >= 0 && start == best_start) {
-          if (unpaired != best_unpaired) {
-            better = unpaired;
-          } else if (!unpaired && c < static_cast<int>(other.size())) {
-            better = best >= static_cast<int>(other.size()) || other[c].last > other[best].last;
+      } else {
+        const bool tensor = op.cls == ScheduleClass::kTensor;
+        const auto& mine = tensor ? tc : vc;
+        const auto& other = tensor ? vc : tc;
+        bool tried_idle_pair = false, tried_idle_unpaired = false;  // idle ones are all alike
+        for (int c = 0; c < static_cast<int>(mine.size()); ++c) {
+          if (mine[c].busy.empty()) {
+            const bool pair_idle = c < static_cast<int>(other.size()) && other[c].busy.empty();
+            if (c >= paired && std::exchange(tried_idle_unpaired, true)) continue;
+            if (c < paired && pair_idle && std::exchange(tried_idle_pair, true)) continue;
           }
+          const double start = EarliestFit(ready, d, {&g.intra_ops, &mine[c]}, backfill);
+          // Tie-break: keep whole pairs free for fused ops.
+          const bool unpaired = c >= paired;
+          const bool best_unpaired = best >= paired;
+          bool better = false;
+          if (best >= 0 && start == best_start) {
+            if (unpaired != best_unpaired) {
+              better = unpaired;
+            } else if (!unpaired && c < static_cast<int>(other.size())) {
+              better = best >= static_cast<int>(other.size()) || other[c].last > other[best].last;
+            }
+          }
+          consider(c, start, better);
         }
-        consider(c, start, better);
       }
     }
-    const double intra_start = EarliestFit(ready, op.all_cores_s, {&g.core_ops}, backfill);
-    const ModeChoice mode = modes[i];
+    const double intra_start = mode == ModeChoice::kSingle
+                                   ? 0
+                                   : EarliestFit(ready, op.all_cores_s, {&g.core_ops}, backfill);
     bool intra = false;
     if (mode == ModeChoice::kIntra) {
       intra = true;

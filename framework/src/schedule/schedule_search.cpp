@@ -81,6 +81,7 @@ class ScheduleSearch {
     waiting_.resize(n_);
     for (int i = 0; i < n_; ++i) waiting_[i] = static_cast<int>(prec.Predecessors()[i].size());
     head_.resize(n_);
+    children_.resize(n_);
   }
 
   ScheduleSearchResult Run() {
@@ -96,10 +97,14 @@ class ScheduleSearch {
   const OpMode& ModeOf(int i) const { return modes_[i][mode_[i]]; }
   bool AlwaysLast(int i) const { return last_[i] && modes_[i].size() == 1; }
 
-  int Usage(int pool, double t) const {
-    int used = 0;
+  // Cores of each pool the placed ops hold at t.
+  std::array<int, kPools> Usage(double t) const {
+    std::array<int, kPools> used{};
     for (int k : order_) {
-      if (start_[k] <= t && t < finish_[k]) used += ModeOf(k).use[pool];
+      if (start_[k] <= t && t < finish_[k]) {
+        const auto& use = ModeOf(k).use;
+        for (int r = 0; r < kPools; ++r) used[r] += use[r];
+      }
     }
     return used;
   }
@@ -114,8 +119,9 @@ class ScheduleSearch {
   }
 
   bool FreeAt(const OpMode& m, double t) const {
+    const std::array<int, kPools> used = Usage(t);
     for (int r = 0; r < kPools; ++r) {
-      if (m.use[r] > 0 && Usage(r, t) + m.use[r] > capacity_[r]) return false;
+      if (m.use[r] > 0 && used[r] + m.use[r] > capacity_[r]) return false;
     }
     return true;
   }
@@ -233,11 +239,10 @@ class ScheduleSearch {
     bool only_sinks_left = true;
     for (int j = 0; j < n_ && only_sinks_left; ++j) only_sinks_left = placed_[j] || last_[j];
     if (only_sinks_left) Complete();
-    struct Child {
-      int op, mode;
-      double start, priority;
-    };
-    std::vector<Child> children;
+    // This depth's children, in a buffer kept from node to node (a search visits up to
+    // solver.search_nodes of them).
+    std::vector<Child>& children = children_[order_.size()];
+    children.clear();
     for (int j = 0; j < n_; ++j) {
       if (placed_[j] || waiting_[j] > 0) continue;
       for (int m = 0; m < static_cast<int>(modes_[j].size()); ++m) {
@@ -272,6 +277,11 @@ class ScheduleSearch {
     return true;
   }
 
+  struct Child {
+    int op, mode;
+    double start, priority;
+  };
+
   const ScheduleProblem& p_;
   const Precedence& prec_;
   const int n_;
@@ -289,6 +299,7 @@ class ScheduleSearch {
   std::vector<int> mode_, waiting_, order_;
   std::vector<double> times_;                 // EarliestStart's scratch
   std::vector<std::pair<double, int>> ends_;  // Bound's
+  std::vector<std::vector<Child>> children_;  // Dfs's, per depth (ops placed)
   double floor_ = kNever;     // the least bound of a pruned node
   double shortest_ = kNever;  // the shortest complete schedule of the relaxation
   std::optional<ScheduleResult> better_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -221,29 +222,64 @@ std::vector<Dims> RegisterTiles(const Dims& bound, i64 capacity, int graph) {
 }
 
 // bottom_up: the unit tile and every tile that fits but none of whose children does, keeping
-// only those that fit.
+// only those that fit. The reference walks the divisor lattice breadth first from the unit tile,
+// children in dimension order; `fits` holds for every tile below one it holds for (a capacity
+// test), so the tiles that fit are a down-set, the walk meets all of them, and it meets each
+// depth (index sum) in decreasing lexicographic order of the indices. Here the down-set is read
+// by its height in the last dimension over the other two, and its maximal tiles sorted into the
+// walk's order: the same list (SunstoneMapper.MaximalTilesAreTheBreadthFirstWalks checks it
+// against the walk), with a few `fits` calls per column instead of three per tile — stage 3
+// asks for thousands of GLB tilings per search.
 template <typename Fits>
 std::vector<Dims> MaximalTiles(const Dims& bound, const Fits& fits) {
-  Lattice lattice(bound);
-  Queue queue(kRoot);
-  std::vector<Dims> out{kOnes};
-  while (!queue.Empty()) {
-    const Index node = queue.Pop();
-    bool overflow = true;
-    for (int d = 0; d < 3; ++d) {
-      Index child;
-      if (!lattice.Child(node, d, &child) || !fits(lattice.Value(child))) continue;
-      overflow = false;
-      if (lattice.Visit(child)) queue.Push(child);
+  if (!fits(kOnes)) return {};
+  const std::array<const std::vector<i64>*, 3> f = {&Divisors(bound[0]), &Divisors(bound[1]),
+                                                     &Divisors(bound[2])};
+  const int n0 = static_cast<int>(f[0]->size()), n1 = static_cast<int>(f[1]->size());
+  const int n2 = static_cast<int>(f[2]->size());
+  // height[i0 · n1 + i1]: the largest i2 whose tile fits, −1 when none does. It never grows
+  // with i0 or i1, so each column starts its scan at the least of its two neighbours' heights.
+  thread_local std::vector<int> height;
+  height.assign(static_cast<size_t>(n0 * n1), -1);
+  auto at = [&](int i0, int i1) -> int& { return height[static_cast<size_t>(i0 * n1 + i1)]; };
+  for (int i0 = 0; i0 < n0; ++i0) {
+    for (int i1 = 0; i1 < n1; ++i1) {
+      int top = n2 - 1;
+      if (i0 > 0) top = std::min(top, at(i0 - 1, i1));
+      if (i1 > 0) top = std::min(top, at(i0, i1 - 1));
+      while (top >= 0 && !fits(Dims{(*f[0])[i0], (*f[1])[i1], (*f[2])[top]})) --top;
+      at(i0, i1) = top;
     }
-    if (overflow) out.push_back(lattice.Value(node));
   }
-  std::vector<Dims> kept;
-  for (const Dims& t : out) {
-    if (fits(t)) kept.push_back(t);
+  // Maximal: on top of its column, and neither neighbouring column reaches as high.
+  std::vector<std::array<int, 3>> maximal;
+  for (int i0 = 0; i0 < n0; ++i0) {
+    for (int i1 = 0; i1 < n1; ++i1) {
+      const int i2 = at(i0, i1);
+      if (i2 < 0) break;  // nor does any column further on in i1
+      if ((i0 + 1 == n0 || at(i0 + 1, i1) < i2) && (i1 + 1 == n1 || at(i0, i1 + 1) < i2)) {
+        maximal.push_back({i0, i1, i2});
+      }
+    }
   }
-  return kept;
+  std::sort(maximal.begin(), maximal.end(), [](const auto& a, const auto& b) {
+    const int da = a[0] + a[1] + a[2], db = b[0] + b[1] + b[2];
+    return da != db ? da < db : a > b;
+  });
+  std::vector<Dims> out{kOnes};
+  for (const auto& m : maximal) out.push_back({(*f[0])[m[0]], (*f[1])[m[1]], (*f[2])[m[2]]});
+  return out;
 }
+
+}  // namespace
+
+std::vector<std::array<std::int64_t, 3>> SunstoneMaximalTiles(
+    const std::array<std::int64_t, 3>& bound,
+    const std::function<bool(const std::array<std::int64_t, 3>&)>& fits) {
+  return MaximalTiles(bound, fits);
+}
+
+namespace {
 
 // A mapping as levels of loop bounds, innermost first, each temporal or spatial.
 struct Tile {

@@ -35,10 +35,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace phaze::estimators {
 
@@ -84,6 +86,15 @@ struct SunstoneMapping {
   std::array<double, 4> bound_cycles{};
   std::int64_t mappings_costed = 0;
 };
+
+// Sunstone's bottom-up tiling of a GEMM level (exposed for tests): the unit tile, then every
+// tile of `bound` — each dimension a divisor of its bound — that fits while none of its children
+// (one dimension at its next divisor) does, in the order of the reference's breadth-first walk
+// from the unit tile; empty when the unit tile does not fit. `fits` must hold for every tile below
+// one it holds for (capacity tests do).
+std::vector<std::array<std::int64_t, 3>> SunstoneMaximalTiles(
+    const std::array<std::int64_t, 3>& bound,
+    const std::function<bool(const std::array<std::int64_t, 3>&)>& fits);
 
 // The search, and a memo of its cycles keyed by the GEMM and the hardware (thread-safe).
 class SunstoneMapper {
