@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <span>
 #include <utility>
 
 #include "phaze/schedule/list_schedule.hpp"
@@ -128,25 +129,24 @@ class ScheduleSearch {
 
   // Where serial generation would start op j in mode m after the ops placed, or kNever when that
   // is before the last op placed (start tau, index last): then another order makes the schedule.
-  double EarliestStart(int j, const OpMode& m, double tau, int last) {
+  // `finishes`: the placed ops' finishes in increasing order (a start later than ready is at one).
+  double EarliestStart(int j, const OpMode& m, double tau, int last,
+                       const std::vector<double>& finishes) {
     double ready = 0;
     for (int q : prec_.Predecessors()[j]) ready = std::max(ready, finish_[q]);
-    times_.clear();  // a start later than ready is at some op's finish
-    for (int k : order_) {
-      if (finish_[k] > ready) times_.push_back(finish_[k]);
-    }
-    std::sort(times_.begin(), times_.end());
+    const std::span<const double> times(std::upper_bound(finishes.begin(), finishes.end(), ready),
+                                        finishes.end());
     const bool idle = m.use[0] + m.use[1] == 0;
     // Before tau a placed op may still start inside the op's span: the full check.
     if (ready < tau && (idle || Fits(m, ready))) return kNever;
-    for (double t : times_) {
+    for (double t : times) {
       if (t >= tau) break;
       if (Fits(m, t)) return kNever;
     }
     // From tau on, no placed op starts any more: usage only falls, so the start alone decides.
     const double from = std::max(ready, tau);
     if (idle || FreeAt(m, from)) return from == tau && j < last ? kNever : from;
-    for (double t : times_) {
+    for (double t : times) {
       if (t > from && FreeAt(m, t)) return t;
     }
     return kNever;  // not reached: once every placed op has finished, anything fits
@@ -243,11 +243,14 @@ class ScheduleSearch {
     // solver.search_nodes of them).
     std::vector<Child>& children = children_[order_.size()];
     children.clear();
+    times_.clear();
+    for (int k : order_) times_.push_back(finish_[k]);
+    std::sort(times_.begin(), times_.end());
     for (int j = 0; j < n_; ++j) {
       if (placed_[j] || waiting_[j] > 0) continue;
       for (int m = 0; m < static_cast<int>(modes_[j].size()); ++m) {
         if (last_[j] && modes_[j][m].intra) continue;
-        const double t = EarliestStart(j, modes_[j][m], tau, last);
+        const double t = EarliestStart(j, modes_[j][m], tau, last, times_);
         if (t == kNever) continue;  // another order makes this schedule
         children.push_back({j, m, t, modes_[j][m].duration + tail_[j]});
       }
@@ -297,7 +300,7 @@ class ScheduleSearch {
   std::vector<char> placed_;
   std::vector<double> start_, finish_, head_;
   std::vector<int> mode_, waiting_, order_;
-  std::vector<double> times_;                 // EarliestStart's scratch
+  std::vector<double> times_;                 // the placed ops' finishes, sorted (EarliestStart)
   std::vector<std::pair<double, int>> ends_;  // Bound's
   std::vector<std::vector<Child>> children_;  // Dfs's, per depth (ops placed)
   double floor_ = kNever;     // the least bound of a pruned node
