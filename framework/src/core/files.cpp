@@ -40,6 +40,20 @@ std::string ReadInputFile(const std::string& path) {
   return text;
 }
 
+std::string WriteFileStream(const std::string& file,
+                            const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) return "cannot open '" + file + "'";
+  try {
+    write(out);
+  } catch (...) {
+    out.close();
+    throw;
+  }
+  out.flush();
+  return out ? "" : "write failed (disk full?)";
+}
+
 void WriteTextFileAtomic(const std::string& path, const std::string& text) {
   WriteTextFileAtomic(path, [&](std::ostream& out) { out << text; });
 }
@@ -57,21 +71,16 @@ void WriteTextFileAtomic(const std::string& path,
   }
   fs::path tmp = target;
   tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write '" + path + "': cannot open '" + tmp.string() + "'");
-    try {
-      write(out);
-    } catch (...) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw;
-    }
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw Error("cannot write '" + path + "': write failed (disk full?)");
-    }
+  std::string failed;
+  try {
+    failed = WriteFileStream(tmp.string(), write);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  if (!failed.empty()) {
+    fs::remove(tmp, ec);
+    throw Error("cannot write '" + path + "': " + failed);
   }
   fs::rename(tmp, target, ec);
   if (ec) {

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "phaze/core/error.hpp"
+#include "phaze/core/files.hpp"
 
 namespace phaze {
 
@@ -72,18 +73,16 @@ void OutputDirectory::WriteSet(const std::vector<std::pair<std::string, Writer>>
   fs::create_directory(staging, ec);
   if (ec) Fail(path_, "cannot create '" + staging.string() + "': " + ec.message());
   for (const auto& [name, write] : files) {
-    std::ofstream out(staging / name, std::ios::binary | std::ios::trunc);
+    std::string failed;
     try {
-      write(out);
+      failed = WriteFileStream((staging / name).string(), write);
     } catch (...) {
-      out.close();
       fs::remove_all(staging, ec);
       throw;
     }
-    out.flush();
-    if (!out) {
+    if (!failed.empty()) {
       fs::remove_all(staging, ec);
-      Fail(path_, "cannot write " + name + " (disk full?); the previous files are untouched");
+      Fail(path_, "cannot write " + name + ": " + failed + "; the previous files are untouched");
     }
   }
   for (const auto& [name, write] : files) {

@@ -99,11 +99,11 @@ class StageTable {
     return Memory(i, j, position, c) <= problem_.hbm_bytes;
   }
   // Whether Memory(i, j, position, c) is nondecreasing in j, as computed: every term is then a
-  // running sum or maximum of nonnegative layer bytes times a factor ≥ 0 (a sharded stage
-  // subtracts the part it divides, so it is left out), so once a stage does not fit, no longer one
-  // from the same layer does.
+  // running sum or maximum of nonnegative layer bytes times a factor ≥ 0 (a sharded stage — more
+  // than one shard way, which unsharded classes never have — subtracts the part it divides, so it
+  // is left out), so once a stage does not fit, no longer one from the same layer does.
   bool FitsOnlyShorter(int position, const MemoryClass& c) const {
-    return (c.ways <= 1 || problem_.sharding == Sharding::kNone) && InFlight(position, c) >= 1;
+    return c.ways <= 1 && InFlight(position, c) >= 1;
   }
   double WeightBytes(int i, int j) const { return footprint_[At(i, j)].weight; }
   double OptimizerStepS(int i, int j) const { return optimizer_step_[At(i, j)]; }

@@ -62,9 +62,7 @@ std::string SearchSummary(const SearchResults& r) {
 void WriteSearchOutputs(const SearchResults& r, const OutputDirectory& dir, bool plots) {
   // Each file's text is made when it is written: results.json and explored.csv straight into
   // their files (tens of MB each for an exhaustive search), the others one at a time.
-  auto text = [](std::function<std::string()> make) {
-    return [make = std::move(make)](std::ostream& out) { out << make(); };
-  };
+  auto text = [](auto make) { return [make](std::ostream& out) { out << make(); }; };
   std::vector<std::pair<std::string, OutputDirectory::Writer>> files = {
       {"results.json",
        [&](std::ostream& out) {

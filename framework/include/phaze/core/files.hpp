@@ -17,5 +17,10 @@ std::string ReadInputFile(const std::string& path);
 void WriteTextFileAtomic(const std::string& path, const std::string& text);
 // The same, with the text written by `write` as it is made (never whole in memory).
 void WriteTextFileAtomic(const std::string& path, const std::function<void(std::ostream&)>& write);
+// Creates or truncates `file`, lets `write` fill it and flushes it: "" when that worked, else why
+// not. When `write` throws, the file is closed and the exception propagates. Either way, what is
+// left is the caller's to remove (WriteTextFileAtomic's temporary, OutputDirectory's staging).
+std::string WriteFileStream(const std::string& file,
+                            const std::function<void(std::ostream&)>& write);
 
 }  // namespace phaze
