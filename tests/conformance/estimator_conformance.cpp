@@ -4,7 +4,8 @@
 //    does work costs something (the reference-reproducing `sunstone` is exempt: it treats
 //    embeddings and bias-gradient sums as free, as the reference does);
 //  * monotone: doubling any GEMM dimension never makes it faster;
-//  * deterministic and thread-safe: two threads estimating the same ops agree exactly.
+//  * deterministic and thread-safe: two threads estimating the same ops agree exactly;
+//  * the lower bound (Estimator::EstimateLowerBound) never above the estimate.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,6 +73,21 @@ TEST_P(EstimatorTest, DeterministicAndThreadSafe) {
   for (size_t i = 0; i < ops.size(); ++i) {
     EXPECT_EQ(first[i].single_core_s, second[i].single_core_s);
     EXPECT_EQ(first[i].all_cores_s, second[i].all_cores_s);
+  }
+}
+
+TEST_P(EstimatorTest, LowerBoundNeverAboveTheEstimate) {
+  const auto ops = TransformerOps();
+  for (const auto& arch : Archs()) {
+    for (const auto& op : ops) {
+      const OpEstimate e = estimator_->Estimate(op, arch, Pass::kForward);
+      const OpEstimate lb = estimator_->EstimateLowerBound(op, arch, Pass::kForward);
+      EXPECT_GE(lb.single_core_s, 0) << op.name << " on " << arch.name;
+      EXPECT_GE(lb.all_cores_s, 0) << op.name << " on " << arch.name;
+      EXPECT_LE(lb.single_core_s, e.single_core_s) << op.name << " on " << arch.name;
+      EXPECT_LE(lb.all_cores_s, e.all_cores_s) << op.name << " on " << arch.name;
+      EXPECT_LE(lb.kernels, e.kernels) << op.name << " on " << arch.name;
+    }
   }
 }
 

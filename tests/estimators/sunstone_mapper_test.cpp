@@ -8,6 +8,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <fstream>
 #include <random>
 #include <set>
@@ -248,6 +249,63 @@ TEST(SunstoneMapper, MaximalTilesAreTheBreadthFirstWalks) {
   }
   EXPECT_EQ(cases, 1200);
   EXPECT_GT(listed, 2 * cases);  // not only empty lists and unit tiles
+}
+
+// Floor bounds the search's cycles from below for every GLB (checked on the calibration file's
+// GEMMs and arrays, each at GLB sizes from 64 KiB to 128 MiB and at the size measured), is +∞
+// exactly when no GLB gives a mapping, and is tight enough to bound a family: at least half the
+// best GLB's cycles on most of them (a bound at the compute term alone would not be).
+TEST(SunstoneMapper, FloorBoundsTheSearchAtEveryGlbSize) {
+  std::ifstream in(std::string(PHAZE_SOURCE_DIR) + "/tests/data/sunstone-calibration.csv");
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);
+  std::set<std::array<std::int64_t, 7>> seen;
+  int cases = 0, searches = 0, tight = 0, above_compute = 0, tight_above_compute = 0;
+  double worst = 1;
+  while (std::getline(in, line)) {
+    std::vector<std::string> c;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
+    ASSERT_EQ(c.size(), 12u) << line;
+    const std::int64_t cores = std::stoll(c[0]), pe_x = std::stoll(c[1]), pe_y = std::stoll(c[2]);
+    const SunstoneGemm g{std::stoll(c[5]) * std::stoll(c[6]), std::stoll(c[8]), std::stoll(c[7])};
+    if (!seen.insert({cores, pe_x, pe_y, g.n, g.c, g.k, 0}).second) continue;
+    const double floor = SunstoneMapper::Floor(g, Reference(cores, pe_x, pe_y, 1), {});
+    double best = std::numeric_limits<double>::infinity();
+    const std::int64_t measured_kib = std::stoll(c[3]) << 10;
+    for (std::int64_t kib : std::vector<std::int64_t>{64, 1024, 8192, 32768, 131072, measured_kib}) {
+      auto hw = Reference(cores, pe_x, pe_y, 1);
+      hw.glb_words = kib << 10;
+      const SunstoneMapping m = SunstoneMapper::Search(g, hw, {});
+      ++searches;
+      if (!m.found) continue;
+      EXPECT_LE(floor, m.cycles) << line << " GLB " << kib << " KiB";
+      best = std::min(best, m.cycles);
+    }
+    ASSERT_FALSE(std::isinf(floor)) << line;  // the measured GLB has a mapping
+    ++cases;
+    worst = std::min(worst, floor / best);
+    const bool is_tight = floor >= 0.5 * best;
+    tight += is_tight;
+    // The compute term (MACs over every PE) alone, which the floor must beat to be of use.
+    const double compute = static_cast<double>(g.n * g.c * g.k) /
+                           static_cast<double>(cores * pe_x * pe_y);
+    if (best > 1.05 * compute) ++above_compute, tight_above_compute += is_tight;
+  }
+  std::cout << "sunstone floor on " << cases << " GEMM × array cases (" << searches
+            << " searches): " << tight << " within 2x of the best GLB's cycles, worst ratio "
+            << worst << "; " << tight_above_compute << " of the " << above_compute
+            << " more than 5% above their compute term\n";
+  EXPECT_GT(cases, 20);
+  EXPECT_GE(tight, cases * 3 / 4);
+  EXPECT_GT(above_compute, 20);
+  EXPECT_GE(tight_above_compute, above_compute * 3 / 4);
+  // No core-level candidate, no mapping at any GLB: a buffer below one register tile's operands.
+  auto starved = Reference(1, 16, 16, 128);
+  starved.buffer_words = 0;
+  EXPECT_TRUE(std::isinf(SunstoneMapper::Floor({512, 1024, 1024}, starved, {})));
+  EXPECT_FALSE(SunstoneMapper::Search({512, 1024, 1024}, starved, {}).found);
 }
 
 }  // namespace

@@ -541,11 +541,34 @@ ModelBound::~ModelBound() = default;
 ModelBound::ModelBound(ModelBound&&) noexcept = default;
 ModelBound& ModelBound::operator=(ModelBound&&) noexcept = default;
 
+namespace {
+
+// Another estimator's lower bounds as its estimates (Estimator::EstimateLowerBound).
+class LowerBoundEstimator : public Estimator {
+ public:
+  explicit LowerBoundEstimator(std::shared_ptr<const Estimator> inner)
+      : inner_(std::move(inner)) {}
+  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override {
+    return inner_->EstimateLowerBound(op, arch, pass);
+  }
+
+ private:
+  std::shared_ptr<const Estimator> inner_;
+};
+
+}  // namespace
+
 const ModelBound::Times* ModelBound::LowerBoundTimes() {
   if (!scheduled_) {
     scheduled_ = true;
     const RunConfig& run = evaluator_->run_;
-    const CachedEstimator estimator(evaluator_->estimator_);
+    // A family's ops at the estimator's lower bounds (each member's exact estimates are what the
+    // family bound exists to avoid; not memoised here: most are asked once, and an estimator
+    // with a costly bound keeps its own memo); one config's at its exact estimates (tighter, and
+    // its evaluation needs them anyway).
+    const LowerBoundEstimator floors(evaluator_->estimator_);
+    const CachedEstimator cached(evaluator_->estimator_);
+    const Estimator& estimator = archs_.size() > 1 ? static_cast<const Estimator&>(floors) : cached;
     try {
       times_ = std::make_unique<Times>();
       times_->sliced = ScheduleSlices(*model_, archs_, Modes(run), estimator,

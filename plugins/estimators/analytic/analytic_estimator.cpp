@@ -191,7 +191,7 @@ double AnalyticEstimator::VectorSeconds(const OpWork& op, const ArchConfig& a, i
 }
 
 double AnalyticEstimator::SunstoneTensorCycles(const OpWork& op, const ArchConfig& a,
-                                               i64 cores) const {
+                                               i64 cores, bool floor) const {
   const GemmShape& g = *op.gemm;
   SunstoneHardware hw;
   hw.pe_x = a.pe_x;
@@ -200,7 +200,8 @@ double AnalyticEstimator::SunstoneTensorCycles(const OpWork& op, const ArchConfi
   hw.register_words = register_bytes_;
   hw.buffer_words = a.l2_tc_bytes;
   hw.glb_words = a.glb_bytes;
-  const double cycles = mapper_->Cycles({g.batch * g.m, g.k, g.n}, hw);
+  const SunstoneGemm gemm{g.batch * g.m, g.k, g.n};
+  const double cycles = floor ? mapper_->FloorCycles(gemm, hw) : mapper_->Cycles(gemm, hw);
   if (std::isinf(cycles)) {
     throw UnsupportedOpError(
         "estimator 'sunstone': op '" + op.name + "': no mapping of its GEMM (" +
@@ -243,6 +244,15 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
 }
 
 OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pass) const {
+  return EstimateOp(op, a, false);
+}
+
+OpEstimate AnalyticEstimator::EstimateLowerBound(const OpWork& op, const ArchConfig& a,
+                                                 Pass) const {
+  return EstimateOp(op, a, model_ == Model::kSunstone);
+}
+
+OpEstimate AnalyticEstimator::EstimateOp(const OpWork& op, const ArchConfig& a, bool floor) const {
   if (op.kind == OpKind::kCollective) {
     throw UnsupportedOpError("op '" + op.name + "' is a collective: it runs on the links, not on " +
                              "cores; the network model costs it");
@@ -271,11 +281,12 @@ OpEstimate AnalyticEstimator::Estimate(const OpWork& op, const ArchConfig& a, Pa
   if (model_ == Model::kSunstone) {
     double epilogue = 0;
     for (const auto& w : op.vector) epilogue += ReferenceConstant(w.function);
-    e.single_core_s = (SunstoneTensorCycles(op, a, 1) + epilogue) / a.frequency_hz;
+    e.single_core_s = (SunstoneTensorCycles(op, a, 1, floor) + epilogue) / a.frequency_hz;
     // Sunstone's EDP-best mapping on all cores can be slower than on one (REFERENCE §2.2); the
     // op can always leave cores idle, and the schedule would pick the single core anyway.
     e.all_cores_s = std::min(
-        e.single_core_s, (SunstoneTensorCycles(op, a, a.num_tc) + epilogue) / a.frequency_hz);
+        e.single_core_s,
+        (SunstoneTensorCycles(op, a, a.num_tc, floor) + epilogue) / a.frequency_hz);
     return e;
   }
   const double t1 = PhysicalGemmSeconds(op, a, false);

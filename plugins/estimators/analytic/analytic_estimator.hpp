@@ -52,6 +52,10 @@ class AnalyticEstimator : public Estimator {
   AnalyticEstimator(Model model, const ConfigNode& params);
 
   OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
+  // sunstone: tensor cycles from SunstoneMapper::FloorCycles (what the search cannot go below at
+  // any GLB size), which costs stages 1–2 of the search and not its GLB stage; else Estimate.
+  OpEstimate EstimateLowerBound(const OpWork& op, const ArchConfig& arch,
+                                Pass pass) const override;
 
  private:
   double TensorCycles(const GemmShape& s, bool weight_operand, const ArchConfig& a,
@@ -60,7 +64,9 @@ class AnalyticEstimator : public Estimator {
   double PhysicalGemmSeconds(const OpWork& op, const ArchConfig& a, bool all_cores) const;
   double VectorSeconds(const OpWork& op, const ArchConfig& a, std::int64_t cores,
                        bool include_memory) const;
-  double SunstoneTensorCycles(const OpWork& op, const ArchConfig& a, std::int64_t cores) const;
+  OpEstimate EstimateOp(const OpWork& op, const ArchConfig& a, bool floor) const;
+  double SunstoneTensorCycles(const OpWork& op, const ArchConfig& a, std::int64_t cores,
+                              bool floor) const;
   double SunstoneVectorCycles(const OpWork& op, std::int64_t lanes) const;
   double CyclesPerElement(const OpWork& op, const std::string& function) const;
 

@@ -463,11 +463,12 @@ std::pair<std::int64_t, std::int64_t> SunstoneHardware::CoreGrid(std::int64_t co
   return {std::max(a, b), std::min(a, b)};
 }
 
-SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneHardware& hw,
-                                       const SunstoneCosts& costs) {
-  const Dims bound = {gemm.n, gemm.c, gemm.k};
-  SunstoneMapping result;
+namespace {
 
+// Stages 1 and 2 of the search (the header comment): the core-level candidates, which depend on
+// everything but the GLB. `costed` counts the mappings costed.
+std::vector<Candidate> CoreLevel(const Dims& bound, const SunstoneHardware& hw,
+                                 const SunstoneCosts& costs, i64* costed) {
   // 1. Register tiles under each PE-array unrolling.
   std::vector<Candidate> pe_level;
   for (const Unroll& u : Unrollings(bound, hw.pe_x, hw.pe_y)) {
@@ -481,7 +482,7 @@ SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneH
       pe_level.push_back(c);
     }
   }
-  result.mappings_costed += static_cast<i64>(pe_level.size());
+  *costed += static_cast<i64>(pe_level.size());
 
   // 2. Core unrollings and buffer tiles, register tiles in increasing cost.
   std::vector<Candidate> core_level;
@@ -514,7 +515,49 @@ SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneH
       }
     }
   }
-  result.mappings_costed += static_cast<i64>(core_level.size());
+  *costed += static_cast<i64>(core_level.size());
+  return core_level;
+}
+
+// A lower bound on the cycles of every mapping stage 3 can make of a core-level candidate, whatever
+// the GLB (SunstoneMapper::FloorCycles). Stage 3 splits the candidate's outermost loops `rest`
+// into a GLB tile g and DRAM loops rest / g; Evaluate's cycles are the largest of its terms:
+//  * compute and the registers' traffic: fixed by the candidate (the register level's accesses
+//    depend only on the loops above it as a product and on the buffer tile), so Evaluate of the
+//    candidate at the register level alone gives them exactly, the loop order it picks included;
+//  * the buffers' traffic from the GLB: each operand's refills are its tile times the iterations
+//    above, divided by a reuse factor that is g's extent in the operand's reuse dimension or 1
+//    (Accesses); g divides rest, so rest's extents give the fewest refills any g can, and the
+//    order that reuses inputs needs no more than the others;
+//  * the GLB's traffic from DRAM: every input and weight word read, every output word written,
+//    at least once.
+double CandidateFloor(const Tile& t, const Dims& bound, const SunstoneCosts& costs) {
+  const double* bandwidth = costs.words_per_cycle.data();
+  double floor = Evaluate(t, bound, costs, 2, bandwidth).cycles;
+  const Dims& rest = t.d[4];
+  const auto sizes = Sizes(t.InnerProduct(2));
+  const i64 iterations = Prod(t.d[3]) * Prod(rest);
+  auto refills = [&](int operand, i64 factor) {
+    const double reads = std::trunc(static_cast<double>(sizes[operand] * iterations) /
+                                    static_cast<double>(factor));
+    return std::trunc(reads / static_cast<double>(t.d[3][kReuseDim[operand]]));  // multicast
+  };
+  const double full_out = static_cast<double>(bound[kN] * bound[kK]);
+  const double updates = refills(2, rest[kC]);
+  const double reads = refills(0, rest[kK]) + refills(1, rest[kN]) + (updates - full_out);
+  floor = std::max(floor, std::max(reads, updates) / bandwidth[1]);
+  const auto whole = Sizes(bound);
+  const double dram = std::max(static_cast<double>(whole[0] + whole[1]), full_out);
+  return std::max(floor, dram / bandwidth[2]);
+}
+
+}  // namespace
+
+SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneHardware& hw,
+                                       const SunstoneCosts& costs) {
+  const Dims bound = {gemm.n, gemm.c, gemm.k};
+  SunstoneMapping result;
+  const std::vector<Candidate> core_level = CoreLevel(bound, hw, costs, &result.mappings_costed);
 
   // 3. GLB tiles, candidates in increasing EDP dealt to 8 workers by stride, each pruning by an
   //    energy lower bound against its own best.
@@ -575,6 +618,31 @@ SunstoneMapping SunstoneMapper::Search(const SunstoneGemm& gemm, const SunstoneH
   result.bound_cycles = winner.cost.terms;
   for (int l = 0; l < 6; ++l) result.levels[l] = winner.tile.d[l];
   return result;
+}
+
+double SunstoneMapper::Floor(const SunstoneGemm& gemm, const SunstoneHardware& hw,
+                             const SunstoneCosts& costs) {
+  const Dims bound = {gemm.n, gemm.c, gemm.k};
+  i64 costed = 0;
+  double floor = std::numeric_limits<double>::infinity();
+  for (const Candidate& c : CoreLevel(bound, hw, costs, &costed)) {
+    floor = std::min(floor, CandidateFloor(c.tile, bound, costs));
+  }
+  return floor;
+}
+
+double SunstoneMapper::FloorCycles(const SunstoneGemm& gemm, const SunstoneHardware& hw) const {
+  const Key key{gemm.n,    gemm.c,    gemm.k,           hw.pe_x,          hw.pe_y,
+                hw.core_x, hw.core_y, hw.register_words, hw.buffer_words, -1};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  }
+  const double cycles = Floor(gemm, hw, costs_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (memo_.size() >= kMemoEntries) memo_.clear();
+  memo_.emplace(key, cycles);
+  return cycles;
 }
 
 double SunstoneMapper::Cycles(const SunstoneGemm& gemm, const SunstoneHardware& hw) const {

@@ -107,8 +107,20 @@ class SunstoneMapper {
   // Search's cycles, memoised; +∞ when no mapping fits.
   double Cycles(const SunstoneGemm& gemm, const SunstoneHardware& hw) const;
 
+  // A lower bound on Search(gemm, hw', costs).cycles for every hw' that differs from `hw` at most
+  // in its GLB (glb_words is ignored): the least over stages 1–2's candidates, which do not
+  // depend on the GLB, of what stage 3 could make of each — compute and the registers' traffic
+  // exactly, the buffers' traffic with the whole remaining loops as GLB tile, and every DRAM word
+  // moved once (the .cpp says why each holds). Stages 1–2 only: a few times cheaper than a search
+  // for the GEMMs the searches meet; +∞ exactly when no GLB gives a mapping for want of a
+  // core-level one. What a family's bound asks for (Estimator::EstimateLowerBound).
+  static double Floor(const SunstoneGemm& gemm, const SunstoneHardware& hw,
+                      const SunstoneCosts& costs);
+  // Floor, memoised alongside Cycles.
+  double FloorCycles(const SunstoneGemm& gemm, const SunstoneHardware& hw) const;
+
  private:
-  // About 60 MB of entries; the memo starts over when full.
+  // About 60 MB of entries; the memo starts over when full. A floor's key has GLB −1.
   static constexpr std::size_t kMemoEntries = 1 << 19;
   SunstoneCosts costs_;
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,

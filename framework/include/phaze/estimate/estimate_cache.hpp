@@ -20,6 +20,12 @@ class CachedEstimator : public Estimator {
   explicit CachedEstimator(std::shared_ptr<const Estimator> inner) : inner_(std::move(inner)) {}
 
   OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override;
+  // The inner estimator's, not memoised (a bound asks each once; an estimator with a costly one
+  // keeps its own memo).
+  OpEstimate EstimateLowerBound(const OpWork& op, const ArchConfig& arch,
+                                Pass pass) const override {
+    return inner_->EstimateLowerBound(op, arch, pass);
+  }
 
   std::int64_t Hits() const;
   std::int64_t Misses() const;

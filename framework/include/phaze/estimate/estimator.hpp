@@ -73,6 +73,14 @@ class Estimator {
  public:
   virtual ~Estimator() = default;
   virtual OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const = 0;
+  // For bounds only: times and kernels no larger than Estimate's on this arch (its energy is not
+  // used). A family's bound (ModelBound) asks it of every member, so an estimator whose estimate
+  // is a search can answer from what the search cannot go below, for less than the search
+  // (the sunstone model: sunstone_mapper.hpp's Floor). Errors as Estimate's. Default: Estimate.
+  virtual OpEstimate EstimateLowerBound(const OpWork& op, const ArchConfig& arch,
+                                        Pass pass) const {
+    return Estimate(op, arch, pass);
+  }
 };
 
 }  // namespace phaze
