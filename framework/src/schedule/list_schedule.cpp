@@ -1,6 +1,7 @@
 #include "phaze/schedule/list_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -65,24 +66,25 @@ struct Busy {
   double start, finish;
 };
 
-// The busy intervals of one resource (a core, or the chip for intra-op ops) and their last finish.
+// The busy intervals of one resource (a core, the chip for intra-op ops, or every core op) in
+// increasing (start, finish), and their last finish.
 struct Timeline {
   std::vector<Busy> busy;
   double last = 0;
 
   void Add(double start, double finish) {
-    busy.push_back({start, finish});
+    const Busy b{start, finish};
+    busy.insert(std::upper_bound(busy.begin(), busy.end(), b,
+                                 [](const Busy& x, const Busy& y) {
+                                   return x.start < y.start ||
+                                          (x.start == y.start && x.finish < y.finish);
+                                 }),
+                b);
     last = std::max(last, finish);
   }
   void Clear() {  // keeps the capacity
     busy.clear();
     last = 0;
-  }
-  bool Overlaps(double start, double finish) const {
-    for (const Busy& b : busy) {
-      if (b.start < finish && start < b.finish) return true;
-    }
-    return false;
   }
 };
 
@@ -95,13 +97,22 @@ double EarliestFit(double ready, double duration, std::initializer_list<const Ti
     for (const Timeline* l : lines) start = std::max(start, l->last);
     return start;
   }
-  // No start before the end of an interval that [start, start + duration) overlaps is free
-  // either, so jump there until nothing overlaps.
+  // An interval that [start, start + duration) overlaps moves the start to its end: no start
+  // before that is free either, so the answer is the least free start ≥ ready, whatever the order
+  // of the jumps. The start only grows, so in (start, finish) order an interval that ends by the
+  // start never overlaps again, and the first that begins at or after start + duration ends the
+  // line's scan for now: each line is scanned once, resuming where it stopped, until a round
+  // moves nothing.
+  std::array<std::size_t, 3> next{};  // per line: its first interval not passed yet
   for (bool moved = true; moved;) {
     moved = false;
+    std::size_t k = 0;
     for (const Timeline* l : lines) {
-      for (const Busy& b : l->busy) {
-        if (b.start < start + duration && start < b.finish) {
+      std::size_t& i = next[k++];
+      for (; i < l->busy.size(); ++i) {
+        const Busy& b = l->busy[i];
+        if (b.start >= start + duration) break;
+        if (start < b.finish) {
           start = b.finish;
           moved = true;
         }

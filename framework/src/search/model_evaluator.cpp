@@ -247,6 +247,14 @@ PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& grap
 using SlicedTimes = std::map<std::pair<std::int64_t, int>,
                              std::map<int, std::pair<const LayerGraph*, SliceTimes>>>;
 
+}  // namespace
+
+struct ModelBound::Times {
+  SlicedTimes sliced;
+};
+
+namespace {
+
 using SliceGroup = SlicedTimes::key_type;
 
 // ScheduleSlice for every slice of the model, or only those of `group`.
@@ -404,7 +412,8 @@ double ModelEvaluator::ObjectiveBound(double throughput_bound, const ArchConfig&
 }
 
 ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchConfig& arch,
-                                         bool with_expert, GroupPruning pruning) const {
+                                         bool with_expert, GroupPruning pruning,
+                                         ModelBound* own) const {
   const auto& hbm_list = run_.training.hbm_gib;
   ModelEvaluation ev = NoChoices(model.name, hbm_list.size());
   if (const double static_w = EnergyModel::StaticPowerW(arch);
@@ -448,8 +457,15 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   std::map<SliceGroup, std::pair<ModelEvaluation, bool>> offered;
   try {
     auto t0 = std::chrono::steady_clock::now();
-    SlicedTimes lower = ScheduleSlices(model, archs, modes, estimator, scheduler_,
-                                       run_.cluster.network, nullptr, /*lower_bounds=*/true);
+    SlicedTimes lower;
+    if (own && !own->family_ && own->model_ == &model && own->times_ &&
+        own->archs_.front().name == arch.name) {
+      lower = std::move(own->times_->sliced);  // the same ScheduleSlices, made by the bound
+      own->times_.reset();
+    } else {
+      lower = ScheduleSlices(model, archs, modes, estimator, scheduler_, run_.cluster.network,
+                             nullptr, /*lower_bounds=*/true);
+    }
     since(t0, ev.schedule_seconds);
     t0 = std::chrono::steady_clock::now();
     std::vector<std::pair<SliceGroup, ModelEvaluation>> groups;  // in the DP's order
@@ -523,15 +539,12 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   return ev;
 }
 
-struct ModelBound::Times {
-  SlicedTimes sliced;
-};
-
 ModelBound ModelEvaluator::Bound(const PreparedModel& model, std::vector<ArchConfig> archs) const {
   if (archs.empty()) throw InvalidArgumentError("ModelEvaluator::Bound: no architecture");
   ModelBound bound;
   bound.evaluator_ = this;
   bound.model_ = &model;
+  bound.family_ = archs.size() > 1;
   bound.archs_ = std::move(archs);
   return bound;
 }
@@ -668,9 +681,9 @@ bool ModelBound::Refine() {
            {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev,
            &group);
   group_placement_[top] = ev.best.Throughput();
-  if (std::all_of(group_placement_.begin(), group_placement_.end(),
-                  [](const auto& p) { return p.has_value(); })) {
-    times_.reset();  // every group refined: the makespans are no longer needed
+  if (family_ && std::all_of(group_placement_.begin(), group_placement_.end(),
+                             [](const auto& p) { return p.has_value(); })) {
+    times_.reset();  // every group refined: a family's makespans are no longer needed
   }
   return true;
 }

@@ -146,6 +146,7 @@ std::string SearchContext::SolverVersion() const { return backend_->Version(); }
 ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent* incumbent) const {
   ConfigEvaluation ce;
   ce.models.resize(models_.size());
+  std::vector<ModelBound> own;  // the own tier's bounds, whose makespans Evaluate reuses
   PruneDecision decision;
   decision.models.assign(models_.size(), 0);
   if (incumbent && incumbent->throughputs.size() == models_.size()) {
@@ -198,7 +199,6 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
                 placement_tier(size, bounds);
     }
     if (!settled) {
-      std::vector<ModelBound> own;
       for (const auto& model : models_) own.push_back(evaluator_->Bound(model, {point.arch}));
       settled = tier(1, 0, [&](std::size_t m) { return own[m].Compute(); }) ||
                 placement_tier(0, own);
@@ -223,7 +223,9 @@ ConfigEvaluation SearchContext::Evaluate(const ArchPoint& point, const Incumbent
   std::vector<double> thr;
   for (std::size_t m = 0; m < models_.size(); ++m) {
     if (!decision.models[m]) {
-      ce.models[m] = evaluator_->Evaluate(models_[m], point.arch, /*with_expert=*/false);
+      ce.models[m] = evaluator_->Evaluate(models_[m], point.arch, /*with_expert=*/false,
+                                          ModelEvaluator::GroupPruning::kBound,
+                                          own.empty() ? nullptr : &own[m]);
     }
     thr.push_back(ce.models[m].score);
   }

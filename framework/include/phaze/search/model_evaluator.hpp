@@ -85,8 +85,9 @@ class ModelEvaluator;
 // (RelaxInto: each op as fast, and each core count as large, as on any of them — on a set of more
 // than one config, as its estimator's lower bound, Estimator::EstimateLowerBound; the optimizer
 // step the shortest), so each tier bounds the throughput Evaluate finds on every config of the
-// set. Lazy: the makespans are bounded once, on the first call of either tier (and dropped once
-// both are known), and each tier is computed once. Not thread-safe; lives no longer than its
+// set. Lazy: the makespans are bounded once, on the first call of either tier (a family's dropped
+// once both are known; one config's kept for its evaluation, ModelEvaluator::Evaluate's `own`),
+// and each tier is computed once. Not thread-safe; lives no longer than its
 // evaluator and model.
 class ModelBound {
  public:
@@ -116,6 +117,7 @@ class ModelBound {
   const ModelEvaluator* evaluator_ = nullptr;
   const PreparedModel* model_ = nullptr;
   std::vector<ArchConfig> archs_;
+  bool family_ = false;  // more than one arch: its makespans are dropped once both tiers are known
   bool scheduled_ = false;
   std::unique_ptr<Times> times_;
   std::optional<double> compute_;
@@ -134,9 +136,13 @@ class ModelEvaluator {
   // chooses among), best bound first, and a group whose bounds show it cannot give any of the
   // choices is not scheduled (GroupPruning::kBound; see the .cpp) — the same choices as
   // scheduling every group (kNone, which tests compare with), ilp/fast answer counts aside.
+  // `own`: the model's bound on this arch alone (Bound(model, {arch}), as a search's last bound
+  // tier makes it); Evaluate takes the lower-bound makespans it holds instead of bounding them
+  // again — the same values — and leaves it spent.
   enum class GroupPruning { kBound, kNone };
   ModelEvaluation Evaluate(const PreparedModel& model, const ArchConfig& arch, bool with_expert,
-                           GroupPruning pruning = GroupPruning::kBound) const;
+                           GroupPruning pruning = GroupPruning::kBound,
+                           ModelBound* own = nullptr) const;
 
   // One plan, on the run config's cluster and training settings (its micro-batch must be prepared:
   // PrepareModel with it among training.micro_batches, its width among the widths).
