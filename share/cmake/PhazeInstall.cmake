@@ -4,10 +4,10 @@
 # library, the plugins, the data a run needs) and `sdk` (headers, the CMake package, pkg-config,
 # the conformance library) — the Debian packages phaze and phaze-dev.
 
-# The data: presets, spaces, area and cost tables, systems, run configs and workloads, under
+# The data: presets, spaces, area and cost tables, systems, recipes, run configs and workloads, under
 # DATADIR/phaze. The run configs name their models as ../../workloads/… (share/runs beside the
 # checkout's workloads/); installed, the workloads sit in DATADIR/phaze/workloads, one level up.
-foreach(dir arch area config cost energy placement schedule systems)
+foreach(dir arch area config cost energy placement recipes schedule systems)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/share/${dir} DESTINATION ${PHAZE_INSTALL_DATADIR}
           COMPONENT runtime)
 endforeach()

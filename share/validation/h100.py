@@ -12,7 +12,8 @@ per GPU into B·s / (tokens/s · GPUs). A setting the source does not publish (M
 batch, recompute and interleaving) is tried over micro-batch 1, 2, 4, recompute none and
 selective and every v Megatron-LM allows, and phaze's fastest feasible plan is kept, with the
 range over the others. One parameter is fitted, on the Megatron-LM README's nine rows: the share
-of the data-parallel reduction its recipe hides (RECIPES); TorchTitan's rows are not fitted.
+of the data-parallel reduction its recipe hides (phaze's recipe megatron-core-2024,
+share/recipes/); TorchTitan's rows are not fitted.
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
       [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
@@ -28,14 +29,30 @@ import subprocess
 import sys
 import tempfile
 
-# What each source's recipe overlaps, as phaze's parameters (None: phaze's default). Megatron-LM's
-# README runs state --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap: the share
-# of the data-parallel reduction hidden behind backward (training.gradient_reduction_overlap) and
-# of a tensor-parallel collective run beside the GEMMs (the architecture's collective_overlap;
-# the A100's fitted 0.1005 is Megatron-LM 2021's, without it) are the recipe's two parameters,
-# fitted on the README's nine rows (`--recipe` overrides them; h100.md says how). TorchTitan's
-# FSDP2 overlaps its collectives as the sharding model already has it; its TP rows are plain TP.
-RECIPES = {"megatron-readme": {"gradient_reduction_overlap": 0.8, "collective_overlap": None}}
+# Each source's training recipe in phaze (share/recipes/). Megatron-LM's README runs state
+# --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap: the share of the
+# data-parallel reduction hidden behind backward (the recipe's gradient_reduction_overlap, 0.8,
+# fitted on the README's nine rows) and of a tensor-parallel collective run beside the GEMMs (the
+# architecture's collective_overlap; the A100's fitted 0.1005 is Megatron-LM 2021's, without it).
+# TorchTitan's FSDP2 overlaps its collectives as the sharding model already has it; its TP rows
+# are plain TP: no recipe, FlashAttention (PyTorch SDPA) and fp32 reduction set per row.
+SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024"}
+# Overrides of those two parameters for a scan (`--recipe SOURCE:KEY=VALUE`; None: the recipe's
+# and the architecture's own).
+RECIPES = {"megatron-readme": {"gradient_reduction_overlap": None, "collective_overlap": None}}
+
+
+def recipe_value(source, key):
+    """The effective value of a recipe parameter: the override, else the recipe file's."""
+    if RECIPES[source][key] is not None:
+        return RECIPES[source][key]
+    with open(os.path.join(ROOT, "share", "recipes", SOURCE_RECIPE[source] + ".yaml")) as f:
+        for line in f:
+            if line.strip().startswith(key + ":"):
+                return float(line.split(":")[1])
+    return None
+
+
 # Published FP8 against BF16 on the same plan (TorchTitan: torchao float8, tensorwise scaling).
 PAIRS = [("tt_2412_t1_llama3.1-8B_8gpu_fsdp_compile", "tt_2412_t1_llama3.1-8B_8gpu_fsdp_compile_float8"),
          ("tt_2412_t3_llama3.1-8B_128gpu_fsdp_compile",
@@ -110,6 +127,8 @@ def recipe_files(directory, row):
         # run FlashAttention (TE's fused attention, PyTorch SDPA)
         extra = "".join(", %s: %s" % (k, v) for k, v in recipe.items()
                         if k == "gradient_reduction_overlap")
+        if row["source"] in SOURCE_RECIPE:
+            extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
         f.write("training: {gradient_reduction_precision: fp32, attention: flash%s}\n" % extra)
     arch = row["arch"]
     if "collective_overlap" in recipe:
@@ -240,8 +259,8 @@ def main():
                     "(nothing of the H100 fitted); one recipe parameter is fitted on the Megatron-LM "
                     "rows: %s. TorchTitan's rows are not fitted. Sources and how each counts its "
                     "figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
-                        "%s %s = %g" % (src, k, v) for src, kv in RECIPES.items()
-                        for k, v in kv.items() if v is not None) + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n\n"
+                        "%s %s = %g" % (src, k, recipe_value(src, k)) for src, kv in RECIPES.items()
+                        for k in kv if recipe_value(src, k) is not None) + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n\n"
                     "FP8 against BF16 on the same plan:\n\n" + "\n".join(speedups) + "\n\n"
                     "Peak memory per GPU, published against phaze's largest stage:\n\n"
                     + "\n".join(memory) + "\n")

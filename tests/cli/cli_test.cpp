@@ -1077,6 +1077,46 @@ TEST(Cli, PredictReportsPowerEnergyAndCost) {
 
 // issue 44: predict's plan is checked against the model where it enters — interleaving, stage
 // starts, batch divisibility and the HBM size — with exit 2 naming the flag and the value.
+// --recipe is the recipe file's keys written out: the same step time as the run config and flags
+// it stands for, the other flags over it, and the data-parallel reduction it overlaps shortens the
+// step by that share of what the plain recipe's breakdown shows.
+TEST(Cli, PredictRecipeIsItsKeysOverTheRunConfig) {
+  testing::TempDir dir;
+  const std::string base = "predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system "
+                           "dgx-a100 --plan 8,16,8 --micro-batch 1 --global-batch 1536 "
+                           "--recompute full";
+  const auto step = [&](const std::string& flags, const std::string& name) {
+    const auto out = dir / (name + ".json");
+    auto r = Phaze(flags + " -o " + out.string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ConfigNode::ParseFile(out.string()).Child("result");
+  };
+  testing::WriteFile(dir / "spelled-out.yaml",
+                     "training: {attention: flash, gradient_reduction_overlap: 0.8, "
+                     "gradient_reduction_precision: fp32}\n");
+  const double recipe = step(base + " --recipe megatron-core-2024", "recipe")
+                            .Child("time_per_batch_s").AsDouble();
+  const double spelled = step("--config " + (dir / "spelled-out.yaml").string() + " " + base,
+                              "spelled").Child("time_per_batch_s").AsDouble();
+  EXPECT_EQ(recipe, spelled);
+  // --attention over the recipe: unfused with the recipe's overlap.
+  const ConfigNode unfused = step(base + " --recipe megatron-core-2024 --attention unfused", "u");
+  const ConfigNode plain = step(base, "plain");  // megatron-lm-2021: no overlap
+  const ConfigNode plain_breakdown = plain.Child("plan").Child("breakdown");
+  const double sync = plain_breakdown.Child("data_parallel_s").AsDouble();
+  ASSERT_GT(sync, 0);
+  EXPECT_NEAR(unfused.Child("time_per_batch_s").AsDouble(),
+              plain.Child("time_per_batch_s").AsDouble() - 0.8 * sync, 1e-9 * sync);
+  // A recipe that does not exist says which flag and what there is.
+  auto bad = Phaze(base + " --recipe megatron-core-2023");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--recipe: no recipe file or preset named 'megatron-core-2023'; did you "
+                         "mean 'megatron-core-2024'?"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   const std::string tiny = " --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch tpuv4 --micro-batch 1 --global-batch 8";
@@ -1126,6 +1166,10 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
   EXPECT_NE(r.out.find("| # | t | p | d | v |"), std::string::npos) << r.out;
   const ConfigNode j = ConfigNode::ParseFile(out);
   EXPECT_GT(j.Child("evaluated").AsInt(), j.Child("feasible").AsInt());
+  // Today's recipe unless asked otherwise (share/recipes/megatron-core-2024.yaml).
+  EXPECT_EQ(j.Child("recipe").AsString(), "megatron-core-2024");
+  EXPECT_EQ(j.Child("attention").AsString(), "flash");
+  EXPECT_EQ(j.Child("gradient_reduction_overlap").AsDouble(), 0.8);
   const auto plans = j.Child("plans").Elements();
   ASSERT_EQ(plans.size(), 5u);
   double previous = 0;
@@ -1163,6 +1207,9 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
               p.Child("sharding").AsString() != "none");
     EXPECT_EQ(args.count("--sequence-parallel") == 1,
               p.Child("strategy").AsString() == "sequence_parallel");
+    EXPECT_EQ(args.count("--overlap-grad-reduce"), 1u);
+    EXPECT_EQ(args.count("--overlap-param-gather") == 1, p.Child("sharding").AsString() == "optimizer");
+    EXPECT_EQ(args.count("--use-flash-attn"), 1u);
   }
   // Bad input says which flag.
   auto bad = Phaze("plan --model x.yaml --arch a100-sxm-80gb --accelerators 8 --widths 1,two");

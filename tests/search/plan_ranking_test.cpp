@@ -191,6 +191,14 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--seq-length 2048 --sequence-parallel --recompute-granularity full "
                   "--recompute-method uniform --recompute-num-layers 1 --overlap-grad-reduce "
                   "--bf16 --grad-reduce-in-bf16"));
+  r.sharding = Sharding::kOptimizer;  // the distributed optimizer's all-gather overlapped too
+  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
+            Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
+                  "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
+                  "--seq-length 2048 --sequence-parallel --recompute-granularity full "
+                  "--recompute-method uniform --recompute-num-layers 1 "
+                  "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
+                  "--bf16 --grad-reduce-in-bf16"));
   r.strategy = 3;  // moe: experts over the width, attention sequence parallel
   r.pipeline_stages = 1;
   r.recompute = RecomputeMode::kNone;

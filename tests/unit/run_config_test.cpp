@@ -246,6 +246,66 @@ TEST(RunConfig, SystemModelKeys) {
             std::string::npos);
 }
 
+// Training recipes (share/recipes/, search/training_recipe.hpp): applied before the section's own
+// keys, their name echoed; a recipe's file checked as a run config's section is.
+TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
+  // The shipped recipes, as their files say.
+  const RunConfig core = Parse("models: [a]\ntraining: {recipe: megatron-core-2024}\n");
+  EXPECT_EQ(core.training.recipe, "megatron-core-2024");
+  EXPECT_EQ(core.training.attention, AttentionKernel::kFlash);
+  EXPECT_DOUBLE_EQ(core.training.gradient_reduction_overlap, 0.8);
+  EXPECT_EQ(core.training.gradient_reduction_precision, ReductionPrecision::kFp32);
+  EXPECT_EQ(core.ToJson().Find("training")->Find("recipe")->AsString(), "megatron-core-2024");
+  // megatron-lm-2021 is phaze's defaults: the same effective values but for the name.
+  const RunConfig old = Parse("models: [a]\ntraining: {recipe: megatron-lm-2021}\n");
+  const RunConfig plain = Parse("models: [a]\n");
+  EXPECT_EQ(plain.training.recipe, "");
+  EXPECT_EQ(plain.ToJson().Find("training")->Find("recipe"), nullptr);
+  EXPECT_EQ(old.training.attention, plain.training.attention);
+  EXPECT_EQ(old.training.gradient_reduction_overlap, plain.training.gradient_reduction_overlap);
+  EXPECT_EQ(old.training.gradient_reduction_precision, plain.training.gradient_reduction_precision);
+  EXPECT_EQ(old.training.precision, plain.training.precision);
+  EXPECT_EQ(old.training.sharding, plain.training.sharding);
+  // The section's own keys win, wherever they are written.
+  const RunConfig own = Parse(
+      "models: [a]\ntraining: {gradient_reduction_overlap: 0.25, recipe: megatron-core-2024}\n");
+  EXPECT_DOUBLE_EQ(own.training.gradient_reduction_overlap, 0.25);
+  EXPECT_EQ(own.training.attention, AttentionKernel::kFlash);
+  // A default recipe (phaze plan's) stands in only where the document names none.
+  const auto parse_with = [](const std::string& text, const std::string& recipe) {
+    return RunConfig::Parse(ConfigNode::ParseString(text, "run.yaml"), true, recipe);
+  };
+  EXPECT_EQ(parse_with("models: [a]\n", "megatron-core-2024").training.attention,
+            AttentionKernel::kFlash);
+  EXPECT_DOUBLE_EQ(parse_with("models: [a]\ntraining: {gradient_reduction_overlap: 0}\n",
+                              "megatron-core-2024")
+                       .training.gradient_reduction_overlap,
+                   0.0);
+  EXPECT_EQ(parse_with("models: [a]\ntraining: {recipe: megatron-lm-2021}\n", "megatron-core-2024")
+                .training.attention,
+            AttentionKernel::kUnfused);
+  // A file beside the run config, and its errors located in it.
+  const phaze::testing::TempDir dir;
+  using phaze::testing::WriteFile;
+  WriteFile(dir / "mine.yaml", "name: mine\ntraining:\n  precision: fp8\n  global_batch: 8\n");
+  const auto in_dir = [&](const std::string& text) {
+    WriteFile(dir / "run.yaml", text);
+    return RunConfig::ParseFile((dir / "run.yaml").string());
+  };
+  EXPECT_NE(ErrorOf([&] { in_dir("models: [a]\ntraining: {recipe: ./mine.yaml}\n"); })
+                .find("mine.yaml:4:3: training.global_batch: unknown key 'global_batch'"),
+            std::string::npos);
+  WriteFile(dir / "mine.yaml", "name: mine\ntraining:\n  precision: fp8\n  sharding: optimizer\n");
+  const RunConfig mine = in_dir("models: [a]\ntraining: {recipe: ./mine.yaml}\n");
+  EXPECT_EQ(mine.training.recipe, "mine");
+  EXPECT_EQ(mine.training.precision, Precision::kFp8);
+  EXPECT_EQ(mine.training.sharding, std::vector<Sharding>{Sharding::kOptimizer});
+  EXPECT_NE(ErrorOf([] { Parse("models: [a]\ntraining: {recipe: megatron-core-2023}\n"); })
+                .find("run.yaml:2:20: training.recipe: no recipe file or preset named "
+                      "'megatron-core-2023'; did you mean 'megatron-core-2024'?"),
+            std::string::npos);
+}
+
 TEST(RunConfig, UnknownComponentNamesListTheRegisteredOnes) {
   Registry registry;
   RegisterBuiltin(registry, "test-solvers", "0", "two fake backends", [](Registry& r) {

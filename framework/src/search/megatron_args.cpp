@@ -81,7 +81,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
                        plan.sharding == Sharding::kGradients ? "optim_grads"
                                                              : "optim_grads_params"});
   }
-  if (run.training.gradient_reduction_overlap > 0) a.push_back("--overlap-grad-reduce");
+  // The overlapped reduction: bucketed behind backward; with the distributed optimizer its
+  // all-gather of the updated weights too (Megatron-LM allows --overlap-param-gather only there).
+  if (run.training.gradient_reduction_overlap > 0) {
+    a.push_back("--overlap-grad-reduce");
+    if (plan.sharding == Sharding::kOptimizer) a.push_back("--overlap-param-gather");
+  }
   if (run.training.attention == AttentionKernel::kFlash) a.push_back("--use-flash-attn");
   // The number format; Megatron-LM with --bf16 reduces gradients in fp32 unless told bf16, with
   // --fp16 in its fp16 gradient buffer. FP8 is Transformer Engine's hybrid recipe over bf16.

@@ -9,6 +9,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "phaze/search/training_recipe.hpp"
 
 namespace phaze {
 
@@ -152,15 +153,97 @@ SolveOptions RunConfig::Solver::Options() const {
   return o;
 }
 
+void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
+  if (auto v = t.Optional("tokens")) {
+    training.tokens = v->AsNonNegativeDouble();
+    if (training.tokens > 1e18) v->Fail("expected at most 1e18 tokens");
+  }
+  if (auto v = t.Optional("global_batch")) training.global_batch = v->AsIntInRange(1, limits::kGlobalBatch);
+  if (auto v = t.Optional("micro_batches")) {
+    training.micro_batches = PositiveIntsUpTo(*v, limits::kMicroBatch);
+    CheckDistinct(*v, training.micro_batches);
+  }
+  if (auto v = t.Optional("tensor_parallel_widths")) {
+    training.tensor_parallel_widths = PositiveIntsUpTo(*v, limits::kWidth);
+    CheckDistinct(*v, training.tensor_parallel_widths);
+  }
+  if (auto v = t.Optional("hbm_gib")) {
+    training.hbm_gib = v->AsList(&ConfigNode::AsPositiveDouble);
+    CheckDistinct(*v, training.hbm_gib);
+    const double most = static_cast<double>(limits::kMemoryBytes >> 30);
+    for (std::size_t i = 0; i < training.hbm_gib.size(); ++i) {
+      if (training.hbm_gib[i] > most) {
+        v->Elements()[i].Fail(fmt::sprintf("expected at most %.0f GiB (2^50 bytes)", most));
+      }
+    }
+  }
+  if (auto v = t.Optional("recompute")) {
+    training.recompute.clear();
+    for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
+      training.recompute.push_back(ParseRecomputeNode(e));
+    }
+    if (!v->IsScalar()) CheckDistinct(*v, training.recompute);
+  }
+  if (auto v = t.Optional("optimizer")) {
+    training.optimizer = v->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd});
+  }
+  if (auto v = t.Optional("pipeline_schedule")) {
+    training.pipeline_schedule = v->AsEnum(
+        {PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved, PipelineSchedule::kGPipe});
+  }
+  if (auto v = t.Optional("virtual_stages")) {
+    training.virtual_stages = PositiveIntsUpTo(*v, limits::kWidth);
+    CheckDistinct(*v, training.virtual_stages);
+    auto elems = v->Elements();
+    for (size_t i = 0; i < elems.size(); ++i) {
+      if (training.virtual_stages[i] < 2) {
+        elems[i].Fail("expected v >= 2 virtual stages per device (v = 1 is plain 1f1b)");
+      }
+    }
+  }
+  if (auto v = t.Optional("sharding")) {
+    training.sharding.clear();
+    for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
+      training.sharding.push_back(e.AsEnum({Sharding::kNone, Sharding::kOptimizer,
+                                               Sharding::kGradients, Sharding::kParameters}));
+    }
+    if (!v->IsScalar()) CheckDistinct(*v, training.sharding);
+  }
+  if (auto v = t.Optional("attention")) {
+    training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash});
+  }
+  if (auto v = t.Optional("precision")) {
+    training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});
+  }
+  // The older spelling of `sharding: optimizer` (Megatron-LM's --use-distributed-optimizer).
+  if (auto v = t.Optional("distributed_optimizer")) {
+    if (t.Optional("sharding")) {
+      v->Fail("give either distributed_optimizer or sharding (distributed_optimizer: true is "
+              "sharding: optimizer)");
+    }
+    training.sharding = {v->AsBool() ? Sharding::kOptimizer : Sharding::kNone};
+  }
+  if (auto v = t.Optional("gradient_reduction_overlap")) {
+    training.gradient_reduction_overlap = v->AsNonNegativeDouble();
+    if (training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
+  }
+  if (auto v = t.Optional("gradient_reduction_precision")) {
+    training.gradient_reduction_precision = v->AsEnum(
+        {ReductionPrecision::kFp32, ReductionPrecision::kFp16, ReductionPrecision::kBf16});
+  }
+}
+
 RunConfig RunConfig::Defaults() {
   return Parse(ConfigNode::ParseString("{}", "<defaults>"), false);
 }
 
-RunConfig RunConfig::ParseFile(const std::string& path, bool require_models) {
-  return Parse(ConfigNode::ParseFile(path), require_models);
+RunConfig RunConfig::ParseFile(const std::string& path, bool require_models,
+                               const std::string& default_recipe) {
+  return Parse(ConfigNode::ParseFile(path), require_models, default_recipe);
 }
 
-RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
+RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
+                           const std::string& default_recipe) {
   RunConfig rc;
   rc.source = root.Source();
   root.ExpectKeys({"models", "arch", "cluster", "training", "solver", "estimator", "strategy",
@@ -251,89 +334,29 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models) {
     }
   }
 
-  if (auto t = root.Optional("training")) {
-    t->ExpectKeys({"global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
+  const auto training = root.Optional("training");
+  if (!default_recipe.empty() && !(training && training->Optional("recipe"))) {
+    ApplyTrainingRecipe(default_recipe, rc.training);
+  }
+  if (auto t = training) {
+    t->ExpectKeys({"recipe", "global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
                    "distributed_optimizer", "sharding", "precision", "attention",
                    "gradient_reduction_overlap",
                    "gradient_reduction_precision", "tokens"});
-    if (auto v = t->Optional("tokens")) {
-      rc.training.tokens = v->AsNonNegativeDouble();
-      if (rc.training.tokens > 1e18) v->Fail("expected at most 1e18 tokens");
-    }
-    if (auto v = t->Optional("global_batch")) rc.training.global_batch = v->AsIntInRange(1, limits::kGlobalBatch);
-    if (auto v = t->Optional("micro_batches")) {
-      rc.training.micro_batches = PositiveIntsUpTo(*v, limits::kMicroBatch);
-      CheckDistinct(*v, rc.training.micro_batches);
-    }
-    if (auto v = t->Optional("tensor_parallel_widths")) {
-      rc.training.tensor_parallel_widths = PositiveIntsUpTo(*v, limits::kWidth);
-      CheckDistinct(*v, rc.training.tensor_parallel_widths);
-    }
-    if (auto v = t->Optional("hbm_gib")) {
-      rc.training.hbm_gib = v->AsList(&ConfigNode::AsPositiveDouble);
-      CheckDistinct(*v, rc.training.hbm_gib);
-      const double most = static_cast<double>(limits::kMemoryBytes >> 30);
-      for (std::size_t i = 0; i < rc.training.hbm_gib.size(); ++i) {
-        if (rc.training.hbm_gib[i] > most) {
-          v->Elements()[i].Fail(fmt::sprintf("expected at most %.0f GiB (2^50 bytes)", most));
-        }
+    // The recipe first: the section's own keys override it.
+    if (auto r = t->Optional("recipe")) {
+      std::string name = r->AsString();
+      if (name.find('/') != std::string::npos && !std::filesystem::path(name).is_absolute()) {
+        name = (base / name).string();
+      }
+      try {
+        ApplyTrainingRecipe(name, rc.training);
+      } catch (const ConfigError& e) {
+        r->Fail(e.what());
       }
     }
-    if (auto v = t->Optional("recompute")) {
-      rc.training.recompute.clear();
-      for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
-        rc.training.recompute.push_back(ParseRecomputeNode(e));
-      }
-      if (!v->IsScalar()) CheckDistinct(*v, rc.training.recompute);
-    }
-    if (auto v = t->Optional("optimizer")) {
-      rc.training.optimizer = v->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd});
-    }
-    if (auto v = t->Optional("pipeline_schedule")) {
-      rc.training.pipeline_schedule = v->AsEnum(
-          {PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved, PipelineSchedule::kGPipe});
-    }
-    if (auto v = t->Optional("virtual_stages")) {
-      rc.training.virtual_stages = PositiveIntsUpTo(*v, limits::kWidth);
-      CheckDistinct(*v, rc.training.virtual_stages);
-      auto elems = v->Elements();
-      for (size_t i = 0; i < elems.size(); ++i) {
-        if (rc.training.virtual_stages[i] < 2) {
-          elems[i].Fail("expected v >= 2 virtual stages per device (v = 1 is plain 1f1b)");
-        }
-      }
-    }
-    if (auto v = t->Optional("sharding")) {
-      rc.training.sharding.clear();
-      for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
-        rc.training.sharding.push_back(e.AsEnum({Sharding::kNone, Sharding::kOptimizer,
-                                                 Sharding::kGradients, Sharding::kParameters}));
-      }
-      if (!v->IsScalar()) CheckDistinct(*v, rc.training.sharding);
-    }
-    if (auto v = t->Optional("attention")) {
-      rc.training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash});
-    }
-    if (auto v = t->Optional("precision")) {
-      rc.training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});
-    }
-    // The older spelling of `sharding: optimizer` (Megatron-LM's --use-distributed-optimizer).
-    if (auto v = t->Optional("distributed_optimizer")) {
-      if (t->Optional("sharding")) {
-        v->Fail("give either distributed_optimizer or sharding (distributed_optimizer: true is "
-                "sharding: optimizer)");
-      }
-      rc.training.sharding = {v->AsBool() ? Sharding::kOptimizer : Sharding::kNone};
-    }
-    if (auto v = t->Optional("gradient_reduction_overlap")) {
-      rc.training.gradient_reduction_overlap = v->AsNonNegativeDouble();
-      if (rc.training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
-    }
-    if (auto v = t->Optional("gradient_reduction_precision")) {
-      rc.training.gradient_reduction_precision = v->AsEnum(
-          {ReductionPrecision::kFp32, ReductionPrecision::kFp16, ReductionPrecision::kBf16});
-    }
+    ReadTrainingKeys(*t, rc.training);
   }
 
   if (auto s = root.Optional("solver")) {
@@ -537,6 +560,7 @@ Json RunConfig::ToJson() const {
   if (!cluster.network.Name().empty()) j["cluster"]["system"] = cluster.network.Name();
   j["cluster"]["levels"] = cluster.network.ToJson();
   auto& t = j["training"];
+  if (!training.recipe.empty()) t["recipe"] = training.recipe;
   t["global_batch"] = training.global_batch;
   Json mb = Json::MakeArray(), tw = Json::MakeArray(), hbm = Json::MakeArray(),
        rec = Json::MakeArray();

@@ -39,6 +39,9 @@ auto ReadFlag(const std::string& flag, Read read) {
 ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 // --system: the run's network from share/systems/ or a file.
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// --recipe: a training recipe (share/recipes/, a name or file) applied over the run config's
+// training; the other flags then override it.
+void RecipeFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 // none | optimizer | gradients | parameters, else UsageError naming `flag`.
 Sharding ParseSharding(const std::string& flag, const std::string& word);
 // bf16 | fp16 | fp8, else UsageError naming `flag`.

@@ -1,6 +1,8 @@
-// The flags `phaze predict` and `phaze plan` share: the device, its HBM, the network, sharding.
+// The flags `phaze predict` and `phaze plan` share: the device, its HBM, the network, the recipe,
+// sharding.
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/search/training_recipe.hpp"
 
 namespace phaze::cli {
 
@@ -29,6 +31,15 @@ void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig
   if (vm.count("system")) {
     run.cluster.network =
         ReadFlag("--system", [&] { return Network::LoadSystem(vm["system"].as<std::string>()); });
+  }
+}
+
+void RecipeFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
+  if (vm.count("recipe")) {
+    ReadFlag("--recipe", [&] {
+      ApplyTrainingRecipe(vm["recipe"].as<std::string>(), run.training);
+      return 0;
+    });
   }
 }
 

@@ -7,10 +7,13 @@
 //     [--global-batch B] [--top N] [--widths 1,2,4,8] [--micro-batches 1,2,4,8]
 //     [--virtual-stages 2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies megatron,sequence_parallel]
-//     [--precision bf16,fp8] [--attention flash|unfused]
+//     [--precision bf16,fp8] [--attention flash|unfused] [--recipe NAME|FILE]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
-// rest (optimizer, gradient reduction precision and overlap, estimator, cost, network).
+// rest (optimizer, gradient reduction precision and overlap, estimator, cost, network). The
+// training recipe (share/recipes/) is --recipe's, else the run config's, else today's:
+// megatron-core-2024 (FlashAttention, the gradient reduction overlapped), applied before the
+// config's own training keys.
 #include <sstream>
 #include <fmt/printf.h>
 
@@ -21,6 +24,7 @@
 #include "phaze/report/search_report.hpp"
 #include "phaze/search/megatron_args.hpp"
 #include "phaze/search/plan_ranking.hpp"
+#include "phaze/search/training_recipe.hpp"
 #include "phaze/search/validation_residuals.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 
@@ -48,12 +52,18 @@ void AddPlanOptions(po::options_description& d) {
       "parallelism strategies (phaze plugins)")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
-      "attention", po::value<std::string>()->default_value("flash"),
-      "flash (FlashAttention, today's recipes) | unfused")(
+      "attention", po::value<std::string>(),
+      "flash (FlashAttention) | unfused (default: the recipe's)")(
+      "recipe", po::value<std::string>(),
+      "training recipe (share/recipes/) or file, over the run config (default: the run "
+      "config's training.recipe, else megatron-core-2024 before the config's own keys)")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)");
 }
 
 namespace {
+
+// The recipe plans are launched with unless --recipe or the run config names one.
+constexpr const char* kPlanRecipe = "megatron-core-2024";
 
 std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& flag,
                                std::int64_t hi) {
@@ -86,8 +96,14 @@ int RunPlan(CommandContext& ctx) {
                        "--help)");
     }
   }
-  RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
-                                            : RunConfig::ParseFile(ctx.global.config, false);
+  const std::string recipe = ctx.vm.count("recipe") ? "" : kPlanRecipe;
+  RunConfig run = RunConfig::Defaults();
+  if (!ctx.global.config.empty()) {
+    run = RunConfig::ParseFile(ctx.global.config, false, recipe);
+  } else if (!recipe.empty()) {
+    ApplyTrainingRecipe(recipe, run.training);
+  }
+  RecipeFromFlags(ctx.vm, run);
   run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
   if (ctx.vm.count("global-batch")) {
     run.training.global_batch = IntOption(ctx.vm, "global-batch", 1, limits::kGlobalBatch);
@@ -117,7 +133,9 @@ int RunPlan(CommandContext& ctx) {
   for (const std::string& w : SplitCommas(ctx.vm["strategies"].as<std::string>())) {
     run.strategies.push_back(StrategyChoice::Named(w));
   }
-  run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
+  if (ctx.vm.count("attention")) {
+    run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
+  }
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
   run.CheckComponents(ctx.registry, true, true, true);
 
@@ -182,7 +200,9 @@ int RunPlan(CommandContext& ctx) {
   j["estimator"] = run.estimator.name;
   j["accelerators"] = K;
   j["global_batch"] = run.training.global_batch;
+  j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
+  j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   j["evaluated"] = static_cast<std::int64_t>(ranking.evaluated);
@@ -281,7 +301,10 @@ int RunPlan(CommandContext& ctx) {
             ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
             : run.cluster.network.Name())
     << ", estimator " << run.estimator.name << "), global batch " << run.training.global_batch
-    << "\n\n"
+    << "\n\nRecipe " << (run.training.recipe.empty() ? "phaze's defaults" : run.training.recipe)
+    << ": " << ToString(run.training.attention) << " attention, "
+    << Percent(run.training.gradient_reduction_overlap)
+    << " of the data-parallel reduction overlapped (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
   o << ".\n\n";

@@ -42,6 +42,10 @@ void AddPredictOptions(po::options_description& d) {
       "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
       "attention", po::value<std::string>(),
       "unfused | flash (FlashAttention; default: the run config's training.attention)")(
+      "recipe", po::value<std::string>(),
+      "training recipe (share/recipes/: megatron-lm-2021, megatron-core-2024) or file, over the "
+      "run config; the other flags override it (default: the run config's, else phaze's "
+      "defaults, which are megatron-lm-2021's)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
@@ -161,6 +165,7 @@ int RunPredict(CommandContext& ctx) {
     throw UsageError("--recompute: expected none, selective or full, found '" + mode + "'");
   }
   request.recompute = *parsed_mode;
+  RecipeFromFlags(ctx.vm, run);
   request.sharding = run.training.sharding.front();
   if (ctx.vm.count("sharding")) {
     request.sharding = ParseSharding("--sharding", ctx.vm["sharding"].as<std::string>());

@@ -10,7 +10,8 @@
 //   [--use-distributed-optimizer [--use-megatron-fsdp --data-parallel-sharding-strategy
 //    optim_grads | optim_grads_params]]                      (sharding optimizer | gradients |
 //                                                              parameters)
-//   [--overlap-grad-reduce]                                  (gradient_reduction_overlap > 0)
+//   [--overlap-grad-reduce [--overlap-param-gather]]         (gradient_reduction_overlap > 0;
+//                                                              the second with sharding optimizer)
 //   [--use-flash-attn]                                       (training.attention flash)
 //   --bf16 | --fp16 (training.precision; fp8 is --bf16 --fp8-format hybrid, Transformer
 //   Engine's recipe) [--grad-reduce-in-bf16 when gradient_reduction_precision is bf16]

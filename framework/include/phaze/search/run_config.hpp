@@ -83,6 +83,9 @@ struct RunConfig {
   } cluster;
 
   struct Training {
+    // The recipe applied before the section's own keys (share/recipes/, training_recipe.hpp);
+    // "" when none.
+    std::string recipe;
     std::int64_t global_batch = 4096;
     std::vector<std::int64_t> micro_batches = {1, 2, 4, 8};
     std::vector<std::int64_t> tensor_parallel_widths = {1, 2, 4, 8};
@@ -170,8 +173,12 @@ struct RunConfig {
   } output;
 
   // Parses and validates a run-config document. `require_models`: models must be non-empty.
-  static RunConfig Parse(const ConfigNode& root, bool require_models = true);
-  static RunConfig ParseFile(const std::string& path, bool require_models = true);
+  // `default_recipe`: the training recipe applied when the document names none (before its own
+  // training keys, as `training.recipe` would be); "" for none.
+  static RunConfig Parse(const ConfigNode& root, bool require_models = true,
+                         const std::string& default_recipe = "");
+  static RunConfig ParseFile(const std::string& path, bool require_models = true,
+                             const std::string& default_recipe = "");
   // The defaults, as if from an empty document.
   static RunConfig Defaults();
 
@@ -182,5 +189,10 @@ struct RunConfig {
 
   Json ToJson() const;
 };
+
+// Reads the training keys `t` holds into `training`: a run config's training section or a recipe's
+// (search/training_recipe.hpp). Each key present overrides; bad values fail with their location.
+// The caller checks which keys are allowed.
+void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training);
 
 }  // namespace phaze

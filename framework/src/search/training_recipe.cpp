@@ -1,0 +1,22 @@
+#include "phaze/search/training_recipe.hpp"
+
+#include <filesystem>
+
+#include "phaze/core/config_node.hpp"
+#include "phaze/core/preset_file.hpp"
+
+namespace phaze {
+
+void ApplyTrainingRecipe(const std::string& name_or_path, RunConfig::Training& training) {
+  const std::filesystem::path file = FindPresetFile(
+      name_or_path, "recipes", "recipe", [](const std::string&) { return true; });
+  const ConfigNode root = ConfigNode::ParseFile(file.string());
+  root.ExpectKeys({"name", "description", "training"});
+  const ConfigNode t = root.Child("training");
+  t.ExpectKeys({"attention", "precision", "sharding", "gradient_reduction_overlap",
+                "gradient_reduction_precision"});
+  ReadTrainingKeys(t, training);
+  training.recipe = root.Optional("name") ? root.Child("name").AsString() : file.stem().string();
+}
+
+}  // namespace phaze
