@@ -69,6 +69,14 @@ class ScheduleSearch {
         for (int r = 0; r < 2; ++r) energy_[r][i] = 0;
       }
     }
+    for (int r = 0; r < 2; ++r) {
+      for (int i = 0; i < n_; ++i) {
+        if (energy_[r][i] > 0) needs_[r].push_back(i);
+      }
+    }
+    for (int i : prec.Order()) {
+      if (!AlwaysLast(i)) bounded_.push_back(i);
+    }
     const auto& order = prec.Order();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       for (int s : prec.Successors()[*it]) {
@@ -79,6 +87,9 @@ class ScheduleSearch {
     start_.assign(n_, 0);
     finish_.assign(n_, 0);
     mode_.assign(n_, 0);
+    held_.assign(n_, {});
+    usage_.resize(2 * n_ + 1);
+    usage_stamp_.assign(2 * n_ + 1, -1);
     waiting_.resize(n_);
     for (int i = 0; i < n_; ++i) waiting_[i] = static_cast<int>(prec.Predecessors()[i].size());
     head_.resize(n_);
@@ -103,24 +114,39 @@ class ScheduleSearch {
     std::array<int, kPools> used{};
     for (int k : order_) {
       if (start_[k] <= t && t < finish_[k]) {
-        const auto& use = ModeOf(k).use;
-        for (int r = 0; r < kPools; ++r) used[r] += use[r];
+        for (int r = 0; r < kPools; ++r) used[r] += held_[k][r];
       }
     }
     return used;
   }
 
+  // An instant of the partial schedule: k < n is the start of placed op k, n + k its finish, 2n
+  // time 0. Every time serial generation tries is one (a ready time is a predecessor's finish).
+  double TimeOf(int at) const {
+    return at < n_ ? start_[at] : at < 2 * n_ ? finish_[at - n_] : 0.0;
+  }
+
+  // Usage at an instant, memoised while the placed ops stay the same (a node's children).
+  const std::array<int, kPools>& UsageAt(int at) {
+    if (usage_stamp_[at] != generation_) {
+      usage_stamp_[at] = generation_;
+      usage_[at] = Usage(TimeOf(at));
+    }
+    return usage_[at];
+  }
+
   // Whether m fits the pools over [t, t + duration): usage only rises where a placed op starts.
-  bool Fits(const OpMode& m, double t) const {
-    if (!FreeAt(m, t)) return false;
+  bool Fits(const OpMode& m, int at) {
+    if (!FreeAt(m, at)) return false;
+    const double t = TimeOf(at);
     for (int k : order_) {
-      if (start_[k] > t && start_[k] < t + m.duration && !FreeAt(m, start_[k])) return false;
+      if (start_[k] > t && start_[k] < t + m.duration && !FreeAt(m, k)) return false;
     }
     return true;
   }
 
-  bool FreeAt(const OpMode& m, double t) const {
-    const std::array<int, kPools> used = Usage(t);
+  bool FreeAt(const OpMode& m, int at) {
+    const std::array<int, kPools>& used = UsageAt(at);
     for (int r = 0; r < kPools; ++r) {
       if (m.use[r] > 0 && used[r] + m.use[r] > capacity_[r]) return false;
     }
@@ -129,25 +155,34 @@ class ScheduleSearch {
 
   // Where serial generation would start op j in mode m after the ops placed, or kNever when that
   // is before the last op placed (start tau, index last): then another order makes the schedule.
-  // `finishes`: the placed ops' finishes in increasing order (a start later than ready is at one).
+  // `finishes`: the placed ops' finishes in increasing order with their instants (a start later
+  // than ready is at one).
   double EarliestStart(int j, const OpMode& m, double tau, int last,
-                       const std::vector<double>& finishes) {
+                       const std::vector<std::pair<double, int>>& finishes) {
     double ready = 0;
-    for (int q : prec_.Predecessors()[j]) ready = std::max(ready, finish_[q]);
-    const std::span<const double> times(std::upper_bound(finishes.begin(), finishes.end(), ready),
-                                        finishes.end());
+    int ready_at = 2 * n_;
+    for (int q : prec_.Predecessors()[j]) {
+      if (finish_[q] > ready) {
+        ready = finish_[q];
+        ready_at = n_ + q;
+      }
+    }
+    const auto after = std::upper_bound(finishes.begin(), finishes.end(), ready,
+                                        [](double r, const auto& f) { return r < f.first; });
+    const std::span<const std::pair<double, int>> times(after, finishes.end());
     const bool idle = m.use[0] + m.use[1] == 0;
     // Before tau a placed op may still start inside the op's span: the full check.
-    if (ready < tau && (idle || Fits(m, ready))) return kNever;
-    for (double t : times) {
+    if (ready < tau && (idle || Fits(m, ready_at))) return kNever;
+    for (const auto& [t, at] : times) {
       if (t >= tau) break;
-      if (Fits(m, t)) return kNever;
+      if (Fits(m, at)) return kNever;
     }
     // From tau on, no placed op starts any more: usage only falls, so the start alone decides.
     const double from = std::max(ready, tau);
-    if (idle || FreeAt(m, from)) return from == tau && j < last ? kNever : from;
-    for (double t : times) {
-      if (t > from && FreeAt(m, t)) return t;
+    const int from_at = ready >= tau ? ready_at : last;  // tau > ready: tau is last's start
+    if (idle || FreeAt(m, from_at)) return from == tau && j < last ? kNever : from;
+    for (const auto& [t, at] : times) {
+      if (t > from && FreeAt(m, at)) return t;
     }
     return kNever;  // not reached: once every placed op has finished, anything fits
   }
@@ -157,8 +192,8 @@ class ScheduleSearch {
   double Bound(double tau) {
     double bound = 0;
     for (int k : order_) bound = std::max(bound, finish_[k]);
-    for (int i : prec_.Order()) {  // longest paths at the smallest durations
-      if (placed_[i] || AlwaysLast(i)) continue;
+    for (int i : bounded_) {  // longest paths at the smallest durations
+      if (placed_[i]) continue;
       double head = tau;
       for (int q : prec_.Predecessors()[i]) {
         head = std::max(head, placed_[q] ? finish_[q] : head_[q] + min_duration_[q]);
@@ -170,8 +205,8 @@ class ScheduleSearch {
     // use only falls from there), then the smallest tail of an op that needs it.
     for (int r = 0; r < 2; ++r) {
       double work = 0, tail = kNever;
-      for (int i = 0; i < n_; ++i) {
-        if (placed_[i] || energy_[r][i] <= 0) continue;
+      for (int i : needs_[r]) {
+        if (placed_[i]) continue;
         work += energy_[r][i];
         tail = std::min(tail, tail_[i]);
       }
@@ -180,7 +215,7 @@ class ScheduleSearch {
       ends.clear();
       int used = 0;
       for (int k : order_) {
-        const int u = ModeOf(k).use[r];
+        const int u = held_[k][r];
         if (u > 0 && finish_[k] > tau) {
           used += u;
           ends.emplace_back(finish_[k], u);
@@ -244,8 +279,9 @@ class ScheduleSearch {
     std::vector<Child>& children = children_[order_.size()];
     children.clear();
     times_.clear();
-    for (int k : order_) times_.push_back(finish_[k]);
+    for (int k : order_) times_.emplace_back(finish_[k], n_ + k);
     std::sort(times_.begin(), times_.end());
+    ++generation_;  // the placed ops are this node's until its children are generated
     for (int j = 0; j < n_; ++j) {
       if (placed_[j] || waiting_[j] > 0) continue;
       for (int m = 0; m < static_cast<int>(modes_[j].size()); ++m) {
@@ -261,6 +297,7 @@ class ScheduleSearch {
     for (const Child& c : children) {
       placed_[c.op] = 1;
       mode_[c.op] = c.mode;
+      held_[c.op] = modes_[c.op][c.mode].use;
       start_[c.op] = c.start;
       finish_[c.op] = c.start + modes_[c.op][c.mode].duration;
       order_.push_back(c.op);
@@ -296,11 +333,17 @@ class ScheduleSearch {
   std::vector<char> last_;  // a sink that may take all cores: it does so after every other op
   double appended_ = 0;     // the all-cores time of the sinks with no other mode
   std::array<std::vector<double>, 2> energy_;
+  std::array<std::vector<int>, 2> needs_;  // per pool, the ops with energy in it, in index order
+  std::vector<int> bounded_;  // the ops Bound's paths run through, in precedence order
   // The partial schedule.
   std::vector<char> placed_;
   std::vector<double> start_, finish_, head_;
   std::vector<int> mode_, waiting_, order_;
-  std::vector<double> times_;                 // the placed ops' finishes, sorted (EarliestStart)
+  std::vector<std::array<int, kPools>> held_;  // a placed op's cores per pool (its mode's use)
+  std::vector<std::pair<double, int>> times_;  // the placed ops' finishes and instants, sorted
+  std::vector<std::array<int, kPools>> usage_;  // UsageAt's, per instant
+  std::vector<long> usage_stamp_;               // the generation each usage_ entry is from
+  long generation_ = 0;
   std::vector<std::pair<double, int>> ends_;  // Bound's
   std::vector<std::vector<Child>> children_;  // Dfs's, per depth (ops placed)
   double floor_ = kNever;     // the least bound of a pruned node
