@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -104,6 +105,7 @@ double EarliestFit(double ready, double duration, std::initializer_list<const Ti
   // line's scan for now: each line is scanned once, resuming where it stopped, until a round
   // moves nothing.
   std::array<std::size_t, 3> next{};  // per line: its first interval not passed yet
+  assert(lines.size() <= next.size() && "EarliestFit scans at most 3 timelines; grow `next`");
   for (bool moved = true; moved;) {
     moved = false;
     std::size_t k = 0;
