@@ -1097,6 +1097,10 @@ TEST(Cli, PredictRecipeIsItsKeysOverTheRunConfig) {
                      "gradient_reduction_precision: fp32}\n");
   const double recipe = step(base + " --recipe megatron-core-2024", "recipe")
                             .Child("time_per_batch_s").AsDouble();
+  const ConfigNode named = ConfigNode::ParseFile((dir / "recipe.json").string());
+  EXPECT_EQ(named.Child("recipe").AsString(), "megatron-core-2024");
+  EXPECT_EQ(named.Child("attention").AsString(), "flash");
+  EXPECT_EQ(named.Child("gradient_reduction_overlap").AsDouble(), 0.8);
   const double spelled = step("--config " + (dir / "spelled-out.yaml").string() + " " + base,
                               "spelled").Child("time_per_batch_s").AsDouble();
   EXPECT_EQ(recipe, spelled);

@@ -261,7 +261,9 @@ int RunPredict(CommandContext& ctx) {
   j["global_batch"] = run.training.global_batch;
   j["accelerators"] = run.cluster.num_accelerators;
   j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
+  if (!run.training.recipe.empty()) j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
+  j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
   j["model_flops_per_token"] = model.flops_per_token;
   // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.
   if (slice.padded_vocab > 0) {
