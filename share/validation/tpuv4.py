@@ -81,8 +81,11 @@ def n_params(m):
 
 
 def workload(directory, row):
+    # Written under a name of its own and renamed into place: power.py's threads write the same
+    # row's workload while another phaze may be reading it.
     path = os.path.join(directory, row["name"] + ".yaml")
-    with open(path, "w") as f:
+    fd, partial = tempfile.mkstemp(dir=directory, suffix=".partial")
+    with os.fdopen(fd, "w") as f:
         f.write("name: %s\n" % row["name"])
         for k, v in row["model"].items():
             if k.startswith("published_"):
@@ -91,6 +94,7 @@ def workload(directory, row):
         if "max_positions" not in row["model"]:
             f.write("max_positions: %d\n" % row["model"]["sequence_length"])
         f.write("dropout: 0\n")
+    os.replace(partial, path)
     return path
 
 

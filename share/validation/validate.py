@@ -67,11 +67,15 @@ def model_file(directory, row):
     name = "gpt-h%d-a%d-l%d-s%d-t%d" % (row["hidden"], row["heads"], row["layers"], row["seq"], row["t"])
     path = os.path.join(directory, name + ".yaml")
     if not os.path.exists(path):
-        with open(path, "w") as f:
+        # Written under a name of its own and renamed into place: another thread's row of the
+        # same shape must never find the file created but not yet written.
+        fd, partial = tempfile.mkstemp(dir=directory, suffix=".partial")
+        with os.fdopen(fd, "w") as f:
             f.write("name: %s\nfamily: megatron-gpt\nlayers: %d\nhidden: %d\nheads: %d\n"
                     "ffn_hidden: %d\nvocab: %d\nmax_positions: %d\nsequence_length: %d\n" %
                     (name, row["layers"], row["hidden"], row["heads"], 4 * row["hidden"],
                      padded_vocab(row["t"]), row["seq"], row["seq"]))
+        os.replace(partial, path)
     return path
 
 

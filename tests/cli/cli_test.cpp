@@ -761,6 +761,46 @@ TEST(Cli, EstimateOpsAndAnOpsFile) {
   EXPECT_NE(unknown.err.find("no estimator named 'analytc'"), std::string::npos) << unknown.err;
 }
 
+TEST(Cli, EstimateCostsAKernelsOwnTrafficAndFp8Operands) {
+  // What share/validation/kernels/compare.py asks of the device model: a memory-bound kernel with
+  // its own byte count, and a GEMM whose operands are FP8 already.
+  testing::TempDir dir;
+  auto r = Phaze("-o " + (dir / "e.json").string() +
+                 " estimate --arch a100-sxm-80gb --op add,1048576 --op add,1048576,1,4194304,2097152");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto a100 = ConfigNode::ParseFile((dir / "e.json").string()).Child("results").Elements();
+  ASSERT_EQ(a100.size(), 2u);
+  // The A100 preset's calibration: HBM at 0.762 of 2.039e12 B/s, 1.62e-5 s per kernel; an add
+  // of 2^20 elements is memory-bound (152 lane cycles at 1.41 GHz: 0.1 µs).
+  const double hbm = 0.762 * 2.039e12;
+  EXPECT_NEAR(a100[0].Child("all_cores_s").AsDouble(), 2.0 * 2 * 1048576 / hbm + 1.62e-5, 1e-12);
+  EXPECT_NEAR(a100[1].Child("all_cores_s").AsDouble(), 6291456.0 / hbm + 1.62e-5, 1e-12);
+  auto no_fp8 = Phaze("estimate --arch a100-sxm-80gb --fp8-gemm 1,4096,4096,4096");
+  EXPECT_EQ(no_fp8.exit_code, 2);
+  EXPECT_NE(no_fp8.err.find("architecture 'a100-sxm-80gb' has no FP8 tensor rate"), std::string::npos)
+      << no_fp8.err;
+  auto half = Phaze("estimate --arch a100-sxm-80gb --op add,1048576,1,4194304");
+  EXPECT_EQ(half.exit_code, 2);
+  EXPECT_NE(half.err.find("(both byte counts, or neither)"), std::string::npos) << half.err;
+  // On the H100 a compute-bound GEMM's FP8 twin does the same tiles at fp8_tensor_ratio times
+  // the rate with operands of half the bytes: without a per-kernel overhead (the estimator's
+  // params override the preset's calibration) its time is the 16-bit time over the ratio.
+  testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\nestimator:\n  name: device\n"
+                                       "  params: {kernel_overhead_s: 0}\n");
+  auto h = Phaze("-o " + (dir / "h.json").string() + " --config " + (dir / "run.yaml").string() +
+                 " estimate --arch h100-sxm-80gb --gemm 1,8192,8192,8192 --fp8-gemm 1,8192,8192,8192");
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  const ConfigNode doc = ConfigNode::ParseFile((dir / "h.json").string());
+  const auto h100 = doc.Child("results").Elements();
+  ASSERT_EQ(h100.size(), 2u);
+  const double ratio = doc.Child("arch").Child("fp8_tensor_ratio").AsDouble();
+  EXPECT_GT(ratio, 1);
+  EXPECT_NEAR(h100[1].Child("all_cores_s").AsDouble(),
+              h100[0].Child("all_cores_s").AsDouble() / ratio, 1e-12);
+  EXPECT_NE(h100[1].Child("signature").AsString().find("|fp8c0"), std::string::npos)
+      << h100[1].Child("signature").AsString();
+}
+
 TEST(Cli, DropInEstimatorPluginSelectedByNameInYaml) {
   // The README's walk-through: the example plugin, loaded with --plugin, chosen in the run config.
   testing::TempDir dir;

@@ -6,18 +6,20 @@
 
 namespace phaze {
 
-const char* const DeviceTechnology::kKeys[4] = {"gemm_efficiency", "memory_efficiency",
-                                                "kernel_overhead_s", "concurrent_kernels"};
+const char* const DeviceTechnology::kKeys[5] = {"gemm_efficiency", "memory_efficiency",
+                                                "kernel_overhead_s", "concurrent_kernels",
+                                                "wave_quantization"};
 
 namespace {
 
 // The members behind DeviceTechnology::kKeys, in the same order.
-double DeviceTechnology::*const kDeviceMembers[4] = {
+double DeviceTechnology::*const kDeviceMembers[5] = {
     &DeviceTechnology::gemm_efficiency, &DeviceTechnology::memory_efficiency,
-    &DeviceTechnology::kernel_overhead_s, &DeviceTechnology::concurrent_kernels};
+    &DeviceTechnology::kernel_overhead_s, &DeviceTechnology::concurrent_kernels,
+    &DeviceTechnology::wave_quantization};
 
 double DeviceTechnology::*DeviceMember(const std::string& key) {
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     if (key == DeviceTechnology::kKeys[i]) return kDeviceMembers[i];
   }
   throw Error("device model: no technology parameter '" + key + "'");
@@ -37,6 +39,7 @@ std::string DeviceTechnology::Check(const std::string& key, double value) {
     return value >= 0 && std::isfinite(value) ? "" : "expected finite seconds, at least 0";
   }
   if (key == kKeys[3]) return value == 0 || value == 1 ? "" : "expected 0 or 1";
+  if (key == kKeys[4]) return value >= 0 && value <= 1 ? "" : "expected a fraction in [0, 1]";
   std::string known;
   for (const char* k : kKeys) known += (known.empty() ? "" : ", ") + std::string(k);
   return "no technology parameter '" + key + "' in the device model; known: " + known;

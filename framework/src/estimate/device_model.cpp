@@ -90,10 +90,10 @@ std::vector<GemmTile> DeviceModel::Tiles(const ArchConfig& a, i64 cores_per_unit
 
 double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
                                        i64 cores_per_unit, i64 units, double glb_share,
-                                       double gemm_efficiency, GemmTile* chosen, double rate,
-                                       i64 word) {
+                                       const DeviceTechnology& tech, GemmTile* chosen,
+                                       double rate, i64 word) {
   const double unit_flops_per_s = 2.0 * static_cast<double>(cores_per_unit * a.pe_x * a.pe_y) *
-                                  a.frequency_hz * gemm_efficiency * rate;
+                                  a.frequency_hz * tech.gemm_efficiency * rate;
   const double operand_word = static_cast<double>(word > 0 ? word : a.word_bytes);
   const double k = static_cast<double>(g.k);
   const double k_filled = static_cast<double>(CeilDiv(g.k, a.pe_x) * a.pe_x);
@@ -105,7 +105,11 @@ double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
     const double tn = static_cast<double>(t.tn);
     const double tile_s = std::max(2.0 * tm * tn * k_filled / unit_flops_per_s,
                                    (tm + tn) * operand_word * k / glb_share);
-    const double s = std::ceil(tiles / static_cast<double>(units)) * tile_s;
+    // Whole waves leave the last one's spare units idle; a balanced schedule (stream-K) does not.
+    const double per_unit = tiles / static_cast<double>(units);
+    const double waves =
+        tech.wave_quantization * std::ceil(per_unit) + (1 - tech.wave_quantization) * per_unit;
+    const double s = waves * tile_s;
     if (s < best) {
       best = s;
       if (chosen) *chosen = t;
@@ -190,12 +194,10 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
         on_chip ? 0.0 : static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     const double tcs = static_cast<double>(a.num_tc);
     all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
-                                      glb / static_cast<double>(groups), t.gemm_efficiency, &tile,
-                                      rate, word),
+                                      glb / static_cast<double>(groups), t, &tile, rate, word),
                    hbm_bytes / hbm) +
           t.kernel_overhead_s + folded_all;
-    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t.gemm_efficiency, nullptr, rate,
-                                      word),
+    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t, nullptr, rate, word),
                    hbm_bytes / (hbm / tcs)) +
           t.kernel_overhead_s + folded_one;
     if (op.fp8_cast_elements > 0) {  // the cast of its 16-bit inputs: a kernel of its own

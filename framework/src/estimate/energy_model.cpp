@@ -73,7 +73,7 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
       const double glb_bw = a.glb_bandwidth_words_per_cycle * word * a.frequency_hz;
       DeviceModel::GemmComputeSeconds(g, a, DeviceModel::TensorCoresPerGroup(a), groups,
                                       glb_bw / static_cast<double>(groups),
-                                      DeviceTechnologyFor(a).gemm_efficiency, &tile);
+                                      DeviceTechnologyFor(a), &tile);
     }
     const double tiles = b * Ceil(m, static_cast<double>(tile.tm)) * Ceil(n, static_cast<double>(tile.tn));
     const double glb_bytes = tiles * static_cast<double>(tile.tm + tile.tn) * k * word + b * m * n * word;

@@ -1,8 +1,9 @@
 // `phaze estimate --arch PRESET|FILE [--estimator NAME | --config RUN.yaml] --gemm B,M,N,K
 //  | --op FUNCTION,ELEMENTS[,ROW] | --collective KIND,BYTES,GROUP | --ops-file CSV`: per-op latency
 // on one core and on all cores (seconds and cycles), or a collective's time; --output writes JSON.
-// The ops file has one op per line: `gemm,B,M,N,K`, `batched_gemm,B,M,N,K`,
-// `vector,FUNCTION,ELEMENTS[,ROW]` or `collective,KIND,BYTES,GROUP` ('#' comments).
+// The ops file has one op per line: `gemm,B,M,N,K`, `batched_gemm,B,M,N,K`, `fp8_gemm,B,M,N,K`
+// (operands already FP8), `vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]` (default
+// traffic: the elements read and written once) or `collective,KIND,BYTES,GROUP` ('#' comments).
 #include <cstdio>
 #include <sstream>
 #include <fmt/printf.h>
@@ -53,8 +54,8 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
   auto need = [&](size_t lo, size_t hi, const char* form) {
     if (cells.size() < lo || cells.size() > hi) throw UsageError(where + ": expected " + form);
   };
-  if (kind == "gemm" || kind == "batched_gemm") {
-    need(5, 5, "gemm,B,M,N,K");
+  if (kind == "gemm" || kind == "batched_gemm" || kind == "fp8_gemm") {
+    need(5, 5, (kind + ",B,M,N,K").c_str());
     // Each dimension within the largest a model can make (the vocabulary), and 2·B·M·N·K FLOPs
     // within what one workload may count.
     GemmShape s{PositiveInt(cells[1], where, limits::kVocab), PositiveInt(cells[2], where, limits::kVocab),
@@ -63,11 +64,21 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
       throw UsageError(where + ": a GEMM of more than 2^62 FLOPs (phaze's limit: see "
                        "share/config/README.md, Limits)");
     }
-    r.op = OpWork::Gemm(s, word_bytes, kind == "gemm");
+    r.op = OpWork::Gemm(s, word_bytes, kind != "batched_gemm");
+    // An FP8 GEMM whose operands are FP8 already (no cast kernel): its weight is the FP8 copy.
+    r.op->fp8 = kind == "fp8_gemm";
   } else if (kind == "vector") {
-    need(3, 4, "vector,FUNCTION,ELEMENTS[,ROW]");
+    need(3, 6, "vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]");
+    if (cells.size() == 5) {
+      throw UsageError(where + ": expected vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]"
+                               " (both byte counts, or neither)");
+    }
     r.op = OpWork::Vector(cells[1], PositiveInt(cells[2], where, limits::kMemoryBytes), word_bytes,
-                          cells.size() == 4 ? PositiveInt(cells[3], where, limits::kMemoryBytes) : 1);
+                          cells.size() >= 4 ? PositiveInt(cells[3], where, limits::kMemoryBytes) : 1);
+    if (cells.size() == 6) {  // the kernel's own traffic (default: its elements read and written)
+      r.op->bytes_read = PositiveInt(cells[4], where, limits::kMemoryBytes);
+      r.op->bytes_written = PositiveInt(cells[5], where, limits::kMemoryBytes);
+    }
   } else if (kind == "collective") {
     need(4, 4, "collective,KIND,BYTES,GROUP");
     r.collective = ParseCollectiveKind(cells[1]);
@@ -79,7 +90,7 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
     r.group = PositiveInt(cells[3], where, limits::kAccelerators);
   } else {
     throw UsageError(where + ": unknown op kind '" + kind +
-                     "'; expected gemm, batched_gemm, vector or collective");
+                     "'; expected gemm, batched_gemm, fp8_gemm, vector or collective");
   }
   return r;
 }
@@ -94,10 +105,16 @@ void AddEstimateOptions(po::options_description& d) {
       "gemm", po::value<std::vector<std::string>>()->composing(),
       "B,M,N,K: out[B][M][N] = A[B][M][K]·W[K][N] (repeatable)")(
       "op", po::value<std::vector<std::string>>()->composing(),
-      "FUNCTION,ELEMENTS[,ROW]: a vector op (gelu, softmax, …; repeatable)")(
+      "FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]: a vector op (gelu, softmax, …; "
+      "repeatable)")(
+      "fp8-gemm", po::value<std::vector<std::string>>()->composing(),
+      "B,M,N,K: a GEMM on FP8 operands (repeatable)")(
       "collective", po::value<std::vector<std::string>>()->composing(),
       "KIND,BYTES,GROUP: all_reduce, all_gather, reduce_scatter, all_to_all (repeatable)")(
-      "ops-file", po::value<std::string>(), "CSV of ops, one per line (see phaze estimate --help)")(
+      "ops-file", po::value<std::string>(),
+      "CSV of ops, one per line: gemm,B,M,N,K | batched_gemm,B,M,N,K | fp8_gemm,B,M,N,K | "
+      "vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]] | collective,KIND,BYTES,GROUP "
+      "('#' starts a comment line)")(
       "link-bandwidth", po::value<double>(),
       "a flat network of this many bytes/s per device for collectives (default: the run "
       "config's network, or 4 GiB/s)")(
@@ -108,6 +125,7 @@ int RunEstimate(CommandContext& ctx) {
   if (!ctx.vm.count("arch")) throw UsageError("phaze estimate: --arch PRESET|FILE is required");
   std::vector<std::pair<std::string, std::vector<std::string>>> requests;  // where, cells
   for (const auto& [flag, kind] : {std::pair<std::string, std::string>{"gemm", "gemm"},
+                                   {"fp8-gemm", "fp8_gemm"},
                                    {"op", "vector"},
                                    {"collective", "collective"}}) {
     if (!ctx.vm.count(flag)) continue;

@@ -16,9 +16,11 @@ struct DeviceTechnology {
   double memory_efficiency = 0.762;   // fraction of HBM bandwidth memory-bound kernels reach
   double kernel_overhead_s = 1.62e-5; // device-side launch, ramp and tail per kernel
   double concurrent_kernels = 1;      // 1: independent ops may share the cores; 0: one at a time
+  double wave_quantization = 1;       // share of a GEMM's partial last wave left idle (1: whole
+                                      // waves; 0: the tiles' work balanced over the units)
 
-  // The keys above, in order (calibration maps, params:, the robustness study).
-  static const char* const kKeys[4];
+  // The keys above, in order (calibration maps, params:).
+  static const char* const kKeys[5];
   // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
   // parameter …; known: …" for another key). Architecture files are checked with it at load.
   static std::string Check(const std::string& key, double value);

@@ -16,7 +16,11 @@
 //   4×8, 8×4} (on the A100 these are cuBLAS's CTA tiles 64×64 … 256×128). A tile is allowed when
 //   its operands, double-buffered in k-slices of pe_x, fit a tensor core's buffer:
 //   2·(a·pe_x + b·pe_y)·pe_x·word ≤ l2_tc_bytes (the 2×2 tile always is).
-// * Waves. Tiles run in waves of one per group: ⌈batch·⌈m/tm⌉·⌈n/tn⌉ / G⌉ waves.
+// * Waves. Tiles run in waves of one per group: with T = batch·⌈m/tm⌉·⌈n/tn⌉ tiles,
+//   q·⌈T/G⌉ + (1 − q)·T/G waves, q = wave_quantization. q = 1 (the default): whole waves, the
+//   last one's spare groups idle (the paper's template, the A100's cuBLAS kernels as fitted);
+//   q = 0: the tiles' work spread evenly over the groups, as Hopper's stream-K GEMMs split the
+//   reduction of a partial wave's tiles (fitted on an H200: share/validation/kernels/).
 // * A tile lasts the longer of its arithmetic, 2·tm·tn·k' / (group peak · gemm_efficiency) with
 //   k' = ⌈k/pe_x⌉·pe_x (the reduction fills whole array rows), and its operand traffic through
 //   the GLB, (tm + tn)·k·word bytes at the group's share of the GLB bandwidth
@@ -94,12 +98,13 @@ class DeviceModel {
   // The tiles allowed on a unit of `cores_per_unit` tensor cores (a group, or 1).
   static std::vector<GemmTile> Tiles(const ArchConfig& a, std::int64_t cores_per_unit);
   // Compute time of a GEMM on `units` units of `cores_per_unit` tensor cores, each with
-  // `glb_share` of the GLB bandwidth: min over tiles of waves · tile time. Also returns the tile.
+  // `glb_share` of the GLB bandwidth: min over tiles of waves · tile time, with `tech`'s
+  // gemm_efficiency and wave_quantization. Also returns the tile.
   // An FP8 GEMM: `rate` = fp8_tensor_ratio times the arithmetic, operands of `word` = 1 byte
   // (0: the architecture's word).
   static double GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
                                    std::int64_t cores_per_unit, std::int64_t units,
-                                   double glb_share, double gemm_efficiency,
+                                   double glb_share, const DeviceTechnology& tech,
                                    GemmTile* chosen = nullptr, double rate = 1,
                                    std::int64_t word = 0);
   // Whether a vector function is folded into a neighbouring kernel (a scale or a mask).
