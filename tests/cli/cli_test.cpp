@@ -199,6 +199,31 @@ TEST(Cli, ScheduleALayerOfAWorkload) {
   EXPECT_NE(both.err.find("--model needs --arch"), std::string::npos) << both.err;
 }
 
+TEST(Cli, ScheduleAppliesTheRunsAttentionKernelAndNumberFormat) {
+  // As the search and predict do: FlashAttention re-runs the scores in backward, on chip; FP8
+  // needs an FP8 rate. The flag and the run config's training section give the same schedule.
+  testing::TempDir dir;
+  const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
+  const std::string base = "schedule --model " + model + " --arch h100-sxm-80gb --pass backward";
+  auto unfused = Phaze(base);
+  ASSERT_EQ(unfused.exit_code, 0) << unfused.err;
+  EXPECT_EQ(unfused.out.find("flash:attn.scores"), std::string::npos) << unfused.out;
+  auto flag = Phaze(base + " --attention flash");
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_NE(flag.out.find("flash:attn.scores"), std::string::npos) << flag.out;
+  testing::WriteFile(dir / "run.yaml", "models: [m.yaml]\ntraining: {attention: flash}\n");
+  auto config = Phaze("--config " + (dir / "run.yaml").string() + " " + base);
+  ASSERT_EQ(config.exit_code, 0) << config.err;
+  EXPECT_EQ(config.out, flag.out);
+  auto fp8 = Phaze("schedule --model " + model + " --arch a100-sxm-80gb --precision fp8");
+  EXPECT_EQ(fp8.exit_code, 2);
+  EXPECT_NE(fp8.err.find("has no FP8 tensor rate"), std::string::npos) << fp8.err;
+  auto graph = Phaze("schedule --graph g.json --attention flash");
+  EXPECT_EQ(graph.exit_code, 2);
+  EXPECT_NE(graph.err.find("--attention applies to --model, not to --graph"), std::string::npos)
+      << graph.err;
+}
+
 TEST(Cli, PlaceRunsTheDpOnALayerTable) {
   testing::TempDir dir;
   const std::string example = std::string(PHAZE_SOURCE_DIR) + "/share/placement/example-chain.yaml";
