@@ -233,10 +233,16 @@ TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
   p.gradient_reduction_bytes_per_weight_byte = 0;
   EXPECT_EQ(p.Validate(), "gradient_reduction_bytes_per_weight_byte must be > 0");
   p.gradient_reduction_bytes_per_weight_byte = 2;
-  // A single stage has no tied all-reduce; three quarters of the sync hidden: 1 s exposed.
-  p.gradient_reduction_overlap = 0.75;
+  // A single stage has no tied all-reduce. Its 8 s all-reduce behind its 8 s backward per
+  // micro-batch: with half of it usable, 8 − 0.5·8 = 4 s exposed; with all of it, only the first
+  // layer's quarter, 2 s, whose gradient is ready last.
+  p.gradient_reduction_overlap = 0.5;
   plan = PlacementSearch().Evaluate(p, {1, 2, 1});
-  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 4 * 12 + 0.25 * 8 + 1.0);
+  EXPECT_DOUBLE_EQ(plan.breakdown.data_parallel_s, 4.0);
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 4 * 12 + 4.0 + 1.0);
+  p.gradient_reduction_overlap = 1;
+  plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 4 * 12 + 2.0 + 1.0);
   // Distributed optimizer: reduce-scatter of 8e9 (4 s·1/2 = 4e9/1e9... (2−1)/2·8e9/1e9 = 4 s) +
   // all-gather of 4e9 (2 s); optimizer step and state divided by d = 2.
   p.gradient_reduction_overlap = 0;
@@ -390,7 +396,8 @@ double BruteForceStep(const PlacementProblem& p) {
         const double rho = p.gradient_reduction_bytes_per_weight_byte;
         const CommGroup group{d, t};
         auto send = [&](double bytes) { return v * p.network.SendS(bytes, level); };
-        double max_load = 0, first_weight = 0, first_step = 0;
+        double max_load = 0, first_weight = 0, first_step = 0, first_share = 0, first_forward = 0,
+               first_backward = 0, first_recompute = 0;
         int devices = 0;
         bool fits = true;
         for (int k = 0; k < s; ++k) {
@@ -458,28 +465,46 @@ double BruteForceStep(const PlacementProblem& p) {
           if (k == 0) {
             first_weight = w;
             first_step = step;
+            first_share = w > 0 ? table.layers[0].weight_bytes / w : 0.0;
+            for (int l = i; l < j; ++l) {
+              first_forward += table.layers[l].forward_s;
+              first_backward += table.layers[l].backward_s;
+              first_recompute += table.layers[l].backward_recompute_s;
+            }
           }
         }
         if (!fits || devices > p.num_accelerators / d) continue;
         const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
-        double sync = 0;
+        double reduce = 0, gathered = 0;
         switch (p.sharding) {
           case Sharding::kNone:
-            sync = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
+            reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
             break;
           case Sharding::kOptimizer:
-            sync = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group) + gather;
+            reduce = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group);
+            gathered = gather;
             break;
           case Sharding::kGradients:
-            sync = gather;
+            gathered = gather;
             break;
           case Sharding::kParameters:
             break;
         }
+        // Exposed: v chunks of X/v, chunk k ready f·(k·s + 1)·pass/v before the pass ends, queued
+        // on the network with chunk v − 1 first, so the queue ends at max over k of chunk k's
+        // ready time plus the chunks k, …, 0 behind it; at least the first layer's share.
+        const double f = p.gradient_reduction_overlap;
+        auto exposed = [&](double X, double pass) {
+          if (f == 0) return X;
+          double end = 0;
+          for (int k = 0; k < v; ++k) end = std::max(end, -f * (k * s + 1) * pass / v + (k + 1) * X / v);
+          return std::max(first_share * X, end);
+        };
+        const double sync = exposed(reduce, first_backward + first_recompute) + exposed(gathered, first_forward);
         const double tied = s > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
                                                           {2, t * d * (s - 1)})
                                   : 0;
-        const double time = (m + (s - 1) / v) * max_load + (1 - p.gradient_reduction_overlap) * sync +
+        const double time = (m + (s - 1) / v) * max_load + sync +
                             first_step / N + tied;
         best = std::min(best, time);
       }

@@ -110,8 +110,6 @@ TEST(StepModel, StageMemoryByHand) {
 TEST(StepModel, GradientSyncOnAFlatNetwork) {
   StepSettings s = Settings(PipelineSchedule::k1F1B);
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 3.0);
-  s.gradient_reduction_overlap = 0.5;
-  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, 1, 4, 1, 1e9), 1.5);
   EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 4, 1, 1e9), 0.0);
   s.sharding = Sharding::kOptimizer;
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 2.25);
@@ -125,6 +123,44 @@ TEST(StepModel, GradientSyncOnAFlatNetwork) {
   EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 1, 1, 1e9), 0.0);  // d·r = 1: nothing to share
   EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 2, 1e9), 1.0);
   EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 1, 1e9), 0.0);
+}
+
+// What of the sync the step waits for (gradient_sync.hpp), by hand. The all-reduce above, 3 s:
+// without overlap all of it, whatever the window. With f = 0.5, a backward of 4 s per micro-batch
+// and the first layer 10% of the weights: max(0.1·3, 3 − 0.5·4) = 1 s; a backward of 8 s hides all
+// but the first layer's 0.3 s. Interleaved, v = 2 chunks of 1.5 s on p = 2 stages (chunk slots of
+// 2 s): chunk 1 may start 0.5·(1·2 + 1)·2 = 3 s before the end and ends 1.5 s before it; chunk 0
+// may start 0.5·(0·2 + 1)·2 = 1 s before and ends 0.5 s after: 0.5 s. The distributed optimizer's
+// reduce-scatter (1.5 s) behind a 2 s backward and its all-gather (0.75 s) behind a 1 s forward:
+// (1.5 − 0.5·2) + (0.75 − 0.5·1) = 0.75 s.
+TEST(StepModel, ReductionHiddenBehindTheFirstStagesPasses) {
+  StepSettings s = Settings(PipelineSchedule::k1F1B);
+  const SyncParts all_reduce = GradientSyncPartsS(s, 1, 4, 1, 1e9);
+  EXPECT_DOUBLE_EQ(all_reduce.reduce_s, 3.0);
+  EXPECT_DOUBLE_EQ(all_reduce.gather_s, 0.0);
+  SyncWindow w;
+  w.backward_s = 4;
+  w.forward_s = 2;
+  w.first_share = 0.1;
+  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, all_reduce, w), 3.0);
+  s.gradient_reduction_overlap = 0.5;
+  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, all_reduce, w), 1.0);
+  w.backward_s = 8;
+  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, all_reduce, w), 0.3);
+  s.schedule = PipelineSchedule::kInterleaved;
+  s.virtual_stages = 2;
+  w.stages = 2;
+  w.backward_s = 4;
+  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, all_reduce, w), 0.5);
+  s.schedule = PipelineSchedule::k1F1B;
+  s.virtual_stages = 1;
+  s.sharding = Sharding::kOptimizer;
+  const SyncParts optimizer = GradientSyncPartsS(s, 1, 4, 1, 1e9);
+  EXPECT_DOUBLE_EQ(optimizer.reduce_s, 1.5);
+  EXPECT_DOUBLE_EQ(optimizer.gather_s, 0.75);
+  w.backward_s = 2;
+  w.forward_s = 1;
+  EXPECT_DOUBLE_EQ(ExposedGradientSyncS(s, optimizer, w), 0.75);
 }
 
 // The optimizer step of a layer with 1e9 bytes of weights + gradients + state: read and written

@@ -106,6 +106,16 @@ class StageTable {
     return c.ways <= 1 && InFlight(position, c) >= 1;
   }
   double WeightBytes(int i, int j) const { return footprint_[At(i, j)].weight; }
+  // What the first stage [0, j) of s offers its reduction to hide behind (FinishStep's window).
+  SyncWindow SyncWindowOf(int j, int s) const {
+    const size_t k = At(0, j);
+    SyncWindow w;
+    w.backward_s = backward_[k] + recompute_in_backward_[k];
+    w.forward_s = forward_[k];
+    if (footprint_[k].weight > 0) w.first_share = WeightBytes(0, 1) / footprint_[k].weight;
+    w.stages = s;
+    return w;
+  }
   double OptimizerStepS(int i, int j) const { return optimizer_step_[At(i, j)]; }
   // Devices of the stage: t if it holds a tensor-parallel layer, else 1.
   int Devices(int i, int j) const { return has_tp_[At(i, j)] ? t_ : 1; }
@@ -229,18 +239,19 @@ class StageTable {
   std::vector<char> has_tp_;
 };
 
-// The exposed sync of every first stage [0, j) for one d, computed once per width (it is the hot
-// loop's only collective, and it does not depend on the level or the memory class).
+// The sync of every first stage [0, j) for one d, computed once per width (it is the hot loop's
+// only collective, and it does not depend on the level or the memory class); what of it is
+// exposed depends on the stage count too, and is cheap.
 class SyncTable {
  public:
   explicit SyncTable(const PlacementProblem& p) : p_(p) {}
-  const std::vector<double>& For(const StageTable& st, std::int64_t d) {
-    std::vector<double>& v = by_d_[d];
+  const std::vector<SyncParts>& For(const StageTable& st, std::int64_t d) {
+    std::vector<SyncParts>& v = by_d_[d];
     if (v.empty()) {
-      v.assign(static_cast<size_t>(st.n() + 1), 0.0);
+      v.assign(static_cast<size_t>(st.n() + 1), SyncParts{});
       for (int j = 1; j <= st.n(); ++j) {
         v[static_cast<size_t>(j)] =
-            ExposedGradientSyncS(p_, st.t(), d, st.WeightReplicas(), st.WeightBytes(0, j));
+            GradientSyncPartsS(p_, st.t(), d, st.WeightReplicas(), st.WeightBytes(0, j));
       }
     }
     return v;
@@ -248,7 +259,7 @@ class SyncTable {
 
  private:
   const PlacementProblem& p_;
-  std::map<std::int64_t, std::vector<double>> by_d_;
+  std::map<std::int64_t, std::vector<SyncParts>> by_d_;
 };
 
 // Lexicographic preference among equal times: smaller d, fewer stages, earlier split, fewer a = 1.
@@ -459,19 +470,21 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       const std::int64_t d = pair.d;
       const int s = pair.s;
       const std::int64_t kd = K / d;
-      const std::vector<double>& sync = syncs.For(st, d);
+      const std::vector<SyncParts>& sync = syncs.For(st, d);
       const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
       const double steps = PipelineSteps(problem, d, s);
       for (const FirstStage& f : g.first[s]) {
         const int j = f.j;
         const double optimizer = OptimizerStepS(problem, f.step_s, d, st.WeightReplicas());
+        const double exposed =
+            ExposedGradientSyncS(problem, sync[static_cast<size_t>(j)], st.SyncWindowOf(j, s));
         for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
           const double rest = g.dp[idx(j, s - 1, mr)];
           if (rest == kInf) continue;
           const std::int64_t devices = f.a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
           if (devices > kd) continue;
-          const double time = StepTimeS(steps, std::max(rest, f.load_s),
-                                        sync[static_cast<size_t>(j)], optimizer, tied);
+          const double time =
+              StepTimeS(steps, std::max(rest, f.load_s), exposed, optimizer, tied);
           const Key key{time, d, s, j, mr};
           if (best_key && !(key < *best_key)) continue;
           PlacementPlan plan;

@@ -1,30 +1,47 @@
 #include "phaze/system/gradient_sync.hpp"
 
+#include <algorithm>
+#include <limits>
+
 namespace phaze {
 
 namespace {
 
 // The step's reduction priced by `price` (Network::CollectiveS or CollectiveJ), as the sharding
-// has it: all-reduce of the gradients; reduce-scatter of them and all-gather of the weights
-// (optimizer); the all-gather only (gradients: reduce-scattered every micro-batch); nothing
-// (parameters).
+// has it, in its two halves (SyncParts): all-reduce of the gradients; reduce-scatter of them and
+// all-gather of the weights (optimizer); the all-gather only (gradients: reduce-scattered every
+// micro-batch); nothing (parameters).
 template <typename Price>
-double Reduction(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                 double weight_bytes, Price price) {
+SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                    double weight_bytes, Price price) {
   const CommGroup group{d * r, t / r};
   const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
   switch (settings.sharding) {
     case Sharding::kNone:
-      return price(CollectiveKind::kAllReduce, gradients, group);
+      return {price(CollectiveKind::kAllReduce, gradients, group), 0.0};
     case Sharding::kOptimizer:
-      return price(CollectiveKind::kReduceScatter, gradients, group) +
-             price(CollectiveKind::kAllGather, weight_bytes, group);
+      return {price(CollectiveKind::kReduceScatter, gradients, group),
+              price(CollectiveKind::kAllGather, weight_bytes, group)};
     case Sharding::kGradients:
-      return price(CollectiveKind::kAllGather, weight_bytes, group);
+      return {0.0, price(CollectiveKind::kAllGather, weight_bytes, group)};
     case Sharding::kParameters:
-      return 0.0;
+      return {};
   }
-  return 0.0;
+  return {};
+}
+
+// ExposedGradientSyncS for one half: `total` seconds of reduction in v equal chunks, chunk k free
+// to start f·(k·p + 1)·slot before the end of the pass (slot = the pass per micro-batch and chunk),
+// the chunks one after another; the end past 0, and at least the first layer's share.
+double ExposedPart(double total, double pass_s, double f, int v, const SyncWindow& w) {
+  if (f == 0 || !(total > 0)) return total;  // no overlap: all of it, exactly
+  const double chunk = total / v;
+  const double slot = pass_s / v;
+  double end = -std::numeric_limits<double>::infinity();
+  for (int k = v - 1; k >= 0; --k) {
+    end = std::max(end, -f * (static_cast<double>(k) * w.stages + 1) * slot) + chunk;
+  }
+  return std::max(w.first_share * total, std::max(0.0, end));
 }
 
 // The collectives every micro-batch runs: the gradients' reduce-scatter (gradients, parameters)
@@ -60,19 +77,29 @@ CommGroup TiedGroup(int t, std::int64_t d, int stages) {
 
 }  // namespace
 
-double GradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes) {
+SyncParts GradientSyncPartsS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                             double weight_bytes) {
   return Reduction(settings, t, d, r, weight_bytes, SecondsOn(settings));
 }
 
-double ExposedGradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                            double weight_bytes) {
-  return (1 - settings.gradient_reduction_overlap) * GradientSyncS(settings, t, d, r, weight_bytes);
+double GradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                     double weight_bytes) {
+  const SyncParts p = GradientSyncPartsS(settings, t, d, r, weight_bytes);
+  return p.reduce_s + p.gather_s;
+}
+
+double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts,
+                            const SyncWindow& window) {
+  const double f = settings.gradient_reduction_overlap;
+  const int v = std::max(1, settings.virtual_stages);
+  return ExposedPart(parts.reduce_s, window.backward_s, f, v, window) +
+         ExposedPart(parts.gather_s, window.forward_s, f, v, window);
 }
 
 double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double weight_bytes) {
-  return Reduction(settings, t, d, r, weight_bytes, JoulesOn(settings));
+  const SyncParts p = Reduction(settings, t, d, r, weight_bytes, JoulesOn(settings));
+  return p.reduce_s + p.gather_s;
 }
 
 double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d,

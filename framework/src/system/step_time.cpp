@@ -23,13 +23,23 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
       bottleneck = static_cast<int>(k);
     }
   }
-  // The first stage's reduction and optimizer step are what the step waits for.
-  double first_weight = 0, first_step = 0;
+  // The first stage's reduction and optimizer step are what the step waits for; its compute per
+  // micro-batch is the window the reduction may hide behind.
+  double first_weight = 0, first_step = 0, recompute = 0;
+  SyncWindow window;
+  window.stages = s;
   for (int l = 0; l <= plan.stages[0].last_layer; ++l) {
-    first_weight += table.layers[l].weight_bytes;
-    first_step += table.layers[l].optimizer_step_s;
+    const PlacementLayer& layer = table.layers[l];
+    first_weight += layer.weight_bytes;
+    first_step += layer.optimizer_step_s;
+    window.forward_s += layer.forward_s;
+    window.backward_s += layer.backward_s;
+    recompute += layer.backward_recompute_s;
   }
-  const double sync = ExposedGradientSyncS(settings, t, d, r, first_weight);
+  window.backward_s += recompute;  // as the placement search sums them
+  if (first_weight > 0) window.first_share = table.layers[0].weight_bytes / first_weight;
+  const double sync =
+      ExposedGradientSyncS(settings, GradientSyncPartsS(settings, t, d, r, first_weight), window);
   const double optimizer = OptimizerStepS(settings, first_step, d, r);
   const double tied = TiedEmbeddingS(settings, t, d, s, table.tied_gradient_bytes);
   plan.micro_batches = B;

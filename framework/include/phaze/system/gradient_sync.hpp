@@ -15,9 +15,42 @@ namespace phaze {
 // Seconds of the reduction of a stage holding `weight_bytes` per device.
 double GradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double weight_bytes);
-// The part not hidden behind backward: (1 − gradient_reduction_overlap) of it.
-double ExposedGradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                            double weight_bytes);
+
+// The same reduction in its two halves, which overlap different passes: the gradients' (all-reduce,
+// or reduce-scatter with the optimizer state sharded), ready as the last micro-batch's backward
+// produces them, and the weights' all-gather (optimizer or gradients sharded), which the next
+// step's first forward needs. reduce_s + gather_s == GradientSyncS.
+struct SyncParts {
+  double reduce_s = 0;
+  double gather_s = 0;
+};
+SyncParts GradientSyncPartsS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                             double weight_bytes);
+
+// What the first stage's compute offers a reduction to hide behind, per micro-batch.
+struct SyncWindow {
+  double backward_s = 0;  // the stage's backward (with the recompute inside it)
+  double forward_s = 0;   // its forward
+  double first_share = 0;  // its first layer's share of its weights: the gradient ready last, the
+                           // weights the forward needs first (neither can hide)
+  int stages = 1;          // pipeline stages p
+};
+
+// The part of the reduction the step waits for. Without overlap (gradient_reduction_overlap f = 0,
+// Megatron-LM without --overlap-grad-reduce) all of it. With f > 0 (Megatron-Core's
+// --overlap-grad-reduce and --overlap-param-gather, PyTorch DDP's buckets) the gradients of the
+// stage's v model chunks (v = virtual_stages, 1 without interleaving) are reduced as their last
+// micro-batch's backward produces them: chunk k's last backward ends k·p chunk slots before the
+// first stage's last one (the interleaved schedule runs each chunk's backwards in groups of p
+// micro-batches), so its reduction, 1/v of reduce_s, may start f·(k·p + 1)·backward_s/v before
+// that end; the chunks' reductions run one after another on the network, and what runs past the
+// end is exposed — at least the first layer's share, whose gradient is ready last. The weights'
+// all-gather mirrors it against the next step's forward (chunk k's first forward starts k·p chunk
+// slots after the step's first). f is the share of those windows during which the reduction runs
+// at full speed (the rest is lost to contention for the SMs and HBM). One chunk without a pipeline
+// gives max(first_share·X, X − f·backward_s) for a reduction of X seconds.
+double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts,
+                            const SyncWindow& window);
 // Joules per device of the same reduction.
 double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double weight_bytes);
