@@ -31,8 +31,8 @@ import tempfile
 
 # Each source's training recipe in phaze (share/recipes/). Megatron-LM's README runs state
 # --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap: the share of the
-# data-parallel reduction hidden behind backward (the recipe's gradient_reduction_overlap, 0.8,
-# fitted on the README's nine rows) and of a tensor-parallel collective run beside the GEMMs (the
+# data-parallel reduction hidden behind the first stage's last backward (the recipe's
+# gradient_reduction_overlap, 0.8, the share of that window usable; system/gradient_sync.hpp) and of a tensor-parallel collective run beside the GEMMs (the
 # architecture's collective_overlap; the A100's fitted 0.1005 is Megatron-LM 2021's, without it).
 # TorchTitan's FSDP2 overlaps its collectives as the sharding model already has it; its TP rows
 # are plain TP: no recipe, FlashAttention (PyTorch SDPA) and fp32 reduction set per row.

@@ -302,9 +302,12 @@ int RunPlan(CommandContext& ctx) {
             : run.cluster.network.Name())
     << ", estimator " << run.estimator.name << "), global batch " << run.training.global_batch
     << "\n\nRecipe " << (run.training.recipe.empty() ? "phaze's defaults" : run.training.recipe)
-    << ": " << ToString(run.training.attention) << " attention, "
-    << Percent(run.training.gradient_reduction_overlap)
-    << " of the data-parallel reduction overlapped (share/recipes/).\n\n"
+    << ": " << ToString(run.training.attention) << " attention, the data-parallel reduction "
+    << (run.training.gradient_reduction_overlap > 0
+            ? "overlapped with the first stage's last backward (" +
+                  Percent(run.training.gradient_reduction_overlap) + " of it usable)"
+            : std::string("after backward"))
+    << " (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
   o << ".\n\n";

@@ -104,7 +104,9 @@ struct RunConfig {
     // How attention runs (graph/attention_kernel.hpp): unfused (the paper's and Megatron-LM's 2021
     // graphs) | flash (FlashAttention: the core's s² tensors stay on chip, recomputed in backward).
     AttentionKernel attention = AttentionKernel::kUnfused;
-    double gradient_reduction_overlap = 0;  // fraction of the data-parallel reduction hidden
+    // The share of the first stage's last backward (and next forward) the data-parallel reduction
+    // hides behind (system/gradient_sync.hpp); 0 = after backward.
+    double gradient_reduction_overlap = 0;
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
     // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).

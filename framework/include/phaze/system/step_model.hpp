@@ -145,7 +145,8 @@ struct StepSettings {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int virtual_stages = 1;  // v; > 1 only with kInterleaved
   Sharding sharding = Sharding::kNone;
-  double gradient_reduction_overlap = 0;  // fraction of the sync hidden behind backward
+  double gradient_reduction_overlap = 0;  // share of the first stage's passes the sync hides
+                                          // behind (gradient_sync.hpp's ExposedGradientSyncS)
   // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
   // weights, 1 when the gradients are reduced in the weights' 16-bit format.
   double gradient_reduction_bytes_per_weight_byte = 2;
