@@ -83,7 +83,17 @@ PlanChoice SamplePlan(double seed, bool feasible) {
     c.plan.stages.push_back(s);
   }
   c.plan.virtual_stages = 3;
-  c.plan.breakdown = {seed, seed / 3, 0.1, 0.2, 0.3, 1.0 / 7, 0.5, 5e-324, 1, 2};
+  c.plan.breakdown = {.forward_s = seed,
+                      .backward_s = seed / 3,
+                      .recompute_s = 0.1,
+                      .pipeline_send_s = 0.2,
+                      .sharding_s = 0.3,
+                      .bubble_s = 1.0 / 7,
+                      .data_parallel_s = 0.5,
+                      .data_parallel_total_s = 0.75,
+                      .optimizer_s = 5e-324,
+                      .tied_embedding_s = 1,
+                      .bottleneck_stage = 2};
   c.plan.max_stage_load_s = seed / 7;
   c.plan.bubble_share = 0.0625;
   c.plan.sync_share = 5e-324;
@@ -161,7 +171,8 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
       const StepBreakdown& by = y.plan.breakdown;
       for (auto f : {&StepBreakdown::forward_s, &StepBreakdown::backward_s,
                      &StepBreakdown::recompute_s, &StepBreakdown::pipeline_send_s,
-                     &StepBreakdown::bubble_s, &StepBreakdown::data_parallel_s,
+                     &StepBreakdown::sharding_s, &StepBreakdown::bubble_s,
+                     &StepBreakdown::data_parallel_s, &StepBreakdown::data_parallel_total_s,
                      &StepBreakdown::optimizer_s, &StepBreakdown::tied_embedding_s}) {
         EXPECT_EQ(Bits(bx.*f), Bits(by.*f));
       }

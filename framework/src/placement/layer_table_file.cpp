@@ -163,6 +163,7 @@ Json ToJson(const StepBreakdown& b) {
   j["sharding_s"] = b.sharding_s;
   j["bubble_s"] = b.bubble_s;
   j["data_parallel_s"] = b.data_parallel_s;
+  j["data_parallel_total_s"] = b.data_parallel_total_s;
   j["optimizer_s"] = b.optimizer_s;
   j["tied_embedding_s"] = b.tied_embedding_s;
   j["bottleneck_stage"] = b.bottleneck_stage;

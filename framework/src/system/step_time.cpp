@@ -38,8 +38,8 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   }
   window.backward_s += recompute;  // as the placement search sums them
   if (first_weight > 0) window.first_share = table.layers[0].weight_bytes / first_weight;
-  const double sync =
-      ExposedGradientSyncS(settings, GradientSyncPartsS(settings, t, d, r, first_weight), window);
+  const SyncParts parts = GradientSyncPartsS(settings, t, d, r, first_weight);
+  const double sync = ExposedGradientSyncS(settings, parts, window);
   const double optimizer = OptimizerStepS(settings, first_step, d, r);
   const double tied = TiedEmbeddingS(settings, t, d, s, table.tied_gradient_bytes);
   plan.micro_batches = B;
@@ -62,6 +62,7 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
                                             neck.backward_s - neck.recompute_s);
   b.bubble_s = (s - 1) / static_cast<double>(settings.virtual_stages) * max_load;
   b.data_parallel_s = sync;
+  b.data_parallel_total_s = parts.reduce_s + parts.gather_s;
   b.optimizer_s = optimizer;
   b.tied_embedding_s = tied;
   plan.bubble_share = b.bubble_s / plan.time_per_batch_s;

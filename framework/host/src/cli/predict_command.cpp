@@ -333,7 +333,12 @@ int RunPredict(CommandContext& ctx) {
                   "   (its per-micro-batch collectives beyond the compute)\n"
             : std::string())
     << "    pipeline bubble " << Seconds(b.bubble_s) << "\n"
-    << "    data parallel   " << Seconds(b.data_parallel_s) << "\n"
+    << "    data parallel   " << Seconds(b.data_parallel_s)
+    << (b.data_parallel_total_s > b.data_parallel_s
+            ? "   (of " + Seconds(b.data_parallel_total_s) +
+                  "; the rest hidden behind the first stage's last backward and first forward)"
+            : std::string())
+    << "\n"
     << "    optimizer step  " << Seconds(b.optimizer_s) << "\n"
     << "    tied embedding  " << Seconds(b.tied_embedding_s) << "\n";
   std::string line = fmt::sprintf("  throughput        %.4g tokens/s, %.4g samples/s, MFU %.1f%%\n",

@@ -23,7 +23,8 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root);
 Json PlacementPlanToJson(const PlacementPlan& plan, const std::vector<std::string>& layer_names);
 // The layer names of one width of a problem, for PlacementPlanToJson.
 std::vector<std::string> LayerNames(const LayerTable& table);
-// {forward_s, backward_s, recompute_s, pipeline_send_s, bubble_s, data_parallel_s, optimizer_s,
+// {forward_s, backward_s, recompute_s, pipeline_send_s, bubble_s, data_parallel_s (what the step
+//  waits for), data_parallel_total_s (the whole reduction), optimizer_s,
 //  tied_embedding_s, bottleneck_stage, pipeline_level}
 Json ToJson(const StepBreakdown& breakdown);
 // {weight_bytes, gradient_bytes, optimizer_state_bytes, activation_bytes, working_bytes, in_flight}

@@ -196,6 +196,7 @@ struct StepBreakdown {
   double sharding_s = 0;     // m × the part of its load the sharding's collectives add
   double bubble_s = 0;       // (s − 1)·load (1F1B, GPipe) or (s − 1)/v·load
   double data_parallel_s = 0;  // exposed gradient reduction
+  double data_parallel_total_s = 0;  // the whole reduction, hidden part included
   double optimizer_s = 0;
   double tied_embedding_s = 0;
   int bottleneck_stage = 0;  // index of the stage with the largest load
