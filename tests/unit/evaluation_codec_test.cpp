@@ -169,11 +169,11 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
       EXPECT_EQ(x.plan.virtual_stages, y.plan.virtual_stages);
       const StepBreakdown& bx = x.plan.breakdown;
       const StepBreakdown& by = y.plan.breakdown;
-      for (auto f : {&StepBreakdown::forward_s, &StepBreakdown::backward_s,
-                     &StepBreakdown::recompute_s, &StepBreakdown::pipeline_send_s,
-                     &StepBreakdown::sharding_s, &StepBreakdown::bubble_s,
-                     &StepBreakdown::data_parallel_s, &StepBreakdown::data_parallel_total_s,
-                     &StepBreakdown::optimizer_s, &StepBreakdown::tied_embedding_s}) {
+      for (auto f :
+           {&StepBreakdown::forward_s, &StepBreakdown::backward_s, &StepBreakdown::recompute_s,
+            &StepBreakdown::pipeline_send_s, &StepBreakdown::sharding_s, &StepBreakdown::bubble_s,
+            &StepBreakdown::data_parallel_s, &StepBreakdown::data_parallel_total_s,
+            &StepBreakdown::optimizer_s, &StepBreakdown::tied_embedding_s}) {
         EXPECT_EQ(Bits(bx.*f), Bits(by.*f));
       }
       EXPECT_EQ(bx.bottleneck_stage, by.bottleneck_stage);

@@ -481,7 +481,8 @@ double BruteForceStep(const PlacementProblem& p) {
             reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
             break;
           case Sharding::kOptimizer:
-            reduce = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group);
+            reduce =
+                p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group);
             gathered = gather;
             break;
           case Sharding::kGradients:
@@ -497,15 +498,16 @@ double BruteForceStep(const PlacementProblem& p) {
         auto exposed = [&](double X, double pass) {
           if (f == 0) return X;
           double end = 0;
-          for (int k = 0; k < v; ++k) end = std::max(end, -f * (k * s + 1) * pass / v + (k + 1) * X / v);
+          for (int k = 0; k < v; ++k)
+            end = std::max(end, -f * (k * s + 1) * pass / v + (k + 1) * X / v);
           return std::max(first_share * X, end);
         };
-        const double sync = exposed(reduce, first_backward + first_recompute) + exposed(gathered, first_forward);
+        const double sync =
+            exposed(reduce, first_backward + first_recompute) + exposed(gathered, first_forward);
         const double tied = s > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
                                                           {2, t * d * (s - 1)})
                                   : 0;
-        const double time = (m + (s - 1) / v) * max_load + sync +
-                            first_step / N + tied;
+        const double time = (m + (s - 1) / v) * max_load + sync + first_step / N + tied;
         best = std::min(best, time);
       }
     }

@@ -483,8 +483,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           if (rest == kInf) continue;
           const std::int64_t devices = f.a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
           if (devices > kd) continue;
-          const double time =
-              StepTimeS(steps, std::max(rest, f.load_s), exposed, optimizer, tied);
+          const double time = StepTimeS(steps, std::max(rest, f.load_s), exposed, optimizer, tied);
           const Key key{time, d, s, j, mr};
           if (best_key && !(key < *best_key)) continue;
           PlacementPlan plan;

@@ -31,7 +31,8 @@ template <class Self, class F>
 void Fields(Self& b, F&& io) requires std::is_same_v<std::remove_const_t<Self>, StepBreakdown> {
   io(b.forward_s), io(b.backward_s), io(b.recompute_s), io(b.pipeline_send_s), io(b.sharding_s);
   io(b.bubble_s);
-  io(b.data_parallel_s), io(b.data_parallel_total_s), io(b.optimizer_s), io(b.tied_embedding_s), io(b.bottleneck_stage);
+  io(b.data_parallel_s), io(b.data_parallel_total_s), io(b.optimizer_s), io(b.tied_embedding_s),
+      io(b.bottleneck_stage);
   io(b.pipeline_level);
 }
 

@@ -323,8 +323,7 @@ int RunPredict(CommandContext& ctx) {
   }
   o << "  iteration         " << Seconds(p.time_per_batch_s) << "\n"
     << "    forward         " << Seconds(b.forward_s) << "   (bottleneck stage "
-    << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel
-    << " micro-batches)\n"
+    << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel << " micro-batches)\n"
     << "    backward        " << Seconds(b.backward_s) << "\n"
     << "    recompute       " << Seconds(b.recompute_s) << "\n"
     << "    pipeline sends  " << Seconds(b.pipeline_send_s) << "\n"

@@ -29,8 +29,8 @@ SyncParts GradientSyncPartsS(const StepSettings& settings, int t, std::int64_t d
 
 // What the first stage's compute offers a reduction to hide behind, per micro-batch.
 struct SyncWindow {
-  double backward_s = 0;  // the stage's backward (with the recompute inside it)
-  double forward_s = 0;   // its forward
+  double backward_s = 0;   // the stage's backward (with the recompute inside it)
+  double forward_s = 0;    // its forward
   double first_share = 0;  // its first layer's share of its weights: the gradient ready last, the
                            // weights the forward needs first (neither can hide)
   int stages = 1;          // pipeline stages p
