@@ -11,9 +11,10 @@ its own FLOP count, 72·B·s·L·h² + 12·B·s²·L·h + 6·B·s·h·V per iter
 per GPU into B·s / (tokens/s · GPUs). A setting the source does not publish (Megatron's micro-
 batch, recompute and interleaving) is tried over micro-batch 1, 2, 4, recompute none and
 selective and every v Megatron-LM allows, and phaze's fastest feasible plan is kept, with the
-range over the others. One parameter is fitted, on the Megatron-LM README's nine rows: the share
-of the data-parallel reduction its recipe hides (phaze's recipe megatron-core-2024,
-share/recipes/); TorchTitan's rows are not fitted.
+range over the others. One recipe parameter was fitted on the Megatron-LM README's nine rows:
+the share of the first stage's last backward the data-parallel reduction hides behind (phaze's
+recipe megatron-core-2024, share/recipes/; each row's reduction is reported as exposed / whole);
+TorchTitan's rows are not fitted.
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
       [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
@@ -164,7 +165,9 @@ def predict(args, directory, row):
         with open(out) as f:
             result = json.load(f)["result"]
         peak = max(st["peak_memory_bytes"] for st in result["plan"]["stages"]) / 2**30
-        results.append((result["time_per_batch_s"], b, v, rc, peak))
+        breakdown = result["plan"]["breakdown"]
+        results.append((result["time_per_batch_s"], b, v, rc, peak, breakdown["data_parallel_s"],
+                        breakdown["data_parallel_total_s"]))
     measured = measured_seconds(row)
     if not results:
         return dict(row, measured_s=measured, predicted_s=None, error=None,
@@ -172,7 +175,7 @@ def predict(args, directory, row):
     best = min(results)
     return dict(row, measured_s=measured, predicted_s=best[0], slowest_s=max(results)[0],
                 error=best[0] / measured - 1, micro=best[1], v=best[2], recompute_used=best[3],
-                peak_gib=best[4],
+                peak_gib=best[4], dp_exposed_s=best[5], dp_total_s=best[6],
                 given=bool(row["micro_batch"] and row["recompute"]))
 
 
@@ -199,23 +202,24 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda r: predict(args, directory, r), rows))
     lines = ["| run | source | GPUs | t | p | d | micro-batch, v, recompute | sharding | precision | "
-             "iteration (s): predicted | range | published | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "iteration (s): predicted | range | published | error | data-parallel reduction (s): "
+             "exposed / whole |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     by_source = {}
     for r in results:
         head = "| %s | %s | %d | %d | %d | %d |" % (r["name"], r["source"], r["gpus"], r["t"],
                                                    r["p"], r["d"])
         if r["error"] is None:
-            lines.append(head + " — | %s | %s | — | — | %.3f | failed: %s |" % (
+            lines.append(head + " — | %s | %s | — | — | %.3f | failed: %s | — |" % (
                 r["sharding"], r["precision"], r["measured_s"], r["problem"]))
             by_source.setdefault(r["source"], []).append(None)
             continue
         by_source.setdefault(r["source"], []).append(r["error"])
-        lines.append(head + " %d, %d, %s%s | %s | %s | %.3f | %s | %.3f | %+.1f%% |" % (
+        lines.append(head + " %d, %d, %s%s | %s | %s | %.3f | %s | %.3f | %+.1f%% | %.3f / %.3f |" % (
             r["micro"], r["v"], r["recompute_used"], " (published)" if r["given"] else " (phaze's best)",
             r["sharding"], r["precision"], r["predicted_s"],
             "—" if r["given"] else "%.3f–%.3f" % (r["predicted_s"], r["slowest_s"]),
-            r["measured_s"], 100 * r["error"]))
+            r["measured_s"], 100 * r["error"], r["dp_exposed_s"], r["dp_total_s"]))
     errors = [abs(r["error"]) for r in results if r["error"] is not None]
     summary = ["| source | n | predicted | mean abs error | max | mean signed error |",
                "|---|---|---|---|---|---|"]
@@ -259,7 +263,8 @@ def main():
                     "published-h100.csv predicted on its device preset with `--system dgx-h100`, "
                     "FlashAttention and its published plan. The device parameters are fitted on "
                     "kernels measured on an H200 (share/validation/kernels/; no run fitted); one "
-                    "recipe parameter is fitted on the Megatron-LM "
+                    "recipe parameter, the share of the first stage's last backward the "
+                    "data-parallel reduction hides behind, was fitted on the Megatron-LM "
                     "rows: %s. TorchTitan's rows are not fitted. Sources and how each counts its "
                     "figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
                         "%s %s = %g" % (src, k, recipe_value(src, k)) for src, kv in RECIPES.items()
