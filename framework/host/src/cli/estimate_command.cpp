@@ -47,6 +47,9 @@ struct Request {
   std::int64_t bytes = 0, group = 0;
 };
 
+// A vector op's line: its elements, row length and, optionally, its own traffic.
+constexpr const char* kVectorForm = "vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]";
+
 Request ParseRequest(const std::vector<std::string>& cells, const std::string& where,
                      std::int64_t word_bytes) {
   Request r;
@@ -68,10 +71,9 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
     // An FP8 GEMM whose operands are FP8 already (no cast kernel): its weight is the FP8 copy.
     r.op->fp8 = kind == "fp8_gemm";
   } else if (kind == "vector") {
-    need(3, 6, "vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]");
+    need(3, 6, kVectorForm);
     if (cells.size() == 5) {
-      throw UsageError(where + ": expected vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]"
-                               " (both byte counts, or neither)");
+      throw UsageError(where + ": expected " + kVectorForm + " (both byte counts, or neither)");
     }
     r.op = OpWork::Vector(cells[1], PositiveInt(cells[2], where, limits::kMemoryBytes), word_bytes,
                           cells.size() >= 4 ? PositiveInt(cells[3], where, limits::kMemoryBytes) : 1);

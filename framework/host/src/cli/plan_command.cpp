@@ -304,8 +304,8 @@ int RunPlan(CommandContext& ctx) {
     << "\n\nRecipe " << (run.training.recipe.empty() ? "phaze's defaults" : run.training.recipe)
     << ": " << ToString(run.training.attention) << " attention, the data-parallel reduction "
     << (run.training.gradient_reduction_overlap > 0
-            ? "overlapped with the first stage's last backward (" +
-                  Percent(run.training.gradient_reduction_overlap) + " of it usable)"
+            ? "overlapped with the first stage's last backward, " +
+                  Percent(run.training.gradient_reduction_overlap) + " of it usable"
             : std::string("after backward"))
     << " (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";

@@ -334,8 +334,9 @@ int RunPredict(CommandContext& ctx) {
     << "    pipeline bubble " << Seconds(b.bubble_s) << "\n"
     << "    data parallel   " << Seconds(b.data_parallel_s)
     << (b.data_parallel_total_s > b.data_parallel_s
-            ? "   (of " + Seconds(b.data_parallel_total_s) +
-                  "; the rest hidden behind the first stage's last backward and first forward)"
+            ? fmt::sprintf("   (of %.4f s; the rest hidden behind the first stage's last backward "
+                           "and first forward)",
+                           b.data_parallel_total_s)
             : std::string())
     << "\n"
     << "    optimizer step  " << Seconds(b.optimizer_s) << "\n"
