@@ -1156,6 +1156,53 @@ TEST(Cli, PredictRecipeIsItsKeysOverTheRunConfig) {
                      "mean 'megatron-core-2024'?");
 }
 
+// TorchTitan's per-op selective checkpointing (`--recompute per-op`) lies between no recompute
+// and full recompute in both directions: it re-runs part of each block's forward (more time than
+// none, less than full) and keeps part of its activations (less memory than none, more than
+// full). Megatron-LM has no such granularity, so a plan with it gets no Megatron-LM arguments.
+TEST(Cli, PredictPerOpCheckpointingLiesBetweenNoneAndFull) {
+  testing::TempDir dir;
+  std::map<std::string, std::pair<double, double>> figures;  // mode → (recompute s, peak bytes)
+  double previous_time = 0;
+  for (const std::string mode : {"none", "per-op", "full"}) {
+    const std::string out = (dir / (mode + ".json")).string();
+    auto r = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                   "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 --plan 1,1,8 "
+                   "--micro-batch 2 --global-batch 16 --sharding parameters --attention flash "
+                   "--hbm-gib 1024 --recompute " +
+                   mode + " -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << mode << "\n" << r.err;
+    const ConfigNode result = ConfigNode::ParseFile(out).Child("result");
+    const double time = result.Child("time_per_batch_s").AsDouble();
+    EXPECT_GT(time, previous_time) << mode;
+    previous_time = time;
+    double peak = 0;
+    for (const auto& stage : result.Child("plan").Child("stages").Elements()) {
+      peak = std::max(peak, stage.Child("peak_memory_bytes").AsDouble());
+    }
+    figures[mode] = {result.Child("plan").Child("breakdown").Child("recompute_s").AsDouble(), peak};
+  }
+  EXPECT_EQ(figures["none"].first, 0);
+  EXPECT_GT(figures["per-op"].first, 0);
+  EXPECT_LT(figures["per-op"].first, figures["full"].first);
+  EXPECT_LT(figures["per-op"].second, figures["none"].second);
+  EXPECT_GT(figures["per-op"].second, figures["full"].second);
+  const std::string plan = (dir / "plan.json").string();
+  auto r = Phaze("-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --accelerators 8 --global-batch 16 "
+                 "--recompute per-op --top 1 -o " +
+                 plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode first = ConfigNode::ParseFile(plan).Child("plans").Elements().at(0);
+  EXPECT_EQ(first.Child("recompute").AsString(), "per-op");
+  EXPECT_NE(
+      first.Child("megatron_args_note").AsString().find("Megatron-LM has no such granularity"),
+      std::string::npos);
+  EXPECT_USAGE_ERROR(Phaze("predict --model x.yaml --arch tpuv4 --plan 1,1,1 --micro-batch 1 "
+                           "--global-batch 8 --recompute op"),
+                     "--recompute: expected none, selective, per-op or full, found 'op'");
+}
+
 TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   const std::string tiny = " --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch tpuv4 --micro-batch 1 --global-batch 8";

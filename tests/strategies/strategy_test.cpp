@@ -7,6 +7,7 @@
 #include <set>
 
 #include "phaze/core/error.hpp"
+#include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
@@ -344,6 +345,51 @@ TEST(Recompute, WhatEachModeReRuns) {
     EXPECT_FALSE(g.unique_layers[2].Recomputes(m));
     EXPECT_TRUE(blk.Recomputes(m));
   }
+}
+
+TEST(Recompute, PerOpKeepsEveryOtherLinearAndTheAttentionOutputByHand) {
+  // TorchTitan's per-op selective checkpointing on a Llama 2 7B block (h 4096, 32 heads of 128,
+  // no grouped keys, FFN f 11008, no dropout, 2-byte activations), s 4096, micro-batch b. It keeps
+  // the block's input and the outputs of the 1st, 3rd, 5th and 7th linear layers (q, v, gate,
+  // down), of the attention and of the reduce-scatters; everything else re-runs.
+  const std::int64_t s = 4096, h = 4096, a = 32, f = 11008;
+  for (bool fusion : {false, true}) {
+    for (std::int64_t b : {1, 2}) {
+      const std::string where = "b=" + std::to_string(b) + (fusion ? " fused" : "");
+      const std::int64_t sb = s * b;
+      // No tensor parallelism: input h, q h, v h, gate f, down h, attention output h; the unfused
+      // attention core also keeps its softmax output (a·s² per sequence; FlashAttention: none).
+      const UniqueLayer plain = Block(Slice("llama2-7b", b, 1, fusion));
+      EXPECT_EQ(plain.SavedBytes(RecomputeMode::kPerOp), 2 * sb * (5 * h + f) + 2 * a * s * s * b)
+          << where;
+      const UniqueLayer flash =
+          Block(WithAttentionKernel(Slice("llama2-7b", b, 1, fusion), AttentionKernel::kFlash));
+      EXPECT_EQ(flash.SavedBytes(RecomputeMode::kPerOp), 2 * sb * (5 * h + f)) << where;
+      // What re-runs: k, the output projection and up (2·sb·h·(h + h + f) GEMM FLOPs), and none
+      // of the attention core's.
+      const OperatorGraph rerun = RecomputeGraph(flash, RecomputeMode::kPerOp);
+      EXPECT_EQ(rerun.GemmFlops(), 2 * sb * h * (2 * h + f)) << where;
+      for (const auto& op : rerun.Ops()) EXPECT_FALSE(op.attention_core) << op.name;
+      EXPECT_EQ(flash.WorkingBytes(RecomputeMode::kPerOp),
+                flash.SavedBytes(RecomputeMode::kNone) - flash.SavedBytes(RecomputeMode::kPerOp))
+          << where;
+      // Tensor parallelism 2 with sequence parallelism: the input, q, v, gate and the attention
+      // output are split 2 ways; down's GEMM result is the whole partial sum (sb·h) before its
+      // reduce-scatter; the two reduce-scatters' outputs are sb·h/2 each.
+      const UniqueLayer sp = Block(WithAttentionKernel(
+          Slice("llama2-7b", b, 2, fusion, "sequence_parallel"), AttentionKernel::kFlash));
+      EXPECT_EQ(sp.SavedBytes(RecomputeMode::kPerOp), 2 * sb * (4 * h + f / 2)) << where;
+    }
+  }
+  // Embedding and head are not checkpointed: per-op keeps all they save and re-runs nothing.
+  const LayerGraph g = Slice("llama2-7b", 1, 1);
+  for (int k : {0, 2}) {
+    EXPECT_EQ(g.unique_layers[k].SavedBytes(RecomputeMode::kPerOp),
+              g.unique_layers[k].SavedBytes(RecomputeMode::kNone));
+    EXPECT_FALSE(g.unique_layers[k].Recomputes(RecomputeMode::kPerOp));
+  }
+  EXPECT_EQ(ParseRecomputeMode("per-op"), RecomputeMode::kPerOp);
+  EXPECT_EQ(ToString(RecomputeMode::kPerOp), "per-op");
 }
 
 }  // namespace

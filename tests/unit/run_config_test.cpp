@@ -225,9 +225,10 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(dgx.cluster.network.Levels().size(), 2u);
   EXPECT_EQ(dgx.ToJson().Find("cluster")->Find("system")->AsString(), "dgx-a100");
   // Located errors.
-  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {recompute: [none, partial]}\n"); }),
-            "run.yaml:2:30: training.recompute[1]: expected one of none, selective, full, true, "
-            "false; found 'partial'");
+  EXPECT_EQ(
+      ErrorOf([] { Parse("models: [a]\ntraining: {recompute: [none, partial]}\n"); }),
+      "run.yaml:2:30: training.recompute[1]: expected one of none, selective, per-op, full, true, "
+      "false; found 'partial'");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {virtual_stages: [2]}\n"); }),
             "run.yaml:2:28: training.virtual_stages: virtual_stages applies to pipeline_schedule: "
             "interleaved only (the schedule is 1f1b)");

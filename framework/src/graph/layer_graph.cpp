@@ -14,12 +14,14 @@ std::string_view ToString(RecomputeMode mode) {
       return "selective";
     case RecomputeMode::kFull:
       return "full";
+    case RecomputeMode::kPerOp:
+      return "per-op";
   }
   return "?";
 }
 
 std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text) {
-  for (auto m : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+  for (auto m : kRecomputeModes) {
     if (ToString(m) == text) return m;
   }
   return std::nullopt;
@@ -102,6 +104,8 @@ std::int64_t UniqueLayer::SavedBytes(RecomputeMode mode) const {
       return selective_activation_bytes;
     case RecomputeMode::kFull:
       return checkpoint_bytes;
+    case RecomputeMode::kPerOp:
+      return per_op_activation_bytes;
   }
   return activation_bytes;
 }
@@ -114,11 +118,31 @@ bool AttentionCoreTensor(const OperatorGraph& g, int t) {
 
 }  // namespace
 
+std::vector<bool> PerOpKeeps(const OperatorGraph& forward) {
+  std::vector<bool> keep;
+  int linear = 0;  // the policy's mm count
+  for (const auto& op : forward.Ops()) {
+    bool kept = op.attention_core ||
+                (op.kind == OpKind::kCollective && op.collective == CollectiveKind::kReduceScatter);
+    if (!op.attention_core && op.gemm && op.weight_bytes > 0) {
+      ++linear;
+      kept = linear % 2 == 1;
+    }
+    keep.push_back(kept);
+  }
+  return keep;
+}
+
 OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode) {
   if (mode == RecomputeMode::kFull && layer.Recomputes(mode)) return layer.forward;
   OperatorGraph out;
-  if (mode != RecomputeMode::kSelective) return out;
+  if (mode != RecomputeMode::kSelective &&
+      !(mode == RecomputeMode::kPerOp && layer.kind == LayerKind::kBlock)) {
+    return out;
+  }
   const OperatorGraph& g = layer.forward;
+  const std::vector<bool> kept =
+      mode == RecomputeMode::kPerOp ? PerOpKeeps(g) : std::vector<bool>(g.Ops().size(), false);
   std::vector<int> remap(g.Tensors().size(), -1);
   auto tensor = [&](int t) {
     if (remap[t] < 0) {
@@ -127,8 +151,9 @@ OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode) {
     }
     return remap[t];
   };
-  for (const auto& op : g.Ops()) {
-    if (!op.attention_core) continue;
+  for (std::size_t i = 0; i < g.Ops().size(); ++i) {
+    const Operator& op = g.Ops()[i];
+    if (mode == RecomputeMode::kSelective ? !op.attention_core : kept[i]) continue;
     Operator copy = op;
     for (auto* list : {&copy.inputs, &copy.outputs, &copy.saved}) {
       for (int& t : *list) t = tensor(t);
@@ -166,6 +191,34 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
     for (int t : g.InputTensors()) {
       if (g.GetTensor(t).requires_grad) layer.checkpoint_bytes += g.GetTensor(t).Bytes();
     }
+  }
+  // Per-op keeps, of a block, its input, every kept op's output (a linear layer's GEMM result,
+  // whatever epilogue fusion appended to it) and what the attention core keeps for its backward
+  // (with FlashAttention, nothing but its output; the q, k and v it reads re-run).
+  layer.per_op_activation_bytes = layer.activation_bytes;
+  if (layer.kind == LayerKind::kBlock) {
+    layer.per_op_activation_bytes = layer.checkpoint_bytes;
+    const std::vector<bool> keep = PerOpKeeps(g);
+    std::set<int> outputs;  // tensors kept whole: the core's and the reduce-scatters'
+    for (std::size_t i = 0; i < g.Ops().size(); ++i) {
+      const Operator& op = g.Ops()[i];
+      if (!keep[i]) continue;
+      if (op.attention_core) {
+        for (int t : op.saved) {
+          if (AttentionCoreTensor(g, t)) outputs.insert(t);
+        }
+        for (int t : op.outputs) {
+          for (int c : g.Consumers(t)) {
+            if (!g.GetOp(c).attention_core) outputs.insert(t);
+          }
+        }
+      } else if (op.gemm) {
+        layer.per_op_activation_bytes += op.gemm->batch * op.gemm->m * op.gemm->n * dtype_bytes;
+      } else {
+        outputs.insert(op.outputs.begin(), op.outputs.end());
+      }
+    }
+    for (int t : outputs) layer.per_op_activation_bytes += g.GetTensor(t).Bytes();
   }
   Operator step;
   step.name = layer.name + ".optimizer_step";

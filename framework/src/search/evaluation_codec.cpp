@@ -92,7 +92,7 @@ void Fields(Self& t, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 
 // The largest value of each enum a message may carry (a received value above it is malformed).
 constexpr std::int64_t LastValue(RecomputeMode) {
-  return static_cast<std::int64_t>(RecomputeMode::kFull);
+  return static_cast<std::int64_t>(RecomputeMode::kPerOp);
 }
 constexpr std::int64_t LastValue(Precision) { return static_cast<std::int64_t>(Precision::kFp8); }
 constexpr std::int64_t LastValue(Sharding) { return static_cast<std::int64_t>(Sharding::kParameters); }

@@ -46,6 +46,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
                         plan.tensor_parallel, &w, &launch.why)) {
     return launch;
   }
+  if (plan.recompute == RecomputeMode::kPerOp) {
+    launch.why =
+        "recompute per-op is TorchTitan's per-op selective activation checkpointing; "
+        "Megatron-LM has no such granularity";
+    return launch;
+  }
   launch.widths = w;
   std::vector<std::string>& a = launch.args;
   auto flag = [&](const std::string& name, std::int64_t value) {
@@ -73,6 +79,8 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     case RecomputeMode::kFull:
       a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "uniform",
                          "--recompute-num-layers", "1"});
+      break;
+    case RecomputeMode::kPerOp:  // refused above
       break;
   }
   if (plan.sharding != Sharding::kNone) a.push_back("--use-distributed-optimizer");

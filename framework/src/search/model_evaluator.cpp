@@ -154,7 +154,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
 // The recompute modes of the run config, lightest first.
 std::vector<RecomputeMode> Modes(const RunConfig& run) {
   std::vector<RecomputeMode> modes;
-  for (RecomputeMode m : {RecomputeMode::kNone, RecomputeMode::kSelective, RecomputeMode::kFull}) {
+  for (RecomputeMode m : kRecomputeModes) {
     if (std::find(run.training.recompute.begin(), run.training.recompute.end(), m) !=
         run.training.recompute.end()) {
       modes.push_back(m);

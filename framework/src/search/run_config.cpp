@@ -59,12 +59,13 @@ StrategyChoice ParseStrategy(const ConfigNode& node) {
   return c;
 }
 
-// none | selective | full, or true (full) / false (none) as the paper's on/off.
+// none | selective | per-op | full, or true (full) / false (none) as the paper's on/off.
 RecomputeMode ParseRecomputeNode(const ConfigNode& node) {
   const std::string text = node.AsString();
   if (text == "true") return RecomputeMode::kFull;
   if (text == "false") return RecomputeMode::kNone;
-  return ParseRecomputeMode(node.AsChoice({"none", "selective", "full", "true", "false"})).value();
+  return ParseRecomputeMode(node.AsChoice({"none", "selective", "per-op", "full", "true", "false"}))
+      .value();
 }
 
 template <class T>

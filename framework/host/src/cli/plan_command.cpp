@@ -122,7 +122,8 @@ int RunPlan(CommandContext& ctx) {
   run.training.recompute.clear();
   for (const std::string& w : SplitCommas(ctx.vm["recompute"].as<std::string>())) {
     const auto mode = ParseRecomputeMode(w);
-    if (!mode) throw UsageError("--recompute: expected none, selective or full, found '" + w + "'");
+    if (!mode)
+      throw UsageError("--recompute: expected none, selective, per-op or full, found '" + w + "'");
     run.training.recompute.push_back(*mode);
   }
   run.training.sharding.clear();

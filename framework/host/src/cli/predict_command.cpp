@@ -2,7 +2,7 @@
 // step and its parts, per-stage memory, throughput and MFU, on an architecture preset or file and
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
-//     --micro-batch b --recompute none|selective|full [--sharding none|optimizer|gradients|
+//     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
 //     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash] [--sequence-parallel]
 //     [--global-batch B]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
@@ -31,10 +31,12 @@ namespace phaze::cli {
 void AddPredictOptions(po::options_description& d) {
   d.add_options()("model", po::value<std::string>(), "workload file (workloads/*.yaml)")(
       "arch", po::value<std::string>(), "architecture preset or file (share/arch/)")(
-      "plan", po::value<std::string>(), "t,p,d[,v]: tensor, pipeline, data parallel widths and "
-                                        "virtual stages per device (v > 1: interleaved 1F1B)")(
+      "plan", po::value<std::string>(),
+      "t,p,d[,v]: tensor, pipeline, data parallel widths and "
+      "virtual stages per device (v > 1: interleaved 1F1B)")(
       "micro-batch", po::value<std::int64_t>(), "micro-batch size")(
-      "recompute", po::value<std::string>()->default_value("none"), "none | selective | full")(
+      "recompute", po::value<std::string>()->default_value("none"),
+      "none | selective | per-op | full")(
       "sharding", po::value<std::string>(),
       "none | optimizer (ZeRO-1, the distributed optimizer) | gradients (ZeRO-2) | parameters "
       "(ZeRO-3, FSDP); default: the run config's first training.sharding")(
@@ -53,10 +55,11 @@ void AddPredictOptions(po::options_description& d) {
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
       "stage-starts", po::value<std::string>(),
       "first layer index of stages 2..p (default: Megatron's even split of the blocks)")(
-      "tokens", po::value<double>(), "tokens to train: report the time and cost (default: the "
-                                     "run config's training.tokens)")(
-      "hourly-usd", po::value<double>(), "price of a device-hour (default: the run config's "
-                                         "cost.hourly_usd, else the preset's, else the cost model)");
+      "tokens", po::value<double>(),
+      "tokens to train: report the time and cost (default: the "
+      "run config's training.tokens)")("hourly-usd", po::value<double>(),
+                                       "price of a device-hour (default: the run config's "
+                                       "cost.hourly_usd, else the preset's, else the cost model)");
 }
 
 namespace {
@@ -162,7 +165,7 @@ int RunPredict(CommandContext& ctx) {
   const std::string mode = ctx.vm["recompute"].as<std::string>();
   const auto parsed_mode = ParseRecomputeMode(mode);
   if (!parsed_mode) {
-    throw UsageError("--recompute: expected none, selective or full, found '" + mode + "'");
+    throw UsageError("--recompute: expected none, selective, per-op or full, found '" + mode + "'");
   }
   request.recompute = *parsed_mode;
   RecipeFromFlags(ctx.vm, run);

@@ -23,6 +23,7 @@
 // keeps a copy on the last pipeline stage.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,10 +34,16 @@
 namespace phaze {
 
 // Activation recomputation (DESIGN §10): none; selective (Korthikanti et al.: the attention core
-// re-runs in backward); full (Megatron-LM: each block keeps its input and re-runs whole).
-enum class RecomputeMode { kNone, kSelective, kFull };
+// re-runs in backward); full (Megatron-LM: each block keeps its input and re-runs whole); per-op
+// (TorchTitan's selective_ac_option "op": each block re-runs all but the ops PerOpKeeps names).
+// kPerOp is last so that the values saved before it existed keep their meaning; lightest first is
+// none, selective, per-op, full (kRecomputeModes).
+enum class RecomputeMode { kNone, kSelective, kFull, kPerOp };
+inline constexpr RecomputeMode kRecomputeModes[] = {RecomputeMode::kNone, RecomputeMode::kSelective,
+                                                    RecomputeMode::kPerOp, RecomputeMode::kFull};
 std::string_view ToString(RecomputeMode mode);
-std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text);  // none|selective|full
+// none|selective|per-op|full
+std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text);
 
 // The optimizer: Adam with mixed precision (Megatron-LM: fp32 master weights, moments and
 // gradients) or plain SGD on 16-bit weights and gradients.
@@ -72,13 +79,16 @@ struct UniqueLayer {
   std::int64_t activation_bytes = 0;
   std::int64_t selective_activation_bytes = 0;  // SavedBytes(kSelective)
   std::int64_t checkpoint_bytes = 0;            // SavedBytes(kFull)
+  std::int64_t per_op_activation_bytes = 0;     // SavedBytes(kPerOp)
   // Copies of the weights kept beside them: Transformer Engine's FP8 weight and its transpose,
   // 2 bytes per parameter of the layer's FP8 GEMMs (graph/precision.hpp); 0 otherwise.
   std::int64_t cached_weight_bytes = 0;
   bool tensor_parallel = false;  // split by the tensor-parallel strategy
 
   std::int64_t SavedBytes(RecomputeMode mode) const;
-  std::int64_t WorkingBytes(RecomputeMode mode) const { return activation_bytes - SavedBytes(mode); }
+  std::int64_t WorkingBytes(RecomputeMode mode) const {
+    return std::max<std::int64_t>(0, activation_bytes - SavedBytes(mode));
+  }
   // Whether the mode re-runs anything of this layer in backward.
   bool Recomputes(RecomputeMode mode) const { return WorkingBytes(mode) > 0; }
 };
@@ -135,8 +145,22 @@ struct LayerGraph {
 };
 
 // The ops a recompute mode re-runs in backward: the whole forward graph (full), the attention core
-// (selective; the tensors it reads from other ops become inputs), or nothing (none).
+// (selective), a block's ops but those PerOpKeeps names (per-op), or nothing (none). The tensors
+// the re-run ops read from ops that do not re-run become the graph's inputs.
 OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode);
+
+// The forward ops TorchTitan's per-op selective activation checkpointing keeps the outputs of
+// (torchtitan parallelize_llama.py, 2024-12 and 2025-06: `_save_list` and `_custom_policy`):
+//   - the linear layers (aten.mm) counted in forward order, every other one from the first (q, v,
+//     gate and down of a Llama block: "saves output of all compute ops, except every second mm");
+//     FP8 ones too: torchao's float8 linear calls aten.mm on its float8 tensors, and the policy's
+//     dispatch mode sees that call before the tensors turn it into _scaled_mm (TorchTitan's
+//     float8 runs read the same peak memory as their bf16 ones: 76.8 and 77.0 GiB, 61.8 and 62.0);
+//   - the attention (SDPA flash/efficient): the attention core's ops, which therefore never re-run;
+//   - reduce-scatters (tensor parallelism's, with sequence parallelism).
+// Everything else (norms, rotary, activations, residual adds, all-gathers, the other linear
+// layers) re-runs in backward. Returns one flag per op of `forward`.
+std::vector<bool> PerOpKeeps(const OperatorGraph& forward);
 
 // Sets the memory figures and the optimizer step of `layer` from its parameters, its forward
 // graph's saved tensors and the optimizer (see the header comment).
