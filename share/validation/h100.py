@@ -112,8 +112,10 @@ def candidates(row):
         per_replica = row["global_batch"] // (b * row["d"])
         if row["global_batch"] % (b * row["d"]):
             continue
-        vs = [row["v"]] if row["v"] else [1] + [v for v in (2, 3, 4, 6, 8) if row["p"] > 1
-                                               and blocks % (row["p"] * v) == 0
+        # Megatron-LM interleaves v chunks of --num-layers-per-virtual-pipeline-stage layers each:
+        # any v dividing the blocks per stage, the micro-batches a multiple of p.
+        vs = [row["v"]] if row["v"] else [1] + [v for v in range(2, blocks // row["p"] + 1)
+                                               if row["p"] > 1 and blocks % (row["p"] * v) == 0
                                                and per_replica % row["p"] == 0]
         for v in vs:
             for rc in recompute:
