@@ -1297,6 +1297,26 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
     EXPECT_EQ(args.count("--overlap-param-gather") == 1, p.Child("sharding").AsString() == "optimizer");
     EXPECT_EQ(args.count("--use-flash-attn"), 1u);
   }
+  // By default every interleaving Megatron-LM allows is tried: the same ranking as listing each
+  // v > 1 that divides the 96 blocks.
+  const std::string listed = (dir / "listed.json").string();
+  auto explicit_v = Phaze("plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                          "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system "
+                          "dgx-a100 --accelerators 1024 --global-batch 1536 --top 5 "
+                          "--micro-batches 1,2 --recompute selective,full "
+                          "--virtual-stages 2,3,4,6,8,12,16,24,32,48,96 -o " +
+                          listed);
+  ASSERT_EQ(explicit_v.exit_code, 0) << explicit_v.err;
+  const ConfigNode k = ConfigNode::ParseFile(listed);
+  EXPECT_EQ(k.Child("evaluated").AsInt(), j.Child("evaluated").AsInt());
+  const auto listed_plans = k.Child("plans").Elements();
+  ASSERT_EQ(listed_plans.size(), plans.size());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_EQ(listed_plans[i].Child("v").AsInt(), plans[i].Child("v").AsInt()) << i;
+    EXPECT_EQ(listed_plans[i].Child("time_per_batch_s").AsDouble(),
+              plans[i].Child("time_per_batch_s").AsDouble())
+        << i;
+  }
   // Bad input says which flag.
   auto bad = Phaze("plan --model x.yaml --arch a100-sxm-80gb --accelerators 8 --widths 1,two");
   EXPECT_USAGE_ERROR(bad, "--widths: expected comma-separated integers, found '1,two'");

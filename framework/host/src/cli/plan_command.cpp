@@ -5,7 +5,7 @@
 // (search/megatron_args.hpp). A Markdown table on stdout; -o writes JSON, `plans` fastest first.
 //   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
 //     [--global-batch B] [--top N] [--widths 1,2,4,8] [--micro-batches 1,2,4,8]
-//     [--virtual-stages 2,4] [--recompute none,selective,full]
+//     [--virtual-stages all|2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies megatron,sequence_parallel]
 //     [--precision bf16,fp8] [--attention flash|unfused] [--recipe NAME|FILE]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
@@ -42,8 +42,9 @@ void AddPlanOptions(po::options_description& d) {
       "widths", po::value<std::string>()->default_value("1,2,4,8"),
       "tensor-parallel widths t (the strategy's whole width)")(
       "micro-batches", po::value<std::string>()->default_value("1,2,4,8"), "micro-batch sizes")(
-      "virtual-stages", po::value<std::string>()->default_value("2,4"),
-      "v > 1 tried beside v = 1 (interleaved 1F1B)")(
+      "virtual-stages", po::value<std::string>()->default_value("all"),
+      "v > 1 tried beside v = 1 (interleaved 1F1B); all: every v Megatron-LM allows (each "
+      "dividing the blocks per stage)")(
       "recompute", po::value<std::string>()->default_value("none,selective,full"),
       "recompute modes")(
       "sharding", po::value<std::string>()->default_value("none,optimizer,gradients,parameters"),
@@ -112,7 +113,10 @@ int RunPlan(CommandContext& ctx) {
   NetworkFromFlags(ctx.vm, run);
   run.training.tensor_parallel_widths = Ints(ctx.vm, "widths", limits::kWidth);
   run.training.micro_batches = Ints(ctx.vm, "micro-batches", limits::kMicroBatch);
-  run.training.virtual_stages = Ints(ctx.vm, "virtual-stages", limits::kWidth);
+  // "all": filled in per model below, once its blocks are known.
+  const bool every_v = ctx.vm["virtual-stages"].as<std::string>() == "all";
+  run.training.virtual_stages.clear();
+  if (!every_v) run.training.virtual_stages = Ints(ctx.vm, "virtual-stages", limits::kWidth);
   for (std::int64_t v : run.training.virtual_stages) {
     if (v < 2) throw UsageError("--virtual-stages: each v is >= 2 (v = 1 is always tried)");
   }
@@ -159,6 +163,12 @@ int RunPlan(CommandContext& ctx) {
       return PrepareModel(entry, rp, CreateRunStrategies(ctx.registry, rp.strategies),
                           /*require_slices=*/false);
     }));
+    if (every_v && !m.slices.empty()) {  // v divides the blocks per stage, so the blocks
+      const int blocks = PipelineUnits(m.slices.front().graph);
+      for (int v = 2; v <= blocks; ++v) {
+        if (blocks % v == 0) rp.training.virtual_stages.push_back(v);
+      }
+    }
     const ModelEvaluator evaluator(
         rp, ctx.registry.CreateEstimator(rp.estimator.name, rp.estimator.Params()),
         ctx.registry.CreateSolverBackend(rp.solver.backend.name, rp.solver.backend.Params()));
