@@ -258,28 +258,31 @@ TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
 // N = 2; compute load 4·3 = 12 s; a collective of X bytes over 2: (1/2)·X/1e9 (all-reduce twice).
 //   none:       sync all-reduce 8e9 = 8        → 4·12 + 8 = 56;  4·(1 + 1 + 6)e9 = 32e9 bytes
 //   optimizer:  reduce-scatter 8e9 (4) + all-gather 4e9 (2) = 6 → 54;  4e9 + 4e9 + 12e9 = 20e9
-//   gradients:  every micro-batch reduce-scatter 8e9 = 4 < 12, sync all-gather 2 → 50;
+//   gradients:  every micro-batch reduce-scatter 8e9 = 4 < 12, of which the first layer's 2e9
+//               (1 s) no compute hides: max(12 + 1, 4) = 13; sync all-gather 2 → 4·13 + 2 = 54;
 //               4e9 + 2e9 + 12e9 + (1/2)·1e9 (a layer's whole gradient) = 18.5e9
-//   parameters: every micro-batch 4 + 2·2 = 8 < 12, no sync → 48;
+//   parameters: every micro-batch 4 + 2·2 = 8 < 12, the first layer's reduce-scatter 1 s and
+//               all-gather 0.5 s exposed: max(12 + 1.5, 8) = 13.5, no sync → 54;
 //               2e9 + 2e9 + 12e9 + (1/2)·(2·1e9 + 1e9) = 17.5e9
-// With fw 0.25 s, bw 0.5 s (compute 3 s) the collectives bound the load: parameters 4·8 = 32 s, of
-// which sharding 4·(8 − 3) = 20 s; gradients max(3, 4) → 4·4 + 2 = 18 s.
+// With fw 0.25 s, bw 0.5 s (compute 3 s) the collectives bound the load: parameters
+// max(3 + 1.5, 8) → 4·8 = 32 s, of which sharding 4·(8 − 3) = 20 s; gradients max(3 + 1, 4) →
+// 4·4 + 2 = 18 s.
 TEST(PlacementSearch, ShardingByHand) {
   auto p = Problem(Chain(4, 1, 2, 1e9, 0, 0), 2, 8, 1e12);
   for (auto& l : p.widths[1].layers) l.optimizer_state_bytes = 6e9;
-  const std::vector<std::tuple<Sharding, double, double, double>> cases = {
-      {Sharding::kNone, 56, 32e9, 0},
-      {Sharding::kOptimizer, 54, 20e9, 0},
-      {Sharding::kGradients, 50, 18.5e9, 0.5e9},
-      {Sharding::kParameters, 48, 17.5e9, 1.5e9}};
-  for (const auto& [sharding, time, bytes, gathered] : cases) {
+  const std::vector<std::tuple<Sharding, double, double, double, double>> cases = {
+      {Sharding::kNone, 56, 32e9, 0, 0},
+      {Sharding::kOptimizer, 54, 20e9, 0, 0},
+      {Sharding::kGradients, 54, 18.5e9, 0.5e9, 4 * 1},
+      {Sharding::kParameters, 54, 17.5e9, 1.5e9, 4 * 1.5}};
+  for (const auto& [sharding, time, bytes, gathered, exposed] : cases) {
     p.sharding = sharding;
     const auto plan = PlacementSearch().Evaluate(p, {1, 2, 1});
     ASSERT_TRUE(plan.feasible) << plan.reason;
     EXPECT_DOUBLE_EQ(plan.time_per_batch_s, time) << ToString(sharding);
     EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, bytes) << ToString(sharding);
     EXPECT_DOUBLE_EQ(plan.stages[0].memory.gathered_bytes, gathered) << ToString(sharding);
-    EXPECT_DOUBLE_EQ(plan.breakdown.sharding_s, 0) << ToString(sharding);
+    EXPECT_DOUBLE_EQ(plan.breakdown.sharding_s, exposed) << ToString(sharding);
     // The DP, free to choose, finds the same plan or a faster one.
     EXPECT_LE(PlacementSearch().Place(p).time_per_batch_s, time) << ToString(sharding);
   }
@@ -449,12 +452,19 @@ double BruteForceStep(const PlacementProblem& p) {
             tp = tp || L.tensor_parallel;
           }
           const bool rec = p.recompute && position > 1;
-          double collectives = 0;  // every micro-batch, beside the compute
+          double collectives = 0, edge = 0;  // every micro-batch, beside the compute
           if (grads && d > 1) {
+            const double first = table.layers[i].weight_bytes;  // the stage's first layer's
             collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
-            if (params) collectives += 2 * p.network.CollectiveS(CollectiveKind::kAllGather, w, group);
+            edge = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first, group);
+            if (params) {
+              collectives += 2 * p.network.CollectiveS(CollectiveKind::kAllGather, w, group);
+              edge += p.network.CollectiveS(CollectiveKind::kAllGather, first, group);
+            }
           }
-          max_load = std::max(max_load, std::max(collectives, forward + backward(rec ? rfw : 0.0)));
+          const double compute = forward + backward(rec ? rfw : 0.0);
+          max_load =
+              std::max(max_load, collectives > 0 ? std::max(collectives, compute + edge) : compute);
           static_mem += (1 - 1 / N) * whole;
           double in_flight = position;
           if (p.schedule == PipelineSchedule::kGPipe) in_flight = static_cast<double>(m);

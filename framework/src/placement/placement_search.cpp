@@ -81,11 +81,17 @@ class StageTable {
   double Load(int i, int j, int position) const {
     return StageRecompute(position) ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
   }
-  // … and the sharding's collectives beside it, at c.comm_d (0 when it runs none).
+  // … and the sharding's collectives beside it, at c.comm_d (0 when it runs none), with the part
+  // no compute hides (ShardingEdgeS: the stage's first layer's).
   double ShardingS(int i, int j, const MemoryClass& c) const {
     return c.comm_d > 0 ? ShardingPerMicroBatchS(problem_, t_, c.comm_d, WeightReplicas(),
                                                  WeightBytes(i, j))
                         : 0.0;
+  }
+  double ShardingEdge(int i, const MemoryClass& c) const {
+    return c.comm_d > 0
+               ? ShardingEdgeS(problem_, t_, c.comm_d, WeightReplicas(), WeightBytes(i, i + 1))
+               : 0.0;
   }
   double InFlight(int position, const MemoryClass& c) const {
     return InFlightMicroBatches(problem_, position, c.s, c.m);
@@ -129,7 +135,7 @@ class StageTable {
     s.last_layer = j - 1;
     s.devices = Devices(i, j);
     const double compute = Load(i, j, position);
-    s.load_s = std::max(compute, ShardingS(i, j, c));
+    s.load_s = ShardedLoadS(compute, ShardingS(i, j, c), ShardingEdge(i, c));
     s.sharding_s = s.load_s - compute;
     s.forward_s = forward_[k];
     s.backward_s = backward_[k];
@@ -358,6 +364,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       const Group* group;
       const StageTable* st;
       std::vector<double> sharding;  // per stage, when the memory class runs collectives
+      std::vector<double> edge;      // per first layer: what of them no compute hides
       std::vector<double> dp;        // dp[(i, s, m)]: see below
       std::vector<int> cut;
       std::vector<std::vector<FirstStage>> first;  // by s
@@ -367,7 +374,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
         const double compute = st->Load(i, j, position);
         return sharding.empty()
                    ? compute
-                   : std::max(compute, sharding[static_cast<size_t>(i) * (n + 1) + j]);
+                   : ShardedLoadS(compute, sharding[static_cast<size_t>(i) * (n + 1) + j],
+                                  edge[static_cast<size_t>(i)]);
       }
     };
     // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
@@ -387,7 +395,9 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       // (computed once per stage here, not in the loops below).
       if (group.cls.comm_d > 0) {
         g.sharding.assign(static_cast<size_t>(n + 1) * (n + 1), 0.0);
+        g.edge.assign(static_cast<size_t>(n), 0.0);
         for (int i = 0; i < n; ++i) {
+          g.edge[static_cast<size_t>(i)] = st.ShardingEdge(i, group.cls);
           for (int j = i + 1; j <= n; ++j) {
             g.sharding[static_cast<size_t>(i) * (n + 1) + j] = st.ShardingS(i, j, group.cls);
           }

@@ -45,16 +45,16 @@ double ExposedPart(double total, double pass_s, double f, int v, const SyncWindo
 }
 
 // The collectives every micro-batch runs: the gradients' reduce-scatter (gradients, parameters)
-// and the weights' two all-gathers (parameters).
+// and `gathers` all-gathers of the weights (parameters: two, before forward and backward).
 template <typename Price>
 double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes, Price price) {
+                     double weight_bytes, Price price, int gathers = 2) {
   if (settings.sharding < Sharding::kGradients || d * r < 2) return 0.0;
   const CommGroup group{d * r, t / r};
   double total = price(CollectiveKind::kReduceScatter,
                        settings.gradient_reduction_bytes_per_weight_byte * weight_bytes, group);
   if (settings.sharding == Sharding::kParameters) {
-    total += 2 * price(CollectiveKind::kAllGather, weight_bytes, group);
+    total += gathers * price(CollectiveKind::kAllGather, weight_bytes, group);
   }
   return total;
 }
@@ -105,6 +105,15 @@ double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::i
 double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d,
                               std::int64_t r, double weight_bytes) {
   return PerMicroBatch(settings, t, d, r, weight_bytes, SecondsOn(settings));
+}
+
+double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                     double first_layer_weight_bytes) {
+  return PerMicroBatch(settings, t, d, r, first_layer_weight_bytes, SecondsOn(settings), 1);
+}
+
+double ShardedLoadS(double compute_s, double collectives_s, double edge_s) {
+  return collectives_s > 0 ? std::max(compute_s + edge_s, collectives_s) : compute_s;
 }
 
 double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d,

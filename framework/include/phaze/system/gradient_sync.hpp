@@ -62,6 +62,15 @@ double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t 
                               std::int64_t r, double weight_bytes);
 double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d,
                               std::int64_t r, double weight_bytes);
+// What of those collectives no compute can hide, every micro-batch: the stage's first layer's
+// all-gather (parameters), which its first forward waits for, and its reduce-scatter
+// (gradients, parameters), which its last backward produces — the next micro-batch's all-gather
+// shares the links with it (FSDP2 runs them on two streams, over one network).
+double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                     double first_layer_weight_bytes);
+// A stage's load per micro-batch with the sharding's collectives beside its compute: the compute
+// and the edge one after the other, or the collectives when longer (the compute without any).
+double ShardedLoadS(double compute_s, double collectives_s, double edge_s);
 
 // The tied embedding's all-reduce of `bytes` per device between the first and the last of s
 // stages (group {2, stride t·d·(s − 1)}); 0 without a pipeline or tied weights. Seconds, and
