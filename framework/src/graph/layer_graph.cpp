@@ -192,9 +192,9 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
       if (g.GetTensor(t).requires_grad) layer.checkpoint_bytes += g.GetTensor(t).Bytes();
     }
   }
-  // Per-op keeps, of a block, its input, every kept op's output (a linear layer's GEMM result,
-  // whatever epilogue fusion appended to it) and what the attention core keeps for its backward
-  // (with FlashAttention, nothing but its output; the q, k and v it reads re-run).
+  // Per-op keeps, of a block, its input, every kept op's output (of a linear layer, its GEMM's
+  // m·n result, whatever epilogue fusion appended to the op) and what the attention core keeps for
+  // its backward (with FlashAttention, nothing but its output; the q, k and v it reads re-run).
   layer.per_op_activation_bytes = layer.activation_bytes;
   if (layer.kind == LayerKind::kBlock) {
     layer.per_op_activation_bytes = layer.checkpoint_bytes;

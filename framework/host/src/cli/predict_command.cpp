@@ -31,9 +31,8 @@ namespace phaze::cli {
 void AddPredictOptions(po::options_description& d) {
   d.add_options()("model", po::value<std::string>(), "workload file (workloads/*.yaml)")(
       "arch", po::value<std::string>(), "architecture preset or file (share/arch/)")(
-      "plan", po::value<std::string>(),
-      "t,p,d[,v]: tensor, pipeline, data parallel widths and "
-      "virtual stages per device (v > 1: interleaved 1F1B)")(
+      "plan", po::value<std::string>(), "t,p,d[,v]: tensor, pipeline, data parallel widths and "
+                                        "virtual stages per device (v > 1: interleaved 1F1B)")(
       "micro-batch", po::value<std::int64_t>(), "micro-batch size")(
       "recompute", po::value<std::string>()->default_value("none"),
       "none | selective | per-op | full")(
@@ -55,11 +54,10 @@ void AddPredictOptions(po::options_description& d) {
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
       "stage-starts", po::value<std::string>(),
       "first layer index of stages 2..p (default: Megatron's even split of the blocks)")(
-      "tokens", po::value<double>(),
-      "tokens to train: report the time and cost (default: the "
-      "run config's training.tokens)")("hourly-usd", po::value<double>(),
-                                       "price of a device-hour (default: the run config's "
-                                       "cost.hourly_usd, else the preset's, else the cost model)");
+      "tokens", po::value<double>(), "tokens to train: report the time and cost (default: the "
+                                     "run config's training.tokens)")(
+      "hourly-usd", po::value<double>(), "price of a device-hour (default: the run config's "
+                                         "cost.hourly_usd, else the preset's, else the cost model)");
 }
 
 namespace {

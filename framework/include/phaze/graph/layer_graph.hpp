@@ -159,7 +159,9 @@ OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode);
 //   - the attention (SDPA flash/efficient): the attention core's ops, which therefore never re-run;
 //   - reduce-scatters (tensor parallelism's, with sequence parallelism).
 // Everything else (norms, rotary, activations, residual adds, all-gathers, the other linear
-// layers) re-runs in backward. Returns one flag per op of `forward`.
+// layers) re-runs in backward — except the epilogue fusion gave a kept linear layer (rotary after
+// q, the activation after gate), which the re-run skips with it: a small under-count. Returns one
+// flag per op of `forward`.
 std::vector<bool> PerOpKeeps(const OperatorGraph& forward);
 
 // Sets the memory figures and the optimizer step of `layer` from its parameters, its forward
