@@ -141,8 +141,10 @@ OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode) {
     return out;
   }
   const OperatorGraph& g = layer.forward;
-  const std::vector<bool> kept =
-      mode == RecomputeMode::kPerOp ? PerOpKeeps(g) : std::vector<bool>(g.Ops().size(), false);
+  std::vector<bool> rerun = PerOpKeeps(g);  // per-op: what it does not keep
+  for (std::size_t i = 0; i < rerun.size(); ++i) {
+    rerun[i] = mode == RecomputeMode::kSelective ? g.Ops()[i].attention_core : !rerun[i];
+  }
   std::vector<int> remap(g.Tensors().size(), -1);
   auto tensor = [&](int t) {
     if (remap[t] < 0) {
@@ -153,7 +155,7 @@ OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode) {
   };
   for (std::size_t i = 0; i < g.Ops().size(); ++i) {
     const Operator& op = g.Ops()[i];
-    if (mode == RecomputeMode::kSelective ? !op.attention_core : kept[i]) continue;
+    if (!rerun[i]) continue;
     Operator copy = op;
     for (auto* list : {&copy.inputs, &copy.outputs, &copy.saved}) {
       for (int& t : *list) t = tensor(t);
