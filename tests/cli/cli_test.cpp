@@ -1237,6 +1237,133 @@ TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
 namespace phaze {
 namespace {
 
+// --sequence-length (predict and plan): the model at another sequence is the same as a copy of its
+// description with that sequence_length; outputs say which sequence they are for, and plan's
+// Megatron-LM arguments carry it.
+TEST(Cli, PredictAndPlanAtAnotherSequenceLength) {
+  testing::TempDir dir;
+  const std::string tiny = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
+  std::string copy = testing::Slurp(tiny);
+  const std::size_t at = copy.find("sequence_length: 32");
+  ASSERT_NE(at, std::string::npos);
+  copy.replace(at, std::string("sequence_length: 32").size(), "sequence_length: 16");
+  testing::WriteFile(dir / "tiny16.yaml", copy);
+  const std::string plan = " --arch a100-sxm-80gb --plan 1,1,2 --micro-batch 2 --global-batch 8";
+  const std::string flagged = (dir / "flagged.json").string(),
+                    edited = (dir / "edited.json").string();
+  auto a = Phaze("predict --model " + tiny + plan + " --sequence-length 16 -o " + flagged);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NE(a.out.find("batch 8 × 16 tokens"), std::string::npos) << a.out;
+  auto b = Phaze("-q predict --model " + (dir / "tiny16.yaml").string() + plan + " -o " + edited);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const ConfigNode ja = ConfigNode::ParseFile(flagged), jb = ConfigNode::ParseFile(edited);
+  EXPECT_EQ(ja.Child("sequence_length").AsInt(), 16);
+  EXPECT_EQ(jb.Child("sequence_length").AsInt(), 16);
+  EXPECT_EQ(ja.Child("result").Child("time_per_batch_s").AsDouble(),
+            jb.Child("result").Child("time_per_batch_s").AsDouble());
+  auto peak = [](const ConfigNode& j) {
+    return j.Child("result")
+        .Child("plan")
+        .Child("stages")
+        .Elements()
+        .front()
+        .Child("peak_memory_bytes")
+        .AsDouble();
+  };
+  EXPECT_EQ(peak(ja), peak(jb));
+  // Without the flag, the model's own 32 tokens: more activations.
+  const std::string own = (dir / "own.json").string();
+  ASSERT_EQ(Phaze("-q predict --model " + tiny + plan + " -o " + own).exit_code, 0);
+  const ConfigNode jo = ConfigNode::ParseFile(own);
+  EXPECT_EQ(jo.Child("sequence_length").AsInt(), 32);
+  EXPECT_GT(peak(jo), peak(ja));
+  // plan: the header, the JSON and every plan's --seq-length.
+  const std::string planned = (dir / "plan.json").string();
+  auto p = Phaze("plan --model " + tiny +
+                 " --arch a100-sxm-80gb --accelerators 2 --global-batch 8"
+                 " --top 3 --sequence-length 16 -o " +
+                 planned);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("global batch 8 × 16 tokens\n"), std::string::npos) << p.out;
+  const ConfigNode jp = ConfigNode::ParseFile(planned);
+  EXPECT_EQ(jp.Child("sequence_length").AsInt(), 16);
+  for (const auto& ranked : jp.Child("plans").Elements()) {
+    const auto args = ranked.Child("megatron_args").Elements();
+    std::string seq;
+    for (std::size_t k = 0; k + 1 < args.size(); ++k) {
+      if (args[k].AsString() == "--seq-length") seq = args[k + 1].AsString();
+    }
+    EXPECT_EQ(seq, "16");
+  }
+  auto q =
+      Phaze("plan --model " + tiny + " --arch a100-sxm-80gb --accelerators 2 --global-batch 8");
+  EXPECT_NE(q.out.find("× 32 tokens (the model's sequence; --sequence-length to change)"),
+            std::string::npos)
+      << q.out;
+  // Bad values name the flag, or the model's limit.
+  EXPECT_USAGE_ERROR(Phaze("predict --model " + tiny + plan + " --sequence-length 0"),
+                     "--sequence-length: expected an integer in [1, 16777216], found 0");
+  EXPECT_USAGE_ERROR(Phaze("plan --model " + tiny +
+                           " --arch a100-sxm-80gb --accelerators 2 "
+                           "--sequence-length 128"),
+                     "sequence length 128 exceeds tiny-gpt's max_positions 64");
+}
+
+// `phaze plan` tries every strategy loaded by default: a mixture-of-experts model gets expert
+// parallelism without asking — its best plan is the moe strategy's, faster than the best of
+// megatron and sequence_parallel alone, with --expert-model-parallel-size in its arguments — and
+// the default ranks as the four strategies listed explicitly.
+TEST(Cli, PlanTriesEveryStrategyByDefault) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "tiny-moe.yaml", R"(name: tiny-moe
+family: llama
+layers: 2
+hidden: 256
+heads: 8
+kv_heads: 2
+ffn_hidden: 512
+vocab: 1024
+max_positions: 4096
+sequence_length: 4096
+moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}
+)");
+  const std::string common = "plan --model " + (dir / "tiny-moe.yaml").string() +
+                             " --arch a100-sxm-80gb --system dgx-a100 --accelerators 16 "
+                             "--global-batch 32 --top 3 -o ";
+  auto ranked = [&](const std::string& name, const std::string& flags) {
+    const std::string out = (dir / name).string();
+    auto r = Phaze(common + out + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ConfigNode::ParseFile(out);
+  };
+  const ConfigNode all = ranked("all.json", "");
+  const ConfigNode listed = ranked("listed.json",
+                                   " --strategies megatron,sequence_parallel,"
+                                   "context_parallel,moe");
+  const ConfigNode dense = ranked("dense.json", " --strategies megatron,sequence_parallel");
+  const auto best = all.Child("plans").Elements().front();
+  EXPECT_EQ(best.Child("strategy").AsString(), "moe");
+  EXPECT_GT(best.Child("megatron").Child("expert").AsInt(), 1);
+  const auto args = best.Child("megatron_args").Elements();
+  bool expert_flag = false;
+  for (std::size_t k = 0; k + 1 < args.size(); ++k) {
+    if (args[k].AsString() == "--expert-model-parallel-size") {
+      expert_flag = args[k + 1].AsInt() == best.Child("megatron").Child("expert").AsInt();
+    }
+  }
+  EXPECT_TRUE(expert_flag);
+  EXPECT_LT(best.Child("time_per_batch_s").AsDouble(),
+            dense.Child("plans").Elements().front().Child("time_per_batch_s").AsDouble());
+  EXPECT_EQ(all.Child("evaluated").AsInt(), listed.Child("evaluated").AsInt());
+  const auto a = all.Child("plans").Elements(), l = listed.Child("plans").Elements();
+  ASSERT_EQ(a.size(), l.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].Child("strategy").AsString(), l[i].Child("strategy").AsString()) << i;
+    EXPECT_EQ(a[i].Child("time_per_batch_s").AsDouble(), l[i].Child("time_per_batch_s").AsDouble())
+        << i;
+  }
+}
+
 // Issue 40's `phaze plan`: GPT-3 175B on 1,024 A100s (micro-batches 1 and 2, selective and full
 // recompute, to stay fast): 5 plans, fastest first, feasible, and each plan's Megatron-LM
 // arguments read back give its own t, p, v, d (from the world size), micro-batch, batch,

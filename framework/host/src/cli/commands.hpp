@@ -37,6 +37,10 @@ auto ReadFlag(const std::string& flag, Read read) {
 // predict's and plan's device (device_flags.cpp): --arch, a preset or file, whose estimator the
 // run uses unless its config names one; with --hbm-gib, the same device with that much HBM.
 ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// --model and --sequence-length: the workload file (a description, a Hugging Face config.json or
+// a graph file) and the tokens per sample it is planned at (default: the model's own — for a
+// Hugging Face config, its max_position_embeddings).
+ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm);
 // --system: the run's network from share/systems/ or a file.
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 // --recipe: a training recipe (share/recipes/, a name or file) applied over the run config's

@@ -27,6 +27,15 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
   return arch;
 }
 
+ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm) {
+  ModelEntry entry;
+  entry.file = entry.resolved = vm["model"].as<std::string>();
+  if (vm.count("sequence-length")) {
+    entry.sequence_length = IntOption(vm, "sequence-length", 1, limits::kSequence);
+  }
+  return entry;
+}
+
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
   if (vm.count("system")) {
     run.cluster.network =

@@ -4,9 +4,9 @@
 // (search/validation_residuals.hpp) and the Megatron-LM arguments that run it
 // (search/megatron_args.hpp). A Markdown table on stdout; -o writes JSON, `plans` fastest first.
 //   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
-//     [--global-batch B] [--top N] [--widths 1,2,4,8] [--micro-batches 1,2,4,8]
-//     [--virtual-stages all|2,4] [--recompute none,selective,full]
-//     [--sharding none,optimizer,gradients,parameters] [--strategies megatron,sequence_parallel]
+//     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
+//     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
+//     [--sharding none,optimizer,gradients,parameters] [--strategies all|megatron,…]
 //     [--precision bf16,fp8] [--attention flash|unfused] [--recipe NAME|FILE]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
@@ -14,6 +14,7 @@
 // training recipe (share/recipes/) is --recipe's, else the run config's, else today's:
 // megatron-core-2024 (FlashAttention, the gradient reduction overlapped), applied before the
 // config's own training keys.
+#include <algorithm>
 #include <sstream>
 #include <fmt/printf.h>
 
@@ -38,6 +39,9 @@ void AddPlanOptions(po::options_description& d) {
       "accelerators", po::value<std::int64_t>(), "devices of the cluster")(
       "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
+      "sequence-length", po::value<std::int64_t>(),
+      "tokens per sample (default: the model's own; a Hugging Face config's is its "
+      "max_position_embeddings)")(
       "top", po::value<std::int64_t>()->default_value(5), "plans to show")(
       "widths", po::value<std::string>()->default_value("1,2,4,8"),
       "tensor-parallel widths t (the strategy's whole width)")(
@@ -49,8 +53,9 @@ void AddPlanOptions(po::options_description& d) {
       "recompute modes")(
       "sharding", po::value<std::string>()->default_value("none,optimizer,gradients,parameters"),
       "data-parallel sharding (gradients and parameters without a pipeline only)")(
-      "strategies", po::value<std::string>()->default_value("megatron,sequence_parallel"),
-      "parallelism strategies (phaze plugins)")(
+      "strategies", po::value<std::string>()->default_value("all"),
+      "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
+      "sequence_parallel, context_parallel, moe, then any other by name")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
       "attention", po::value<std::string>(),
@@ -87,6 +92,19 @@ std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& f
 }
 
 std::string Percent(double fraction) { return fmt::sprintf("%.1f%%", 100 * fraction); }
+
+// --strategies all: every strategy the registry has, phaze's own first from the plainest (a tie
+// between plans goes to the strategy listed first), then any other plugin's by name.
+std::vector<std::string> EveryStrategy(const Registry& registry) {
+  std::vector<std::string> names;
+  for (const char* own : {"megatron", "sequence_parallel", "context_parallel", "moe"}) {
+    if (registry.Has(ComponentKind::kParallelismStrategy, own)) names.emplace_back(own);
+  }
+  for (const std::string& name : registry.Names(ComponentKind::kParallelismStrategy)) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -135,7 +153,9 @@ int RunPlan(CommandContext& ctx) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
   run.strategies.clear();
-  for (const std::string& w : SplitCommas(ctx.vm["strategies"].as<std::string>())) {
+  const std::string strategies = ctx.vm["strategies"].as<std::string>();
+  for (const std::string& w :
+       strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
     run.strategies.push_back(StrategyChoice::Named(w));
   }
   if (ctx.vm.count("attention")) {
@@ -150,8 +170,7 @@ int RunPlan(CommandContext& ctx) {
   }
 
   // One ranking per number format (each its own slices), merged fastest first.
-  ModelEntry entry;
-  entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
+  const ModelEntry entry = ModelFromFlags(ctx.vm);
   std::vector<RunConfig> runs;          // per precision
   std::vector<PreparedModel> models;    // per precision
   std::vector<std::size_t> format_of;   // per ranked plan: its index in runs/models
@@ -211,6 +230,7 @@ int RunPlan(CommandContext& ctx) {
   j["estimator"] = run.estimator.name;
   j["accelerators"] = K;
   j["global_batch"] = run.training.global_batch;
+  j["sequence_length"] = model.sequence_length;
   j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
@@ -312,6 +332,8 @@ int RunPlan(CommandContext& ctx) {
             ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
             : run.cluster.network.Name())
     << ", estimator " << run.estimator.name << "), global batch " << run.training.global_batch
+    << " × " << model.sequence_length << " tokens"
+    << (entry.sequence_length > 0 ? "" : " (the model's sequence; --sequence-length to change)")
     << "\n\nRecipe " << (run.training.recipe.empty() ? "phaze's defaults" : run.training.recipe)
     << ": " << ToString(run.training.attention) << " attention, the data-parallel reduction "
     << (run.training.gradient_reduction_overlap > 0

@@ -4,7 +4,7 @@
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
 //     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash] [--sequence-parallel]
-//     [--global-batch B]
+//     [--global-batch B] [--sequence-length S]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
@@ -48,6 +48,9 @@ void AddPredictOptions(po::options_description& d) {
       "run config; the other flags override it (default: the run config's, else phaze's "
       "defaults, which are megatron-lm-2021's)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
+      "sequence-length", po::value<std::int64_t>(),
+      "tokens per sample (default: the model's own; a Hugging Face config's is its "
+      "max_position_embeddings)")(
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
       "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
@@ -231,8 +234,7 @@ int RunPredict(CommandContext& ctx) {
   }
   run.CheckComponents(ctx.registry, true, true, true);
 
-  ModelEntry entry;
-  entry.file = entry.resolved = ctx.vm["model"].as<std::string>();
+  const ModelEntry entry = ModelFromFlags(ctx.vm);
   const PreparedModel model = ReadFlag("--model", [&] {
     return PrepareModel(entry, run, CreateRunStrategies(ctx.registry, run.strategies),
                         /*require_slices=*/false);
@@ -260,6 +262,7 @@ int RunPredict(CommandContext& ctx) {
   j["arch"] = arch.name;
   j["estimator"] = run.estimator.name;
   j["global_batch"] = run.training.global_batch;
+  j["sequence_length"] = model.sequence_length;
   j["accelerators"] = run.cluster.num_accelerators;
   j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
   if (!run.training.recipe.empty()) j["recipe"] = run.training.recipe;
@@ -307,8 +310,8 @@ int RunPredict(CommandContext& ctx) {
     << ", estimator " << run.estimator.name << "): t " << request.tensor_parallel << ", p " << request.pipeline_stages << ", d "
     << request.data_parallel;
   if (request.virtual_stages > 1) o << ", v " << request.virtual_stages;
-  o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch
-    << ", recompute " << ToString(request.recompute)
+  o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch << " × "
+    << model.sequence_length << " tokens, recompute " << ToString(request.recompute)
     << (request.sharding != Sharding::kNone
             ? ", sharding " + std::string(ToString(request.sharding))
             : std::string())
