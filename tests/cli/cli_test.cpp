@@ -1444,6 +1444,23 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
               plans[i].Child("time_per_batch_s").AsDouble())
         << i;
   }
+  // No launchable shape: each t·p·d of the accelerators with what it fails (by hand: tiny-gpt has
+  // 2 blocks and 4 heads; 3 accelerators are t 1 with p 1, d 3 — no b·3 divides 8 — or p 3,
+  // d 1 — 3 blocks too many; 4 accelerators at Megatron t 4 leave d 1, so nothing to shard).
+  const std::string tiny = "plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --global-batch 8";
+  auto none = Phaze(tiny + " --accelerators 3");
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.err.find("no launchable plan for 3 accelerators and global batch 8: every "
+                          "t·p·d = 3 fails — t 1, p 1, d 3: no micro-batch of 1,2,4,8 times d "
+                          "divides the batch; t 1, p 3, d 1: p does not divide the 2 blocks ("),
+            std::string::npos)
+      << none.err;
+  auto unsharded =
+      Phaze(tiny + " --accelerators 4 --widths 4 --sharding optimizer --strategies megatron");
+  EXPECT_EQ(unsharded.exit_code, 1) << unsharded.err;
+  EXPECT_NE(unsharded.err.find("t 4, p 1, d 1: no listed sharding applies"), std::string::npos)
+      << unsharded.err;
   // Bad input says which flag.
   auto bad = Phaze("plan --model x.yaml --arch a100-sxm-80gb --accelerators 8 --widths 1,two");
   EXPECT_USAGE_ERROR(bad, "--widths: expected comma-separated integers, found '1,two'");

@@ -62,6 +62,56 @@ std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunCo
   return plans;
 }
 
+std::string WhyNoLaunchablePlan(const PreparedModel& model, const RunConfig& run) {
+  if (!LaunchablePlans(model, run).empty()) return "";
+  const std::int64_t K = run.cluster.num_accelerators;
+  const std::int64_t batch = run.training.global_batch;
+  std::vector<std::int64_t> widths;  // the widths some strategy sliced the model at
+  for (const auto& slice : model.slices) {
+    if (std::find(widths.begin(), widths.end(), slice.width) == widths.end()) {
+      widths.push_back(slice.width);
+    }
+  }
+  std::sort(widths.begin(), widths.end());
+  const std::string head = "no launchable plan for " + std::to_string(K) +
+                           " accelerators and global batch " + std::to_string(batch) + ": ";
+  if (widths.empty()) return head + "no strategy could slice " + model.name;
+  std::string list;
+  for (std::int64_t b : run.training.micro_batches) {
+    list += (list.empty() ? "" : ",") + std::to_string(b);
+  }
+  std::string why;
+  int shapes = 0;
+  for (std::int64_t t : widths) {
+    for (std::int64_t p = 1; t * p <= K; ++p) {
+      if (K % (t * p) != 0) continue;
+      const std::int64_t d = K / (t * p);
+      int units = 0;
+      for (const auto& slice : model.slices) {
+        if (slice.width == t) units = PipelineUnits(slice.graph);
+      }
+      bool divides = false;  // some listed micro-batch b with b·d dividing the batch
+      for (std::int64_t b : run.training.micro_batches) divides = divides || batch % (b * d) == 0;
+      const std::string reason =
+          p > units || units % p != 0 ? "p does not divide the " + std::to_string(units) + " blocks"
+          : !divides                  ? "no micro-batch of " + list + " times d divides the batch"
+                     : "no listed sharding applies (optimizer and up need two devices holding the "
+                       "same weights; gradients and parameters, no pipeline)";
+      if (++shapes <= 8) {
+        why += (why.empty() ? "" : "; ") + ("t " + std::to_string(t) + ", p " + std::to_string(p) +
+                                            ", d " + std::to_string(d) + ": " + reason);
+      }
+    }
+  }
+  if (shapes == 0) {
+    return head + "no width the model was sliced at (" + std::to_string(widths.front()) +
+           " and up) divides " + std::to_string(K);
+  }
+  if (shapes > 8) why += "; and " + std::to_string(shapes - 8) + " more";
+  return head + "every t·p·d = " + std::to_string(K) + " fails — " + why +
+         " (change --accelerators, --global-batch, --micro-batches or --widths)";
+}
+
 namespace {
 
 // The kind of a refusal, for the summary: its reason without the plan and the figures.
@@ -91,6 +141,7 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
   const std::vector<PlanChoice> choices = evaluator.EvaluatePlans(model, arch, requests);
   PlanRanking ranking;
   ranking.evaluated = requests.size();
+  if (requests.empty()) ranking.none_launchable = WhyNoLaunchablePlan(model, run);
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (choices[i].feasible) {
       ranking.plans.push_back({requests[i], choices[i]});

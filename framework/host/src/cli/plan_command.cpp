@@ -194,6 +194,7 @@ int RunPlan(CommandContext& ctx) {
     PlanRanking part = ReadFlag("--arch", [&] { return RankPlans(evaluator, m, arch, rp, top); });
     ranking.evaluated += part.evaluated;
     ranking.feasible += part.feasible;
+    if (ranking.none_launchable.empty()) ranking.none_launchable = part.none_launchable;
     for (const auto& [kind, count] : part.refused) ranking.refused[kind] += count;
     for (RankedPlan& p : part.plans) {
       ranking.plans.push_back(std::move(p));
@@ -345,7 +346,11 @@ int RunPlan(CommandContext& ctx) {
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
   o << ".\n\n";
   if (ranking.plans.empty()) {
-    ctx.err << "no plan fits: " << ranking.evaluated << " evaluated\n";
+    if (ranking.evaluated == 0 && !ranking.none_launchable.empty()) {
+      ctx.err << ranking.none_launchable << "\n";
+    } else {
+      ctx.err << "no plan fits: " << ranking.evaluated << " evaluated\n";
+    }
     return static_cast<int>(ExitCode::kNoFeasibleResult);
   }
   o << table.str() << "\nError bands: mean |error| of phaze's predicted step time on measured "

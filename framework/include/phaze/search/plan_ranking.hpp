@@ -30,6 +30,11 @@ namespace phaze {
 
 std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunConfig& run);
 
+// Why LaunchablePlans found nothing: each shape t·p·d of the accelerators (t a width some
+// strategy sliced the model at) with the first condition it fails, or, when no width was sliced,
+// that. Empty when some plan is launchable.
+std::string WhyNoLaunchablePlan(const PreparedModel& model, const RunConfig& run);
+
 struct RankedPlan {
   PlanRequest request;
   PlanChoice choice;
@@ -41,6 +46,7 @@ struct PlanRanking {
   std::size_t feasible = 0;
   // Why the others do not run, by kind: "over the HBM", "too few devices", … → count.
   std::map<std::string, std::size_t> refused;
+  std::string none_launchable;  // WhyNoLaunchablePlan when nothing was evaluated
 };
 
 PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& model,
