@@ -156,6 +156,11 @@ int RunPlan(CommandContext& ctx) {
   const std::string strategies = ctx.vm["strategies"].as<std::string>();
   for (const std::string& w :
        strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
+    if (!ctx.registry.Has(ComponentKind::kParallelismStrategy, w)) {
+      throw UsageError("--strategies: " +
+                       ctx.registry.UnknownNameMessage(ComponentKind::kParallelismStrategy, w) +
+                       " (or all)");
+    }
     run.strategies.push_back(StrategyChoice::Named(w));
   }
   if (ctx.vm.count("attention")) {
