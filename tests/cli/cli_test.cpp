@@ -1312,7 +1312,7 @@ TEST(Cli, PredictAndPlanAtAnotherSequenceLength) {
 // `phaze plan` tries every strategy loaded by default: a mixture-of-experts model gets expert
 // parallelism without asking — its best plan is the moe strategy's, faster than the best of
 // megatron and sequence_parallel alone, with --expert-model-parallel-size in its arguments — and
-// the default ranks as the four strategies listed explicitly.
+// the default ranks as the four strategies listed explicitly; `predict --strategy` reproduces each.
 TEST(Cli, PlanTriesEveryStrategyByDefault) {
   testing::TempDir dir;
   testing::WriteFile(dir / "tiny-moe.yaml", R"(name: tiny-moe
@@ -1354,6 +1354,30 @@ moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}
   EXPECT_TRUE(expert_flag);
   EXPECT_LT(best.Child("time_per_batch_s").AsDouble(),
             dense.Child("plans").Elements().front().Child("time_per_batch_s").AsDouble());
+  // `predict --strategy` gives each plan's own step time (plan's t is the strategy's whole width).
+  for (const auto& ranked : all.Child("plans").Elements()) {
+    const std::string out = (dir / "predict.json").string();
+    auto r = Phaze("-q predict --model " + (dir / "tiny-moe.yaml").string() +
+                   " --arch a100-sxm-80gb --system dgx-a100 --global-batch 32 --recipe "
+                   "megatron-core-2024 --plan " + std::to_string(ranked.Child("t").AsInt()) + "," +
+                   std::to_string(ranked.Child("p").AsInt()) + "," +
+                   std::to_string(ranked.Child("d").AsInt()) + " --micro-batch " +
+                   std::to_string(ranked.Child("micro_batch").AsInt()) + " --recompute " +
+                   ranked.Child("recompute").AsString() + " --sharding " +
+                   ranked.Child("sharding").AsString() + " --strategy " +
+                   ranked.Child("strategy").AsString() + " -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(ConfigNode::ParseFile(out).Child("result").Child("time_per_batch_s").AsDouble(),
+              ranked.Child("time_per_batch_s").AsDouble());
+  }
+  EXPECT_USAGE_ERROR(Phaze("predict --model " + (dir / "tiny-moe.yaml").string() +
+                           " --arch a100-sxm-80gb --plan 2,1,1 --micro-batch 1 --strategy ep"),
+                     "--strategy: no parallelism strategy named 'ep'; registered: "
+                     "context_parallel, megatron, moe, sequence_parallel");
+  EXPECT_USAGE_ERROR(Phaze("predict --model " + (dir / "tiny-moe.yaml").string() +
+                           " --arch a100-sxm-80gb --plan 2,1,1 --micro-batch 1 --strategy moe "
+                           "--sequence-parallel"),
+                     "--sequence-parallel is --strategy sequence_parallel: give one of them");
   EXPECT_EQ(all.Child("evaluated").AsInt(), listed.Child("evaluated").AsInt());
   const auto a = all.Child("plans").Elements(), l = listed.Child("plans").Elements();
   ASSERT_EQ(a.size(), l.size());

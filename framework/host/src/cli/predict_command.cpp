@@ -4,6 +4,7 @@
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
 //     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash] [--sequence-parallel]
+//     [--strategy NAME]
 //     [--global-batch B] [--sequence-length S]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
@@ -48,6 +49,9 @@ void AddPredictOptions(po::options_description& d) {
       "run config; the other flags override it (default: the run config's, else phaze's "
       "defaults, which are megatron-lm-2021's)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
+      "strategy", po::value<std::string>(),
+      "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
+      "t is its whole width, as phaze plan's t column (default: the run config's first)")(
       "sequence-length", po::value<std::int64_t>(),
       "tokens per sample (default: the model's own; a Hugging Face config's is its "
       "max_position_embeddings)")(
@@ -206,8 +210,19 @@ int RunPredict(CommandContext& ctx) {
     run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
   }
   NetworkFromFlags(ctx.vm, run);
+  if (ctx.vm.count("sequence-parallel") && ctx.vm.count("strategy")) {
+    throw UsageError("--sequence-parallel is --strategy sequence_parallel: give one of them");
+  }
   if (ctx.vm.count("sequence-parallel")) {
     run.strategies = {StrategyChoice::Named("sequence_parallel")};
+  }
+  if (ctx.vm.count("strategy")) {
+    const std::string name = ctx.vm["strategy"].as<std::string>();
+    if (!ctx.registry.Has(ComponentKind::kParallelismStrategy, name)) {
+      throw UsageError("--strategy: " + ctx.registry.UnknownNameMessage(
+                                            ComponentKind::kParallelismStrategy, name));
+    }
+    run.strategies = {StrategyChoice::Named(name)};
   }
   run.strategies.resize(1);  // a plan is costed under one strategy: the first listed
   run.training.micro_batches = {request.micro_batch};
@@ -302,6 +317,7 @@ int RunPredict(CommandContext& ctx) {
   }
 
   const StepBreakdown& b = p.breakdown;
+  const std::string& strategy = run.strategies[0].component.name;
   auto& o = ctx.out;
   o << model.name << " on " << run.cluster.num_accelerators << " × " << arch.name << " ("
     << (run.cluster.network.Name().empty() ? std::to_string(run.cluster.network.Levels().size()) +
@@ -319,7 +335,9 @@ int RunPredict(CommandContext& ctx) {
             ? ", " + std::string(ToString(run.training.precision))
             : std::string())
     << (run.training.attention == AttentionKernel::kFlash ? ", FlashAttention" : "")
-    << (run.strategies[0].component.name == "sequence_parallel" ? ", sequence parallel" : "")
+    << (strategy == "megatron"            ? std::string()
+        : strategy == "sequence_parallel" ? std::string(", sequence parallel")
+                                          : ", strategy " + strategy)
     << "\n";
   if (slice.padded_vocab > 0) {
     o << "  vocabulary        " << slice.vocab << " rows padded to " << slice.padded_vocab << " (+"
