@@ -1448,6 +1448,21 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
     EXPECT_EQ(args.count("--overlap-param-gather") == 1, p.Child("sharding").AsString() == "optimizer");
     EXPECT_EQ(args.count("--use-flash-attn"), 1u);
   }
+  // Plans within 10% of the HBM (79.15 GiB) are named below the table, from their peaks.
+  std::string tight;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const double share = plans[i].Child("hbm_share").AsDouble();
+    const auto stages = plans[i].Child("result").Child("plan").Child("stages").Elements();
+    double peak = 0;
+    for (const auto& stage : stages)
+      peak = std::max(peak, stage.Child("peak_memory_bytes").AsDouble());
+    EXPECT_NEAR(share, peak / (79.151 * 1073741824.0), 1e-4) << i;
+    if (share > 0.9) tight += (tight.empty() ? "" : ", ") + std::to_string(i + 1);
+  }
+  ASSERT_FALSE(tight.empty());
+  EXPECT_NE(r.out.find("Plans " + tight + " use more than 90% of the 79.15 GiB HBM"),
+            std::string::npos)
+      << r.out;
   // By default every interleaving Megatron-LM allows is tried: the same ranking as listing each
   // v > 1 that divides the 96 blocks.
   const std::string listed = (dir / "listed.json").string();

@@ -288,6 +288,7 @@ int RunPlan(CommandContext& ctx) {
       pj["megatron"]["sequence_parallel"] = widths.sequence_parallel;
     }
     pj["time_per_batch_s"] = c.plan.time_per_batch_s;
+    pj["hbm_share"] = peak / static_cast<double>(arch.hbm_bytes);  // of the device's HBM
     Json bj = Json::MakeObject();
     bj["runs"] = static_cast<std::int64_t>(band.runs);
     bj["shape"] = band.shape;
@@ -359,8 +360,26 @@ int RunPlan(CommandContext& ctx) {
     return static_cast<int>(ExitCode::kNoFeasibleResult);
   }
   o << table.str() << "\nError bands: mean |error| of phaze's predicted step time on measured "
-    << "runs of the plan's shape (" << (residuals.Source().empty() ? "none found" : residuals.Source())
-    << ").\n\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << commands.str();
+    << "runs of the plan's shape ("
+    << (residuals.Source().empty() ? "none found" : residuals.Source()) << ").\n";
+  // Plans within 10% of the HBM: phaze counts the live tensors; PyTorch's caching allocator
+  // reserves more (phaze's peaks are 21–47% below TorchTitan's measured reserved peaks,
+  // share/validation/h100.md).
+  std::string tight;
+  for (std::size_t i = 0; i < ranking.plans.size(); ++i) {
+    if (ranking.plans[i].choice.plan.PeakMemoryBytes() >
+        0.9 * static_cast<double>(arch.hbm_bytes)) {
+      tight += (tight.empty() ? "" : ", ") + std::to_string(i + 1);
+    }
+  }
+  if (!tight.empty()) {
+    o << "\nPlans " << tight << " use more than 90% of the " << fmt::sprintf("%.2f", arch.HbmGiB())
+      << " GiB HBM: phaze counts the live tensors, and PyTorch's caching allocator reserves more "
+      << "(phaze's peaks are 21–47% below TorchTitan's measured ones, share/validation/h100.md); "
+      << "--hbm-gib " << fmt::sprintf("%.0f", 0.9 * arch.HbmGiB())
+      << " ranks only plans that leave 10% free.\n";
+  }
+  o << "\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << commands.str();
   return 0;
 }
 
