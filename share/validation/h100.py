@@ -17,9 +17,11 @@ recipe megatron-core-2024, share/recipes/; each row's reduction is reported as e
 TorchTitan's rows are not fitted.
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
-      [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
+      [--residuals FILE] [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
 
---report DIR writes h100.md there. Standard library only.
+--report DIR writes h100.md there; --residuals FILE appends each predicted row (with its device
+preset) to validate.py's residuals, from which `phaze plan` draws the error bands of H100 plans.
+Standard library only.
 """
 import argparse
 import concurrent.futures
@@ -29,6 +31,9 @@ import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import validate  # noqa: E402  (write_residuals: the file phaze plan's error bands come from)
 
 # Each source's training recipe in phaze (share/recipes/). Megatron-LM's README runs state
 # --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap: the share of the
@@ -187,6 +192,8 @@ def main():
     ap.add_argument("--csv", default=os.path.join(HERE, "published-h100.csv"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report", help="directory for h100.md")
+    ap.add_argument("--residuals", help="CSV file the predicted rows are appended to "
+                    "(validate.py's --residuals)")
     ap.add_argument("--max-mean-error", type=float, help="bound on the mean |error|")
     ap.add_argument("--recipe", action="append", default=[],
                     help="SOURCE:KEY=VALUE, a recipe parameter (RECIPES)")
@@ -257,6 +264,10 @@ def main():
     print("\n".join(lines))
     print("\n".join(speedups))
     print("\n".join(memory))
+    if args.residuals:
+        predicted = [dict(r, recompute=r["recompute_used"]) for r in results if r["error"] is not None]
+        validate.write_residuals(args.residuals, os.path.basename(args.csv), predicted,
+                                 append=os.path.exists(args.residuals))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         with open(os.path.join(args.report, "h100.md"), "w") as f:

@@ -198,7 +198,8 @@ def main():
         rows_out = [dict(r, measured_s=r["published_s"], predicted_s=r["iteration_s"])
                     for r in results if r["predicted"] is not None]
         validate.write_residuals(args.residuals, os.path.basename(args.csv), rows_out,
-                                 append=os.path.exists(args.residuals))
+                                 append=os.path.exists(args.residuals),
+                                 device=validate.device_name(args.arch))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         with open(os.path.join(args.report, "published.md"), "w") as f:

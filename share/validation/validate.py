@@ -96,12 +96,19 @@ def predict(args, directory, setup, row):
 
 
 RESIDUAL_COLUMNS = ["source", "gpus", "t", "p", "d", "v", "micro_batch", "recompute",
-                    "sequence_parallel", "measured_s", "predicted_s", "error"]
+                    "sequence_parallel", "measured_s", "predicted_s", "error", "device"]
 
 
-def write_residuals(path, source, results, append=False):
+def device_name(arch):
+    """The preset name of --arch (a name, or a file whose stem is one)."""
+    return os.path.splitext(os.path.basename(arch))[0]
+
+
+def write_residuals(path, source, results, append=False, device=None):
     """The rows predicted, one per line: the plan, measured and predicted seconds per iteration,
-    and the signed relative error of the time (predicted / measured − 1)."""
+    the signed relative error of the time (predicted / measured − 1) and the device preset the run
+    was measured on (`device`, else each row's own "arch"); `phaze plan` draws its error bands
+    from the runs of the plan's device first."""
     with open(path, "a" if append else "w", newline="") as f:
         w = csv.writer(f)
         if not append:
@@ -111,7 +118,8 @@ def write_residuals(path, source, results, append=False):
                 continue
             w.writerow([source, r["gpus"], r["t"], r["p"], r["d"], r.get("v", 1), r["micro"],
                         r["recompute"], int(bool(r["sequence_parallel"])), "%.6g" % r["measured_s"],
-                        "%.6g" % r["predicted_s"], "%.5f" % (r["predicted_s"] / r["measured_s"] - 1)])
+                        "%.6g" % r["predicted_s"], "%.5f" % (r["predicted_s"] / r["measured_s"] - 1),
+                        device or r["arch"]])
 
 
 def system_levels(system):
@@ -291,7 +299,8 @@ def main():
     if args.residuals:
         for r in results:
             r["recompute"] = r["recompute"] or args.recompute
-        write_residuals(args.residuals, os.path.basename(args.csv), results)
+        write_residuals(args.residuals, os.path.basename(args.csv), results,
+                        device=device_name(args.arch))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
         scatter_svg(results, os.path.join(args.report, "scatter.svg"))

@@ -270,6 +270,34 @@ TEST(ValidationResiduals, BandsFromTheRunsOfThePlansShape) {
   EXPECT_EQ(band.runs, 8u);
   EXPECT_EQ(band.shape, "every validated run");
   EXPECT_DOUBLE_EQ(band.max_abs, 0.30);
+  // With a device column: the plan's device's runs first, then every run. Five t 8 runs on x
+  // (|errors| 10..50%) and the eight above on a: a t 8 plan on x takes x's five (mean 30%), on a
+  // the bands above, on a device with no runs every device's; x has no t 2 run, so a t 2 plan on
+  // x takes every run on x.
+  {
+    std::ofstream f(dir / "d.csv");
+    f << "source,gpus,t,p,d,error,device\n";
+    for (const auto& run : r.Runs()) {
+      f << "a," << run.gpus << "," << run.t << "," << run.p << "," << run.d << "," << run.error
+        << ",a\n";
+    }
+    for (int k = 1; k <= 5; ++k) f << "b,16,8,1,2," << -0.1 * k << ",x\n";
+  }
+  const ValidationResiduals d = ValidationResiduals::Load(dir / "d.csv");
+  ASSERT_EQ(d.Runs().size(), 13u);
+  band = d.For(8, 1, 16, 8, "x");
+  EXPECT_EQ(band.runs, 5u);
+  EXPECT_EQ(band.shape, "t 8, without a pipeline, several nodes, on x");
+  EXPECT_NEAR(band.mean_abs, 0.30, 1e-12);
+  band = d.For(8, 4, 256, 8, "a");
+  EXPECT_EQ(band.shape, "t 8, with a pipeline, several nodes, on a");
+  EXPECT_NEAR(band.mean_abs, 0.03, 1e-12);
+  band = d.For(8, 1, 8, 8, "y");  // no runs on y: t 8 among all, 2 of a's and x's 5
+  EXPECT_EQ(band.shape, "t 8, without a pipeline");
+  EXPECT_EQ(band.runs, 7u);
+  band = d.For(2, 1, 4, 8, "x");
+  EXPECT_EQ(band.shape, "every run on x");
+  EXPECT_EQ(band.runs, 5u);
   // Malformed files say where.
   std::ofstream(dir / "bad.csv") << "source,gpus,t,p,d,error\nx,8,eight,1,1,0.1\n";
   try {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/paths.hpp"
@@ -26,6 +27,7 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
     return static_cast<std::size_t>(it - header.begin());
   };
   std::size_t gpus = 0, t = 0, p = 0, d = 0, error = 0;
+  std::optional<std::size_t> device;  // an optional column
   for (int number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
@@ -34,6 +36,9 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
       header = cells;
       gpus = column("gpus"), t = column("t"), p = column("p"), d = column("d");
       error = column("error");
+      if (auto it = std::find(header.begin(), header.end(), "device"); it != header.end()) {
+        device = static_cast<std::size_t>(it - header.begin());
+      }
       continue;
     }
     const std::string at = csv.string() + ":" + std::to_string(number) + ": ";
@@ -54,6 +59,7 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
     if (run.gpus < 1 || run.t < 1 || run.p < 1 || run.d < 1 || !std::isfinite(run.error)) {
       throw ConfigError(at + "gpus, t, p and d must be >= 1 and the error finite");
     }
+    if (device) run.device = cells[*device];
     r.runs_.push_back(run);
   }
   return r;
@@ -67,33 +73,41 @@ ValidationResiduals ValidationResiduals::Installed() {
 }
 
 ValidationResiduals::Band ValidationResiduals::For(std::int64_t t, std::int64_t p,
-                                                   std::int64_t gpus,
-                                                   std::int64_t node_size) const {
+                                                   std::int64_t gpus, std::int64_t node_size,
+                                                   const std::string& device) const {
   const bool pipeline = p > 1;
   const bool nodes = gpus > node_size;
   const std::string width = "t " + std::to_string(t);
   const std::string piped = pipeline ? ", with a pipeline" : ", without a pipeline";
   struct Group {
     std::string shape;
-    int level;  // 0: t, pipeline and span; 1: t and pipeline; 2: t; 3: every run
+    int level;       // 0: t, pipeline and span; 1: t and pipeline; 2: t; 3: every run
+    bool on_device;  // only the runs on `device`
   };
-  const Group groups[] = {{width + piped + (nodes ? ", several nodes" : ", one node"), 0},
-                          {width + piped, 1},
-                          {width, 2},
-                          {"every validated run", 3}};
+  std::vector<Group> groups;
+  for (bool on_device : {true, false}) {
+    if (on_device && device.empty()) continue;
+    const std::string on = on_device ? ", on " + device : "";
+    groups.push_back(
+        {width + piped + (nodes ? ", several nodes" : ", one node") + on, 0, on_device});
+    groups.push_back({width + piped + on, 1, on_device});
+    groups.push_back({width + on, 2, on_device});
+    groups.push_back({on_device ? "every run on " + device : "every validated run", 3, on_device});
+  }
   for (const Group& g : groups) {
     std::vector<double> errors;
     for (const Run& run : runs_) {
       const bool same_t = run.t == t;
       const bool same_pipeline = (run.p > 1) == pipeline;
       const bool same_span = (run.gpus > node_size) == nodes;
-      if ((g.level <= 2 && !same_t) || (g.level <= 1 && !same_pipeline) ||
-          (g.level == 0 && !same_span)) {
+      if ((g.on_device && run.device != device) || (g.level <= 2 && !same_t) ||
+          (g.level <= 1 && !same_pipeline) || (g.level == 0 && !same_span)) {
         continue;
       }
       errors.push_back(std::fabs(run.error));
     }
-    if (errors.size() < kMinRuns && g.level < 3) continue;
+    const bool last = &g == &groups.back();
+    if (errors.size() < kMinRuns && !last) continue;
     Band band;
     band.shape = g.shape;
     band.runs = errors.size();

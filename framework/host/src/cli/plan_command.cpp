@@ -267,7 +267,7 @@ int RunPlan(CommandContext& ctx) {
     const bool megatron = launch.widths.has_value();
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     const ValidationResiduals::Band band =
-        residuals.For(r.tensor_parallel, r.pipeline_stages, K, node);
+        residuals.For(r.tensor_parallel, r.pipeline_stages, K, node, arch.name);
     const double peak = c.plan.PeakMemoryBytes();
 
     Json pj = Json::MakeObject();

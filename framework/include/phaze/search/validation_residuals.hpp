@@ -3,11 +3,13 @@
 // published.py with --residuals; A100 runs), and the errors of the time per iteration phaze
 // predicted for them.
 //
-// Band(t, p, gpus, node_size): the runs most like the plan, the first of these groups holding at
-// least kMinRuns runs — same t, same pipeline (p > 1 or not) and same span (one node or several,
-// gpus > node_size) · same t and pipeline · same t · every run — and their mean, 90th percentile
-// (nearest rank) and largest |error|, with the group described ("t 8, with a pipeline, several
-// nodes"). No runs: a band of 0 runs.
+// Band(t, p, gpus, node_size, device): the runs most like the plan, the first of these groups
+// holding at least kMinRuns runs — same t, same pipeline (p > 1 or not) and same span (one node or
+// several, gpus > node_size) · same t and pipeline · same t · every run — first among the runs
+// measured on the plan's device (the file's optional `device` column: the preset's name; the
+// device model is calibrated per device, so its errors are the device's own), then among all
+// runs; and their mean, 90th percentile (nearest rank) and largest |error|, with the group
+// described ("t 8, with a pipeline, several nodes, on h100-sxm-80gb"). No runs: a band of 0 runs.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +26,8 @@ class ValidationResiduals {
 
   struct Run {
     std::int64_t gpus = 1, t = 1, p = 1, d = 1;
-    double error = 0;  // predicted / measured − 1, of the time per iteration
+    double error = 0;    // predicted / measured − 1, of the time per iteration
+    std::string device;  // the preset it was predicted on ("" when the file does not say)
   };
   struct Band {
     std::size_t runs = 0;
@@ -37,7 +40,8 @@ class ValidationResiduals {
   // ShareDirectory()/validation/residuals.csv; empty when there is none.
   static ValidationResiduals Installed();
 
-  Band For(std::int64_t t, std::int64_t p, std::int64_t gpus, std::int64_t node_size) const;
+  Band For(std::int64_t t, std::int64_t p, std::int64_t gpus, std::int64_t node_size,
+           const std::string& device = "") const;
   const std::vector<Run>& Runs() const { return runs_; }
   const std::string& Source() const { return source_; }
 
