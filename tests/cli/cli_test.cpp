@@ -1463,6 +1463,37 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
   EXPECT_NE(r.out.find("Plans " + tight + " use more than 90% of the 79.15 GiB HBM"),
             std::string::npos)
       << r.out;
+  // predict says the same of the first plan's stages, by name.
+  {
+    const ConfigNode& first = plans.front();
+    const std::string out1 = (dir / "first.json").string();
+    auto r1 = Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                    "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system dgx-a100 "
+                    "--global-batch 1536 --recipe megatron-core-2024 --plan " +
+                    std::to_string(first.Child("t").AsInt()) + "," +
+                    std::to_string(first.Child("p").AsInt()) + "," +
+                    std::to_string(first.Child("d").AsInt()) + "," +
+                    std::to_string(first.Child("v").AsInt()) + " --micro-batch " +
+                    std::to_string(first.Child("micro_batch").AsInt()) + " --recompute " +
+                    first.Child("recompute").AsString() + " --sharding " +
+                    first.Child("sharding").AsString() + " --strategy " +
+                    first.Child("strategy").AsString() + " -o " + out1);
+    ASSERT_EQ(r1.exit_code, 0) << r1.err;
+    std::string stages;
+    int count = 0;
+    const auto listed_stages =
+        ConfigNode::ParseFile(out1).Child("result").Child("plan").Child("stages").Elements();
+    for (std::size_t k = 0; k < listed_stages.size(); ++k) {
+      if (listed_stages[k].Child("peak_memory_bytes").AsDouble() > 0.9 * 79.151 * 1073741824.0) {
+        stages += (stages.empty() ? "" : ", ") + std::to_string(k);
+        ++count;
+      }
+    }
+    ASSERT_GT(count, 0);
+    EXPECT_NE(r1.out.find((count > 1 ? "stages " : "stage ") + stages + " within 10% of the HBM"),
+              std::string::npos)
+        << r1.out;
+  }
   // By default every interleaving Megatron-LM allows is tried: the same ranking as listing each
   // v > 1 that divides the 96 blocks.
   const std::string listed = (dir / "listed.json").string();
