@@ -1467,17 +1467,16 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
   {
     const ConfigNode& first = plans.front();
     const std::string out1 = (dir / "first.json").string();
-    auto r1 = Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
-                    "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system dgx-a100 "
-                    "--global-batch 1536 --recipe megatron-core-2024 --plan " +
-                    std::to_string(first.Child("t").AsInt()) + "," +
-                    std::to_string(first.Child("p").AsInt()) + "," +
-                    std::to_string(first.Child("d").AsInt()) + "," +
-                    std::to_string(first.Child("v").AsInt()) + " --micro-batch " +
-                    std::to_string(first.Child("micro_batch").AsInt()) + " --recompute " +
-                    first.Child("recompute").AsString() + " --sharding " +
-                    first.Child("sharding").AsString() + " --strategy " +
-                    first.Child("strategy").AsString() + " -o " + out1);
+    auto r1 = Phaze(
+        "predict --model " + std::string(PHAZE_SOURCE_DIR) +
+        "/workloads/megatron-gpt3-175b.yaml --arch a100-sxm-80gb --system dgx-a100 "
+        "--global-batch 1536 --recipe megatron-core-2024 --plan " +
+        std::to_string(first.Child("t").AsInt()) + "," + std::to_string(first.Child("p").AsInt()) +
+        "," + std::to_string(first.Child("d").AsInt()) + "," +
+        std::to_string(first.Child("v").AsInt()) + " --micro-batch " +
+        std::to_string(first.Child("micro_batch").AsInt()) + " --recompute " +
+        first.Child("recompute").AsString() + " --sharding " + first.Child("sharding").AsString() +
+        " --strategy " + first.Child("strategy").AsString() + " -o " + out1);
     ASSERT_EQ(r1.exit_code, 0) << r1.err;
     std::string stages;
     int count = 0;
