@@ -1533,7 +1533,7 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
   // Bad input says which flag.
   EXPECT_USAGE_ERROR(Phaze(tiny + " --accelerators 2 --strategies megatron,tensor"),
                      "--strategies: no parallelism strategy named 'tensor'; registered: "
-                     "context_parallel, megatron, moe, sequence_parallel (or all)");
+                     "context_parallel, megatron, moe, sequence_parallel");
   auto bad = Phaze("plan --model x.yaml --arch a100-sxm-80gb --accelerators 8 --widths 1,two");
   EXPECT_USAGE_ERROR(bad, "--widths: expected comma-separated integers, found '1,two'");
   EXPECT_EQ(Phaze("plan --model x.yaml --arch a100-sxm-80gb").exit_code, 2);  // no --accelerators

@@ -41,6 +41,16 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
 // a graph file) and the tokens per sample it is planned at (default: the model's own — for a
 // Hugging Face config, its max_position_embeddings).
 ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm);
+// A strategy named on the command line (--strategy, --strategies), else UsageError naming `flag`
+// and the registered strategies.
+StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
+                             const std::string& name);
+// A plan whose peak memory is above this share of the HBM is named as tight (predict, plan):
+// phaze counts the live tensors, and the caching allocator reserves more (kAllocatorNote).
+constexpr double kTightHbmShare = 0.9;
+constexpr const char* kAllocatorNote =
+    "PyTorch's caching allocator reserves more than the live tensors phaze counts (phaze's peaks "
+    "are 21–47% below TorchTitan's measured ones, share/validation/h100.md)";
 // --system: the run's network from share/systems/ or a file.
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 // --recipe: a training recipe (share/recipes/, a name or file) applied over the run config's

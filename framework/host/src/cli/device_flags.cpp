@@ -36,6 +36,15 @@ ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm) {
   return entry;
 }
 
+StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
+                             const std::string& name) {
+  if (!registry.Has(ComponentKind::kParallelismStrategy, name)) {
+    throw UsageError(flag + ": " +
+                     registry.UnknownNameMessage(ComponentKind::kParallelismStrategy, name));
+  }
+  return StrategyChoice::Named(name);
+}
+
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
   if (vm.count("system")) {
     run.cluster.network =

@@ -156,12 +156,7 @@ int RunPlan(CommandContext& ctx) {
   const std::string strategies = ctx.vm["strategies"].as<std::string>();
   for (const std::string& w :
        strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
-    if (!ctx.registry.Has(ComponentKind::kParallelismStrategy, w)) {
-      throw UsageError("--strategies: " +
-                       ctx.registry.UnknownNameMessage(ComponentKind::kParallelismStrategy, w) +
-                       " (or all)");
-    }
-    run.strategies.push_back(StrategyChoice::Named(w));
+    run.strategies.push_back(NamedStrategy(ctx.registry, "--strategies", w));
   }
   if (ctx.vm.count("attention")) {
     run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
@@ -362,21 +357,17 @@ int RunPlan(CommandContext& ctx) {
   o << table.str() << "\nError bands: mean |error| of phaze's predicted step time on measured "
     << "runs of the plan's shape ("
     << (residuals.Source().empty() ? "none found" : residuals.Source()) << ").\n";
-  // Plans within 10% of the HBM: phaze counts the live tensors; PyTorch's caching allocator
-  // reserves more (phaze's peaks are 21–47% below TorchTitan's measured reserved peaks,
-  // share/validation/h100.md).
-  std::string tight;
+  std::string tight;  // the plans within 10% of the HBM
   for (std::size_t i = 0; i < ranking.plans.size(); ++i) {
     if (ranking.plans[i].choice.plan.PeakMemoryBytes() >
-        0.9 * static_cast<double>(arch.hbm_bytes)) {
+        kTightHbmShare * static_cast<double>(arch.hbm_bytes)) {
       tight += (tight.empty() ? "" : ", ") + std::to_string(i + 1);
     }
   }
   if (!tight.empty()) {
     o << "\nPlans " << tight << " use more than 90% of the " << fmt::sprintf("%.2f", arch.HbmGiB())
-      << " GiB HBM: phaze counts the live tensors, and PyTorch's caching allocator reserves more "
-      << "(phaze's peaks are 21–47% below TorchTitan's measured ones, share/validation/h100.md); "
-      << "--hbm-gib " << fmt::sprintf("%.0f", 0.9 * arch.HbmGiB())
+      << " GiB HBM: " << kAllocatorNote << "; --hbm-gib "
+      << fmt::sprintf("%.0f", kTightHbmShare * arch.HbmGiB())
       << " ranks only plans that leave 10% free.\n";
   }
   o << "\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << commands.str();

@@ -218,11 +218,7 @@ int RunPredict(CommandContext& ctx) {
   }
   if (ctx.vm.count("strategy")) {
     const std::string name = ctx.vm["strategy"].as<std::string>();
-    if (!ctx.registry.Has(ComponentKind::kParallelismStrategy, name)) {
-      throw UsageError("--strategy: " + ctx.registry.UnknownNameMessage(
-                                            ComponentKind::kParallelismStrategy, name));
-    }
-    run.strategies = {StrategyChoice::Named(name)};
+    run.strategies = {NamedStrategy(ctx.registry, "--strategy", name)};
   }
   run.strategies.resize(1);  // a plan is costed under one strategy: the first listed
   run.training.micro_batches = {request.micro_batch};
@@ -405,14 +401,14 @@ int RunPredict(CommandContext& ctx) {
     if (p.stages[k].peak_memory_bytes > static_cast<double>(arch.hbm_bytes)) {
       o << "      over the HBM by "
         << GiB(p.stages[k].peak_memory_bytes - static_cast<double>(arch.hbm_bytes)) << "\n";
-    } else if (p.stages[k].peak_memory_bytes > 0.9 * static_cast<double>(arch.hbm_bytes)) {
+    } else if (p.stages[k].peak_memory_bytes >
+               kTightHbmShare * static_cast<double>(arch.hbm_bytes)) {
       tight += (tight.empty() ? "" : ", ") + std::to_string(k);
     }
   }
   if (!tight.empty()) {  // as phaze plan says of such plans
     o << "    stage" << (tight.find(',') == std::string::npos ? " " : "s ") << tight
-      << " within 10% of the HBM: live tensors, and PyTorch's caching allocator reserves more "
-         "(phaze's peaks are 21–47% below TorchTitan's measured ones)\n";
+      << " within 10% of the HBM: " << kAllocatorNote << "\n";
   }
   if (over_hbm) {
     ctx.err << "infeasible plan (does not fit; the figures above are what it would take if it "
