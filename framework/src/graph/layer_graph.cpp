@@ -141,9 +141,12 @@ OperatorGraph RecomputeGraph(const UniqueLayer& layer, RecomputeMode mode) {
     return out;
   }
   const OperatorGraph& g = layer.forward;
-  std::vector<bool> rerun = PerOpKeeps(g);  // per-op: what it does not keep
-  for (std::size_t i = 0; i < rerun.size(); ++i) {
-    rerun[i] = mode == RecomputeMode::kSelective ? g.Ops()[i].attention_core : !rerun[i];
+  std::vector<bool> rerun;  // selective: the attention core; per-op: what it does not keep
+  if (mode == RecomputeMode::kSelective) {
+    for (const auto& op : g.Ops()) rerun.push_back(op.attention_core);
+  } else {
+    rerun = PerOpKeeps(g);
+    rerun.flip();
   }
   std::vector<int> remap(g.Tensors().size(), -1);
   auto tensor = [&](int t) {

@@ -83,13 +83,13 @@ std::string WhyNoLaunchablePlan(const PreparedModel& model, const RunConfig& run
   std::string why;
   int shapes = 0;
   for (std::int64_t t : widths) {
+    int units = 0;  // the blocks of a slice at this width
+    for (const auto& slice : model.slices) {
+      if (slice.width == t) units = PipelineUnits(slice.graph);
+    }
     for (std::int64_t p = 1; t * p <= K; ++p) {
       if (K % (t * p) != 0) continue;
       const std::int64_t d = K / (t * p);
-      int units = 0;
-      for (const auto& slice : model.slices) {
-        if (slice.width == t) units = PipelineUnits(slice.graph);
-      }
       bool divides = false;  // some listed micro-batch b with b·d dividing the batch
       for (std::int64_t b : run.training.micro_batches) divides = divides || batch % (b * d) == 0;
       const std::string reason =

@@ -245,6 +245,7 @@ int RunPlan(CommandContext& ctx) {
   j["error_bands_from"] = residuals.Source();
   Json plans = Json::MakeArray();
   std::ostringstream table, commands;
+  std::string tight;  // the ranks of the plans within 10% of the HBM
   table << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | precision | "
            "strategy | step (s) | tokens/s | MFU | peak GiB | error band |\n"
         << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -284,6 +285,9 @@ int RunPlan(CommandContext& ctx) {
     }
     pj["time_per_batch_s"] = c.plan.time_per_batch_s;
     pj["hbm_share"] = peak / static_cast<double>(arch.hbm_bytes);  // of the device's HBM
+    if (peak > kTightHbmShare * static_cast<double>(arch.hbm_bytes)) {
+      tight += (tight.empty() ? "" : ", ") + std::to_string(rank);
+    }
     Json bj = Json::MakeObject();
     bj["runs"] = static_cast<std::int64_t>(band.runs);
     bj["shape"] = band.shape;
@@ -357,13 +361,6 @@ int RunPlan(CommandContext& ctx) {
   o << table.str() << "\nError bands: mean |error| of phaze's predicted step time on measured "
     << "runs of the plan's shape ("
     << (residuals.Source().empty() ? "none found" : residuals.Source()) << ").\n";
-  std::string tight;  // the plans within 10% of the HBM
-  for (std::size_t i = 0; i < ranking.plans.size(); ++i) {
-    if (ranking.plans[i].choice.plan.PeakMemoryBytes() >
-        kTightHbmShare * static_cast<double>(arch.hbm_bytes)) {
-      tight += (tight.empty() ? "" : ", ") + std::to_string(i + 1);
-    }
-  }
   if (!tight.empty()) {
     o << "\nPlans " << tight << " use more than 90% of the " << fmt::sprintf("%.2f", arch.HbmGiB())
       << " GiB HBM: " << kAllocatorNote << "; --hbm-gib "
