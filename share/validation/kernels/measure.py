@@ -322,6 +322,298 @@ def measure_flash(writer):
                         7, "events around eager calls (host time included; kernels are long)"])
 
 
+def time_queued(step, seconds=0.05, reps=5):
+    """Device seconds per step(), the median of `reps` timings of n queued calls.
+
+    For eager code of several kernels (attention backward, a whole block): n calls are queued
+    between two events, so the host's launches run ahead of the device once the first call is
+    issued and its time is not in the figure when the kernels are longer than their launches.
+    """
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    step()
+    stop.record()
+    stop.synchronize()
+    once = start.elapsed_time(stop) / 1e3
+    n = max(2, min(200, int(seconds / max(once, 1e-6))))
+    times = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(n):
+            step()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3 / n)
+    return statistics.median(times), n * reps
+
+
+# (batch, query heads, key/value heads, sequence, head dimension): BERT-large and GPT-2 at
+# head dimension 64; the 128-wide heads of the GPT and Llama layers at 1K-16K tokens (and the
+# flash section's five shapes again, so the two backends meet on the same rows).
+ATTENTION_SHAPES = [
+    (32, 16, 16, 512, 64), (8, 12, 12, 1024, 64), (4, 16, 16, 2048, 64),
+    (1, 32, 32, 1024, 128), (1, 32, 32, 2048, 128), (1, 32, 32, 4096, 128),
+    (1, 32, 32, 8192, 128), (1, 32, 32, 16384, 128), (2, 32, 32, 8192, 128),
+    (4, 16, 16, 1024, 128), (1, 12, 12, 2048, 128), (1, 64, 64, 2048, 128),
+    (1, 32, 8, 8192, 128),
+]
+
+
+def measure_attention(writer):
+    """Fused attention as the recipes run it: PyTorch's FlashAttention-2 and cuDNN's fused
+    attention (the kernel Transformer Engine calls), causal and full mask, forward and forward
+    plus backward. FLOPs count the scores the mask keeps (causal: s(s+1)/2 of s²)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = [("flash_attention", SDPBackend.FLASH_ATTENTION),
+                ("cudnn_attention", SDPBackend.CUDNN_ATTENTION),
+                ("efficient_attention", SDPBackend.EFFICIENT_ATTENTION)]
+    for b, heads, kv, seq, d in ATTENTION_SHAPES:
+        q = rand((b, heads, seq, d), torch.bfloat16).requires_grad_()
+        k, v = (rand((b, kv, seq, d), torch.bfloat16).requires_grad_() for _ in range(2))
+        g = rand((b, heads, seq, d), torch.bfloat16)
+        extra = {"enable_gqa": True} if kv != heads else {}
+        for name, backend in backends:
+            for causal in (True, False):
+                kept = seq * (seq + 1) // 2 if causal else seq * seq
+                flops_fwd = 4 * b * heads * kept * d
+                for mode in ("fwd", "fwd_bwd"):
+                    @guarded
+                    def run(name, mode, backend=backend, causal=causal, flops_fwd=flops_fwd):
+                        def step():
+                            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                 **extra)
+                            if mode == "fwd_bwd":
+                                torch.autograd.grad(out, (q, k, v), g)
+                        with sdpa_kernel(backend):
+                            s, reps = time_queued(step)
+                        # Backward: five s×s×d products to the forward's two (2.5×).
+                        flops = flops_fwd * (1 if mode == "fwd" else 3.5)
+                        writer(["attention", "%s:%s:%s" % (name, mode,
+                                                           "causal" if causal else "full"),
+                                "bf16", b * heads, seq, seq, d, "", kv * b,
+                                2 * (2 * b * heads + 2 * b * kv) * seq * d, int(flops), s, reps,
+                                "queued eager calls; row = batch x key/value heads"])
+                    run(name, mode)
+        del q, k, v, g
+        torch.cuda.empty_cache()
+
+
+class LlamaBlock:
+    """One Llama 3 transformer block as TorchTitan writes it (RMSNorm, grouped-query attention
+    with its keys and values repeated to every head, complex rotary embeddings in FP32, SDPA,
+    SwiGLU), BF16 weights, so a single GPU times the work a block's step is made of."""
+
+    def __init__(self, hidden=4096, heads=32, kv_heads=8, ffn=14336, seq=8192):
+        self.h, self.heads, self.kv, self.seq = hidden, heads, kv_heads, seq
+        self.d = hidden // heads
+        bf = torch.bfloat16
+
+        def weight(n, k):
+            return (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(bf).requires_grad_()
+        self.wq, self.wk, self.wv = weight(hidden, hidden), weight(kv_heads * self.d, hidden), \
+            weight(kv_heads * self.d, hidden)
+        self.wo = weight(hidden, hidden)
+        self.w1, self.w3, self.w2 = weight(ffn, hidden), weight(ffn, hidden), weight(hidden, ffn)
+        self.n1 = torch.ones(hidden, device="cuda", dtype=bf, requires_grad=True)
+        self.n2 = torch.ones(hidden, device="cuda", dtype=bf, requires_grad=True)
+        freqs = 1.0 / (500000.0 ** (torch.arange(0, self.d, 2, device="cuda").float() / self.d))
+        angles = torch.outer(torch.arange(seq, device="cuda").float(), freqs)
+        self.freqs_cis = torch.polar(torch.ones_like(angles), angles)
+        self.params = [self.wq, self.wk, self.wv, self.wo, self.w1, self.w3, self.w2, self.n1,
+                       self.n2]
+
+    def rotary(self, x):
+        xc = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        out = torch.view_as_real(xc * self.freqs_cis.view(1, self.seq, 1, -1)).flatten(3)
+        return out.type_as(x)
+
+    def __call__(self, x):
+        b, s = x.shape[0], x.shape[1]
+        y = F.rms_norm(x, (self.h,), self.n1, 1e-5)
+        q = F.linear(y, self.wq).view(b, s, self.heads, self.d)
+        k = F.linear(y, self.wk).view(b, s, self.kv, self.d)
+        v = F.linear(y, self.wv).view(b, s, self.kv, self.d)
+        q, k = self.rotary(q), self.rotary(k)
+        rep = self.heads // self.kv
+        k = k[:, :, :, None, :].expand(b, s, self.kv, rep, self.d).reshape(b, s, self.heads,
+                                                                             self.d)
+        v = v[:, :, :, None, :].expand(b, s, self.kv, rep, self.d).reshape(b, s, self.heads,
+                                                                             self.d)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                           v.transpose(1, 2), is_causal=True)
+        x = x + F.linear(o.transpose(1, 2).reshape(b, s, self.h), self.wo)
+        y = F.rms_norm(x, (self.h,), self.n2, 1e-5)
+        return x + F.linear(F.silu(F.linear(y, self.w1)) * F.linear(y, self.w3), self.w2)
+
+
+def per_op_context():
+    """TorchTitan's per-op selective activation checkpointing (`_custom_policy`): keep the
+    outputs of every mm but every second one (in forward order), of SDPA and of the max;
+    re-run everything else in the backward."""
+    from collections import defaultdict
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+    aten = torch.ops.aten
+    save = {aten.mm.default, aten._scaled_dot_product_efficient_attention.default,
+            aten._scaled_dot_product_flash_attention.default, aten.max.default}
+    if hasattr(aten, "_scaled_dot_product_cudnn_attention"):
+        save.add(aten._scaled_dot_product_cudnn_attention.default)
+    meta = defaultdict(int)
+
+    def policy(ctx, func, *args, **kwargs):
+        key = "%s_mm_count" % ("recompute" if ctx.is_recompute else "forward")
+        if func == aten.mm.default:
+            meta[key] += 1
+        keep = func in save and not (func == aten.mm.default and meta[key] % 2 == 0)
+        return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+    return create_selective_checkpoint_contexts(policy)
+
+
+def measure_layer(writer, compile_too=True):
+    """A Llama 3 8B block (TorchTitan's layer, sequence 8,192) on one GPU: forward, forward
+    plus backward without recompute, with TorchTitan's per-op checkpointing and with full
+    recompute, eager on each SDPA backend and compiled (torch.compile of the block)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.checkpoint import checkpoint
+    block = LlamaBlock()
+    # FLOPs of the block's GEMMs and causal attention (s(s+1)/2 scores), forward.
+    h, kvd, ffn, s = 4096, 8 * 128, 14336, 8192
+    gemm = 2 * s * h * (h + 2 * kvd + h + 3 * ffn)
+    attn = 4 * 32 * (s * (s + 1) // 2) * 128
+    for batch in (1, 2):
+        x = rand((batch, s, h), torch.bfloat16).requires_grad_()
+        g = rand((batch, s, h), torch.bfloat16)
+        inputs = [x] + block.params
+        variants = [("fwd", None), ("fwd_bwd", None), ("fwd_bwd_per_op", "per-op"),
+                    ("fwd_bwd_full", "full")]
+        for backend_name, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                                      ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            for mode, recompute in variants:
+                @guarded
+                def run(mode, backend_name, recompute=recompute, backend=backend):
+                    def step():
+                        if recompute == "per-op":
+                            out = checkpoint(block, x, use_reentrant=False,
+                                             context_fn=per_op_context)
+                        elif recompute == "full":
+                            out = checkpoint(block, x, use_reentrant=False)
+                        else:
+                            out = block(x)
+                        if mode != "fwd":
+                            torch.autograd.grad(out, inputs, g)
+                    with sdpa_kernel(backend):
+                        sec, reps = time_queued(step, seconds=0.3, reps=3)
+                    flops = batch * (gemm + attn) * (1 if mode == "fwd" else 3)
+                    writer(["layer", "llama3-8b-block:%s" % mode, "bf16", batch, s, h, ffn, "",
+                            "", "", flops, sec, reps, "eager, SDPA %s" % backend_name])
+                run(mode, backend_name)
+        if compile_too and batch == 2:  # TorchTitan's local batch on its 8-GPU rows
+            @guarded
+            def run_compiled(mode, batch=batch):
+                fn = torch.compile(block.__call__)
+
+                def step():
+                    out = fn(x)
+                    if mode != "fwd":
+                        torch.autograd.grad(out, inputs, g)
+                t0 = time.time()
+                step()
+                torch.cuda.synchronize()
+                COMMENT[0]("compiled %s batch %d in %.1f s" % (mode, batch, time.time() - t0))
+                sec, reps = time_queued(step, seconds=0.3, reps=3)
+                flops = batch * (gemm + attn) * (1 if mode == "fwd" else 3)
+                writer(["layer", "llama3-8b-block:%s" % mode, "bf16", batch, s, h, ffn, "", "",
+                        "", flops, sec, reps, "torch.compile, SDPA default"])
+            run_compiled("fwd_bwd")
+        del x, g
+        torch.cuda.empty_cache()
+
+
+class SmiSampler:
+    """nvidia-smi read every `period` seconds on a thread: (host time, SM MHz, memory MHz,
+    watts, °C, throttle reasons)."""
+
+    def __init__(self, period=0.5):
+        import threading
+        self.samples, self.period, self.stop = [], period, threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.stop.is_set():
+            t = time.time()
+            line = smi("clocks.sm,clocks.mem,power.draw,temperature.gpu,"
+                       "clocks_throttle_reasons.active")
+            self.samples.append((t, line))
+            self.stop.wait(max(0.0, self.period - (time.time() - t)))
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        return self.samples
+
+
+def measure_sustained(path, gemm_seconds=60.0, block_seconds=30.0):
+    """Clocks and throughput held over a minute of back-to-back work, as a training run holds
+    them (the other sections time kernels in isolation, on a cool card): 8192³ BF16 GEMMs on
+    random operands, then the Llama block's forward and backward. One row per ~0.25 s window
+    with the nearest nvidia-smi reading."""
+    rows = []
+    sampler = SmiSampler()
+    t_start = time.time()
+    m = 8192
+    copies = 4
+    a = [rand((m, m), torch.bfloat16) for _ in range(copies)]
+    w = [rand((m, m), torch.bfloat16) for _ in range(copies)]
+    per_window = 160
+    i = 0
+    while time.time() - t_start < gemm_seconds:
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_window):
+            torch.matmul(a[i % copies], w[i % copies].t())
+            i += 1
+        stop.record()
+        stop.synchronize()
+        sec = start.elapsed_time(stop) / 1e3
+        rows.append(("gemm8192", time.time() - t_start, 2 * m ** 3 * per_window / sec / 1e12,
+                     "TFLOP/s"))
+    del a, w
+    block = LlamaBlock()
+    x = rand((1, 8192, 4096), torch.bfloat16).requires_grad_()
+    g = rand((1, 8192, 4096), torch.bfloat16)
+    inputs = [x] + block.params
+    t_block = time.time()
+    while time.time() - t_block < block_seconds:
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(8):
+            torch.autograd.grad(block(x), inputs, g)
+        stop.record()
+        stop.synchronize()
+        rows.append(("llama3-8b-block", time.time() - t_start,
+                     start.elapsed_time(stop) / 8, "ms per forward+backward"))
+    samples = sampler.close()
+    with open(path, "w") as f:
+        f.write("phase,t_s,rate,unit,sm_mhz,mem_mhz,power_w,temp_c,throttle\n")
+        for phase, t, rate, unit in rows:
+            when = t_start + t
+            near = min(samples, key=lambda smp: abs(smp[0] - when))[1] if samples else ""
+            fields = [c.strip().split(" ")[0] for c in near.split(",")] if near else []
+            f.write("%s,%.2f,%.4g,%s,%s\n" % (phase, t, rate, unit, ",".join(fields)))
+    for phase in ("gemm8192", "llama3-8b-block"):
+        vals = [r for r in rows if r[0] == phase]
+        if not vals:
+            continue
+        n = max(1, len(vals) // 10)
+        first = statistics.median(r[2] for r in vals[:n])
+        last = statistics.median(r[2] for r in vals[-n:])
+        COMMENT[0]("sustained %s: first tenth %.4g %s, last tenth %.4g %s (%d windows)" % (
+            phase, first, vals[0][3], last, vals[0][3], len(vals)))
+
+
 def measure_tiny(timer, writer, l2):
     bf = torch.bfloat16
     x, y = rand((4096,), bf), rand((4096,), bf)
@@ -338,7 +630,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True, help="CSV to write")
     parser.add_argument("--only", default="tiny,gemm,fp8,vector,flash",
-                        help="comma-separated sections (default: all)")
+                        help="comma-separated sections (default: the kernels; attention, "
+                        "layer and sustained are asked for by name)")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="layer: leave out the torch.compile'd block")
     args = parser.parse_args()
     sections = args.only.split(",")
     props = torch.cuda.get_device_properties(0)
@@ -362,6 +657,10 @@ def main():
         out.write(",".join(str(c) if not isinstance(c, float) else "%.6e" % c for c in row) + "\n")
         out.flush()
         counts[row[0]] = counts.get(row[0], 0) + 1
+        if row[0] in ("attention", "layer"):
+            print("%-42s b%-4s s%-6s %9.3f ms %7.1f TFLOP/s  %s" % (
+                row[1], row[3], row[4], row[11] * 1e3, row[10] / row[11] / 1e12, row[13][:24]),
+                flush=True)
 
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
@@ -379,6 +678,12 @@ def main():
                 measure_vector(timer, writer, l2)
             elif section == "flash":
                 measure_flash(writer)
+            elif section == "attention":
+                measure_attention(writer)
+            elif section == "layer":
+                measure_layer(writer, compile_too=not args.no_compile)
+            elif section == "sustained":
+                measure_sustained(args.out.rsplit(".csv", 1)[0] + "-sustained.csv")
             else:
                 sys.exit("unknown section '%s'" % section)
         except Exception as e:  # noqa: BLE001 - keep the other sections' rows
