@@ -187,6 +187,46 @@ TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
   EXPECT_THROW(Make("analytic")->Estimate(fp8, h100, Pass::kForward), UnsupportedOpError);
 }
 
+// A fused attention kernel's GEMM (OpWork::attention_kernel) runs at attention_efficiency
+// forward and attention_backward_efficiency backward, its operands once and the GLB at twice its
+// bandwidth (the query tile stays on chip); its lane work launches no kernel.
+TEST(DeviceModel, FusedAttentionAtItsOwnEfficiencies) {
+  ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
+  h100.calibration = {{"gemm_efficiency", 0.5},       {"memory_efficiency", 0.5},
+                      {"kernel_overhead_s", 1e-5},    {"concurrent_kernels", 0},
+                      {"attention_efficiency", 0.8}, {"attention_backward_efficiency", 0.4},
+                      {"wave_quantization", 1}};
+  const auto gpu = Make("device");
+  // Scores of 32 heads at 8,192 tokens, head dimension 128: compute-bound, so the time scales
+  // as 1 / efficiency, and within 1% of the FLOPs at the SM's rate (a partial last wave).
+  OpWork scores = OpWork::Gemm({32, 8192, 8192, 128}, 2, false);
+  scores.bytes_written = 0;
+  const double chip = 132 * 2.0 * 4 * 512 * 1.83e9;
+  const double flops = 2.0 * 32 * 8192 * 8192 * 128;
+  const double plain = gpu->Estimate(scores, h100, Pass::kForward).all_cores_s - 1e-5;
+  EXPECT_NEAR(plain, flops / (chip * 0.5), 0.01 * plain);
+  scores.attention_kernel = true;
+  const double fwd = gpu->Estimate(scores, h100, Pass::kForward).all_cores_s - 1e-5;
+  const double bwd = gpu->Estimate(scores, h100, Pass::kBackward).all_cores_s - 1e-5;
+  EXPECT_NEAR(fwd, plain * 0.5 / 0.8, 1e-9 * fwd);
+  EXPECT_NEAR(bwd, plain * 0.5 / 0.4, 1e-9 * bwd);
+  EXPECT_NEAR(gpu->Estimate(scores, h100, Pass::kRecompute).all_cores_s - 1e-5, fwd, 1e-15);
+  // The online softmax over 2^24 scores: 8.5 lane cycles on 132 · 128 lanes, no kernel.
+  OpWork softmax = OpWork::Vector("flash_softmax", 1 << 24, 2, 8192);
+  softmax.bytes_read = softmax.bytes_written = 0;
+  softmax.attention_kernel = true;
+  const OpEstimate lanes = gpu->Estimate(softmax, h100, Pass::kForward);
+  EXPECT_NEAR(lanes.all_cores_s, 8.5 * std::ceil((1 << 24) / (132.0 * 128)) / 1.83e9, 1e-15);
+  EXPECT_EQ(lanes.kernels, 0);
+  // The estimate cache tells the kernel's GEMM from a plain one of the same work.
+  const CachedEstimator cached(gpu);
+  OpWork again = scores;
+  again.attention_kernel = false;
+  EXPECT_NEAR(cached.Estimate(scores, h100, Pass::kForward).all_cores_s - 1e-5, fwd, 1e-15);
+  EXPECT_NEAR(cached.Estimate(again, h100, Pass::kForward).all_cores_s - 1e-5, plain, 1e-15);
+  EXPECT_EQ(cached.Misses(), 2);
+}
+
 // The estimate cache tells an FP8 GEMM from the 16-bit GEMM of the same shape and bytes, and
 // one cast count from another; the same architecture met as another object hits.
 TEST(DeviceModel, CacheKeysOnPrecision) {

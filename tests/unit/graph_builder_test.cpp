@@ -188,6 +188,55 @@ TEST(Workloads, FlashAttentionKeepsTheCoreOnChip) {
             Build("tiny-gpt", 1).unique_layers[1].activation_bytes);
 }
 
+// `fused` attention (graph/attention_kernel.hpp) on Megatron 8.3B (s = 1,024: n = 8 tiles of
+// 128, 36 of 64 computed under the causal mask, 9/16): the core's GEMM FLOPs forward and backward
+// (the 4 gradients and the recomputed QKᵀ, each 2·b·a·s²·d) fall to 9/16, the softmax is the
+// online one, and no s² tensor is left in memory in either pass (`flash` leaves dP and dS, whose
+// names are the unfused graph's). BERT's padding mask keeps every tile.
+TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
+  const std::int64_t h = 3072, a = 32, s = 1024, d = h / a;
+  for (std::int64_t b : {1, 2}) {
+    const LayerGraph g = Build("megatron-8.3b", b);
+    const UniqueLayer& plain = Layer(g, "block");
+    const LayerGraph flash = WithAttentionKernel(g, AttentionKernel::kFlash);
+    const LayerGraph fused = WithAttentionKernel(g, AttentionKernel::kFused);
+    const UniqueLayer& block = Layer(fused, "block");
+    const std::int64_t core = 2 * b * a * s * s * d;  // one of the core's GEMMs
+    EXPECT_EQ(block.forward.GemmFlops(), plain.forward.GemmFlops() - 2 * core + 2 * core * 9 / 16);
+    EXPECT_EQ(block.backward.GemmFlops(),
+              plain.backward.GemmFlops() - 4 * core + 5 * core * 9 / 16);
+    EXPECT_EQ(block.activation_bytes, Layer(flash, "block").activation_bytes);
+    auto s2_tensors = [&](const OperatorGraph& graph) {
+      int n = 0;
+      for (const Tensor& t : graph.Tensors()) n += t.elements >= b * a * s * s ? 1 : 0;
+      return n;
+    };
+    EXPECT_GT(s2_tensors(Layer(flash, "block").backward), 0);
+    EXPECT_EQ(s2_tensors(block.forward), 0);
+    EXPECT_EQ(s2_tensors(block.backward), 0);
+    int kernel_ops = 0;
+    for (const OperatorGraph* graph : {&block.forward, &block.backward}) {
+      for (const Operator& op : graph->Ops()) {
+        kernel_ops += op.attention_kernel ? 1 : 0;
+        for (const VectorWork& v : op.vector) {
+          EXPECT_NE(v.function, "softmax") << op.name;
+          if (v.function == "flash_softmax") {
+            EXPECT_TRUE(op.attention_kernel) << op.name;
+            EXPECT_EQ(v.elements, b * a * s * s * 9 / 16) << op.name;
+          }
+        }
+      }
+      for (const Operator& op : Layer(flash, "block").forward.Ops()) {
+        EXPECT_FALSE(op.attention_kernel) << op.name;
+      }
+    }
+    EXPECT_GE(kernel_ops, 10) << "b=" << b;  // forward core, recomputed core, gradients
+  }
+  const LayerGraph bert = Build("bert-large", 1);
+  EXPECT_EQ(Layer(WithAttentionKernel(bert, AttentionKernel::kFused), "block").forward.GemmFlops(),
+            Layer(bert, "block").forward.GemmFlops());
+}
+
 TEST(Workloads, BackwardGemmFlopsAreTwiceTheForward) {
   for (const char* name : {"opt-350m", "bert-large", "gpt2-xl", "llama2-7b", "megatron-bert",
                            "megatron-2.5b", "megatron-8.3b", "megatron-gpt3-175b"}) {

@@ -135,7 +135,7 @@ double DeviceModel::LaneSeconds(const OpWork& op, const std::string& function, i
          static_cast<double>(CeilDiv(elements, lanes)) / a.frequency_hz;
 }
 
-OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
+OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pass) const {
   if (op.kind == OpKind::kCollective) {
     throw UnsupportedOpError("estimator '" + name_ + "': op '" + op.name +
                              "' is a collective: the network model costs it");
@@ -182,22 +182,33 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
     }
     const double rate = op.fp8 ? a.fp8_tensor_ratio : 1.0;
     const i64 word = op.fp8 ? 1 : a.word_bytes;
-    const double glb = a.glb_bandwidth_words_per_cycle * static_cast<double>(a.word_bytes) * f;
+    // A fused attention kernel keeps its query tile on chip and streams only the keys and values
+    // through the GLB: half the operand traffic of a GEMM tile, as twice the bandwidth.
+    const double glb = a.glb_bandwidth_words_per_cycle * static_cast<double>(a.word_bytes) * f *
+                       (op.attention_kernel ? 2.0 : 1.0);
     // An FP8 GEMM reads its weight's FP8 copy.
     const double gemm_bytes =
         op.fp8 ? op_bytes - static_cast<double>(op.weight_bytes) / 2 : op_bytes;
     // A GEMM whose result stays on chip (FlashAttention's scores: it writes no bytes) reads its
     // operands once; otherwise the blocked re-reads when they do not fit.
+    // So does every GEMM of a fused attention kernel, at that kernel's efficiency.
     const bool on_chip = op.kind == OpKind::kBatchedGemm && op.bytes_written == 0;
-    const double hbm_bytes = on_chip ? gemm_bytes : GemmHbmBytes(g, a, gemm_bytes);
+    DeviceTechnology gemm_tech = t;
+    if (op.attention_kernel) {
+      gemm_tech.gemm_efficiency = pass == Pass::kBackward ? t.attention_backward_efficiency
+                                                          : t.attention_efficiency;
+    }
+    const double hbm_bytes =
+        on_chip || op.attention_kernel ? gemm_bytes : GemmHbmBytes(g, a, gemm_bytes);
     const double out_bytes =
         on_chip ? 0.0 : static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     const double tcs = static_cast<double>(a.num_tc);
     all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
-                                      glb / static_cast<double>(groups), t, &tile, rate, word),
+                                      glb / static_cast<double>(groups), gemm_tech, &tile, rate,
+                                      word),
                    hbm_bytes / hbm) +
           t.kernel_overhead_s + folded_all;
-    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, t, nullptr, rate, word),
+    one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, gemm_tech, nullptr, rate, word),
                    hbm_bytes / (hbm / tcs)) +
           t.kernel_overhead_s + folded_one;
     if (op.fp8_cast_elements > 0) {  // the cast of its 16-bit inputs: a kernel of its own
@@ -224,8 +235,11 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a) const {
       lanes_s_one += LaneSeconds(op, v.function, v.elements, a, a.pe_vc);
     }
     const double vcs = static_cast<double>(a.num_vc);
-    all = std::max(op_bytes / hbm, lanes_s_all) + t.kernel_overhead_s + folded_all;
-    one = std::max(op_bytes / (hbm / vcs), lanes_s_one) + t.kernel_overhead_s + folded_one;
+    // Lane work inside a fused attention kernel launches no kernel of its own.
+    const double overhead = op.attention_kernel ? 0.0 : t.kernel_overhead_s;
+    if (op.attention_kernel) e.kernels = 0;
+    all = std::max(op_bytes / hbm, lanes_s_all) + overhead + folded_all;
+    one = std::max(op_bytes / (hbm / vcs), lanes_s_one) + overhead + folded_one;
   }
   if (concurrent) {
     e.all_cores_s = std::min(all, one);

@@ -26,6 +26,7 @@ OpWork OpWork::Of(const Operator& op, const OperatorGraph& graph) {
   w.bytes_read = graph.BytesRead(op);
   w.bytes_written = graph.BytesWritten(op);
   w.weight_bytes = op.weight_bytes;
+  w.attention_kernel = op.attention_kernel;
   if (op.fp8) {
     w.fp8 = true;
     for (int t : op.inputs) {
@@ -79,6 +80,7 @@ std::string OpWork::Signature() const {
   s += "|r" + std::to_string(bytes_read) + "|w" + std::to_string(bytes_written) + "|p" +
        std::to_string(weight_bytes);
   if (fp8) s += "|fp8c" + std::to_string(fp8_cast_elements);
+  if (attention_kernel) s += "|attn";
   return s;
 }
 

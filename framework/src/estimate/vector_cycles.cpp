@@ -19,6 +19,10 @@ const std::map<std::string, double>& VectorCyclesPerElement() {
       {"silu", 13},
       {"tanh", 27},
       {"softmax", 26},
+      // FlashAttention's online softmax, inside the fused kernel (graph/attention_kernel.hpp):
+      // fitted on H200 kernels (share/validation/kernels/); its exponentials run on an SM's 16
+      // special-function units a clock, 8 of 128 lanes' cycles, beside the rescaling.
+      {"flash_softmax", 8.5},
       {"layernorm", 6},
       {"rmsnorm", 4},
       {"rotary", 3},

@@ -1,27 +1,72 @@
 #include "phaze/graph/attention_kernel.hpp"
 
+#include <cmath>
 #include <map>
 #include <set>
 
 namespace phaze {
 
 std::string_view ToString(AttentionKernel kernel) {
-  return kernel == AttentionKernel::kFlash ? "flash" : "unfused";
+  switch (kernel) {
+    case AttentionKernel::kFlash: return "flash";
+    case AttentionKernel::kFused: return "fused";
+    case AttentionKernel::kUnfused: break;
+  }
+  return "unfused";
 }
 
 namespace {
 
-// The forward tensor a backward tensor stands for: "saved:X" and "grad:X@op" → X.
+// The forward tensor a backward tensor stands for: "saved:X", "flash:X" and "grad:X@op" → X.
 std::string ForwardName(const std::string& name) {
   if (name.rfind("saved:", 0) == 0) return name.substr(6);
+  if (name.rfind("flash:", 0) == 0) return name.substr(6);
   if (name.rfind("grad:", 0) == 0) return name.substr(5, name.find('@') - 5);
   return name;
+}
+
+// The score tiles a causal kernel computes: FlashAttention and cuDNN walk the scores in tiles
+// of 128 × 128 and skip those above the diagonal, n(n + 1)/2 of n² for n = ⌈keys / 128⌉.
+double CausalKeptShare(std::int64_t keys) {
+  const double n = std::ceil(static_cast<double>(keys) / 128.0);
+  return n > 0 ? (n + 1) / (2 * n) : 1.0;
+}
+
+std::int64_t Scaled(std::int64_t x, double share) {
+  return std::max<std::int64_t>(1, std::llround(static_cast<double>(x) * share));
+}
+
+bool GemmSpansKeys(const Operator& op) {
+  return op.gemm && (op.axes.m == Axis::kKeys || op.axes.n == Axis::kKeys ||
+                     op.axes.k == Axis::kKeys);
+}
+
+// `op` as the fused kernel runs it: marked, its softmax the online one, and under a causal mask
+// (kept < 1) its key dimension, and the lane work over its score planes, cut to the tiles
+// computed (an epilogue over a GEMM's tokens × head-dimension output, such as the rotary
+// backward fused onto dQ, keeps its size).
+Operator InKernel(Operator op, double kept) {
+  op.attention_kernel = true;
+  bool planes = op.axes.Spans(Axis::kKeys);
+  if (op.gemm) {
+    GemmShape& g = *op.gemm;
+    planes = op.axes.m == Axis::kKeys || op.axes.n == Axis::kKeys;
+    if (op.axes.m == Axis::kKeys) g.m = Scaled(g.m, kept);
+    if (op.axes.n == Axis::kKeys) g.n = Scaled(g.n, kept);
+    if (op.axes.k == Axis::kKeys) g.k = Scaled(g.k, kept);
+  }
+  for (VectorWork& v : op.vector) {
+    if (v.function == "softmax") v.function = "flash_softmax";
+    if (planes) v.elements = Scaled(v.elements, kept);
+  }
+  return op;
 }
 
 }  // namespace
 
 LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) {
-  if (kernel != AttentionKernel::kFlash) return graph;
+  if (kernel == AttentionKernel::kUnfused) return graph;
+  const bool fused = kernel == AttentionKernel::kFused;
   LayerGraph out = graph;
   for (UniqueLayer& u : out.unique_layers) {
     const OperatorGraph& fw = u.forward;
@@ -40,19 +85,62 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
     auto elements = [&](const Tensor& t) {
       return on_chip.count(ForwardName(t.name)) ? 0 : t.elements;
     };
+    // The kernel's ops read or write an on-chip tensor or span the keys (the backward's, derived
+    // before fusion, read the unfused names). A causal kernel skips the tiles above the
+    // diagonal: the share kept follows from the keys the scores GEMM spans.
+    auto in_kernel = [&](const OperatorGraph& g, const Operator& op) {
+      if (op.kind != OpKind::kCollective && (op.axes.Spans(Axis::kKeys) || GemmSpansKeys(op))) {
+        return true;
+      }
+      for (const auto* list : {&op.inputs, &op.outputs}) {
+        for (int t : *list) {
+          if (on_chip.count(ForwardName(g.GetTensor(t).name))) return true;
+        }
+      }
+      return false;
+    };
+    bool causal = false;
+    std::int64_t keys = 0;
+    for (const Operator& op : fw.Ops()) {
+      if (!op.attention_core) continue;
+      for (const VectorWork& v : op.vector) causal = causal || v.function == "causal_mask";
+      if (op.gemm && op.axes.n == Axis::kKeys) keys = std::max(keys, op.gemm->n);
+    }
+    const double kept = causal && keys > 0 ? CausalKeptShare(keys) : 1.0;
+    auto priced = [&](const OperatorGraph& g, const Operator& op) {
+      return fused && in_kernel(g, op) ? InKernel(op, kept) : op;
+    };
+
     OperatorGraph forward;
     for (const Tensor& t : fw.Tensors()) {
       forward.AddTensor(t.name, elements(t), t.dtype_bytes, t.requires_grad);
     }
-    for (const Operator& op : fw.Ops()) forward.AddOp(op);
+    for (const Operator& op : fw.Ops()) {
+      forward.AddOp(priced(fw, op));
+    }
     for (int t : fw.Outputs()) forward.MarkOutput(t);
 
     // Backward: the recomputed core ops first (their tensors "flash:X"; inputs from outside the
     // core are the saved copies backward already reads, else new inputs), then backward as it was.
+    // Gradients that stay in the kernel (dP, dS: written and read by its ops only) are on chip
+    // too; their names are the unfused graph's, so they are found by their ops.
     const OperatorGraph& bw = u.backward;
+    std::set<int> bw_on_chip;
+    for (std::size_t t = 0; t < bw.Tensors().size(); ++t) {
+      const int index = static_cast<int>(t);
+      const int producer = bw.Producer(index);
+      if (!fused || producer < 0 || !in_kernel(bw, bw.GetOp(producer)) || bw.IsOutput(index)) {
+        continue;
+      }
+      bool kernel_only = !bw.Consumers(index).empty();
+      for (int c : bw.Consumers(index)) kernel_only = kernel_only && in_kernel(bw, bw.GetOp(c));
+      if (kernel_only) bw_on_chip.insert(index);
+    }
     OperatorGraph backward;
-    for (const Tensor& t : bw.Tensors()) {
-      backward.AddTensor(t.name, elements(t), t.dtype_bytes, t.requires_grad);
+    for (std::size_t t = 0; t < bw.Tensors().size(); ++t) {
+      const Tensor& x = bw.Tensors()[t];
+      backward.AddTensor(x.name, bw_on_chip.count(static_cast<int>(t)) ? 0 : elements(x),
+                         x.dtype_bytes, x.requires_grad);
     }
     std::map<int, int> recomputed;  // forward tensor → backward tensor
     auto tensor_of = [&](int t) {
@@ -77,9 +165,11 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
       copy.saved.clear();
       for (int& t : copy.inputs) t = tensor_of(t);
       for (int& t : copy.outputs) t = tensor_of(t);
-      backward.AddOp(std::move(copy));
+      backward.AddOp(fused ? InKernel(std::move(copy), kept) : std::move(copy));
     }
-    for (const Operator& op : bw.Ops()) backward.AddOp(op);
+    for (const Operator& op : bw.Ops()) {
+      backward.AddOp(priced(backward, op));
+    }
     for (int t : bw.Outputs()) backward.MarkOutput(t);
     u.forward = std::move(forward);
     u.backward = std::move(backward);

@@ -37,6 +37,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   if (op.expert >= 0) j["expert"] = op.expert;
   if (op.attention_core) j["attention_core"] = true;
   if (op.fp8) j["fp8"] = true;
+  if (op.attention_kernel) j["attention_kernel"] = true;
   if (op.gemm) {
     Json gemm = Json::MakeObject();
     gemm["batch"] = op.gemm->batch;
@@ -122,7 +123,7 @@ Axis ParseAxisNode(const ConfigNode& node) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8", "gemm", "flops", "vector", "inputs",
+  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8", "attention_kernel", "gemm", "flops", "vector", "inputs",
                    "outputs", "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group",
                    "collective_stride"});
@@ -143,6 +144,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("expert")) op.expert = NonNegative(*n);
   if (auto n = node.Optional("attention_core")) op.attention_core = n->AsBool();
   if (auto n = node.Optional("fp8")) op.fp8 = n->AsBool();
+  if (auto n = node.Optional("attention_kernel")) op.attention_kernel = n->AsBool();
   if (auto n = node.Optional("gemm")) {
     n->ExpectKeys({"batch", "m", "n", "k", "axes"});
     if (auto a = n->Optional("axes")) {

@@ -222,11 +222,12 @@ double AnalyticEstimator::SunstoneVectorCycles(const OpWork& op, i64 lanes) cons
     const std::string& f = w.function;
     if (auto it = vector_cycles_.find(f); it != vector_cycles_.end()) {
       cycles += it->second * c;
-    } else if (f == "softmax" || f == "cross_entropy") {
+    } else if (f == "softmax" || f == "flash_softmax" || f == "cross_entropy") {
+      // The reference has one softmax: FlashAttention's online one (flash_softmax) costs as it.
       const double k = static_cast<double>(std::max<i64>(1, w.row_elements));
       const double rows = n / k;
-      cycles +=
-          rows * std::ceil(k / static_cast<double>(lanes)) + 10 + (f == "softmax" ? 10 : 13) * c;
+      cycles += rows * std::ceil(k / static_cast<double>(lanes)) + 10 +
+                (f == "cross_entropy" ? 13 : 10) * c;
       if (f == "cross_entropy") cycles += 2 * c;  // NllLoss
     } else if (f == "embedding" || f == "embedding_backward" || f == "bias_grad") {
       // The reference maps embeddings and sums to no-ops.

@@ -19,16 +19,19 @@ class DeviceEstimator : public Estimator {
  public:
   DeviceEstimator(const std::string& name, const ConfigNode& params)
       : model_(name, Overrides(params), VectorCycles(params)) {}
-  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass) const override {
-    return model_.Estimate(op, arch);
+  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override {
+    return model_.Estimate(op, arch, pass);
   }
 
  private:
   static std::map<std::string, double> Overrides(const ConfigNode& params) {
     params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
-                       "concurrent_kernels", "vector_cycles"});
+                       "concurrent_kernels", "wave_quantization", "attention_efficiency",
+                       "attention_backward_efficiency", "vector_cycles"});
     std::map<std::string, double> out;
-    for (const std::string key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s"}) {
+    for (const std::string key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
+                                  "wave_quantization", "attention_efficiency",
+                                  "attention_backward_efficiency"}) {
       if (auto v = params.Optional(key)) {
         const double x = v->AsDouble();
         if (const std::string why = DeviceTechnology::Check(key, x); !why.empty()) v->Fail(why);

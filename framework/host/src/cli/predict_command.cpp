@@ -330,7 +330,7 @@ int RunPredict(CommandContext& ctx) {
     << (run.training.precision != Precision::kBf16
             ? ", " + std::string(ToString(run.training.precision))
             : std::string())
-    << (run.training.attention == AttentionKernel::kFlash ? ", FlashAttention" : "")
+    << (run.training.attention != AttentionKernel::kUnfused ? ", FlashAttention" : "")
     << (strategy == "megatron"            ? std::string()
         : strategy == "sequence_parallel" ? std::string(", sequence parallel")
                                           : ", strategy " + strategy)

@@ -18,9 +18,14 @@ struct DeviceTechnology {
   double concurrent_kernels = 1;      // 1: independent ops may share the cores; 0: one at a time
   double wave_quantization = 1;       // share of a GEMM's partial last wave left idle (1: whole
                                       // waves; 0: the tiles' work balanced over the units)
+  // gemm_efficiency's counterparts for the GEMMs inside a fused attention kernel
+  // (training.attention flash), forward and backward: FlashAttention-2 reaches up to 73% of the
+  // A100's peak in its forward and less in its backward (Dao 2023); not measured on an A100 here.
+  double attention_efficiency = 0.72;
+  double attention_backward_efficiency = 0.6;
 
   // The keys above, in order (calibration maps, params:).
-  static const char* const kKeys[5];
+  static const char* const kKeys[7];
   // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
   // parameter …; known: …" for another key). Architecture files are checked with it at load.
   static std::string Check(const std::string& key, double value);

@@ -33,6 +33,13 @@
 //   each a vector op of its own (below) and a kernel of its own.
 // * A GEMM that writes no bytes keeps its result on chip (FlashAttention's scores,
 //   graph/attention_kernel.hpp): its HBM traffic is its operands once, its epilogues lane work.
+// * Fused attention (OpWork::attention_kernel: the GEMMs and lane work of a FlashAttention kernel,
+//   causal tiles already skipped by graph/attention_kernel.hpp): its GEMMs read their operands
+//   once and reach attention_efficiency (attention_backward_efficiency in the backward pass)
+//   instead of gemm_efficiency (the kernel's own tiles and pipelining: fitted on cuDNN's fused
+//   attention, share/validation/kernels/); its lane work
+//   (the online softmax, `flash_softmax`, and its backward) runs between them, as measured
+//   kernels' times say (a sum, not hidden), and launches no kernel of its own.
 // * FP8 (OpWork::fp8, graph/precision.hpp): the arithmetic at fp8_tensor_ratio × the peak (an
 //   architecture without it refuses the op), operands through the GLB at 1 byte, the weight read
 //   as its FP8 copy (half its 16-bit bytes), and the 16-bit inputs not yet FP8 cast by a kernel of
@@ -90,7 +97,9 @@ class DeviceModel {
   DeviceModel(std::string name, std::map<std::string, double> overrides,
               std::map<std::string, double> vector_cycles);
 
-  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch) const;
+  // `pass`: a fused attention kernel's GEMMs in the backward pass run at the backward kernel's
+  // efficiency (the forward's, re-run by recomputation, at the forward's).
+  OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass = Pass::kForward) const;
 
   // The mapping, exposed for tests and tools.
   static std::int64_t TensorCoresPerGroup(const ArchConfig& a);

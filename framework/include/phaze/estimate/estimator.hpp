@@ -41,6 +41,7 @@ struct OpWork {
   // to FP8 by a kernel of its own. An estimator without an FP8 model raises UnsupportedOpError.
   bool fp8 = false;
   std::int64_t fp8_cast_elements = 0;
+  bool attention_kernel = false;  // Operator::attention_kernel
 
   static OpWork Of(const Operator& op, const OperatorGraph& graph);
   static OpWork Gemm(GemmShape shape, std::int64_t word_bytes, bool weight_operand = true);
