@@ -127,6 +127,11 @@ def candidates(row):
                 yield b, v, rc
 
 
+# training.attention for every row: flash (the recipes' today), or fused (--attention fused: the
+# kernel as measured, share/validation/kernels/README.md).
+ATTENTION = ["flash"]
+
+
 def recipe_files(directory, row):
     """The run config and architecture of the row's recipe, in files of the row's own: the rows
     run in parallel threads, and a file one row rewrites while another's phaze reads it would be
@@ -139,7 +144,8 @@ def recipe_files(directory, row):
                         if k == "gradient_reduction_overlap")
         if row["source"] in SOURCE_RECIPE:
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
-        f.write("training: {gradient_reduction_precision: fp32, attention: flash%s}\n" % extra)
+        f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
+                % (ATTENTION[0], extra))
     arch = row["arch"]
     if "collective_overlap" in recipe:
         arch = os.path.join(directory, "%s-%s.yaml" % (row["arch"], row["name"]))
@@ -198,7 +204,10 @@ def main():
     ap.add_argument("--recipe", action="append", default=[],
                     help="SOURCE:KEY=VALUE, a recipe parameter (RECIPES)")
     ap.add_argument("--source", action="append", default=[], help="only these sources' rows")
+    ap.add_argument("--attention", choices=("flash", "fused"), default="flash",
+                    help="training.attention of every row (default: flash)")
     args = ap.parse_args()
+    ATTENTION[0] = args.attention
     for item in args.recipe:
         source, _, kv = item.partition(":")
         key, _, value = kv.partition("=")

@@ -531,6 +531,114 @@ def measure_layer(writer, compile_too=True):
         torch.cuda.empty_cache()
 
 
+class GptBlock:
+    """One Megatron-LM GPT block as its eager PyTorch ops (pre-LN LayerNorm with bias, fused QKV
+    with bias, SDPA, projection, dropout and residual, LayerNorm, fc1 with bias, tanh-GELU, fc2,
+    dropout and residual), BF16 weights: what phaze's megatron-gpt block prices, one GPU."""
+
+    def __init__(self, hidden, heads, ffn, dropout):
+        self.h, self.heads, self.d, self.p = hidden, heads, hidden // heads, dropout
+        bf = torch.bfloat16
+
+        def weight(n, k):
+            return (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(bf).requires_grad_()
+
+        def vec(n, value=0.0):
+            return torch.full((n,), value, device="cuda", dtype=bf, requires_grad=True)
+        self.wqkv, self.bqkv = weight(3 * hidden, hidden), vec(3 * hidden)
+        self.wo, self.bo = weight(hidden, hidden), vec(hidden)
+        self.w1, self.b1 = weight(ffn, hidden), vec(ffn)
+        self.w2, self.b2 = weight(hidden, ffn), vec(hidden)
+        self.g1, self.e1, self.g2, self.e2 = vec(hidden, 1.0), vec(hidden), vec(hidden, 1.0), \
+            vec(hidden)
+        self.params = [self.wqkv, self.bqkv, self.wo, self.bo, self.w1, self.b1, self.w2,
+                       self.b2, self.g1, self.e1, self.g2, self.e2]
+
+    def __call__(self, x):
+        b, s = x.shape[0], x.shape[1]
+        y = F.layer_norm(x, (self.h,), self.g1, self.e1)
+        qkv = F.linear(y, self.wqkv, self.bqkv).view(b, s, 3, self.heads, self.d)
+        q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=self.p)
+        o = F.linear(o.transpose(1, 2).reshape(b, s, self.h), self.wo, self.bo)
+        x = x + F.dropout(o, self.p)
+        y = F.layer_norm(x, (self.h,), self.g2, self.e2)
+        y = F.linear(F.gelu(F.linear(y, self.w1, self.b1), approximate="tanh"), self.w2, self.b2)
+        return x + F.dropout(y, self.p)
+
+
+def measure_gpt(writer):
+    """Megatron-LM GPT blocks of the H100 README rows at t = 1 (1.7B: hidden 2,048, 16 heads,
+    4,096 tokens, micro-batch 4; 7.1B's width at micro-batch 1), with dropout 0.1 (Megatron-LM's
+    default) and without, on cuDNN's and FlashAttention-2's kernels; the causal attention alone
+    with dropout; and the LM head with Megatron-LM's FP32 cross-entropy (131,072 and 128,256
+    words)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    for name, h, heads, ffn, b in (("gpt-1.7b", 2048, 16, 8192, 4), ("gpt-7.1b", 4096, 32, 16384, 1)):
+        s = 4096
+        x = rand((b, s, h), torch.bfloat16).requires_grad_()
+        g = rand((b, s, h), torch.bfloat16)
+        gemm = 2 * b * s * h * (3 * h + h + 2 * ffn)
+        attn = 4 * b * heads * (s * (s + 1) // 2) * (h // heads)
+        for p in (0.0, 0.1):
+            block = GptBlock(h, heads, ffn, p)
+            inputs = [x] + block.params
+            for backend_name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                                          ("flash", SDPBackend.FLASH_ATTENTION)):
+                for mode in ("fwd", "fwd_bwd"):
+                    @guarded
+                    def run(mode, backend_name, backend=backend, block=block, inputs=inputs):
+                        def step():
+                            out = block(x)
+                            if mode != "fwd":
+                                torch.autograd.grad(out, inputs, g)
+                        with sdpa_kernel(backend):
+                            sec, reps = time_queued(step, seconds=0.2, reps=3)
+                        writer(["layer", "%s-block:%s" % (name, mode), "bf16", b, s, h, ffn, "",
+                                "", "", (gemm + attn) * (1 if mode == "fwd" else 3), sec, reps,
+                                "eager, SDPA %s, dropout %g" % (backend_name, p)])
+                    run(mode, backend_name)
+        del x, g
+        torch.cuda.empty_cache()
+    for backend_name, backend in (("cudnn_attention", SDPBackend.CUDNN_ATTENTION),
+                                  ("flash_attention", SDPBackend.FLASH_ATTENTION)):
+        q, k, v = (rand((1, 32, 4096, 128), torch.bfloat16).requires_grad_() for _ in range(3))
+        g = rand((1, 32, 4096, 128), torch.bfloat16)
+        for mode in ("fwd", "fwd_bwd"):
+            @guarded
+            def run_attn(name, mode, backend=backend):
+                def step():
+                    out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.1)
+                    if mode == "fwd_bwd":
+                        torch.autograd.grad(out, (q, k, v), g)
+                with sdpa_kernel(backend):
+                    sec, reps = time_queued(step)
+                flops = 4 * 32 * (4096 * 4097 // 2) * 128 * (1 if mode == "fwd" else 3.5)
+                writer(["attention", "%s:%s:causal" % (name, mode), "bf16", 32, 4096, 4096, 128,
+                        "", 32, 2 * 4 * 32 * 4096 * 128, int(flops), sec, reps,
+                        "queued eager calls; dropout 0.1"])
+            run_attn(backend_name, mode)
+    for tokens, h, vocab in ((16384, 2048, 131072), (16384, 4096, 128256)):
+        @guarded
+        def run_head(tokens, h, vocab):
+            x = rand((tokens, h), torch.bfloat16).requires_grad_()
+            w = (torch.randn(vocab, h, device="cuda") / math.sqrt(h)).to(torch.bfloat16)
+            w.requires_grad_()
+            y = torch.randint(0, vocab, (tokens,), device="cuda")
+            for mode in ("fwd", "fwd_bwd"):
+                def step():
+                    loss = F.cross_entropy(F.linear(x, w).float(), y)
+                    if mode == "fwd_bwd":
+                        torch.autograd.grad(loss, (x, w))
+                sec, reps = time_queued(step, seconds=0.2, reps=3)
+                writer(["layer", "lm-head-fp32-ce:%s" % mode, "bf16", 1, tokens, vocab, h, "", "",
+                        "", 2 * tokens * h * vocab * (1 if mode == "fwd" else 3), sec, reps,
+                        "eager: logits GEMM, .float(), F.cross_entropy"])
+            del x, w
+            torch.cuda.empty_cache()
+        run_head(tokens, h, vocab)
+
+
 class SmiSampler:
     """nvidia-smi read every `period` seconds on a thread: (host time, SM MHz, memory MHz,
     watts, °C, throttle reasons)."""
@@ -631,7 +739,7 @@ def main():
     parser.add_argument("--out", required=True, help="CSV to write")
     parser.add_argument("--only", default="tiny,gemm,fp8,vector,flash",
                         help="comma-separated sections (default: the kernels; attention, "
-                        "layer and sustained are asked for by name)")
+                        "layer, gpt and sustained are asked for by name)")
     parser.add_argument("--no-compile", action="store_true",
                         help="layer: leave out the torch.compile'd block")
     args = parser.parse_args()
@@ -656,8 +764,8 @@ def main():
     def writer(row):
         out.write(",".join(str(c) if not isinstance(c, float) else "%.6e" % c for c in row) + "\n")
         out.flush()
-        counts[row[0]] = counts.get(row[0], 0) + 1
-        if row[0] in ("attention", "layer"):
+        counts[current[0]] = counts.get(current[0], 0) + 1
+        if row[0] in ("attention", "layer") and row[11]:
             print("%-42s b%-4s s%-6s %9.3f ms %7.1f TFLOP/s  %s" % (
                 row[1], row[3], row[4], row[11] * 1e3, row[10] / row[11] / 1e12, row[13][:24]),
                 flush=True)
@@ -665,7 +773,9 @@ def main():
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
     timer = Timer()
+    current = [""]
     for section in sections:
+        current[0] = section
         t0 = time.time()
         try:
             if section == "tiny":
@@ -682,6 +792,8 @@ def main():
                 measure_attention(writer)
             elif section == "layer":
                 measure_layer(writer, compile_too=not args.no_compile)
+            elif section == "gpt":
+                measure_gpt(writer)
             elif section == "sustained":
                 measure_sustained(args.out.rsplit(".csv", 1)[0] + "-sustained.csv")
             else:
