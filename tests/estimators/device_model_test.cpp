@@ -192,8 +192,8 @@ TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
 // bandwidth (the query tile stays on chip); its lane work launches no kernel.
 TEST(DeviceModel, FusedAttentionAtItsOwnEfficiencies) {
   ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
-  h100.calibration = {{"gemm_efficiency", 0.5},       {"memory_efficiency", 0.5},
-                      {"kernel_overhead_s", 1e-5},    {"concurrent_kernels", 0},
+  h100.calibration = {{"gemm_efficiency", 0.5},      {"memory_efficiency", 0.5},
+                      {"kernel_overhead_s", 1e-5},   {"concurrent_kernels", 0},
                       {"attention_efficiency", 0.8}, {"attention_backward_efficiency", 0.4},
                       {"wave_quantization", 1}};
   const auto gpu = Make("device");

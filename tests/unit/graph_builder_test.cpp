@@ -191,7 +191,7 @@ TEST(Workloads, FlashAttentionKeepsTheCoreOnChip) {
 // `fused` attention (graph/attention_kernel.hpp) on Megatron 8.3B (s = 1,024: n = 8 tiles of
 // 128, 36 of 64 computed under the causal mask, 9/16): the core's GEMM FLOPs forward and backward
 // (the 4 gradients and the recomputed QKᵀ, each 2·b·a·s²·d) fall to 9/16, the softmax is the
-// online one, and no s² tensor is left in memory in either pass (`flash` leaves dP and dS, whose
+// online one, the attention dropout draws its random numbers in the kernel, and no s² tensor is left in memory in either pass (`flash` leaves dP and dS, whose
 // names are the unfused graph's). BERT's padding mask keeps every tile.
 TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
   const std::int64_t h = 3072, a = 32, s = 1024, d = h / a;
@@ -220,10 +220,14 @@ TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
         kernel_ops += op.attention_kernel ? 1 : 0;
         for (const VectorWork& v : op.vector) {
           EXPECT_NE(v.function, "softmax") << op.name;
-          if (v.function == "flash_softmax") {
+          if (v.function == "flash_softmax" || v.function == "flash_dropout") {
             EXPECT_TRUE(op.attention_kernel) << op.name;
             EXPECT_EQ(v.elements, b * a * s * s * 9 / 16) << op.name;
           }
+          // The forward kernel draws the attention dropout's random numbers; the backward's
+          // re-run (flash:attn.dropout) regenerates them as the mask it was.
+          if (op.name == "attn.dropout") EXPECT_EQ(v.function, "flash_dropout");
+          if (op.name == "flash:attn.dropout") EXPECT_EQ(v.function, "dropout");
         }
       }
       for (const Operator& op : Layer(flash, "block").forward.Ops()) {
@@ -231,6 +235,8 @@ TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
       }
     }
     EXPECT_GE(kernel_ops, 10) << "b=" << b;  // forward core, recomputed core, gradients
+    EXPECT_GE(block.forward.FindOp("attn.dropout"), 0);
+    EXPECT_GE(block.backward.FindOp("flash:attn.dropout"), 0);
   }
   const LayerGraph bert = Build("bert-large", 1);
   EXPECT_EQ(Layer(WithAttentionKernel(bert, AttentionKernel::kFused), "block").forward.GemmFlops(),

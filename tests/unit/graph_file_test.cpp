@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "phaze/core/error.hpp"
+#include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
 
 namespace phaze {
@@ -79,33 +80,41 @@ TEST(ModelSpec, BadInputGivesLocatedErrors) {
 TEST(GraphFile, RoundTripKeepsEverything) {
   GraphOptions o;
   o.micro_batch = 2;
-  const LayerGraph g =
+  const LayerGraph plain =
       BuildLayerGraph(ParseModelSpec(ConfigNode::ParseString(kTiny, "model.yaml")), o);
-  const std::string text = LayerGraphToJson(g).Dump(1);
-  const ConfigNode doc = ConfigNode::ParseString(text, "graph.json");
-  ASSERT_TRUE(IsLayerGraphDocument(doc));
-  const LayerGraph back = ParseLayerGraphFile(doc);
-  EXPECT_EQ(back.model, g.model);
-  EXPECT_EQ(back.micro_batch, 2);
-  EXPECT_EQ(back.Parameters(), g.Parameters());
-  ASSERT_EQ(back.unique_layers.size(), g.unique_layers.size());
-  for (size_t u = 0; u < g.unique_layers.size(); ++u) {
-    const UniqueLayer &a = g.unique_layers[u], &b = back.unique_layers[u];
-    EXPECT_EQ(a.forward.Ops(), b.forward.Ops()) << a.name;
-    EXPECT_EQ(a.forward.Tensors(), b.forward.Tensors()) << a.name;
-    EXPECT_EQ(a.forward.Outputs(), b.forward.Outputs()) << a.name;
-    EXPECT_EQ(a.backward.Ops(), b.backward.Ops()) << a.name;
-    EXPECT_EQ(a.optimizer_step, b.optimizer_step) << a.name;
-    EXPECT_EQ(a.activation_bytes, b.activation_bytes);
-    EXPECT_EQ(a.optimizer_state_bytes, b.optimizer_state_bytes);
-    EXPECT_EQ(a.tied_parameters, b.tied_parameters);
-    EXPECT_EQ(a.tensor_parallel, b.tensor_parallel);
+  // And with fused attention: its kernel's ops are marked (Operator::attention_kernel).
+  const LayerGraph fused = WithAttentionKernel(plain, AttentionKernel::kFused);
+  int marked = 0;
+  for (const Operator& op : fused.unique_layers[1].backward.Ops()) marked += op.attention_kernel;
+  EXPECT_GT(marked, 0);
+  for (const LayerGraph* graph : {&plain, &fused}) {
+    const LayerGraph& g = *graph;
+    const std::string text = LayerGraphToJson(g).Dump(1);
+    const ConfigNode doc = ConfigNode::ParseString(text, "graph.json");
+    ASSERT_TRUE(IsLayerGraphDocument(doc));
+    const LayerGraph back = ParseLayerGraphFile(doc);
+    EXPECT_EQ(back.model, g.model);
+    EXPECT_EQ(back.micro_batch, 2);
+    EXPECT_EQ(back.Parameters(), g.Parameters());
+    ASSERT_EQ(back.unique_layers.size(), g.unique_layers.size());
+    for (size_t u = 0; u < g.unique_layers.size(); ++u) {
+      const UniqueLayer &a = g.unique_layers[u], &b = back.unique_layers[u];
+      EXPECT_EQ(a.forward.Ops(), b.forward.Ops()) << a.name;
+      EXPECT_EQ(a.forward.Tensors(), b.forward.Tensors()) << a.name;
+      EXPECT_EQ(a.forward.Outputs(), b.forward.Outputs()) << a.name;
+      EXPECT_EQ(a.backward.Ops(), b.backward.Ops()) << a.name;
+      EXPECT_EQ(a.optimizer_step, b.optimizer_step) << a.name;
+      EXPECT_EQ(a.activation_bytes, b.activation_bytes);
+      EXPECT_EQ(a.optimizer_state_bytes, b.optimizer_state_bytes);
+      EXPECT_EQ(a.tied_parameters, b.tied_parameters);
+      EXPECT_EQ(a.tensor_parallel, b.tensor_parallel);
+    }
+    EXPECT_EQ(back.layers.size(), g.layers.size());
+    ASSERT_EQ(back.edges.size(), g.edges.size());
+    EXPECT_EQ(back.edges[1].bytes, g.edges[1].bytes);
+    // And the JSON of the imported graph is byte-identical.
+    EXPECT_EQ(LayerGraphToJson(back).Dump(1), text);
   }
-  EXPECT_EQ(back.layers.size(), g.layers.size());
-  ASSERT_EQ(back.edges.size(), g.edges.size());
-  EXPECT_EQ(back.edges[1].bytes, g.edges[1].bytes);
-  // And the JSON of the imported graph is byte-identical.
-  EXPECT_EQ(LayerGraphToJson(back).Dump(1), text);
 }
 
 // A user's forward-only graph: y = gelu(x·W) on 8 tokens of width 4 → 16.

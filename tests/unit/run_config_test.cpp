@@ -209,8 +209,9 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(Parse("models: [a]\n").training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(Parse("models: [a]\ntraining: {attention: flash}\n").training.attention,
             AttentionKernel::kFlash);
-  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {attention: paged}\n"); }),
-            "run.yaml:2:23: training.attention: expected one of unfused, flash, fused; found 'paged'");
+  EXPECT_EQ(
+      ErrorOf([] { Parse("models: [a]\ntraining: {attention: paged}\n"); }),
+      "run.yaml:2:23: training.attention: expected one of unfused, flash, fused; found 'paged'");
   // The number format.
   EXPECT_EQ(Parse("models: [a]\n").training.precision, Precision::kBf16);
   EXPECT_EQ(Parse("models: [a]\ntraining: {precision: fp8}\n").training.precision, Precision::kFp8);

@@ -195,18 +195,18 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
     const bool on_chip = op.kind == OpKind::kBatchedGemm && op.bytes_written == 0;
     DeviceTechnology gemm_tech = t;
     if (op.attention_kernel) {
-      gemm_tech.gemm_efficiency = pass == Pass::kBackward ? t.attention_backward_efficiency
-                                                          : t.attention_efficiency;
+      gemm_tech.gemm_efficiency =
+          pass == Pass::kBackward ? t.attention_backward_efficiency : t.attention_efficiency;
     }
     const double hbm_bytes =
         on_chip || op.attention_kernel ? gemm_bytes : GemmHbmBytes(g, a, gemm_bytes);
     const double out_bytes =
         on_chip ? 0.0 : static_cast<double>(g.batch * g.m * g.n * a.word_bytes);
     const double tcs = static_cast<double>(a.num_tc);
-    all = std::max(GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
-                                      glb / static_cast<double>(groups), gemm_tech, &tile, rate,
-                                      word),
-                   hbm_bytes / hbm) +
+    all = std::max(
+              GemmComputeSeconds(g, a, TensorCoresPerGroup(a), groups,
+                                 glb / static_cast<double>(groups), gemm_tech, &tile, rate, word),
+              hbm_bytes / hbm) +
           t.kernel_overhead_s + folded_all;
     one = std::max(GemmComputeSeconds(g, a, 1, 1, glb / tcs, gemm_tech, nullptr, rate, word),
                    hbm_bytes / (hbm / tcs)) +

@@ -19,9 +19,9 @@ std::size_t HashWork(const OpWork& op, Pass pass) {
     Mix(h, std::hash<std::int64_t>{}(w.elements));
     Mix(h, std::hash<std::int64_t>{}(w.row_elements));
   }
-  for (auto v : {op.bytes_read, op.bytes_written, op.weight_bytes, op.fp8_cast_elements,
-                 static_cast<std::int64_t>(op.fp8),
-                 static_cast<std::int64_t>(op.attention_kernel)}) {
+  for (auto v :
+       {op.bytes_read, op.bytes_written, op.weight_bytes, op.fp8_cast_elements,
+        static_cast<std::int64_t>(op.fp8), static_cast<std::int64_t>(op.attention_kernel)}) {
     Mix(h, std::hash<std::int64_t>{}(v));
   }
   return h;

@@ -8,9 +8,12 @@ namespace phaze {
 
 std::string_view ToString(AttentionKernel kernel) {
   switch (kernel) {
-    case AttentionKernel::kFlash: return "flash";
-    case AttentionKernel::kFused: return "fused";
-    case AttentionKernel::kUnfused: break;
+    case AttentionKernel::kFlash:
+      return "flash";
+    case AttentionKernel::kFused:
+      return "fused";
+    case AttentionKernel::kUnfused:
+      break;
   }
   return "unfused";
 }
@@ -37,15 +40,17 @@ std::int64_t Scaled(std::int64_t x, double share) {
 }
 
 bool GemmSpansKeys(const Operator& op) {
-  return op.gemm && (op.axes.m == Axis::kKeys || op.axes.n == Axis::kKeys ||
-                     op.axes.k == Axis::kKeys);
+  return op.gemm &&
+         (op.axes.m == Axis::kKeys || op.axes.n == Axis::kKeys || op.axes.k == Axis::kKeys);
 }
 
-// `op` as the fused kernel runs it: marked, its softmax the online one, and under a causal mask
+// `op` as the fused kernel runs it: marked, its softmax the online one, the forward kernel's
+// dropout drawing its random numbers in the kernel (`flash_dropout`; the backward regenerates
+// them under its heavier tensor work, priced as the mask it was), and under a causal mask
 // (kept < 1) its key dimension, and the lane work over its score planes, cut to the tiles
 // computed (an epilogue over a GEMM's tokens × head-dimension output, such as the rotary
 // backward fused onto dQ, keeps its size).
-Operator InKernel(Operator op, double kept) {
+Operator InKernel(Operator op, double kept, bool forward_pass) {
   op.attention_kernel = true;
   bool planes = op.axes.Spans(Axis::kKeys);
   if (op.gemm) {
@@ -57,6 +62,7 @@ Operator InKernel(Operator op, double kept) {
   }
   for (VectorWork& v : op.vector) {
     if (v.function == "softmax") v.function = "flash_softmax";
+    if (v.function == "dropout" && forward_pass) v.function = "flash_dropout";
     if (planes) v.elements = Scaled(v.elements, kept);
   }
   return op;
@@ -107,8 +113,8 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
       if (op.gemm && op.axes.n == Axis::kKeys) keys = std::max(keys, op.gemm->n);
     }
     const double kept = causal && keys > 0 ? CausalKeptShare(keys) : 1.0;
-    auto priced = [&](const OperatorGraph& g, const Operator& op) {
-      return fused && in_kernel(g, op) ? InKernel(op, kept) : op;
+    auto priced = [&](const OperatorGraph& g, const Operator& op, bool forward_pass) {
+      return fused && in_kernel(g, op) ? InKernel(op, kept, forward_pass) : op;
     };
 
     OperatorGraph forward;
@@ -116,7 +122,7 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
       forward.AddTensor(t.name, elements(t), t.dtype_bytes, t.requires_grad);
     }
     for (const Operator& op : fw.Ops()) {
-      forward.AddOp(priced(fw, op));
+      forward.AddOp(priced(fw, op, true));
     }
     for (int t : fw.Outputs()) forward.MarkOutput(t);
 
@@ -165,10 +171,10 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
       copy.saved.clear();
       for (int& t : copy.inputs) t = tensor_of(t);
       for (int& t : copy.outputs) t = tensor_of(t);
-      backward.AddOp(fused ? InKernel(std::move(copy), kept) : std::move(copy));
+      backward.AddOp(fused ? InKernel(std::move(copy), kept, false) : std::move(copy));
     }
     for (const Operator& op : bw.Ops()) {
-      backward.AddOp(priced(backward, op));
+      backward.AddOp(priced(backward, op, false));
     }
     for (int t : bw.Outputs()) backward.MarkOutput(t);
     u.forward = std::move(forward);

@@ -123,8 +123,9 @@ Axis ParseAxisNode(const ConfigNode& node) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8", "attention_kernel", "gemm", "flops", "vector", "inputs",
-                   "outputs", "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
+  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8",
+                   "attention_kernel", "gemm", "flops", "vector", "inputs", "outputs", "saved",
+                   "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group",
                    "collective_stride"});
   Operator op;

@@ -211,8 +211,8 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     if (!v->IsScalar()) CheckDistinct(*v, training.sharding);
   }
   if (auto v = t.Optional("attention")) {
-    training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash,
-                                            AttentionKernel::kFused});
+    training.attention =
+        v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash, AttentionKernel::kFused});
   }
   if (auto v = t.Optional("precision")) {
     training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});

@@ -29,9 +29,9 @@ class DeviceEstimator : public Estimator {
                        "concurrent_kernels", "wave_quantization", "attention_efficiency",
                        "attention_backward_efficiency", "vector_cycles"});
     std::map<std::string, double> out;
-    for (const std::string key : {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
-                                  "wave_quantization", "attention_efficiency",
-                                  "attention_backward_efficiency"}) {
+    for (const std::string key :
+         {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s", "wave_quantization",
+          "attention_efficiency", "attention_backward_efficiency"}) {
       if (auto v = params.Optional(key)) {
         const double x = v->AsDouble();
         if (const std::string why = DeviceTechnology::Check(key, x); !why.empty()) v->Fail(why);

@@ -90,8 +90,8 @@ Precision ParsePrecision(const std::string& flag, const std::string& word) {
 }
 
 AttentionKernel ParseAttention(const std::string& flag, const std::string& word) {
-  return ParseWord(flag, word, {AttentionKernel::kUnfused, AttentionKernel::kFlash,
-                                   AttentionKernel::kFused});
+  return ParseWord(flag, word,
+                   {AttentionKernel::kUnfused, AttentionKernel::kFlash, AttentionKernel::kFused});
 }
 
 }  // namespace phaze::cli
