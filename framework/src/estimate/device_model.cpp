@@ -190,8 +190,8 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
     const double gemm_bytes =
         op.fp8 ? op_bytes - static_cast<double>(op.weight_bytes) / 2 : op_bytes;
     // A GEMM whose result stays on chip (FlashAttention's scores: it writes no bytes) reads its
-    // operands once; otherwise the blocked re-reads when they do not fit.
-    // So does every GEMM of a fused attention kernel, at that kernel's efficiency.
+    // operands once; otherwise the blocked re-reads when they do not fit. So does every GEMM of a
+    // fused attention kernel, at that kernel's efficiency.
     const bool on_chip = op.kind == OpKind::kBatchedGemm && op.bytes_written == 0;
     DeviceTechnology gemm_tech = t;
     if (op.attention_kernel) {

@@ -19,7 +19,7 @@ struct DeviceTechnology {
   double wave_quantization = 1;       // share of a GEMM's partial last wave left idle (1: whole
                                       // waves; 0: the tiles' work balanced over the units)
   // gemm_efficiency's counterparts for the GEMMs inside a fused attention kernel
-  // (training.attention flash), forward and backward: FlashAttention-2 reaches up to 73% of the
+  // (training.attention fused), forward and backward: FlashAttention-2 reaches up to 73% of the
   // A100's peak in its forward and less in its backward (Dao 2023); not measured on an A100 here.
   double attention_efficiency = 0.72;
   double attention_backward_efficiency = 0.6;

@@ -140,7 +140,7 @@ struct Operator {
   // A GEMM Transformer Engine runs in FP8 (E4M3/E5M2 operands, 16-bit output): the linear layers
   // of the transformer blocks under training.precision fp8 (graph/precision.hpp).
   bool fp8 = false;
-  // Part of a fused attention kernel (graph/attention_kernel.hpp, training.attention flash): its
+  // Part of a fused attention kernel (graph/attention_kernel.hpp, training.attention fused): its
   // GEMMs run at the kernel's efficiency and its lane work launches no kernel of its own.
   bool attention_kernel = false;
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
