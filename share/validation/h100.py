@@ -139,11 +139,14 @@ def recipe_files(directory, row):
     recipe = {k: v for k, v in RECIPES.get(row["source"], {}).items() if v is not None}
     config = os.path.join(directory, "run-%s.yaml" % row["name"])
     with open(config, "w") as f:  # Megatron-LM with --bf16 and FSDP2 both reduce in fp32; both
-        # run FlashAttention (TE's fused attention, PyTorch SDPA)
+        # run FlashAttention (TE's fused attention, PyTorch SDPA). TorchTitan's loss is
+        # F.cross_entropy on FP32 logits (training.loss torch), Megatron-LM's its own.
         extra = "".join(", %s: %s" % (k, v) for k, v in recipe.items()
                         if k == "gradient_reduction_overlap")
         if row["source"] in SOURCE_RECIPE:
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
+        if row["source"].startswith("torchtitan"):
+            extra += ", loss: torch"
         f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
                 % (ATTENTION[0], extra))
     arch = row["arch"]

@@ -3,6 +3,8 @@
 // GEMM shapes of the backward pass written out by hand, and the fusion rule applied by hand.
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/attention_kernel.hpp"
+#include "phaze/graph/loss_kernel.hpp"
+#include "phaze/estimate/estimator.hpp"
 #include "phaze/graph/precision.hpp"
 
 #include <gtest/gtest.h>
@@ -241,6 +243,43 @@ TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
   const LayerGraph bert = Build("bert-large", 1);
   EXPECT_EQ(Layer(WithAttentionKernel(bert, AttentionKernel::kFused), "block").forward.GemmFlops(),
             Layer(bert, "block").forward.GemmFlops());
+}
+
+// The loss's kernels (graph/loss_kernel.hpp) on Megatron 8.3B's head, n = b·s·V logits: the
+// one-kernel op reads the 16-bit logits and writes the FP32 probabilities (6n bytes and the
+// loss), its backward reads them and writes the 16-bit gradient (6n); Megatron-LM's
+// vocab_parallel_cross_entropy adds the cast's FP32 copy and five passes over it (max, subtract,
+// exp, sum, divide: 5 reads, 3 writes of 4n) and, backward, grad.mul_ and the cast back (a read
+// and a write); F.cross_entropy on FP32 logits the cast and a log-softmax reading it three times,
+// and backward a zeroed gradient, a log-softmax backward reading it twice and the cast.
+TEST(Workloads, LossKernelsPassOverTheFp32Logits) {
+  const std::int64_t b = 2, n = b * 1024 * 50304;
+  const LayerGraph g = Build("megatron-8.3b", b);
+  auto bytes = [](const LayerGraph& graph, bool backward) {
+    const UniqueLayer& head = Layer(graph, "head");
+    const OperatorGraph& pass = backward ? head.backward : head.forward;
+    for (const Operator& op : pass.Ops()) {
+      if (op.kind != OpKind::kLoss) continue;
+      const OpWork w = OpWork::Of(op, pass);
+      return std::pair{w.bytes_read + w.bytes_written, w.extra_kernels};
+    }
+    ADD_FAILURE() << "no loss op";
+    return std::pair<std::int64_t, std::int64_t>{0, 0};
+  };
+  const auto [forward, none] = bytes(g, false);
+  const auto backward = bytes(g, true).first;
+  EXPECT_EQ(none, 0);
+  EXPECT_EQ(forward, 2 * n + 4 * n + 4);  // and the FP32 loss
+  EXPECT_EQ(backward, 4 * n + 2 * n);  // (the loss's gradient is seeded, not read)
+  const LayerGraph megatron = WithLossKernel(g, LossKernel::kMegatron);
+  EXPECT_EQ(bytes(megatron, false), (std::pair{forward + 32 * n, std::int64_t{5}}));
+  EXPECT_EQ(bytes(megatron, true), (std::pair{backward + 8 * n, std::int64_t{1}}));
+  const LayerGraph torch = WithLossKernel(g, LossKernel::kTorch);
+  EXPECT_EQ(bytes(torch, false), (std::pair{forward + 16 * n, std::int64_t{2}}));
+  EXPECT_EQ(bytes(torch, true), (std::pair{backward + 20 * n, std::int64_t{3}}));
+  // Nothing else changes: the blocks, and the memory (the FP32 copy is the kept probabilities).
+  EXPECT_EQ(Layer(megatron, "block").forward.Ops(), Layer(g, "block").forward.Ops());
+  EXPECT_EQ(Layer(megatron, "head").activation_bytes, Layer(g, "head").activation_bytes);
 }
 
 TEST(Workloads, BackwardGemmFlopsAreTwiceTheForward) {

@@ -6,6 +6,7 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/graph/attention_kernel.hpp"
+#include "phaze/graph/loss_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
 
 namespace phaze {
@@ -82,8 +83,10 @@ TEST(GraphFile, RoundTripKeepsEverything) {
   o.micro_batch = 2;
   const LayerGraph plain =
       BuildLayerGraph(ParseModelSpec(ConfigNode::ParseString(kTiny, "model.yaml")), o);
-  // And with fused attention: its kernel's ops are marked (Operator::attention_kernel).
-  const LayerGraph fused = WithAttentionKernel(plain, AttentionKernel::kFused);
+  // And with fused attention (its kernel's ops are marked: Operator::attention_kernel) and the
+  // loss's kernels (Operator::passes).
+  const LayerGraph fused =
+      WithLossKernel(WithAttentionKernel(plain, AttentionKernel::kFused), LossKernel::kTorch);
   int marked = 0;
   for (const Operator& op : fused.unique_layers[1].backward.Ops()) marked += op.attention_kernel;
   EXPECT_GT(marked, 0);

@@ -212,6 +212,15 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(
       ErrorOf([] { Parse("models: [a]\ntraining: {attention: paged}\n"); }),
       "run.yaml:2:23: training.attention: expected one of unfused, flash, fused; found 'paged'");
+  // How the loss runs, and the pipeline's bubble.
+  EXPECT_EQ(Parse("models: [a]\n").training.loss, LossKernel::kMegatron);
+  EXPECT_EQ(Parse("models: [a]\ntraining: {loss: torch}\n").training.loss, LossKernel::kTorch);
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {loss: liger}\n"); }),
+            "run.yaml:2:18: training.loss: expected one of megatron, torch; found 'liger'");
+  EXPECT_EQ(Parse("models: [a]\n").training.bubble, PipelineBubble::kStages);
+  EXPECT_EQ(Parse("models: [a]\ntraining: {bubble: bottleneck}\n")
+                .ToJson().Find("training")->Find("bubble")->AsString(),
+            "bottleneck");
   // The number format.
   EXPECT_EQ(Parse("models: [a]\n").training.precision, Precision::kBf16);
   EXPECT_EQ(Parse("models: [a]\ntraining: {precision: fp8}\n").training.precision, Precision::kFp8);

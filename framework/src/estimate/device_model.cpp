@@ -235,9 +235,10 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
       lanes_s_one += LaneSeconds(op, v.function, v.elements, a, a.pe_vc);
     }
     const double vcs = static_cast<double>(a.num_vc);
-    // Lane work inside a fused attention kernel launches no kernel of its own.
-    const double overhead = op.attention_kernel ? 0.0 : t.kernel_overhead_s;
-    if (op.attention_kernel) e.kernels = 0;
+    // Lane work inside a fused attention kernel launches no kernel of its own; a multi-kernel op
+    // (Operator::passes) launches each of its kernels.
+    e.kernels = op.attention_kernel ? 0 : static_cast<int>(1 + op.extra_kernels);
+    const double overhead = t.kernel_overhead_s * static_cast<double>(e.kernels);
     all = std::max(op_bytes / hbm, lanes_s_all) + overhead + folded_all;
     one = std::max(op_bytes / (hbm / vcs), lanes_s_one) + overhead + folded_one;
   }

@@ -27,6 +27,12 @@ OpWork OpWork::Of(const Operator& op, const OperatorGraph& graph) {
   w.bytes_written = graph.BytesWritten(op);
   w.weight_bytes = op.weight_bytes;
   w.attention_kernel = op.attention_kernel;
+  if (!op.vector.empty()) {
+    const std::int64_t temporary = op.vector.front().elements * op.passes.word_bytes;
+    w.bytes_read += op.passes.reads * temporary;
+    w.bytes_written += op.passes.writes * temporary;
+  }
+  w.extra_kernels = op.passes.kernels;
   if (op.fp8) {
     w.fp8 = true;
     for (int t : op.inputs) {
@@ -81,6 +87,7 @@ std::string OpWork::Signature() const {
        std::to_string(weight_bytes);
   if (fp8) s += "|fp8c" + std::to_string(fp8_cast_elements);
   if (attention_kernel) s += "|attn";
+  if (extra_kernels > 0) s += "|k" + std::to_string(1 + extra_kernels);
   return s;
 }
 

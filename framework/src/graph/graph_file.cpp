@@ -38,6 +38,14 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   if (op.attention_core) j["attention_core"] = true;
   if (op.fp8) j["fp8"] = true;
   if (op.attention_kernel) j["attention_kernel"] = true;
+  if (op.passes != KernelPasses{}) {
+    Json passes = Json::MakeObject();
+    passes["reads"] = op.passes.reads;
+    passes["writes"] = op.passes.writes;
+    passes["kernels"] = op.passes.kernels;
+    passes["word_bytes"] = op.passes.word_bytes;
+    j["passes"] = passes;
+  }
   if (op.gemm) {
     Json gemm = Json::MakeObject();
     gemm["batch"] = op.gemm->batch;
@@ -124,8 +132,8 @@ Axis ParseAxisNode(const ConfigNode& node) {
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8",
-                   "attention_kernel", "gemm", "flops", "vector", "inputs", "outputs", "saved",
-                   "bytes_read", "bytes_written", "weight_bytes", "collective",
+                   "attention_kernel", "passes", "gemm", "flops", "vector", "inputs", "outputs",
+                   "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group",
                    "collective_stride"});
   Operator op;
@@ -146,6 +154,13 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("attention_core")) op.attention_core = n->AsBool();
   if (auto n = node.Optional("fp8")) op.fp8 = n->AsBool();
   if (auto n = node.Optional("attention_kernel")) op.attention_kernel = n->AsBool();
+  if (auto n = node.Optional("passes")) {
+    n->ExpectKeys({"reads", "writes", "kernels", "word_bytes"});
+    if (auto v = n->Optional("reads")) op.passes.reads = NonNegative(*v);
+    if (auto v = n->Optional("writes")) op.passes.writes = NonNegative(*v);
+    if (auto v = n->Optional("kernels")) op.passes.kernels = NonNegative(*v);
+    if (auto v = n->Optional("word_bytes")) op.passes.word_bytes = NonNegative(*v);
+  }
   if (auto n = node.Optional("gemm")) {
     n->ExpectKeys({"batch", "m", "n", "k", "axes"});
     if (auto a = n->Optional("axes")) {

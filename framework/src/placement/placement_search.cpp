@@ -366,6 +366,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       std::vector<double> sharding;  // per stage, when the memory class runs collectives
       std::vector<double> edge;      // per first layer: what of them no compute hides
       std::vector<double> dp;        // dp[(i, s, m)]: see below
+      std::vector<double> sum;       // the sum of the loads of dp's covering (PipelineTimeS)
       std::vector<int> cut;
       std::vector<std::vector<FirstStage>> first;  // by s
       // By s, once computed: min over the first stages and m of max(rest, load) (+∞ when none).
@@ -378,7 +379,11 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
                                   edge[static_cast<size_t>(i)]);
       }
     };
-    // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1.
+    // dp[(i, s, m)]: min over coverings of the suffix [i, n) by s stages, m of them with a = 1, of
+    // their largest load; sum[(i, s, m)] the sum of that covering's loads. The step's pipeline time
+    // m·max + (sum − max)/v is then that of the min-max covering: the sums of coverings differ
+    // only by what their cuts add (sends, recompute by position), small beside a stage (on 658
+    // random problems the plan is the brute force's best but in 2: placement_search_test.cpp).
     auto idx = [&](int i, int s, int m) { return (static_cast<size_t>(i) * (n + 1) + s) * M + m; };
     std::vector<Solved> solved;
     solved.reserve(groups.size());
@@ -404,8 +409,10 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
         }
       }
       g.dp.assign(static_cast<size_t>(n + 1) * (n + 1) * M, kInf);
+      g.sum.assign(g.dp.size(), 0.0);
       g.cut.assign(g.dp.size(), -1);
       std::vector<double>& dp = g.dp;
+      std::vector<double>& sum = g.sum;
       dp[idx(n, 0, 0)] = 0;
       for (int s = 1; s < smax; ++s) {  // suffix DP (the first stage is handled below)
         const bool shorter = st.FitsOnlyShorter(s, group.cls);
@@ -424,6 +431,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
               size_t at = idx(i, s, mr + delta);
               if (v < dp[at]) {
                 dp[at] = v;
+                sum[at] = sum[idx(j, s - 1, mr)] + load;
                 g.cut[at] = j;
               }
             }
@@ -452,10 +460,11 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       }
     }
     // First stage [0, j) at position s, the rest from dp: the (d, s) pairs in increasing order of
-    // a lower bound on their time, pipeline_steps · the fastest max(rest, load) over their first
-    // stages (the sync, optimizer step and tied embedding add ≥ 0; the device limit only removes
-    // candidates); once it exceeds the best time, no later pair can win. The winner is the least
-    // Key, which does not depend on the order candidates are met in.
+    // a lower bound on their time, the pipeline's with every stage at the fastest max(rest,
+    // load) over their first stages and nothing more (the other stages' fill and drain, the sync,
+    // optimizer step and tied embedding add ≥ 0; the device limit only removes candidates); once
+    // it exceeds the best time, no later pair can win. The winner is the least Key, which does not
+    // depend on the order candidates are met in.
     struct Pair {
       double bound;
       std::size_t group;
@@ -467,7 +476,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       for (const auto& [d, s] : solved[gi].group->pairs) {
         const double fastest = *solved[gi].fastest[s];
         if (fastest == kInf) continue;  // no first stage fits, or no rest completes one
-        pairs.push_back({StepTimeS(PipelineSteps(problem, d, s), fastest, 0, 0, 0), gi, d, s});
+        pairs.push_back(
+            {StepTimeS(PipelineTimeS(problem, d, s, fastest, fastest), 0, 0, 0), gi, d, s});
       }
     }
     std::stable_sort(pairs.begin(), pairs.end(),
@@ -482,7 +492,6 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       const std::int64_t kd = K / d;
       const std::vector<SyncParts>& sync = syncs.For(st, d);
       const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
-      const double steps = PipelineSteps(problem, d, s);
       for (const FirstStage& f : g.first[s]) {
         const int j = f.j;
         const double optimizer = OptimizerStepS(problem, f.step_s, d, st.WeightReplicas());
@@ -493,7 +502,10 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           if (rest == kInf) continue;
           const std::int64_t devices = f.a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
           if (devices > kd) continue;
-          const double time = StepTimeS(steps, std::max(rest, f.load_s), exposed, optimizer, tied);
+          const double loads = f.load_s + g.sum[idx(j, s - 1, mr)];
+          const double time =
+              StepTimeS(PipelineTimeS(problem, d, s, std::max(rest, f.load_s), loads), exposed,
+                        optimizer, tied);
           const Key key{time, d, s, j, mr};
           if (best_key && !(key < *best_key)) continue;
           PlacementPlan plan;

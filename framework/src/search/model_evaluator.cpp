@@ -178,6 +178,7 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
                      : virtual_stages > 1 ? PipelineSchedule::kInterleaved
                                           : PipelineSchedule::k1F1B;
   problem.virtual_stages = virtual_stages;
+  problem.bubble = run.training.bubble;
   problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
   problem.gradient_reduction_bytes_per_weight_byte =
       static_cast<double>(run.training.GradientReductionBytes()) / static_cast<double>(dtype_bytes);
@@ -325,6 +326,11 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
         PlacementProblem problem =
             BaseProblem(run, arch, widths.begin()->second.first->dtype_bytes, b,
                         static_cast<int>(v));
+        // A bound's placement: the DP is exact for min-max loads, not for their sum, so the fill
+        // and drain of the other stages (bubble `stages`) are left out to keep it a bound.
+        if (bound && problem.bubble == PipelineBubble::kStages) {
+          problem.bubble = PipelineBubble::kNone;
+        }
         for (const auto& [t, entry] : widths) {
           problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, run.training);
         }

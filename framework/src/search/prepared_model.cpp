@@ -31,6 +31,12 @@ const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
   return nullptr;
 }
 
+LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Training& training) {
+  return WithPrecision(
+      WithLossKernel(WithAttentionKernel(graph, training.attention), training.loss),
+      training.precision);
+}
+
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
                            const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
                            bool require_slices) {
@@ -72,12 +78,9 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
       const auto supported = SupportedWidths(strategy, full, widths);
       for (std::int64_t w : widths) {
         if (std::find(supported.begin(), supported.end(), w) != supported.end()) {
-          // The run's recipe on the slice: its attention kernel, then its number format.
           m.slices.push_back(
               {b, w, static_cast<int>(i),
-               WithPrecision(WithAttentionKernel(SliceLayerGraph(strategy, name, full, w, true),
-                                                 run.training.attention),
-                             run.training.precision)});
+               WithTrainingKernels(SliceLayerGraph(strategy, name, full, w, true), run.training)});
         } else if (b == micro_batches.front()) {
           m.refused.push_back((strategies.size() > 1 ? name + " " : std::string()) + "t=" +
                               std::to_string(w) + ": " + strategy.Refusal(full, w));

@@ -214,6 +214,12 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     training.attention =
         v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash, AttentionKernel::kFused});
   }
+  if (auto v = t.Optional("bubble")) {
+    training.bubble = v->AsEnum({PipelineBubble::kStages, PipelineBubble::kBottleneck});
+  }
+  if (auto v = t.Optional("loss")) {
+    training.loss = v->AsEnum({LossKernel::kMegatron, LossKernel::kTorch});
+  }
   if (auto v = t.Optional("precision")) {
     training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});
   }
@@ -343,7 +349,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
   if (auto t = training) {
     t->ExpectKeys({"recipe", "global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
-                   "distributed_optimizer", "sharding", "precision", "attention",
+                   "distributed_optimizer", "sharding", "precision", "attention", "loss", "bubble",
                    "gradient_reduction_overlap",
                    "gradient_reduction_precision", "tokens"});
     // The recipe first: the section's own keys override it.
@@ -586,6 +592,8 @@ Json RunConfig::ToJson() const {
   t["sharding"] = sharding;
   t["precision"] = std::string(ToString(training.precision));
   t["attention"] = std::string(ToString(training.attention));
+  t["loss"] = std::string(ToString(training.loss));
+  t["bubble"] = std::string(ToString(training.bubble));
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;

@@ -22,6 +22,16 @@ double PipelineSteps(const StepSettings& settings, std::int64_t d, int stages) {
   return steps_base + (stages - 1) / static_cast<double>(settings.virtual_stages);
 }
 
+double PipelineTimeS(const StepSettings& settings, std::int64_t d, int stages, double max_load_s,
+                     double sum_load_s) {
+  if (settings.bubble == PipelineBubble::kBottleneck) {
+    return PipelineSteps(settings, d, stages) * max_load_s;
+  }
+  const double m = static_cast<double>(settings.MicroBatchesPerPipeline(d));
+  if (settings.bubble == PipelineBubble::kNone) return m * max_load_s;
+  return m * max_load_s + (sum_load_s - max_load_s) / static_cast<double>(settings.virtual_stages);
+}
+
 int PipelineLevel(const StepSettings& settings, int t, int stages, std::int64_t d) {
   return settings.network.LevelHolding(static_cast<std::int64_t>(t) * stages * d);
 }

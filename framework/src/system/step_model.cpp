@@ -16,6 +16,18 @@ std::string_view ToString(PipelineSchedule schedule) {
   return "?";
 }
 
+std::string_view ToString(PipelineBubble bubble) {
+  switch (bubble) {
+    case PipelineBubble::kStages:
+      return "stages";
+    case PipelineBubble::kBottleneck:
+      return "bottleneck";
+    case PipelineBubble::kNone:
+      return "none";
+  }
+  return "?";
+}
+
 std::string_view ToString(Sharding sharding) {
   switch (sharding) {
     case Sharding::kNone:

@@ -8,6 +8,12 @@
 
 namespace phaze {
 
+double StageLoadSum(const PlacementPlan& plan) {
+  double rest = 0;
+  for (size_t k = plan.stages.size(); k-- > 1;) rest += plan.stages[k].load_s;
+  return plan.stages.empty() ? 0.0 : plan.stages[0].load_s + rest;
+}
+
 void FinishStep(const StepSettings& settings, const LayerTable& table, int level,
                 PlacementPlan& plan) {
   const std::int64_t B = settings.MicroBatches();
@@ -45,8 +51,9 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   plan.micro_batches = B;
   plan.virtual_stages = settings.virtual_stages;
   plan.max_stage_load_s = max_load;
+  const double sum_load = StageLoadSum(plan);
   plan.time_per_batch_s =
-      StepTimeS(PipelineSteps(settings, d, s), max_load, sync, optimizer, tied);
+      StepTimeS(PipelineTimeS(settings, d, s, max_load, sum_load), sync, optimizer, tied);
   plan.throughput_samples_per_s =
       static_cast<double>(settings.global_batch) / plan.time_per_batch_s;
   StepBreakdown& b = plan.breakdown;
@@ -60,7 +67,7 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   b.sharding_s = m * neck.sharding_s;
   b.pipeline_send_s = m * std::max(0.0, neck.load_s - neck.sharding_s - neck.forward_s -
                                             neck.backward_s - neck.recompute_s);
-  b.bubble_s = (s - 1) / static_cast<double>(settings.virtual_stages) * max_load;
+  b.bubble_s = PipelineTimeS(settings, d, s, max_load, sum_load) - m * max_load;
   b.data_parallel_s = sync;
   b.data_parallel_total_s = parts.reduce_s + parts.gather_s;
   b.optimizer_s = optimizer;

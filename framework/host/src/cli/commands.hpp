@@ -60,8 +60,12 @@ void RecipeFromFlags(const boost::program_options::variables_map& vm, RunConfig&
 Sharding ParseSharding(const std::string& flag, const std::string& word);
 // bf16 | fp16 | fp8, else UsageError naming `flag`.
 Precision ParsePrecision(const std::string& flag, const std::string& word);
-// unfused | flash, else UsageError naming `flag`.
+// unfused | flash | fused, else UsageError naming `flag`.
 AttentionKernel ParseAttention(const std::string& flag, const std::string& word);
+// --attention and --loss (predict, plan, schedule): how the attention and the loss run, over the
+// run config's training (and its recipe).
+void AddKernelOptions(boost::program_options::options_description& d);
+void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);

@@ -94,4 +94,24 @@ AttentionKernel ParseAttention(const std::string& flag, const std::string& word)
                    {AttentionKernel::kUnfused, AttentionKernel::kFlash, AttentionKernel::kFused});
 }
 
+void AddKernelOptions(boost::program_options::options_description& d) {
+  namespace po = boost::program_options;
+  d.add_options()("attention", po::value<std::string>(),
+                  "unfused | flash (FlashAttention) | fused (FlashAttention as its kernels run); "
+                  "default: the run config's training.attention, else its recipe's")(
+      "loss", po::value<std::string>(),
+      "megatron (Megatron-LM's vocab-parallel FP32 cross-entropy) | torch (F.cross_entropy on "
+      "FP32 logits: TorchTitan, Hugging Face); default: the run config's training.loss");
+}
+
+void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
+  if (vm.count("attention")) {
+    run.training.attention = ParseAttention("--attention", vm["attention"].as<std::string>());
+  }
+  if (vm.count("loss")) {
+    run.training.loss = ParseWord("--loss", vm["loss"].as<std::string>(),
+                                  {LossKernel::kMegatron, LossKernel::kTorch});
+  }
+}
+
 }  // namespace phaze::cli

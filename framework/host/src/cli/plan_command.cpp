@@ -7,7 +7,8 @@
 //     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies all|megatron,…]
-//     [--precision bf16,fp8] [--attention flash|unfused] [--recipe NAME|FILE]
+//     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch]
+//     [--recipe NAME|FILE]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
 // rest (optimizer, gradient reduction precision and overlap, estimator, cost, network). The
@@ -58,12 +59,11 @@ void AddPlanOptions(po::options_description& d) {
       "sequence_parallel, context_parallel, moe, then any other by name")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
-      "attention", po::value<std::string>(),
-      "flash (FlashAttention) | unfused (default: the recipe's)")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/) or file, over the run config (default: the run "
       "config's training.recipe, else megatron-core-2024 before the config's own keys)")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)");
+  AddKernelOptions(d);
 }
 
 namespace {
@@ -158,9 +158,7 @@ int RunPlan(CommandContext& ctx) {
        strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
     run.strategies.push_back(NamedStrategy(ctx.registry, "--strategies", w));
   }
-  if (ctx.vm.count("attention")) {
-    run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
-  }
+  KernelsFromFlags(ctx.vm, run);
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
   run.CheckComponents(ctx.registry, true, true, true);
 
@@ -234,6 +232,8 @@ int RunPlan(CommandContext& ctx) {
   j["sequence_length"] = model.sequence_length;
   j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
+  j["loss"] = std::string(ToString(run.training.loss));
+  j["bubble"] = std::string(ToString(run.training.bubble));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();

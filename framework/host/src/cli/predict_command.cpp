@@ -3,7 +3,8 @@
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
-//     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash] [--sequence-parallel]
+//     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash|fused]
+//     [--loss megatron|torch] [--sequence-parallel]
 //     [--strategy NAME]
 //     [--global-batch B] [--sequence-length S]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
@@ -42,8 +43,6 @@ void AddPredictOptions(po::options_description& d) {
       "(ZeRO-3, FSDP); default: the run config's first training.sharding")(
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
-      "attention", po::value<std::string>(),
-      "unfused | flash (FlashAttention; default: the run config's training.attention)")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/: megatron-lm-2021, megatron-core-2024) or file, over the "
       "run config; the other flags override it (default: the run config's, else phaze's "
@@ -65,6 +64,7 @@ void AddPredictOptions(po::options_description& d) {
                                      "run config's training.tokens)")(
       "hourly-usd", po::value<double>(), "price of a device-hour (default: the run config's "
                                          "cost.hourly_usd, else the preset's, else the cost model)");
+  AddKernelOptions(d);
 }
 
 namespace {
@@ -182,9 +182,7 @@ int RunPredict(CommandContext& ctx) {
   if (ctx.vm.count("precision")) {
     run.training.precision = ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
   }
-  if (ctx.vm.count("attention")) {
-    run.training.attention = ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
-  }
+  KernelsFromFlags(ctx.vm, run);
   if (ctx.vm.count("stage-starts")) {
     request.stage_starts = ParseInts(ctx.vm["stage-starts"].as<std::string>(), "--stage-starts");
   }
@@ -278,6 +276,8 @@ int RunPredict(CommandContext& ctx) {
   j["schedule"] = std::string(ToString(run.training.pipeline_schedule));
   if (!run.training.recipe.empty()) j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
+  j["loss"] = std::string(ToString(run.training.loss));
+  j["bubble"] = std::string(ToString(run.training.bubble));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
   j["model_flops_per_token"] = model.flops_per_token;
   // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.

@@ -1,10 +1,10 @@
 // `phaze schedule`: the optimal operator schedule of one layer on one accelerator (DESIGN §5),
 // either of a workload's layer (`--model FILE --layer N|NAME --micro-batch b [--strategy S
-// --width w] --arch PRESET|FILE [--pass forward|backward|recompute] [--attention unfused|flash]
-// [--precision bf16|fp16|fp8]`, the run's recipe by default) or of a standalone DAG
-// (`--graph FILE`, format in share/schedule/README.md). Prints the makespan and the schedule;
-// --solver overrides the run config's backend; --output writes JSON (top-level makespan_s);
-// --gantt FILE.svg draws it; --dump-ilp DIR writes every ILP solved.
+// --width w] --arch PRESET|FILE [--pass forward|backward|recompute] [--attention unfused|flash|
+// fused] [--loss megatron|torch] [--precision bf16|fp16|fp8]`, the run's recipe by default) or
+// of a standalone DAG (`--graph FILE`, format in share/schedule/README.md). Prints the makespan
+// and the schedule; --solver overrides the run config's backend; --output writes JSON (top-level
+// makespan_s); --gantt FILE.svg draws it; --dump-ilp DIR writes every ILP solved.
 #include <cstdio>
 #include <fmt/printf.h>
 
@@ -14,11 +14,11 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/estimate/estimate_cache.hpp"
-#include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
 #include "phaze/graph/model_spec.hpp"
 #include "phaze/graph/precision.hpp"
+#include "phaze/search/prepared_model.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/schedule_file.hpp"
 #include "phaze/schedule/scheduler.hpp"
@@ -36,8 +36,6 @@ void AddScheduleOptions(po::options_description& d) {
       "sequence length (0: the model's own)")("strategy", po::value<std::string>(),
                                               "parallelism strategy (default: the run config's)")(
       "width", po::value<std::int64_t>()->default_value(1), "tensor-parallel width")(
-      "attention", po::value<std::string>(),
-      "unfused | flash (FlashAttention; default: the run config's training.attention)")(
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (default: the run config's training.precision)")(
       "arch", po::value<std::string>(), "architecture: preset name or YAML file")(
@@ -51,6 +49,7 @@ void AddScheduleOptions(po::options_description& d) {
       "nodes of the schedule search before the ILP (0: none; default: run config)")(
       "gantt", po::value<std::string>(), "write the schedule as an SVG Gantt chart")(
       "dump-ilp", po::value<std::string>(), "write every ILP solved into this directory (.lp)");
+  AddKernelOptions(d);
 }
 
 namespace {
@@ -98,7 +97,7 @@ int RunSchedule(CommandContext& ctx) {
   std::string where;
   if (from_graph) {
     for (const char* option :
-         {"model", "layer", "strategy", "arch", "estimator", "attention", "precision"}) {
+         {"model", "layer", "strategy", "arch", "estimator", "attention", "loss", "precision"}) {
       if (ctx.vm.count(option)) {
         throw UsageError(std::string("--") + option + " applies to --model, not to --graph");
       }
@@ -125,18 +124,14 @@ int RunSchedule(CommandContext& ctx) {
         } else {
           graph = BuildLayerGraph(model, options);
         }
-        // The run's recipe, as the search and predict apply it: the attention kernel, then the
-        // number format (a layer-graph file is scheduled as written).
-        if (ctx.vm.count("attention")) {
-          run.training.attention =
-              ParseAttention("--attention", ctx.vm["attention"].as<std::string>());
-        }
+        // The run's recipe, as the search and predict apply it (a layer-graph file is
+        // scheduled as written).
+        KernelsFromFlags(ctx.vm, run);
         if (ctx.vm.count("precision")) {
           run.training.precision =
               ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
         }
-        graph = WithPrecision(WithAttentionKernel(graph, run.training.attention),
-                              run.training.precision);
+        graph = WithTrainingKernels(graph, run.training);
       }
     } catch (const InvalidArgumentError& e) {
       throw UsageError(std::string("phaze schedule: ") + e.what());

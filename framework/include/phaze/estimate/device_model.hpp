@@ -48,6 +48,8 @@
 // Vector op (element-wise, norm, softmax, loss, embedding, optimizer), one kernel: the longer of
 //   its bytes at memory_efficiency of the HBM bandwidth and its arithmetic,
 //   Σ cycles(function)·⌈elements / lanes⌉ / f on the num_vc · pe_vc lanes (vector_cycles.hpp).
+//   A multi-kernel op (OpWork::extra_kernels: Megatron-LM's FP32 cross-entropy,
+//   graph/loss_kernel.hpp) has its temporaries' passes in its bytes and launches each kernel.
 // Folded work: a scale or a (causal) mask, forward or backward, costs only its arithmetic (one
 //   operation per element on the lanes), no memory pass and no kernel: the scale is the GEMM's
 //   alpha and fused scale-mask-softmax kernels apply both inside the softmax.

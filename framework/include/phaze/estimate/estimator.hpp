@@ -42,6 +42,9 @@ struct OpWork {
   bool fp8 = false;
   std::int64_t fp8_cast_elements = 0;
   bool attention_kernel = false;  // Operator::attention_kernel
+  // Kernels it launches beyond its first (Operator::passes; its temporaries' traffic is in
+  // bytes_read and bytes_written).
+  std::int64_t extra_kernels = 0;
 
   static OpWork Of(const Operator& op, const OperatorGraph& graph);
   static OpWork Gemm(GemmShape shape, std::int64_t word_bytes, bool weight_operand = true);

@@ -121,6 +121,19 @@ struct Tensor {
   bool operator==(const Tensor&) const = default;
 };
 
+// A multi-kernel op's traffic beyond its own inputs and outputs: its kernels write `writes` and
+// read `reads` whole temporaries of its first vector work's elements, `word_bytes` each, and it
+// launches `kernels` kernels beyond its first. Megatron-LM's FP32 cross-entropy casts the logits,
+// then takes their maximum, subtracts it, exponentiates, sums and divides, a pass over the FP32
+// logits each (graph/loss_kernel.hpp). Counted in elements, so a strategy's slice scales it.
+struct KernelPasses {
+  std::int64_t reads = 0;
+  std::int64_t writes = 0;
+  std::int64_t kernels = 0;
+  std::int64_t word_bytes = 4;
+  bool operator==(const KernelPasses&) const = default;
+};
+
 struct Operator {
   std::string name;
   OpKind kind = OpKind::kElementwise;
@@ -143,6 +156,7 @@ struct Operator {
   // Part of a fused attention kernel (graph/attention_kernel.hpp, training.attention fused): its
   // GEMMs run at the kernel's efficiency and its lane work launches no kernel of its own.
   bool attention_kernel = false;
+  KernelPasses passes;  // what its kernels move beyond its inputs and outputs (none: one kernel)
   // A collective op (kind kCollective) runs on the links, not on cores: `collective` is what it
   // does in this pass (none: an identity such as Megatron's f), `collective_backward` what its
   // backward does (none: identity),

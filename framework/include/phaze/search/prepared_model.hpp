@@ -41,6 +41,11 @@ struct PreparedModel {
   PreparedModel WithoutSlices() const;
 };
 
+// The run's recipe on a (sliced) layer graph, as the search, predict, plan and schedule apply it:
+// its attention kernel (graph/attention_kernel.hpp) and loss (graph/loss_kernel.hpp), then its
+// number format (graph/precision.hpp).
+LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Training& training);
+
 // Builds every (micro-batch, strategy, width) slice; `strategies` are run.strategies' objects
 // (CreateRunStrategies). Throws ConfigError (located at the entry) when the model file is bad or,
 // with `require_slices`, when no strategy supports any width (else `refused` says why).

@@ -16,6 +16,7 @@
 #include "phaze/core/json.hpp"
 #include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/layer_graph.hpp"
+#include "phaze/graph/loss_kernel.hpp"
 #include "phaze/graph/precision.hpp"
 #include "phaze/ilp/solver_backend.hpp"
 #include "phaze/network/network.hpp"
@@ -104,6 +105,13 @@ struct RunConfig {
     // How attention runs (graph/attention_kernel.hpp): unfused (the paper's and Megatron-LM's 2021
     // graphs) | flash (FlashAttention: the core's s² tensors stay on chip, recomputed in backward).
     AttentionKernel attention = AttentionKernel::kUnfused;
+    // How the FP32 cross-entropy runs (graph/loss_kernel.hpp): megatron (Megatron-LM's
+    // vocab-parallel loss, six kernels forward) | torch (F.cross_entropy on FP32 logits:
+    // TorchTitan, Hugging Face).
+    LossKernel loss = LossKernel::kMegatron;
+    // The pipeline's fill and drain (system/pipeline.hpp): stages (each other stage's own load
+    // once) | bottleneck (the paper's (m + p − 1) slots of the slowest stage's load).
+    PipelineBubble bubble = PipelineBubble::kStages;
     // The share of the first stage's last backward (and next forward) the data-parallel reduction
     // hides behind (system/gradient_sync.hpp); 0 = after backward.
     double gradient_reduction_overlap = 0;

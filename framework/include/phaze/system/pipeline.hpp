@@ -13,8 +13,20 @@ namespace phaze {
 double InFlightMicroBatches(const StepSettings& settings, int position, int stages,
                             std::int64_t per_pipeline);
 
-// The pipeline's length in stage loads: m + (s − 1)/v with m = ⌈B/d⌉ (v = 1 unless interleaved).
+// The pipeline's length in stage loads when its stages are balanced: m + (s − 1)/v with
+// m = ⌈B/d⌉ (v = 1 unless interleaved).
 double PipelineSteps(const StepSettings& settings, std::int64_t d, int stages);
+
+// The pipeline's time from its `stages` stages' loads per micro-batch, the largest `max_load_s`
+// and their sum `sum_load_s`. PipelineBubble::kStages (the default): m·max + (sum − max)/v — the
+// bottleneck stage runs all m micro-batches and the others' fill and drain add one load each,
+// 1/v of it interleaved: the heterogeneous form of (m + (s − 1)/v)·max, equal to it when the
+// stages are balanced, as in Alpa (Zheng et al., OSDI 2022, §5.2: Σ tᵢ + (B − 1)·max tⱼ) and
+// DAPPLE (Fan et al., PPoPP 2021). A last stage that holds the LM head and its loss beside its
+// blocks is the usual bottleneck, and the others do not wait for it in their fill and drain.
+// kBottleneck: the paper's PipelineSteps · max.
+double PipelineTimeS(const StepSettings& settings, std::int64_t d, int stages, double max_load_s,
+                     double sum_load_s);
 
 // The network level the pipeline's sends cross: the one holding t·s·d ranks.
 int PipelineLevel(const StepSettings& settings, int t, int stages, std::int64_t d);

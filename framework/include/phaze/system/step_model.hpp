@@ -50,8 +50,11 @@
 //   a reduce-scatter of G plus an all-gather of W (`optimizer`), an all-gather of W
 //   (`gradients`), nothing (`parameters`).
 // * time per batch = pipeline + (1 − overlap)·sync + optimizer + tied, with
-//   pipeline = (m + s − 1)·max stage load (1F1B, GPipe) or (m + (s − 1)/v)·max stage load
-//   (interleaved), m = ⌈B/d⌉, B = global_batch / micro_batch;
+//   pipeline = m·max stage load + (Σ stage loads − max)/v (bubble `stages`, the default: the
+//   bottleneck runs every micro-batch, each other stage's fill and drain adds its own load; v = 1
+//   but interleaved) or, the paper's, (m + (s − 1)/v)·max stage load (bubble `bottleneck`), the
+//   same when the stages are balanced (pipeline.hpp's PipelineTimeS), m = ⌈B/d⌉,
+//   B = global_batch / micro_batch;
 //   sync = the first stage's data-parallel gradient reduction over the group {d·r, stride t/r}
 //   (r = weight_replicas) as the sharding has it (above; unsharded: all-reduce of 2·weight bytes,
 //   fp32 gradients of 2-byte weights, the paper's 4·(d − 1)/d·W/bandwidth on a flat network);
@@ -135,6 +138,14 @@ std::string_view ToString(Sharding sharding);  // "none", "optimizer", "gradient
 enum class PipelineSchedule { k1F1B, kInterleaved, kGPipe };
 std::string_view ToString(PipelineSchedule schedule);  // "1f1b", "interleaved", "gpipe"
 
+// How long the pipeline's fill and drain last (pipeline.hpp's PipelineTimeS): each other
+// stage's own load (stages), or s − 1 slots of the bottleneck's load, the paper's
+// (m + p − 1)·max (bottleneck). kNone (not a training setting): no fill and drain, m·max, below
+// both for any placement and exact for the placement DP, so the search's bounds stay proven
+// (model_evaluator's bound placements).
+enum class PipelineBubble { kStages, kBottleneck, kNone };
+std::string_view ToString(PipelineBubble bubble);  // "stages", "bottleneck", "none"
+
 // What a step costs besides its layers and their split: the cluster and the training settings.
 struct StepSettings {
   std::int64_t num_accelerators = 1;
@@ -144,6 +155,7 @@ struct StepSettings {
   bool recompute = false;  // the paper's stage recompute (see the header comment)
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int virtual_stages = 1;  // v; > 1 only with kInterleaved
+  PipelineBubble bubble = PipelineBubble::kStages;
   Sharding sharding = Sharding::kNone;
   double gradient_reduction_overlap = 0;  // share of the first stage's passes the sync hides
                                           // behind (gradient_sync.hpp's ExposedGradientSyncS)
@@ -194,7 +206,7 @@ struct StepBreakdown {
   double recompute_s = 0;    // m × its recompute
   double pipeline_send_s = 0;  // m × its waits for activations and gradients from other stages
   double sharding_s = 0;     // m × the part of its load the sharding's collectives add
-  double bubble_s = 0;       // (s − 1)·load (1F1B, GPipe) or (s − 1)/v·load
+  double bubble_s = 0;       // (Σ loads − max)/v, or the paper's (s − 1)/v·max
   double data_parallel_s = 0;  // exposed gradient reduction
   double data_parallel_total_s = 0;  // the whole reduction, hidden part included
   double optimizer_s = 0;
