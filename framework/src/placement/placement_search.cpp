@@ -333,6 +333,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       for (const auto& l : table.layers) q += l.tensor_parallel ? 0 : 1;
     }
     const int M = q + 1;
+    // Bubble `bound`: the floor every covering's sum of loads is above (StageLoadFloor).
+    const double floor = problem.bubble == PipelineBubble::kBound ? StageLoadFloor(table) : 0.0;
     // The (level, memory class) groups of (d, s) pairs; a DP per group.
     struct Group {
       int level;
@@ -502,7 +504,9 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           if (rest == kInf) continue;
           const std::int64_t devices = f.a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
           if (devices > kd) continue;
-          const double loads = f.load_s + g.sum[idx(j, s - 1, mr)];
+          const double loads = problem.bubble == PipelineBubble::kBound
+                                   ? floor
+                                   : f.load_s + g.sum[idx(j, s - 1, mr)];
           const double time =
               StepTimeS(PipelineTimeS(problem, d, s, std::max(rest, f.load_s), loads), exposed,
                         optimizer, tied);

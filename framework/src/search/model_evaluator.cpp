@@ -326,10 +326,10 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
         PlacementProblem problem =
             BaseProblem(run, arch, widths.begin()->second.first->dtype_bytes, b,
                         static_cast<int>(v));
-        // A bound's placement: the DP is exact for min-max loads, not for their sum, so the fill
-        // and drain of the other stages (bubble `stages`) are left out to keep it a bound.
+        // A bound's placement: the DP is exact for min-max loads, not for their sum, so the
+        // other stages' fill and drain (bubble `stages`) take a floor of the sum.
         if (bound && problem.bubble == PipelineBubble::kStages) {
-          problem.bubble = PipelineBubble::kNone;
+          problem.bubble = PipelineBubble::kBound;
         }
         for (const auto& [t, entry] : widths) {
           problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, run.training);

@@ -1,5 +1,7 @@
 #include "phaze/system/pipeline.hpp"
 
+#include <algorithm>
+
 namespace phaze {
 
 double InFlightMicroBatches(const StepSettings& settings, int position, int stages,
@@ -28,8 +30,20 @@ double PipelineTimeS(const StepSettings& settings, std::int64_t d, int stages, d
     return PipelineSteps(settings, d, stages) * max_load_s;
   }
   const double m = static_cast<double>(settings.MicroBatchesPerPipeline(d));
-  if (settings.bubble == PipelineBubble::kNone) return m * max_load_s;
-  return m * max_load_s + (sum_load_s - max_load_s) / static_cast<double>(settings.virtual_stages);
+  const double sum =
+      settings.bubble == PipelineBubble::kBound ? std::max(sum_load_s, max_load_s) : sum_load_s;
+  return m * max_load_s + (sum - max_load_s) / static_cast<double>(settings.virtual_stages);
+}
+
+double StageLoadFloor(const LayerTable& table) {
+  const auto& L = table.layers;
+  for (const auto& e : table.edges) {
+    if (e.to != e.from + 1) return 0;
+  }
+  if (table.edges.size() + 1 != L.size()) return 0;
+  double floor = 0;
+  for (const auto& l : L) floor += l.forward_s + l.backward_s + l.backward_recompute_s;
+  return floor;
 }
 
 int PipelineLevel(const StepSettings& settings, int t, int stages, std::int64_t d) {

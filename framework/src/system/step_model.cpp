@@ -22,8 +22,8 @@ std::string_view ToString(PipelineBubble bubble) {
       return "stages";
     case PipelineBubble::kBottleneck:
       return "bottleneck";
-    case PipelineBubble::kNone:
-      return "none";
+    case PipelineBubble::kBound:
+      return "bound";
   }
   return "?";
 }

@@ -51,7 +51,8 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   plan.micro_batches = B;
   plan.virtual_stages = settings.virtual_stages;
   plan.max_stage_load_s = max_load;
-  const double sum_load = StageLoadSum(plan);
+  const double sum_load =
+      settings.bubble == PipelineBubble::kBound ? StageLoadFloor(table) : StageLoadSum(plan);
   plan.time_per_batch_s =
       StepTimeS(PipelineTimeS(settings, d, s, max_load, sum_load), sync, optimizer, tied);
   plan.throughput_samples_per_s =

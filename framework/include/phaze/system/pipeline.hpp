@@ -24,9 +24,16 @@ double PipelineSteps(const StepSettings& settings, std::int64_t d, int stages);
 // stages are balanced, as in Alpa (Zheng et al., OSDI 2022, §5.2: Σ tᵢ + (B − 1)·max tⱼ) and
 // DAPPLE (Fan et al., PPoPP 2021). A last stage that holds the LM head and its loss beside its
 // blocks is the usual bottleneck, and the others do not wait for it in their fill and drain.
-// kBottleneck: the paper's PipelineSteps · max.
+// kBottleneck: the paper's PipelineSteps · max. kBound: `sum_load_s` is a floor of the sum
+// (StageLoadFloor), taken as max(floor, max).
 double PipelineTimeS(const StepSettings& settings, std::int64_t d, int stages, double max_load_s,
                      double sum_load_s);
+
+// A floor of the sum of the stage loads of any placement of `table`: a chain's stage runs its
+// layers' forward and backward passes one after another (sends and recomputation only add), so
+// the sum is at least Σ (forward + backward + backward recompute) over the layers; 0 when the
+// layers are not a chain (a stage's branches may overlap).
+double StageLoadFloor(const LayerTable& table);
 
 // The network level the pipeline's sends cross: the one holding t·s·d ranks.
 int PipelineLevel(const StepSettings& settings, int t, int stages, std::int64_t d);

@@ -140,11 +140,13 @@ std::string_view ToString(PipelineSchedule schedule);  // "1f1b", "interleaved",
 
 // How long the pipeline's fill and drain last (pipeline.hpp's PipelineTimeS): each other
 // stage's own load (stages), or s − 1 slots of the bottleneck's load, the paper's
-// (m + p − 1)·max (bottleneck). kNone (not a training setting): no fill and drain, m·max, below
-// both for any placement and exact for the placement DP, so the search's bounds stay proven
-// (model_evaluator's bound placements).
-enum class PipelineBubble { kStages, kBottleneck, kNone };
-std::string_view ToString(PipelineBubble bubble);  // "stages", "bottleneck", "none"
+// (m + p − 1)·max (bottleneck). kBound (not a training setting): `stages` with the loads' sum
+// replaced by a floor every placement's sum is above (StageLoadFloor), so that the placement
+// DP on lower-bound layer times is a lower bound of its `stages` time on the exact ones (the
+// search's bound placements, model_evaluator): the DP is exact for the largest load, not for
+// the sum of the loads of its covering.
+enum class PipelineBubble { kStages, kBottleneck, kBound };
+std::string_view ToString(PipelineBubble bubble);  // "stages", "bottleneck", "bound"
 
 // What a step costs besides its layers and their split: the cluster and the training settings.
 struct StepSettings {
