@@ -450,5 +450,41 @@ TEST(Workloads, SequenceLengthOverrideAndBadOptions) {
   EXPECT_THROW(BuildLayerGraph(m, o), InvalidArgumentError);
 }
 
+// Rewritten: tensors and ops pass through the callbacks by index, the outputs stay marked, and
+// AddTensor's and AddOp's checks apply to what the callbacks return.
+TEST(Workloads, RewrittenGraphKeepsItsShapeAndItsChecks) {
+  OperatorGraph g;
+  const int x = g.AddTensor("x", 10, 2);
+  const int y = g.AddTensor("y", 10, 2);
+  Operator op;
+  op.name = "a";
+  op.inputs = {x};
+  op.outputs = {y};
+  g.AddOp(op);
+  g.MarkOutput(y);
+  std::vector<int> seen;
+  const OperatorGraph r = Rewritten(
+      g, [](int t, Tensor& tensor) { tensor.elements *= t + 2; },
+      [&](int j, Operator& o) {
+        seen.push_back(j);
+        o.fp8 = true;
+      });
+  EXPECT_EQ(seen, std::vector<int>{0});
+  ASSERT_EQ(r.Tensors().size(), 2u);
+  EXPECT_EQ(r.GetTensor(x).elements, 20);
+  EXPECT_EQ(r.GetTensor(y).elements, 30);
+  EXPECT_EQ(r.GetTensor(y).dtype_bytes, 2);
+  EXPECT_TRUE(r.GetOp(0).fp8);
+  EXPECT_EQ(r.Producer(y), 0);
+  EXPECT_TRUE(r.IsOutput(y));
+  EXPECT_FALSE(g.GetOp(0).fp8);  // the original is left as it was
+  EXPECT_THROW(Rewritten(
+                   g, [](int, Tensor& t) { t.elements = -1; }, [](int, Operator&) {}),
+               InvalidArgumentError);
+  EXPECT_THROW(Rewritten(
+                   g, [](int, Tensor&) {}, [&](int, Operator& o) { o.outputs = {x}; }),
+               InvalidArgumentError);  // it would read the tensor it writes
+}
+
 }  // namespace
 }  // namespace phaze

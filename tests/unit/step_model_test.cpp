@@ -186,5 +186,31 @@ TEST(StepModel, OptimizerStepFromItsOp) {
   EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 1.0);  // a/r
 }
 
+// Layers form a chain when each has an edge from the one before it, whatever else links them; the
+// floor of a stage loads' sum is then Σ forward + backward + backward recompute (by hand: 1 + 2 +
+// 0.5 and 3 + 4 + 0), and 0 for layers that may overlap.
+TEST(StepModel, ChainsAndTheirLoadFloor) {
+  LayerTable table;
+  PlacementLayer a, b;
+  a.forward_s = 1;
+  a.backward_s = 2;
+  a.backward_recompute_s = 0.5;
+  b.forward_s = 3;
+  b.backward_s = 4;
+  table.layers = {a, b, a};
+  EXPECT_TRUE(LayersFormChain(1, table.edges));  // one layer, no edge
+  EXPECT_FALSE(LayersFormChain(3, table.edges));
+  EXPECT_DOUBLE_EQ(StageLoadFloor(table), 0);
+  table.edges = {{0, 1, 8}, {1, 2, 8}};
+  EXPECT_TRUE(LayersFormChain(3, table.edges));
+  EXPECT_DOUBLE_EQ(StageLoadFloor(table), 3.5 + 7 + 3.5);
+  table.edges.push_back({0, 2, 8});  // a skip edge: still one after another
+  EXPECT_TRUE(LayersFormChain(3, table.edges));
+  EXPECT_DOUBLE_EQ(StageLoadFloor(table), 14);
+  table.edges = {{0, 1, 8}, {0, 2, 8}};  // 1 and 2 are branches
+  EXPECT_FALSE(LayersFormChain(3, table.edges));
+  EXPECT_DOUBLE_EQ(StageLoadFloor(table), 0);
+}
+
 }  // namespace
 }  // namespace phaze

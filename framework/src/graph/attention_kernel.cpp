@@ -117,14 +117,9 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
       return fused && in_kernel(g, op) ? InKernel(op, kept, forward_pass) : op;
     };
 
-    OperatorGraph forward;
-    for (const Tensor& t : fw.Tensors()) {
-      forward.AddTensor(t.name, elements(t), t.dtype_bytes, t.requires_grad);
-    }
-    for (const Operator& op : fw.Ops()) {
-      forward.AddOp(priced(fw, op, true));
-    }
-    for (int t : fw.Outputs()) forward.MarkOutput(t);
+    OperatorGraph forward = Rewritten(
+        fw, [&](int, Tensor& t) { t.elements = elements(t); },
+        [&](int, Operator& op) { op = priced(fw, op, true); });
 
     // Backward: the recomputed core ops first (their tensors "flash:X"; inputs from outside the
     // core are the saved copies backward already reads, else new inputs), then backward as it was.

@@ -31,16 +31,11 @@ KernelPasses LossPasses(LossKernel kernel, bool backward) {
 namespace {
 
 OperatorGraph WithPasses(const OperatorGraph& g, const KernelPasses& passes) {
-  OperatorGraph out;
-  for (const Tensor& t : g.Tensors()) {
-    out.AddTensor(t.name, t.elements, t.dtype_bytes, t.requires_grad);
-  }
-  for (Operator op : g.Ops()) {
-    if (op.kind == OpKind::kLoss) op.passes = passes;
-    out.AddOp(std::move(op));
-  }
-  for (int t : g.Outputs()) out.MarkOutput(t);
-  return out;
+  return Rewritten(
+      g, [](int, Tensor&) {},
+      [&](int, Operator& op) {
+        if (op.kind == OpKind::kLoss) op.passes = passes;
+      });
 }
 
 }  // namespace

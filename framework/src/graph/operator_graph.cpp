@@ -57,6 +57,23 @@ void OperatorGraph::MarkOutput(int tensor) {
   if (!IsOutput(tensor)) outputs_.push_back(tensor);
 }
 
+OperatorGraph Rewritten(const OperatorGraph& g, const std::function<void(int, Tensor&)>& tensor,
+                        const std::function<void(int, Operator&)>& op) {
+  OperatorGraph out;
+  for (std::size_t i = 0; i < g.Tensors().size(); ++i) {
+    Tensor t = g.Tensors()[i];
+    tensor(static_cast<int>(i), t);
+    out.AddTensor(std::move(t.name), t.elements, t.dtype_bytes, t.requires_grad);
+  }
+  for (std::size_t i = 0; i < g.Ops().size(); ++i) {
+    Operator o = g.Ops()[i];
+    op(static_cast<int>(i), o);
+    out.AddOp(std::move(o));
+  }
+  for (int t : g.Outputs()) out.MarkOutput(t);
+  return out;
+}
+
 int OperatorGraph::FindTensor(std::string_view name) const {
   auto it = tensor_index_.find(name);
   return it == tensor_index_.end() ? -1 : it->second;

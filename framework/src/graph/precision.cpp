@@ -21,18 +21,13 @@ namespace {
 bool Fp8Gemm(const Operator& op) { return op.kind == OpKind::kGemm && op.gemm.has_value(); }
 
 // `g` with its FP8 GEMMs marked and the named tensors one byte per element.
-OperatorGraph Rewritten(const OperatorGraph& g, const std::set<std::string>& fp8_tensors) {
-  OperatorGraph out;
-  for (const Tensor& t : g.Tensors()) {
-    out.AddTensor(t.name, t.elements, fp8_tensors.count(t.name) ? 1 : t.dtype_bytes,
-                  t.requires_grad);
-  }
-  for (Operator op : g.Ops()) {
-    op.fp8 = Fp8Gemm(op);
-    out.AddOp(std::move(op));
-  }
-  for (int t : g.Outputs()) out.MarkOutput(t);
-  return out;
+OperatorGraph Fp8Rewritten(const OperatorGraph& g, const std::set<std::string>& fp8_tensors) {
+  return Rewritten(
+      g,
+      [&](int, Tensor& t) {
+        if (fp8_tensors.count(t.name)) t.dtype_bytes = 1;
+      },
+      [](int, Operator& op) { op.fp8 = Fp8Gemm(op); });
 }
 
 }  // namespace
@@ -56,8 +51,8 @@ LayerGraph WithPrecision(const LayerGraph& graph, Precision precision) {
       fp8_tensors.insert(fw.GetTensor(index).name);
       fp8_tensors.insert("saved:" + fw.GetTensor(index).name);
     }
-    u.forward = Rewritten(u.forward, fp8_tensors);
-    u.backward = Rewritten(u.backward, fp8_tensors);
+    u.forward = Fp8Rewritten(u.forward, fp8_tensors);
+    u.backward = Fp8Rewritten(u.backward, fp8_tensors);
     FinalizeLayerMemory(u, out.dtype_bytes, out.optimizer);
   }
   return out;

@@ -333,8 +333,10 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       for (const auto& l : table.layers) q += l.tensor_parallel ? 0 : 1;
     }
     const int M = q + 1;
-    // Bubble `bound`: the floor every covering's sum of loads is above (StageLoadFloor).
+    // Bubble `bound`: the floor every covering's sum of loads is above (StageLoadFloor). Only
+    // `stages` reads the coverings' own sums (`bottleneck` ignores them), so only it keeps them.
     const double floor = problem.bubble == PipelineBubble::kBound ? StageLoadFloor(table) : 0.0;
+    const bool sums = problem.bubble == PipelineBubble::kStages;
     // The (level, memory class) groups of (d, s) pairs; a DP per group.
     struct Group {
       int level;
@@ -411,7 +413,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
         }
       }
       g.dp.assign(static_cast<size_t>(n + 1) * (n + 1) * M, kInf);
-      g.sum.assign(g.dp.size(), 0.0);
+      if (sums) g.sum.assign(g.dp.size(), 0.0);
       g.cut.assign(g.dp.size(), -1);
       std::vector<double>& dp = g.dp;
       std::vector<double>& sum = g.sum;
@@ -433,7 +435,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
               size_t at = idx(i, s, mr + delta);
               if (v < dp[at]) {
                 dp[at] = v;
-                sum[at] = sum[idx(j, s - 1, mr)] + load;
+                if (sums) sum[at] = sum[idx(j, s - 1, mr)] + load;
                 g.cut[at] = j;
               }
             }
@@ -504,9 +506,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           if (rest == kInf) continue;
           const std::int64_t devices = f.a0 + mr + static_cast<std::int64_t>(s - 1 - mr) * t;
           if (devices > kd) continue;
-          const double loads = problem.bubble == PipelineBubble::kBound
-                                   ? floor
-                                   : f.load_s + g.sum[idx(j, s - 1, mr)];
+          const double loads = sums ? f.load_s + g.sum[idx(j, s - 1, mr)] : floor;
           const double time =
               StepTimeS(PipelineTimeS(problem, d, s, std::max(rest, f.load_s), loads), exposed,
                         optimizer, tied);

@@ -15,6 +15,7 @@
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/system/optimizer_step.hpp"
+#include "phaze/system/pipeline.hpp"
 
 namespace phaze {
 namespace {
@@ -622,12 +623,7 @@ double ModelBound::Compute() {
       const LayerGraph& g = *entry.first;
       const SliceTimes& slice = entry.second;
       // Only a chain of layers runs its layers one after another inside a stage.
-      for (std::size_t i = 1; i < g.layers.size(); ++i) {
-        const bool linked = std::any_of(g.edges.begin(), g.edges.end(), [&](const auto& e) {
-          return e.from == static_cast<int>(i) - 1 && e.to == static_cast<int>(i);
-        });
-        if (!linked) best = kNoBound;
-      }
+      if (!LayersFormChain(g.layers.size(), g.edges)) best = kNoBound;
       for (const auto& [mode, recompute] : slice.recompute) {
         double work = 0;
         for (const auto& instance : g.layers) {

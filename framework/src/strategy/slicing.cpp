@@ -86,14 +86,9 @@ void ResizeAxis(LayerGraph& graph, Axis axis, std::int64_t from, std::int64_t to
     }
     if (!holds_axis) continue;
     resize(layer.tied_parameters);
-    OperatorGraph resized;
-    for (size_t t = 0; t < elements.size(); ++t) {
-      const Tensor& x = g.Tensors()[t];
-      resized.AddTensor(x.name, elements[t], x.dtype_bytes, x.requires_grad);
-    }
-    for (auto& op : ops) resized.AddOp(std::move(op));
-    for (int t : g.Outputs()) resized.MarkOutput(t);
-    layer.forward = std::move(resized);
+    layer.forward = Rewritten(
+        g, [&](int t, Tensor& x) { x.elements = elements[static_cast<size_t>(t)]; },
+        [&](int j, Operator& op) { op = std::move(ops[static_cast<size_t>(j)]); });
   }
 }
 

@@ -37,10 +37,7 @@ double PipelineTimeS(const StepSettings& settings, std::int64_t d, int stages, d
 
 double StageLoadFloor(const LayerTable& table) {
   const auto& L = table.layers;
-  for (const auto& e : table.edges) {
-    if (e.to != e.from + 1) return 0;
-  }
-  if (table.edges.size() + 1 != L.size()) return 0;
+  if (!LayersFormChain(L.size(), table.edges)) return 0;
   double floor = 0;
   for (const auto& l : L) floor += l.forward_s + l.backward_s + l.backward_recompute_s;
   return floor;

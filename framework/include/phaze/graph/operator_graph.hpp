@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -65,5 +66,12 @@ class OperatorGraph {
   std::map<std::string, int, std::less<>> tensor_index_;
   std::map<std::string, int, std::less<>> op_index_;
 };
+
+// A copy of `g` rebuilt through AddTensor and AddOp (so every check applies again), each tensor
+// first passed to `tensor(index, copy)` and each op to `op(index, copy)`: how the graph rewrites
+// (precision, loss and attention kernels, tensor-parallel slicing) change what tensors hold and
+// what ops cost. They keep names, and an op's inputs and outputs, unless they mean to re-wire it.
+OperatorGraph Rewritten(const OperatorGraph& g, const std::function<void(int, Tensor&)>& tensor,
+                        const std::function<void(int, Operator&)>& op);
 
 }  // namespace phaze

@@ -2,7 +2,9 @@
 // flight, how many steps the pipeline runs, and the sends between its stages.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "phaze/system/step_model.hpp"
 
@@ -29,10 +31,25 @@ double PipelineSteps(const StepSettings& settings, std::int64_t d, int stages);
 double PipelineTimeS(const StepSettings& settings, std::int64_t d, int stages, double max_load_s,
                      double sum_load_s);
 
+// Whether `layers` layers form a chain: every layer but the first has an edge from the one before
+// it (edges: anything with `from` and `to`; other edges may be there too). Then a stage that
+// holds several runs them one after another, and its time is at least the sum of theirs.
+template <class Edges>
+bool LayersFormChain(std::size_t layers, const Edges& edges) {
+  std::vector<char> linked(layers, 0);
+  for (const auto& e : edges) {
+    if (e.to == e.from + 1 && e.to > 0 && static_cast<std::size_t>(e.to) < layers) linked[e.to] = 1;
+  }
+  for (std::size_t i = 1; i < layers; ++i) {
+    if (!linked[i]) return false;
+  }
+  return true;
+}
+
 // A floor of the sum of the stage loads of any placement of `table`: a chain's stage runs its
 // layers' forward and backward passes one after another (sends and recomputation only add), so
 // the sum is at least Σ (forward + backward + backward recompute) over the layers; 0 when the
-// layers are not a chain (a stage's branches may overlap).
+// layers do not form a chain (LayersFormChain; a stage's branches may overlap).
 double StageLoadFloor(const LayerTable& table);
 
 // The network level the pipeline's sends cross: the one holding t·s·d ranks.
