@@ -95,6 +95,50 @@ TEST(Robustness, EachParameterScaledOnTheWinnerAndTheReference) {
   EXPECT_TRUE(moved) << "no perturbation changed any throughput";
 }
 
+// EvaluateExpert (the reference's expert plan alone, its width's slices only) makes the choice
+// Evaluate makes with the expert slot, on the reference and every explored config, perturbed
+// or not; and with the expert at a width no slice has, the same infeasible choice.
+TEST(Robustness, EvaluateExpertMakesEvaluatesExpertChoice) {
+  Tiny t("");
+  const ModelEvaluator& evaluator = t.context->Evaluator();
+  PreparedModel model = t.context->Models().front();
+  ASSERT_TRUE(model.expert.has_value());
+  std::vector<ArchConfig> archs = {LoadArchConfig("tpuv4")};
+  archs.push_back(archs.front());
+  archs.back().calibration["memory_efficiency"] = 0.762 * 0.9;
+  for (const auto& e : t.results.outcome.explored) archs.push_back(e.point.arch);
+  auto same = [&](const ArchConfig& arch) {
+    SCOPED_TRACE(arch.name);
+    const auto all =
+        evaluator.Evaluate(model, arch, true, ModelEvaluator::GroupPruning::kNone).expert;
+    const std::optional<PlanChoice> alone = evaluator.EvaluateExpert(model, arch);
+    ASSERT_EQ(all.has_value(), alone.has_value());
+    if (!alone) return;
+    EXPECT_EQ(alone->feasible, all->feasible);
+    EXPECT_EQ(alone->reason, all->reason);
+    EXPECT_EQ(alone->Throughput(), all->Throughput());  // the same plan: the same bits
+    EXPECT_EQ(alone->micro_batch, all->micro_batch);
+    EXPECT_EQ(alone->recompute, all->recompute);
+    EXPECT_EQ(alone->hbm_gib, all->hbm_gib);
+    EXPECT_EQ(alone->stages.size(), all->stages.size());
+  };
+  for (const ArchConfig& arch : archs) same(arch);
+  int feasible = 0;
+  for (const ArchConfig& arch : archs) {
+    const auto x = evaluator.EvaluateExpert(model, arch);
+    feasible += x && x->feasible ? 1 : 0;
+  }
+  EXPECT_GT(feasible, 0) << "no expert plan fits: the comparison above says little";
+  model.expert->tensor_parallel = 4;  // not among the widths (1, 2)
+  same(archs.front());
+  const auto none = evaluator.EvaluateExpert(model, archs.front());
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->feasible);
+  EXPECT_NE(none->reason.find("not among the evaluated widths"), std::string::npos) << none->reason;
+  model.expert.reset();
+  EXPECT_FALSE(evaluator.EvaluateExpert(model, archs.front()).has_value());
+}
+
 TEST(Robustness, NoStudyForAnEstimatorWithoutTechnologyParameters) {
   Tiny t("estimator: analytic\n");
   EXPECT_TRUE(t.results.robustness.rows.empty());

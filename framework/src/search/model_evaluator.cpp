@@ -262,12 +262,13 @@ using SliceGroup = SlicedTimes::key_type;
 // ScheduleSlice for every slice of the model, or only those of `group`.
 SlicedTimes ScheduleSlices(const PreparedModel& model, std::span<const ArchConfig> archs,
                            const std::vector<RecomputeMode>& modes, const Estimator& estimator,
-                           const Scheduler& scheduler, const Network& network,
-                           ModelEvaluation* ev, bool lower_bounds,
-                           std::optional<SliceGroup> group = std::nullopt) {
+                           const Scheduler& scheduler, const Network& network, ModelEvaluation* ev,
+                           bool lower_bounds, std::optional<SliceGroup> group = std::nullopt,
+                           std::optional<std::int64_t> width = std::nullopt) {
   SlicedTimes sliced;
   for (const auto& slice : model.slices) {
     if (group && SliceGroup{slice.micro_batch, slice.strategy} != *group) continue;
+    if (width && slice.width != *width) continue;
     sliced[{slice.micro_batch, slice.strategy}][static_cast<int>(slice.width)] = {
         &slice.graph,
         ScheduleSlice(model, slice, archs, modes, estimator, scheduler, network, ev, lower_bounds)};
@@ -293,15 +294,16 @@ ModelEvaluation NoChoices(const std::string& model, std::size_t hbm_sizes) {
   return ev;
 }
 
+// Which choices PlaceAll makes: the DP's best plans, the expert plan (model.expert), or both.
+enum class Slots { kBest, kBestAndExpert, kExpert };
+
 // The DP for every micro-batch, recompute mode, v, sharding and HBM size of `sliced` (or of its
-// group `only`), offered to
-// ev.best, ev.best_per_hbm (one slot per HBM size) and (with_expert) ev.expert. Ties keep the
-// earlier choice.
+// group `only`), offered to ev.best and ev.best_per_hbm (one slot per HBM size), and the expert
+// plan offered to ev.expert, as `slots` asks. Ties keep the earlier choice.
 void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& model,
               const ArchConfig& arch, const SlicedTimes& sliced,
               const std::vector<RecomputeMode>& modes, const std::vector<double>& hbm_list,
-              bool with_expert, bool bound, ModelEvaluation& ev,
-              const SliceGroup* only = nullptr) {
+              Slots slots, bool bound, ModelEvaluation& ev, const SliceGroup* only = nullptr) {
   const std::vector<std::int64_t> vs = run.training.pipeline_schedule == PipelineSchedule::kInterleaved
                                            ? run.training.virtual_stages
                                            : std::vector<std::int64_t>{1};
@@ -341,12 +343,14 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             // Every HBM size of the sweep is a device of its own; the DP's limit is its HBM.
             const ArchConfig device = arch.WithHbmGiB(hbm_list[h]);
             problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
-            PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
-            c.strategy = strategy_name;
-            c.strategy_index = strategy;
-            take(ev.best, c);
-            take(ev.best_per_hbm[h], c);
-            if (with_expert && model.expert) {
+            if (slots != Slots::kExpert) {
+              PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
+              c.strategy = strategy_name;
+              c.strategy_index = strategy;
+              take(ev.best, c);
+              take(ev.best_per_hbm[h], c);
+            }
+            if (slots != Slots::kBest && model.expert) {
               PlanRequest r;
               r.pipeline_stages = static_cast<int>(model.expert->pipeline_stages);
               r.data_parallel = static_cast<int>(model.expert->data_parallel);
@@ -453,6 +457,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   // it fits no plan its choice on the bounds is the one it would give — whether a plan fits
   // depends on memory only, and an unfit plan carries no times.
   const bool expert = with_expert && model.expert;
+  const Slots slot_kinds = with_expert ? Slots::kBestAndExpert : Slots::kBest;
   auto slots = [&](const ModelEvaluation& e) {
     std::vector<const PlanChoice*> s;
     for (const PlanChoice& c : e.best_per_hbm) s.push_back(&c);
@@ -481,7 +486,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
       SlicedTimes one;
       one.insert(lower.extract(lower.begin()));
       ModelEvaluation b = NoChoices(model.name, hbm_list.size());
-      PlaceAll(run_, cost_, model, arch, one, modes, hbm_list, with_expert, /*bound=*/true, b);
+      PlaceAll(run_, cost_, model, arch, one, modes, hbm_list, slot_kinds, /*bound=*/true, b);
       bounds.emplace_back();
       for (const PlanChoice* c : slots(b)) {  // +∞: no choice, or a plan whose figures overflow
         bounds.back().push_back(!c || (!c->feasible && c->plan.feasible)
@@ -516,7 +521,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
       t0 = std::chrono::steady_clock::now();
       ModelEvaluation& choices =
           (offered[group] = {NoChoices(model.name, hbm_list.size()), false}).first;
-      PlaceAll(run_, cost_, model, arch, exact, modes, hbm_list, with_expert, false, choices);
+      PlaceAll(run_, cost_, model, arch, exact, modes, hbm_list, slot_kinds, false, choices);
       since(t0, ev.placement_seconds);
       const auto solved = slots(choices);
       for (std::size_t i = 0; i < best.size(); ++i) {
@@ -544,6 +549,38 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   for (const auto& [group, choices] : offered) offer(choices.first, choices.second);
   ev.score = ObjectiveValue(ev.best, objective, accelerators);
   return ev;
+}
+
+std::optional<PlanChoice> ModelEvaluator::EvaluateExpert(const PreparedModel& model,
+                                                         const ArchConfig& arch) const {
+  // As Evaluate: none above the power budget on static power alone, none when an op cannot be
+  // costed.
+  if (!model.expert || (run_.arch.power_budget_w > 0 &&
+                        EnergyModel::StaticPowerW(arch) > run_.arch.power_budget_w)) {
+    return std::nullopt;
+  }
+  ModelEvaluation ev = NoChoices(model.name, run_.training.hbm_gib.size());
+  const std::vector<RecomputeMode> modes = Modes(run_);
+  const CachedEstimator estimator(estimator_);
+  // Every group's slices at the expert's width, exactly, as Evaluate schedules a group it keeps
+  // (a group it leaves out offers the expert choice it would have given: the same choice). A
+  // width no slice has: every slice, for the choices that say so.
+  std::optional<std::int64_t> width = model.expert->tensor_parallel;
+  if (std::none_of(model.slices.begin(), model.slices.end(),
+                   [&](const auto& slice) { return slice.width == *width; })) {
+    width.reset();
+  }
+  try {
+    const SlicedTimes exact =
+        ScheduleSlices(model, std::span(&arch, 1), modes, estimator, scheduler_,
+                       run_.cluster.network, &ev, false, std::nullopt, width);
+    PlaceAll(run_, cost_, model, arch, exact, modes, run_.training.hbm_gib, Slots::kExpert, false,
+             ev);
+  } catch (const UnsupportedOpError&) {
+    return std::nullopt;
+  }
+  if (!ev.expert) return std::nullopt;
+  return *ev.expert;
 }
 
 ModelBound ModelEvaluator::Bound(const PreparedModel& model, std::vector<ArchConfig> archs) const {
@@ -680,8 +717,7 @@ bool ModelBound::Refine() {
   const SliceGroup group = std::next(times->sliced.begin(), static_cast<std::ptrdiff_t>(top))->first;
   ModelEvaluation ev = NoChoices(model_->name, 1);
   PlaceAll(run, evaluator_->cost_, *model_, archs_.front(), times->sliced, Modes(run),
-           {*std::max_element(hbm.begin(), hbm.end())}, /*with_expert=*/false, /*bound=*/true, ev,
-           &group);
+           {*std::max_element(hbm.begin(), hbm.end())}, Slots::kBest, /*bound=*/true, ev, &group);
   group_placement_[top] = ev.best.Throughput();
   if (family_ && std::all_of(group_placement_.begin(), group_placement_.end(),
                              [](const auto& p) { return p.has_value(); })) {

@@ -116,9 +116,12 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
       };
       const ArchConfig arch = Perturbed(preset, key, factor, overrides);
       for (std::size_t m = 0; m < models.size(); ++m) {
-        const ModelEvaluation ev = context.Evaluator().Evaluate(models[m], arch, true);
-        results[p][0][m] = models[m].expert ? (ev.expert ? ev.expert->Throughput() : 0)
-                                            : ev.best.Throughput();
+        if (models[m].expert) {
+          const std::optional<PlanChoice> x = context.Evaluator().EvaluateExpert(models[m], arch);
+          results[p][0][m] = x ? x->Throughput() : 0;
+        } else {
+          results[p][0][m] = context.Evaluator().Evaluate(models[m], arch, false).best.Throughput();
+        }
       }
       tick();
       double best = 0;

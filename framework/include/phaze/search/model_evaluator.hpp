@@ -144,6 +144,11 @@ class ModelEvaluator {
                            GroupPruning pruning = GroupPruning::kBound,
                            ModelBound* own = nullptr) const;
 
+  // Evaluate(model, arch, true).expert alone, the same choice: only the slices of the expert
+  // plan's width are scheduled and the DP's search is skipped (the robustness study's reference).
+  std::optional<PlanChoice> EvaluateExpert(const PreparedModel& model,
+                                           const ArchConfig& arch) const;
+
   // One plan, on the run config's cluster and training settings (its micro-batch must be prepared:
   // PrepareModel with it among training.micro_batches, its width among the widths).
   // Infeasibility (memory, devices) is a choice with the reason; the per-stage memory and the
