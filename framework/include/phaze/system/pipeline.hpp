@@ -49,7 +49,10 @@ bool LayersFormChain(std::size_t layers, const Edges& edges) {
 // A floor of the sum of the stage loads of any placement of `table`: a chain's stage runs its
 // layers' forward and backward passes one after another (sends and recomputation only add), so
 // the sum is at least Σ (forward + backward + backward recompute) over the layers; 0 when the
-// layers do not form a chain (LayersFormChain; a stage's branches may overlap).
+// layers do not form a chain (LayersFormChain; a stage's branches may overlap). The paper's stage
+// recompute (StepSettings::recompute) would add every stage's forward but the last one's; only
+// layer-table files set it (the search's recomputation is backward_recompute_s, counted here), so
+// the floor leaves it out.
 double StageLoadFloor(const LayerTable& table);
 
 // The network level the pipeline's sends cross: the one holding t·s·d ranks.
