@@ -222,14 +222,15 @@ TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
         kernel_ops += op.attention_kernel ? 1 : 0;
         for (const VectorWork& v : op.vector) {
           EXPECT_NE(v.function, "softmax") << op.name;
-          if (v.function == "flash_softmax" || v.function == "flash_dropout") {
+          if (v.function == "flash_softmax" || v.function == "flash_dropout" ||
+              v.function == "flash_dropout_backward") {
             EXPECT_TRUE(op.attention_kernel) << op.name;
             EXPECT_EQ(v.elements, b * a * s * s * 9 / 16) << op.name;
           }
           // The forward kernel draws the attention dropout's random numbers; the backward's
-          // re-run (flash:attn.dropout) regenerates them as the mask it was.
+          // re-run (flash:attn.dropout) draws them again.
           if (op.name == "attn.dropout") EXPECT_EQ(v.function, "flash_dropout");
-          if (op.name == "flash:attn.dropout") EXPECT_EQ(v.function, "dropout");
+          if (op.name == "flash:attn.dropout") EXPECT_EQ(v.function, "flash_dropout_backward");
         }
       }
       for (const Operator& op : Layer(flash, "block").forward.Ops()) {

@@ -27,6 +27,11 @@ const std::map<std::string, double>& VectorCyclesPerElement() {
       // causal kernel at 4,096 tokens takes 0.270 ms more with dropout 0.1 on an H200, 30 lane
       // cycles a kept score (share/validation/kernels/README.md).
       {"flash_dropout", 30},
+      // The backward kernel draws the same numbers again to rebuild the mask for the scores it
+      // recomputes; beside its heavier tensor work less of it shows: cuDNN's backward at that
+      // shape takes 0.121 ms more with dropout, 12 lane cycles a kept score beside the mask's
+      // own cycle (fitted on that row alone; the GPT blocks' rows are the check: README).
+      {"flash_dropout_backward", 12},
       {"layernorm", 6},
       {"rmsnorm", 4},
       {"rotary", 3},

@@ -45,8 +45,9 @@ bool GemmSpansKeys(const Operator& op) {
 }
 
 // `op` as the fused kernel runs it: marked, its softmax the online one, the forward kernel's
-// dropout drawing its random numbers in the kernel (`flash_dropout`; the backward regenerates
-// them under its heavier tensor work, priced as the mask it was), and under a causal mask
+// dropout drawing its random numbers in the kernel (`flash_dropout`; the backward kernel's
+// recomputed scores draw them again, partly under its heavier tensor work:
+// `flash_dropout_backward`), and under a causal mask
 // (kept < 1) its key dimension, and the lane work over its score planes, cut to the tiles
 // computed (an epilogue over a GEMM's tokens × head-dimension output, such as the rotary
 // backward fused onto dQ, keeps its size).
@@ -62,7 +63,8 @@ Operator InKernel(Operator op, double kept, bool forward_pass) {
   }
   for (VectorWork& v : op.vector) {
     if (v.function == "softmax") v.function = "flash_softmax";
-    if (v.function == "dropout" && forward_pass) v.function = "flash_dropout";
+    if (v.function == "dropout")
+      v.function = forward_pass ? "flash_dropout" : "flash_dropout_backward";
     if (planes) v.elements = Scaled(v.elements, kept);
   }
   return op;

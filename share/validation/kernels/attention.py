@@ -52,19 +52,21 @@ def load(path, backend):
         name, mode, mask = r["kernel"].split(":")
         if name != backend or r["row"] != r["batch"]:
             continue
+        dropout = re.search(r"dropout ([0-9.]+)", r.get("note") or "")
         rows.append({"mode": mode, "causal": mask == "causal", "bh": int(r["batch"]),
                      "s": int(r["m"]), "d": int(r["k"]), "seconds": float(r["seconds"]),
-                     "flops": float(r["flops"])})
+                     "flops": float(r["flops"]),
+                     "dropout": float(dropout.group(1)) if dropout else 0.0})
     return [c[1:].strip() for c in comments], rows
 
 
-def model_yaml(work, bh, s, d, causal):
-    path = os.path.join(work, "attn-%d-%d-%d-%s.yaml" % (bh, s, d, causal))
+def model_yaml(work, bh, s, d, causal, dropout):
+    path = os.path.join(work, "attn-%d-%d-%d-%s-%g.yaml" % (bh, s, d, causal, dropout))
     with open(path, "w") as f:
         f.write("name: attention\nfamily: %s\nlayers: 1\nhidden: %d\nheads: %d\nvocab: 256\n"
-                "max_positions: %d\nsequence_length: %d\ncausal: %s\ndropout: 0\n"
+                "max_positions: %d\nsequence_length: %d\ncausal: %s\ndropout: %g\n"
                 % ("megatron-gpt" if causal else "encoder", bh * d, bh, s, s,
-                   "true" if causal else "false"))
+                   "true" if causal else "false", dropout))
     return path
 
 
@@ -95,7 +97,7 @@ def predict(rows, arch, work, forward, backward, cycles):
     config = config_yaml(work, forward, backward, cycles)
     out = []
     for r in rows:
-        model = model_yaml(work, r["bh"], r["s"], r["d"], r["causal"])
+        model = model_yaml(work, r["bh"], r["s"], r["d"], r["causal"], r["dropout"])
         out.append((attention_seconds(model, arch, config, ("forward",)),
                     attention_seconds(model, arch, config, ("backward",))
                     if r["mode"] == "fwd_bwd" else 0.0))
