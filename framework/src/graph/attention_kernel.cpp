@@ -63,8 +63,9 @@ Operator InKernel(Operator op, double kept, bool forward_pass) {
   }
   for (VectorWork& v : op.vector) {
     if (v.function == "softmax") v.function = "flash_softmax";
-    if (v.function == "dropout")
+    if (v.function == "dropout") {
       v.function = forward_pass ? "flash_dropout" : "flash_dropout_backward";
+    }
     if (planes) v.elements = Scaled(v.elements, kept);
   }
   return op;
