@@ -294,6 +294,16 @@ ModelEvaluation NoChoices(const std::string& model, std::size_t hbm_sizes) {
   return ev;
 }
 
+// Why no plan on `arch` fits the run's power budget, when its static power alone is above it
+// (every plan draws at least that: a bound, nothing solved); "" otherwise.
+std::string StaticPowerRefusal(const RunConfig& run, const ArchConfig& arch) {
+  const double static_w = EnergyModel::StaticPowerW(arch);
+  if (!(run.arch.power_budget_w > 0 && static_w > run.arch.power_budget_w)) return "";
+  return "static power " + FormatNumber("%.4g", static_w) +
+         " W per device alone is above arch.power_budget_w " +
+         FormatNumber("%.4g", run.arch.power_budget_w) + " W";
+}
+
 // Which choices PlaceAll makes: the DP's best plans, the expert plan (model.expert), or both.
 enum class Slots { kBest, kBestAndExpert, kExpert };
 
@@ -427,13 +437,9 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
                                          ModelBound* own) const {
   const auto& hbm_list = run_.training.hbm_gib;
   ModelEvaluation ev = NoChoices(model.name, hbm_list.size());
-  if (const double static_w = EnergyModel::StaticPowerW(arch);
-      run_.arch.power_budget_w > 0 && static_w > run_.arch.power_budget_w) {
-    // Every plan draws at least the static power: none fits the budget (a bound, nothing solved).
-    ev.best.reason = "static power " + FormatNumber("%.4g", static_w) +
-                     " W per device alone is above arch.power_budget_w " +
-                     FormatNumber("%.4g", run_.arch.power_budget_w) + " W";
-    for (auto& c : ev.best_per_hbm) c.reason = ev.best.reason;
+  if (std::string why = StaticPowerRefusal(run_, arch); !why.empty()) {
+    ev.best.reason = why;
+    for (auto& c : ev.best_per_hbm) c.reason = why;
     return ev;
   }
   const std::vector<RecomputeMode> modes = Modes(run_);
@@ -458,7 +464,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
   // depends on memory only, and an unfit plan carries no times.
   const bool expert = with_expert && model.expert;
   const Slots slot_kinds = with_expert ? Slots::kBestAndExpert : Slots::kBest;
-  auto slots = [&](const ModelEvaluation& e) {
+  auto filled = [&](const ModelEvaluation& e) {
     std::vector<const PlanChoice*> s;
     for (const PlanChoice& c : e.best_per_hbm) s.push_back(&c);
     if (expert) s.push_back(e.expert ? &*e.expert : nullptr);
@@ -488,7 +494,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
       ModelEvaluation b = NoChoices(model.name, hbm_list.size());
       PlaceAll(run_, cost_, model, arch, one, modes, hbm_list, slot_kinds, /*bound=*/true, b);
       bounds.emplace_back();
-      for (const PlanChoice* c : slots(b)) {  // +∞: no choice, or a plan whose figures overflow
+      for (const PlanChoice* c : filled(b)) {  // +∞: no choice, or a plan whose figures overflow
         bounds.back().push_back(!c || (!c->feasible && c->plan.feasible)
                                     ? std::numeric_limits<double>::infinity()
                                     : ObjectiveBound(c->Throughput(), arch));
@@ -505,7 +511,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
     std::vector<double> best(bounds.empty() ? 0 : bounds.front().size(), 0);  // per slot, so far
     for (std::size_t k : order) {
       auto& [group, on_bounds] = groups[k];
-      const auto bounded = slots(on_bounds);
+      const auto bounded = filled(on_bounds);
       bool needed = pruning == GroupPruning::kNone;
       for (std::size_t i = 0; i < best.size() && !needed; ++i) {
         needed |= (!bounded[i] || bounded[i]->plan.feasible) && !(bounds[k][i] < best[i]);
@@ -523,7 +529,7 @@ ModelEvaluation ModelEvaluator::Evaluate(const PreparedModel& model, const ArchC
           (offered[group] = {NoChoices(model.name, hbm_list.size()), false}).first;
       PlaceAll(run_, cost_, model, arch, exact, modes, hbm_list, slot_kinds, false, choices);
       since(t0, ev.placement_seconds);
-      const auto solved = slots(choices);
+      const auto solved = filled(choices);
       for (std::size_t i = 0; i < best.size(); ++i) {
         if (solved[i]) best[i] = std::max(best[i], ObjectiveValue(*solved[i], objective, accelerators));
       }
@@ -555,10 +561,7 @@ std::optional<PlanChoice> ModelEvaluator::EvaluateExpert(const PreparedModel& mo
                                                          const ArchConfig& arch) const {
   // As Evaluate: none above the power budget on static power alone, none when an op cannot be
   // costed.
-  if (!model.expert || (run_.arch.power_budget_w > 0 &&
-                        EnergyModel::StaticPowerW(arch) > run_.arch.power_budget_w)) {
-    return std::nullopt;
-  }
+  if (!model.expert || !StaticPowerRefusal(run_, arch).empty()) return std::nullopt;
   ModelEvaluation ev = NoChoices(model.name, run_.training.hbm_gib.size());
   const std::vector<RecomputeMode> modes = Modes(run_);
   const CachedEstimator estimator(estimator_);
