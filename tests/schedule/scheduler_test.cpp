@@ -974,6 +974,88 @@ TEST(LayerSchedule, HostIssueTimeBoundsThePass) {
   EXPECT_EQ(compute, 16);  // the collectives are on the links (φ = 1 on tpuv4)
 }
 
+// A family's problem in one walk of the graph is each member's problem relaxed into the first
+// (RelaxInto), op for op and bit for bit; archs that disagree on collective_overlap take that path
+// themselves, and a split that changes the ops is refused as RelaxInto refuses it.
+TEST(LayerSchedule, ProblemOverArchsIsTheirRelaxation) {
+  auto& plugins = testing::BuiltPlugins();
+  const ConfigNode none = ConfigNode::EmptyMap("test", "params");
+  const auto estimator = plugins.CreateEstimator("device", none);
+  const auto strategy = plugins.CreateStrategy("megatron", none);
+  const LayerGraph g = BuildSlicedLayerGraph(
+      *strategy, "megatron",
+      LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-2.5b.yaml"),
+      GraphOptions{}, 4);
+  const UniqueLayer& block = g.unique_layers[1];
+  const Network network = Network::Flat(1e10, 1e-6);
+  std::vector<ArchConfig> archs(3, LoadArchConfig("tpuv4"));
+  archs[1].num_vc *= 4;  // faster vector ops, more cores
+  archs[1].host_kernel_s = archs[0].host_kernel_s / 2;
+  archs[2].num_tc *= 2;
+  archs[2].glb_bytes /= 8;
+  archs[2].host_kernel_s = archs[0].host_kernel_s * 2;
+  for (auto& a : archs) a.name = "a" + std::to_string(&a - archs.data());
+  auto relaxed = [&](const std::vector<ArchConfig>& family, Pass pass) {
+    ScheduleProblem p = BuildScheduleProblem(PassGraph(block, pass), pass, *estimator,
+                                             family.front(), network, "p");
+    for (std::size_t a = 1; a < family.size(); ++a) {
+      EXPECT_TRUE(RelaxInto(p, BuildScheduleProblem(PassGraph(block, pass), pass, *estimator,
+                                                    family[a], network, "p")));
+    }
+    return p;
+  };
+  auto expect_same = [](const ScheduleProblem& a, const ScheduleProblem& b) {
+    ASSERT_EQ(a.ops.size(), b.ops.size());
+    for (std::size_t i = 0; i < a.ops.size(); ++i) {
+      EXPECT_EQ(a.ops[i].name, b.ops[i].name);
+      EXPECT_EQ(a.ops[i].cls, b.ops[i].cls);
+      EXPECT_EQ(a.ops[i].single_core_s, b.ops[i].single_core_s) << a.ops[i].name;
+      EXPECT_EQ(a.ops[i].all_cores_s, b.ops[i].all_cores_s) << a.ops[i].name;
+    }
+    EXPECT_EQ(a.edges, b.edges);
+    EXPECT_EQ(a.num_tc, b.num_tc);
+    EXPECT_EQ(a.num_vc, b.num_vc);
+    EXPECT_EQ(a.host_s, b.host_s);
+    EXPECT_EQ(a.energy.TotalJ(), b.energy.TotalJ());  // the first arch's
+  };
+  for (double overlap : {1.0, 0.25}) {  // collectives on the links; partly holding the device
+    for (auto& a : archs) a.collective_overlap = overlap;
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      const ScheduleProblem one = BuildScheduleProblem(PassGraph(block, pass), pass, *estimator,
+                                                       std::span(archs), network, "p");
+      expect_same(one, relaxed(archs, pass));
+      // The other archs' cores count: on all cores, the relaxation is faster than the first arch.
+      const ScheduleProblem first = relaxed({archs[0]}, pass);
+      EXPECT_EQ(one.num_vc, archs[1].num_vc);
+      EXPECT_EQ(one.num_tc, archs[2].num_tc);
+      EXPECT_EQ(one.host_s, std::min(first.host_s, one.host_s));
+      double saved = 0;
+      for (std::size_t i = 0; i < one.ops.size(); ++i) {
+        saved += first.ops[i].all_cores_s - one.ops[i].all_cores_s;
+      }
+      EXPECT_GT(saved, 0);
+    }
+  }
+  // Archs that disagree: 0.25 and 0.5 split the same way (built one by one, same answer); 0 and
+  // 1 do not (a link op against none).
+  archs[1].collective_overlap = 0.5;
+  expect_same(BuildScheduleProblem(block.backward, Pass::kBackward, *estimator, std::span(archs),
+                                   network, "p"),
+              relaxed(archs, Pass::kBackward));
+  archs[0].collective_overlap = 0;
+  archs[1].collective_overlap = 1;
+  try {
+    BuildScheduleProblem(block.backward, Pass::kBackward, *estimator, std::span(archs), network,
+                         "p");
+    ADD_FAILURE() << "archs whose collectives split differently were relaxed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("architectures 'a0' and 'a1' give its backward pass "
+                                         "different ops"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // ---- Every layer of the paper's eight models (b = 1; t = 1 and 2) on tpuv4: the schedule is
 // valid, never longer than sequential (intra-op on every op, one at a time — the paper's
 // observation), never shorter than the lower bound; repeated blocks solve once. ----

@@ -1,7 +1,9 @@
 #include "phaze/schedule/layer_schedule.hpp"
 
 #include <algorithm>
+#include <limits>
 
+#include "phaze/core/error.hpp"
 #include "phaze/estimate/energy_model.hpp"
 
 namespace phaze {
@@ -13,17 +15,47 @@ const OperatorGraph& PassGraph(const UniqueLayer& layer, Pass pass) {
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, const ArchConfig& arch,
                                      const Network& network, std::string name) {
+  return BuildScheduleProblem(graph, pass, estimator, std::span(&arch, 1), network,
+                              std::move(name));
+}
+
+ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
+                                     const Estimator& estimator, std::span<const ArchConfig> archs,
+                                     const Network& network, std::string name) {
+  const ArchConfig& arch = archs.front();
+  if (std::ranges::any_of(archs, [&](const ArchConfig& a) {
+        return a.collective_overlap != arch.collective_overlap;
+      })) {
+    // The collectives' exposed parts may differ in shape: one problem each, then relaxed.
+    ScheduleProblem problem = BuildScheduleProblem(graph, pass, estimator, arch, network, name);
+    for (const ArchConfig& other : archs.subspan(1)) {
+      if (!RelaxInto(problem, BuildScheduleProblem(graph, pass, estimator, other, network, name))) {
+        throw Error(name + ": architectures '" + arch.name + "' and '" + other.name +
+                    "' give its " + std::string(ToString(pass)) + " pass different ops");
+      }
+    }
+    return problem;
+  }
+  // One walk of the graph for every arch: the same ops and edges, each op's latencies the least
+  // over the archs — what RelaxInto makes of the archs' own problems, without building them.
   ScheduleProblem problem;
   problem.name = std::move(name);
   problem.num_tc = static_cast<int>(arch.num_tc);
   problem.num_vc = static_cast<int>(arch.num_vc);
+  int least_cores = problem.num_tc + problem.num_vc;  // of a whole device: the held ops' count
+  for (const ArchConfig& a : archs.subspan(1)) {
+    problem.num_tc = std::max(problem.num_tc, static_cast<int>(a.num_tc));
+    problem.num_vc = std::max(problem.num_vc, static_cast<int>(a.num_vc));
+    least_cores = std::min(least_cores, static_cast<int>(a.num_tc + a.num_vc));
+  }
   const auto& ops = graph.Ops();
   const auto preds = graph.Predecessors();
   // kept[i]: the op's index in the problem, or −1 when contracted; frontier[i]: the kept ops
   // nearest above a contracted op.
   std::vector<int> kept(ops.size(), -1);
   std::vector<std::vector<int>> frontier(ops.size());
-  std::int64_t kernels = 0;  // the host issues each (ArchConfig::host_kernel_s)
+  // Per arch: the host issues each (ArchConfig::host_kernel_s).
+  std::vector<std::int64_t> kernels(archs.size(), 0);
   for (int i : graph.TopologicalOrder()) {
     const Operator& op = ops[i];
     std::vector<int> above;
@@ -46,7 +78,9 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      CommGroup{op.collective_group, op.collective_stride})
                : 0.0;
       keep = time > 0;
-      if (keep) ++kernels;  // one NCCL kernel
+      if (keep) {
+        for (auto& count : kernels) ++count;  // one NCCL kernel
+      }
       if (keep) {
         problem.energy.network_j +=
             network.CollectiveJ(*op.collective, static_cast<double>(op.collective_bytes),
@@ -62,7 +96,7 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
         held.name = op.name + (s.all_cores_s > 0 ? ".exposed" : "");
         held.cls = ScheduleClass::kFused;
         held.all_cores_s = exposed;
-        held.single_core_s = exposed * static_cast<double>(problem.num_tc + problem.num_vc);
+        held.single_core_s = exposed * static_cast<double>(least_cores);
         const int index = static_cast<int>(problem.ops.size());
         problem.ops.push_back(std::move(held));
         for (int q : above) problem.edges.emplace_back(q, index);
@@ -90,10 +124,16 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       if (keep) {
         const OpWork work = OpWork::Of(op, graph);
         const OpEstimate e = estimator.Estimate(work, arch, pass);
-        problem.energy += e.energy ? *e.energy : EnergyModel::Op(work, arch);
+        problem.energy += e.energy ? *e.energy : EnergyModel::Op(work, arch);  // the first arch's
         s.single_core_s = e.single_core_s;
         s.all_cores_s = e.all_cores_s;
-        kernels += e.kernels;
+        kernels[0] += e.kernels;
+        for (std::size_t a = 1; a < archs.size(); ++a) {
+          const OpEstimate other = estimator.Estimate(work, archs[a], pass);
+          s.single_core_s = std::min(s.single_core_s, other.single_core_s);
+          s.all_cores_s = std::min(s.all_cores_s, other.all_cores_s);
+          kernels[a] += other.kernels;
+        }
       }
     }
     if (!keep) {
@@ -104,7 +144,11 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
     problem.ops.push_back(std::move(s));
     for (int q : above) problem.edges.emplace_back(q, kept[i]);
   }
-  problem.host_s = static_cast<double>(kernels) * arch.host_kernel_s;
+  problem.host_s = std::numeric_limits<double>::infinity();
+  for (std::size_t a = 0; a < archs.size(); ++a) {
+    problem.host_s =
+        std::min(problem.host_s, static_cast<double>(kernels[a]) * archs[a].host_kernel_s);
+  }
   return problem;
 }
 

@@ -7,6 +7,7 @@
 // times the kernels of the pass: the estimates' kernel counts and one per collective (NCCL's).
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "phaze/arch/arch_config.hpp"
@@ -20,6 +21,15 @@ namespace phaze {
 
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, const ArchConfig& arch,
+                                     const Network& network, std::string name);
+
+// The relaxation of the pass on every arch of `archs` (RelaxInto of each one's problem: each op as
+// fast, each core count as large, the host as quick as on any of them), its energy the first
+// one's. Archs that agree on collective_overlap share one walk of the graph and one OpWork per op;
+// otherwise each problem is built and relaxed in turn. Throws Error when the archs give the pass
+// different ops.
+ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
+                                     const Estimator& estimator, std::span<const ArchConfig> archs,
                                      const Network& network, std::string name);
 
 // How long the pass lasts: its schedule's makespan, or the host's time to issue it when the host
