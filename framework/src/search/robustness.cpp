@@ -1,15 +1,14 @@
 #include "phaze/search/robustness.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <numeric>
-#include <thread>
 
 #include "phaze/arch/arch_config.hpp"
+#include "phaze/core/parallel.hpp"
 #include "phaze/estimate/device_model.hpp"
 
 namespace phaze {
@@ -102,49 +101,42 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
   std::vector<std::vector<double>> scores(perturbations.size(),
                                           std::vector<double>(order.size()));
   const ArchConfig preset = LoadArchConfig(run.arch.presets.front());
-  std::atomic<std::size_t> next{0};
   std::mutex progress_mutex;
   std::int64_t done = 0;
   progress.Begin("robustness",
                  static_cast<std::int64_t>(perturbations.size() * (order.size() + 1)));
-  auto work = [&] {
-    for (std::size_t p; (p = next.fetch_add(1)) < perturbations.size();) {
-      const auto& [key, factor] = perturbations[p];
-      auto tick = [&] {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        progress.Update(++done, key + " × " + (factor < 1 ? "0.9" : "1.1"));
-      };
-      const ArchConfig arch = Perturbed(preset, key, factor, overrides);
-      for (std::size_t m = 0; m < models.size(); ++m) {
-        if (models[m].expert) {
-          const std::optional<PlanChoice> x = context.Evaluator().EvaluateExpert(models[m], arch);
-          results[p][0][m] = x ? x->Throughput() : 0;
-        } else {
-          results[p][0][m] = context.Evaluator().Evaluate(models[m], arch, false).best.Throughput();
-        }
-      }
-      tick();
-      double best = 0;
-      for (std::size_t c = 0; c < order.size(); ++c) {
-        ArchPoint point = explored[order[c]].point;
-        point.arch = Perturbed(point.arch, key, factor, overrides);
-        // Every model settles with the score: only the common score decides the winner.
-        const Incumbent incumbent{
-            std::vector<double>(models.size(), std::numeric_limits<double>::infinity()), best};
-        const ConfigEvaluation ev = context.Evaluate(point, c == 0 ? nullptr : &incumbent);
-        for (std::size_t m = 0; m < models.size(); ++m) {
-          results[p][c + 1][m] = ev.models[m].best.Throughput();
-        }
-        scores[p][c] = ev.score;
-        best = std::max(best, ev.score);
-        tick();
+  ForEachIndex(perturbations.size(), threads, [&](std::size_t p) {
+    const auto& [key, factor] = perturbations[p];
+    auto tick = [&] {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      progress.Update(++done, key + " × " + (factor < 1 ? "0.9" : "1.1"));
+    };
+    const ArchConfig arch = Perturbed(preset, key, factor, overrides);
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      if (models[m].expert) {
+        const std::optional<PlanChoice> x = context.Evaluator().EvaluateExpert(models[m], arch);
+        results[p][0][m] = x ? x->Throughput() : 0;
+      } else {
+        results[p][0][m] = context.Evaluator().Evaluate(models[m], arch, false).best.Throughput();
       }
     }
-  };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < std::max(1, threads); ++i) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
+    tick();
+    double best = 0;
+    for (std::size_t c = 0; c < order.size(); ++c) {
+      ArchPoint point = explored[order[c]].point;
+      point.arch = Perturbed(point.arch, key, factor, overrides);
+      // Every model settles with the score: only the common score decides the winner.
+      const Incumbent incumbent{
+          std::vector<double>(models.size(), std::numeric_limits<double>::infinity()), best};
+      const ConfigEvaluation ev = context.Evaluate(point, c == 0 ? nullptr : &incumbent);
+      for (std::size_t m = 0; m < models.size(); ++m) {
+        results[p][c + 1][m] = ev.models[m].best.Throughput();
+      }
+      scores[p][c] = ev.score;
+      best = std::max(best, ev.score);
+      tick();
+    }
+  });
   progress.End();
 
   for (std::size_t p = 0; p < perturbations.size(); ++p) {

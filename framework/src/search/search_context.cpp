@@ -1,5 +1,7 @@
 #include "phaze/search/search_context.hpp"
 
+#include <fmt/printf.h>
+
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -11,12 +13,12 @@
 #include <mutex>
 #include <thread>
 #include <tuple>
-#include <fmt/printf.h>
 
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/arch/area_model.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/json.hpp"
+#include "phaze/core/parallel.hpp"
 #include "phaze/core/paths.hpp"
 #include "phaze/core/text_format.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
@@ -245,27 +247,23 @@ SearchContext::Seed SearchContext::SeedIncumbent(int threads, ProgressSink& prog
                                                  const std::atomic<bool>* stop) const {
   // Every family's compute bounds, on `threads` threads: the common score they promise.
   std::vector<double> promise(families_.size(), 0);
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::int64_t> done{0};
+  std::int64_t done = 0;
   std::mutex progress_mutex;
   progress.Begin("family bounds", static_cast<std::int64_t>(families_.size()));
-  auto work = [&] {
-    for (std::size_t f; !(stop && stop->load()) && (f = next.fetch_add(1)) < families_.size();) {
-      Family& family = *families_[f];
-      std::vector<double> bounds;
-      {
-        std::lock_guard lock(family.mutex);
-        for (ModelBound& b : family.Bounds(*evaluator_, models_)) bounds.push_back(b.Compute());
-      }
-      promise[f] = CommonScore(bounds, weights_, run_.search.mean);
-      const std::lock_guard lock(progress_mutex);
-      progress.Update(++done);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  ForEachIndex(
+      families_.size(), threads,
+      [&](std::size_t f) {
+        Family& family = *families_[f];
+        std::vector<double> bounds;
+        {
+          std::lock_guard lock(family.mutex);
+          for (ModelBound& b : family.Bounds(*evaluator_, models_)) bounds.push_back(b.Compute());
+        }
+        promise[f] = CommonScore(bounds, weights_, run_.search.mean);
+        const std::lock_guard lock(progress_mutex);
+        progress.Update(++done);
+      },
+      stop);
   progress.End();
   // The most promising family (ties: the first) and its largest config, exactly.
   const auto best = std::max_element(promise.begin(), promise.end());

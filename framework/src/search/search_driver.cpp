@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "phaze/arch/area_model.hpp"
+#include "phaze/core/parallel.hpp"
 #include "phaze/search/search_checkpoint.hpp"
 
 namespace phaze {
@@ -128,17 +129,22 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
   t0 = std::chrono::steady_clock::now();
   if (!(options.stop && options.stop->load())) {
     const AreaModel area = AreaModel::Default();  // the one owner of area (as for the space)
-    auto add = [&](const std::string& preset, const PreparedModel& m) {
-      const ArchConfig arch = LoadArchConfig(preset);
-      const ModelEvaluation ev = evaluator.Evaluate(m, arch, /*with_expert=*/true);
-      const double area_mm2 = area.Area(arch).TotalMm2();
-      if (ev.expert) res.baselines.push_back({preset, arch, m.name, BaselineKind::kExpert, area_mm2, *ev.expert});
-      res.baselines.push_back({preset, arch, m.name, BaselineKind::kPhazeDp, area_mm2, ev.best});
-    };
+    std::vector<std::pair<const PreparedModel*, std::string>> pairs;  // (model, preset), in order
     for (const auto& m : models) {
-      for (const auto& p : run.arch.presets) add(p, m);
-      for (const auto& p : m.presets) add(p, m);
+      for (const auto& p : run.arch.presets) pairs.emplace_back(&m, p);
+      for (const auto& p : m.presets) pairs.emplace_back(&m, p);
     }
+    std::vector<std::vector<BaselineResult>> rows(pairs.size());
+    ForEachIndex(pairs.size(), so.threads, [&](std::size_t i) {
+      const auto& [m, preset] = pairs[i];
+      const ArchConfig arch = LoadArchConfig(preset);
+      const ModelEvaluation ev = evaluator.Evaluate(*m, arch, /*with_expert=*/true);
+      const double area_mm2 = area.Area(arch).TotalMm2();
+      if (ev.expert)
+        rows[i].push_back({preset, arch, m->name, BaselineKind::kExpert, area_mm2, *ev.expert});
+      rows[i].push_back({preset, arch, m->name, BaselineKind::kPhazeDp, area_mm2, ev.best});
+    });
+    for (auto& r : rows) res.baselines.insert(res.baselines.end(), r.begin(), r.end());
   }
   res.timings.baselines_s = Since(t0);
 
