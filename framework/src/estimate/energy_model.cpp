@@ -19,9 +19,8 @@ double LaneOps(const VectorWork& v, const std::map<std::string, double>& overrid
   double cycles = 1;
   if (auto it = overrides.find(v.function); it != overrides.end()) {
     cycles = it->second;
-  } else if (auto t = VectorCyclesPerElement().find(v.function);
-             t != VectorCyclesPerElement().end()) {
-    cycles = t->second;
+  } else if (const double* shared = FindVectorCycles(v.function)) {
+    cycles = *shared;
   }
   return cycles * static_cast<double>(v.elements);
 }

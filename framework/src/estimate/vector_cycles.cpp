@@ -1,5 +1,7 @@
 #include "phaze/estimate/vector_cycles.hpp"
 
+#include <unordered_map>
+
 #include "phaze/estimate/estimator.hpp"
 
 namespace phaze {
@@ -70,13 +72,24 @@ const std::map<std::string, double>& VectorCyclesPerElement() {
   return table;
 }
 
+const double* FindVectorCycles(std::string_view function) {
+  static const std::unordered_map<std::string_view, double> hashed = [] {
+    std::unordered_map<std::string_view, double> h;
+    for (const auto& [name, cycles] : VectorCyclesPerElement()) h.emplace(name, cycles);
+    return h;
+  }();
+  const auto it = hashed.find(function);
+  return it == hashed.end() ? nullptr : &it->second;
+}
+
 double VectorCycles(const std::string& estimator, const std::string& op_name,
                     const std::string& function, const std::map<std::string, double>& overrides) {
   if (auto it = overrides.find(function); it != overrides.end()) return it->second;
-  const auto& table = VectorCyclesPerElement();
-  if (auto it = table.find(function); it != table.end()) return it->second;
+  if (const double* cycles = FindVectorCycles(function)) return *cycles;
   std::string known;
-  for (const auto& [name, c] : table) known += (known.empty() ? "" : ", ") + name;
+  for (const auto& [name, c] : VectorCyclesPerElement()) {
+    known += (known.empty() ? "" : ", ") + name;
+  }
   throw UnsupportedOpError("estimator '" + estimator + "': op '" + op_name +
                            "': no cycle cost for vector function '" + function + "'; known: " +
                            known + ". Give one with estimator params: vector_cycles: {" + function +

@@ -6,10 +6,15 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace phaze {
 
 const std::map<std::string, double>& VectorCyclesPerElement();
+
+// The table's cycles of `function`, or nullptr when it has none: a hashed lookup, as every
+// estimate asks it of each of its op's vector functions.
+const double* FindVectorCycles(std::string_view function);
 
 // The cycles of `function`: `overrides` first, then the table; an UnsupportedOpError naming the
 // estimator, the op and the known functions otherwise.
