@@ -80,8 +80,6 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       keep = time > 0;
       if (keep) {
         for (auto& count : kernels) ++count;  // one NCCL kernel
-      }
-      if (keep) {
         problem.energy.network_j +=
             network.CollectiveJ(*op.collective, static_cast<double>(op.collective_bytes),
                                 CommGroup{op.collective_group, op.collective_stride});
