@@ -68,8 +68,10 @@ TEST(ContextParallel, FlopsActivationsAndKeyValueTraffic) {
       EXPECT_EQ(gather.count, w > 1 ? 2 : 0);
       EXPECT_EQ(gather.bytes, w > 1 ? 2 * sbh * 2 : 0);
       EXPECT_EQ(scatter.bytes, gather.bytes);
-      if (w > 1) EXPECT_EQ(gather.group, w);
-      if (w > 1) EXPECT_EQ(gather.stride, 1);
+      if (w > 1) {
+        EXPECT_EQ(gather.group, w);
+        EXPECT_EQ(gather.stride, 1);
+      }
       EXPECT_EQ(Of(block.forward, CollectiveKind::kAllReduce).count, 0);
       // Weights whole on every device, their gradients reduced over the w of them.
       EXPECT_EQ(g.Parameters(), V * h + s * h + l * (12 * h * h + 13 * h) + 2 * h);
@@ -107,8 +109,10 @@ TEST(ContextParallel, ComposesOverMegatron) {
     const Traffic gather = Of(block.forward, CollectiveKind::kAllGather);
     EXPECT_EQ(gather.count, c > 1 ? 2 : 0);
     EXPECT_EQ(gather.bytes, c > 1 ? 2 * (sbh / 2) * 2 : 0);
-    if (c > 1) EXPECT_EQ(gather.group, c);
-    if (c > 1) EXPECT_EQ(gather.stride, 2);
+    if (c > 1) {
+      EXPECT_EQ(gather.group, c);
+      EXPECT_EQ(gather.stride, 2);
+    }
     // Megatron ×2 keeps 10sbh + 24sbh/2 + 5as²b/2; c splits it, K and V (sbh bytes each after
     // the head split) stay gathered.
     EXPECT_EQ(block.activation_bytes,

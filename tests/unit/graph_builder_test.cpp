@@ -229,8 +229,12 @@ TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
           }
           // The forward kernel draws the attention dropout's random numbers; the backward's
           // re-run (flash:attn.dropout) draws them again.
-          if (op.name == "attn.dropout") EXPECT_EQ(v.function, "flash_dropout");
-          if (op.name == "flash:attn.dropout") EXPECT_EQ(v.function, "flash_dropout_backward");
+          if (op.name == "attn.dropout") {
+            EXPECT_EQ(v.function, "flash_dropout");
+          }
+          if (op.name == "flash:attn.dropout") {
+            EXPECT_EQ(v.function, "flash_dropout_backward");
+          }
         }
       }
       for (const Operator& op : Layer(flash, "block").forward.Ops()) {

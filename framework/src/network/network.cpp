@@ -1,12 +1,13 @@
 #include "phaze/network/network.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 
 #include "phaze/core/error.hpp"
-#include "phaze/core/preset_file.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/core/preset_file.hpp"
 
 namespace phaze {
 
@@ -87,7 +88,12 @@ std::string Network::Validate() const {
 }
 
 std::vector<double> Network::FanOut(CommGroup g) const {
-  std::vector<double> fan(levels_.size(), 1.0);
+  std::vector<double> fan(levels_.size());
+  FanOutInto(g, fan);
+  return fan;
+}
+
+void Network::FanOutInto(CommGroup g, std::span<double> fan) const {
   const double n = static_cast<double>(std::max<std::int64_t>(g.size, 1));
   const std::int64_t stride = std::max<std::int64_t>(g.stride, 1);
   double below = 1;
@@ -100,7 +106,6 @@ std::vector<double> Network::FanOut(CommGroup g) const {
     fan[l] = members / below;
     below = members;
   }
-  return fan;
 }
 
 namespace {
@@ -112,19 +117,17 @@ struct Price {
   double bytes_per_unit = 0;
   double per_step = 0;
 };
-using Prices = std::vector<Price>;
-
-Prices TimePrices(const std::vector<NetworkLevel>& levels) {
-  Prices p;
-  for (const auto& l : levels) p.push_back({l.bandwidth_bytes_per_s, l.latency_s});
-  return p;
-}
-
-Prices EnergyPrices(const std::vector<NetworkLevel>& levels) {
-  Prices p;
-  for (const auto& l : levels) p.push_back({1.0 / (l.energy_pj_per_bit * 8e-12), 0});
-  return p;
-}
+// A level's price for time (its bandwidth and latency) and for energy (bytes per joule).
+struct TimePrice {
+  const std::vector<NetworkLevel>& levels;
+  Price operator()(std::size_t l) const {
+    return {levels[l].bandwidth_bytes_per_s, levels[l].latency_s};
+  }
+};
+struct EnergyPrice {
+  const std::vector<NetworkLevel>& levels;
+  Price operator()(std::size_t l) const { return {1.0 / (levels[l].energy_pj_per_bit * 8e-12), 0}; }
+};
 
 // One level's ring collective over n members.
 double Ring(CollectiveKind kind, double bytes, double n, const Price& l) {
@@ -136,37 +139,39 @@ double Ring(CollectiveKind kind, double bytes, double n, const Price& l) {
 }
 
 // The hierarchical collective over the levels from `l` outward.
-double Hierarchical(CollectiveKind kind, double bytes, const std::vector<double>& fan,
-                    const Prices& levels, std::size_t l) {
-  while (l < levels.size() && fan[l] <= 1) ++l;  // levels the group does not cross
-  if (l >= levels.size()) return 0;
+template <class PriceOf>
+double Hierarchical(CollectiveKind kind, double bytes, std::span<const double> fan,
+                    const PriceOf& price, std::size_t l) {
+  while (l < fan.size() && fan[l] <= 1) ++l;  // levels the group does not cross
+  if (l >= fan.size()) return 0;
   std::size_t outer = l + 1;
-  while (outer < levels.size() && fan[outer] <= 1) ++outer;
+  while (outer < fan.size() && fan[outer] <= 1) ++outer;
   const double n = fan[l];
-  if (outer >= levels.size()) return Ring(kind, bytes, n, levels[l]);
-  const double rest = Hierarchical(kind, bytes / n, fan, levels, outer);
+  if (outer >= fan.size()) return Ring(kind, bytes, n, price(l));
+  const double rest = Hierarchical(kind, bytes / n, fan, price, outer);
   switch (kind) {
     case CollectiveKind::kAllReduce:
-      return Ring(CollectiveKind::kReduceScatter, bytes, n, levels[l]) + rest +
-             Ring(CollectiveKind::kAllGather, bytes, n, levels[l]);
+      return Ring(CollectiveKind::kReduceScatter, bytes, n, price(l)) + rest +
+             Ring(CollectiveKind::kAllGather, bytes, n, price(l));
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather:
-      return Ring(kind, bytes, n, levels[l]) + rest;
+      return Ring(kind, bytes, n, price(l)) + rest;
     case CollectiveKind::kAllToAll:
       break;  // handled by the caller
   }
   return 0;
 }
 
-double Collective(CollectiveKind kind, double bytes, const std::vector<double>& fan,
-                  std::int64_t size, const Prices& levels) {
-  if (kind != CollectiveKind::kAllToAll) return Hierarchical(kind, bytes, fan, levels, 0);
+template <class PriceOf>
+double Collective(CollectiveKind kind, double bytes, std::span<const double> fan, std::int64_t size,
+                  const PriceOf& price) {
+  if (kind != CollectiveKind::kAllToAll) return Hierarchical(kind, bytes, fan, price, 0);
   const double per_peer = bytes / static_cast<double>(size);
   double inner = 1, total = 0;
-  for (std::size_t l = 0; l < levels.size(); ++l) {
+  for (std::size_t l = 0; l < fan.size(); ++l) {
     if (fan[l] <= 1) continue;
-    total += inner * (fan[l] - 1) * per_peer / levels[l].bytes_per_unit +
-             (fan[l] - 1) * levels[l].per_step;
+    const Price level = price(l);
+    total += inner * (fan[l] - 1) * per_peer / level.bytes_per_unit + (fan[l] - 1) * level.per_step;
     inner *= fan[l];
   }
   return total;
@@ -174,14 +179,30 @@ double Collective(CollectiveKind kind, double bytes, const std::vector<double>& 
 
 }  // namespace
 
+// The fan-out in a buffer on the stack (systems have a few levels; collectives are priced in the
+// placement's inner loops, where an allocation per call showed as several percent of a search).
+template <class PriceOf>
+double Network::Priced(CollectiveKind kind, double bytes, CommGroup group,
+                       const PriceOf& price) const {
+  constexpr std::size_t kOnStack = 8;
+  if (levels_.size() > kOnStack) {
+    const std::vector<double> fan = FanOut(group);
+    return Collective(kind, bytes, fan, group.size, price);
+  }
+  std::array<double, kOnStack> buffer;
+  const std::span<double> fan(buffer.data(), levels_.size());
+  FanOutInto(group, fan);
+  return Collective(kind, bytes, std::span<const double>(fan), group.size, price);
+}
+
 double Network::CollectiveS(CollectiveKind kind, double bytes, CommGroup group) const {
   if (group.size <= 1 || bytes <= 0) return 0;
-  return Collective(kind, bytes, FanOut(group), group.size, TimePrices(levels_));
+  return Priced(kind, bytes, group, TimePrice{levels_});
 }
 
 double Network::CollectiveJ(CollectiveKind kind, double bytes, CommGroup group) const {
   if (group.size <= 1 || bytes <= 0) return 0;
-  return Collective(kind, bytes, FanOut(group), group.size, EnergyPrices(levels_));
+  return Priced(kind, bytes, group, EnergyPrice{levels_});
 }
 
 double Network::SendJ(double bytes, int level) const {

@@ -36,11 +36,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "phaze/core/config_node.hpp"
 #include "phaze/core/collective_kind.hpp"
+#include "phaze/core/config_node.hpp"
 #include "phaze/core/json.hpp"
 
 namespace phaze {
@@ -96,6 +97,10 @@ class Network {
   Json ToJson() const;
 
  private:
+  void FanOutInto(CommGroup group, std::span<double> fan) const;  // fan: one per level
+  template <class PriceOf>
+  double Priced(CollectiveKind kind, double bytes, CommGroup group, const PriceOf& price) const;
+
   std::vector<NetworkLevel> levels_;
   std::string name_;
 };
