@@ -74,18 +74,20 @@ i64 DeviceModel::Groups(const ArchConfig& a) {
   return std::max<i64>(1, a.num_tc / TensorCoresPerGroup(a));
 }
 
-std::vector<GemmTile> DeviceModel::Tiles(const ArchConfig& a, i64 cores_per_unit) {
+static_assert(std::size(kBlocks) == GemmTiles::kMax);
+
+GemmTiles DeviceModel::Tiles(const ArchConfig& a, i64 cores_per_unit) {
   i64 gn = 1;
   for (i64 d = 1; d * d <= cores_per_unit; ++d) {
     if (cores_per_unit % d == 0) gn = d;
   }
   const i64 gm = cores_per_unit / gn;
-  std::vector<GemmTile> tiles;
+  GemmTiles tiles;
   for (const auto& [rows, cols] : kBlocks) {
     const i64 operand_bytes = 2 * (rows * a.pe_x + cols * a.pe_y) * a.pe_x * a.word_bytes;
     const bool smallest = rows == kBlocks[0][0] && cols == kBlocks[0][1];
     if (smallest || a.l2_tc_bytes <= 0 || operand_bytes <= a.l2_tc_bytes) {
-      tiles.push_back({rows * a.pe_x * gm, cols * a.pe_y * gn});
+      tiles.tiles[tiles.count++] = {rows * a.pe_x * gm, cols * a.pe_y * gn};
     }
   }
   return tiles;

@@ -394,7 +394,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     // m·max + (sum − max)/v is then that of the min-max covering: the sums of coverings differ
     // only by what their cuts add (sends, recompute by position), small beside a stage (on 658
     // random problems the plan is the brute force's best but in 2: placement_search_test.cpp).
-    auto idx = [&](int i, int s, int m) { return (static_cast<size_t>(i) * (n + 1) + s) * M + m; };
+    // Laid out by s, then i: the inner loop over the cut j reads dp[(j, s − 1, ·)] contiguously.
+    auto idx = [&](int i, int s, int m) { return (static_cast<size_t>(s) * (n + 1) + i) * M + m; };
     std::vector<Solved> solved;
     solved.reserve(groups.size());
     for (const Group& group : groups) {

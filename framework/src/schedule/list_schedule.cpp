@@ -525,6 +525,7 @@ struct ModeView {
     for (bool is_tensor : {true, false}) {
       const int cores = is_tensor ? p.num_tc : p.num_vc;
       auto& loads = is_tensor ? tensor : vector;
+      loads.reserve(n);
       for (std::size_t i = 0; i < n; ++i) {
         const ScheduleOp& op = p.ops[i];
         if (!op.UsesCores()) continue;

@@ -68,6 +68,8 @@
 // override both.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -92,6 +94,17 @@ struct GemmTile {
   std::int64_t tn = 0;
 };
 
+// The tiles a unit may use, at most one per block shape: held in place (GEMMs are estimated in
+// the search's inner loops, where a vector per estimate showed in the profile).
+struct GemmTiles {
+  static constexpr std::size_t kMax = 6;
+  std::array<GemmTile, kMax> tiles{};
+  std::size_t count = 0;
+  const GemmTile* begin() const { return tiles.data(); }
+  const GemmTile* end() const { return tiles.data() + count; }
+  std::size_t size() const { return count; }
+};
+
 class DeviceModel {
  public:
   // `vector_cycles` overrides the shared cycle table (vector_cycles.hpp); `name` is the
@@ -107,7 +120,7 @@ class DeviceModel {
   static std::int64_t TensorCoresPerGroup(const ArchConfig& a);
   static std::int64_t Groups(const ArchConfig& a);
   // The tiles allowed on a unit of `cores_per_unit` tensor cores (a group, or 1).
-  static std::vector<GemmTile> Tiles(const ArchConfig& a, std::int64_t cores_per_unit);
+  static GemmTiles Tiles(const ArchConfig& a, std::int64_t cores_per_unit);
   // Compute time of a GEMM on `units` units of `cores_per_unit` tensor cores, each with
   // `glb_share` of the GLB bandwidth: min over tiles of waves · tile time, with `tech`'s
   // gemm_efficiency and wave_quantization. Also returns the tile.
