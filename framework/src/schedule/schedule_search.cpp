@@ -16,6 +16,25 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 // The pools: tensor cores, vector cores, paired cores (for fused ops).
 constexpr int kPools = 3;
 
+// Each op's predecessors in one array: the bound runs over them at every node.
+class Adjacency {
+ public:
+  explicit Adjacency(const std::vector<std::vector<int>>& lists) {
+    start_.reserve(lists.size() + 1);
+    start_.push_back(0);
+    for (const auto& l : lists) {
+      items_.insert(items_.end(), l.begin(), l.end());
+      start_.push_back(static_cast<int>(items_.size()));
+    }
+  }
+  std::span<const int> operator[](int i) const {
+    return {items_.data() + start_[i], items_.data() + start_[i + 1]};
+  }
+
+ private:
+  std::vector<int> start_, items_;
+};
+
 struct OpMode {
   double duration;
   std::array<int, kPools> use;
@@ -26,8 +45,13 @@ class ScheduleSearch {
  public:
   ScheduleSearch(const ScheduleProblem& p, const Precedence& prec, const ModeRestriction& allowed,
                  double upper, double enough, long max_nodes)
-      : p_(p), prec_(prec), n_(static_cast<int>(p.ops.size())), upper_(upper),
-        threshold_(std::min(enough, upper)), max_nodes_(max_nodes),
+      : p_(p),
+        prec_(prec),
+        preds_(prec.Predecessors()),
+        n_(static_cast<int>(p.ops.size())),
+        upper_(upper),
+        threshold_(std::min(enough, upper)),
+        max_nodes_(max_nodes),
         capacity_{p.num_tc, p.num_vc, p.PairedCores()} {
     modes_.resize(n_);
     min_duration_.resize(n_);
@@ -64,6 +88,7 @@ class ScheduleSearch {
       for (int k = 0; k < n_ && last_[i]; ++k) {
         last_[i] = p.ops[k].UsesCores() || prec.Before(k, i);
       }
+      if (!last_[i]) ++unplaced_before_sinks_;
       if (AlwaysLast(i)) {
         appended_ += modes_[i][0].duration;
         for (int r = 0; r < 2; ++r) energy_[r][i] = 0;
@@ -161,7 +186,7 @@ class ScheduleSearch {
                        const std::vector<std::pair<double, int>>& finishes) {
     double ready = 0;
     int ready_at = 2 * n_;
-    for (int q : prec_.Predecessors()[j]) {
+    for (int q : preds_[j]) {
       if (finish_[q] > ready) {
         ready = finish_[q];
         ready_at = n_ + q;
@@ -190,19 +215,22 @@ class ScheduleSearch {
   // A bound on every completion of the current partial schedule, whose last start is tau (no op
   // still to place starts earlier).
   double Bound(double tau) {
-    double bound = 0;
-    for (int k : order_) bound = std::max(bound, finish_[k]);
+    double bound = times_.empty() ? 0.0 : times_.back().first;  // the last finish
     for (int i : bounded_) {  // longest paths at the smallest durations
       if (placed_[i]) continue;
       double head = tau;
-      for (int q : prec_.Predecessors()[i]) {
+      for (int q : preds_[i]) {
         head = std::max(head, placed_[q] ? finish_[q] : head_[q] + min_duration_[q]);
       }
       head_[i] = head;
       bound = std::max(bound, head + min_duration_[i] + tail_[i]);
     }
     // Per pool: the remaining work packed into what the placed ops leave free after tau (their
-    // use only falls from there), then the smallest tail of an op that needs it.
+    // use only falls from there), then the smallest tail of an op that needs it. The placed ops
+    // that end after tau, in order of their ends, are a suffix of times_ (ops ending together
+    // may come in any order: after the first, each frees its cores over no time).
+    const auto after = std::upper_bound(times_.begin(), times_.end(), tau,
+                                        [](double t, const auto& f) { return t < f.first; });
     for (int r = 0; r < 2; ++r) {
       double work = 0, tail = kNever;
       for (int i : needs_[r]) {
@@ -211,19 +239,13 @@ class ScheduleSearch {
         tail = std::min(tail, tail_[i]);
       }
       if (work <= 0) continue;
-      auto& ends = ends_;
-      ends.clear();
       int used = 0;
-      for (int k : order_) {
-        const int u = held_[k][r];
-        if (u > 0 && finish_[k] > tau) {
-          used += u;
-          ends.emplace_back(finish_[k], u);
-        }
-      }
-      std::sort(ends.begin(), ends.end());
+      for (auto it = after; it != times_.end(); ++it) used += held_[it->second - n_][r];
       double t = tau;
-      for (const auto& [end, u] : ends) {
+      for (auto it = after; it != times_.end(); ++it) {
+        const int u = held_[it->second - n_][r];
+        if (u == 0) continue;
+        const double end = it->first;
         const double room = (1.0 - static_cast<double>(used) / capacity_[r]) * (end - t);
         if (room >= work) break;
         work -= room;
@@ -271,16 +293,11 @@ class ScheduleSearch {
     // A sink on all cores can go last: take it out, close the gap it leaves by moving every op
     // after it earlier by its duration, and put it at the end — the makespan does not grow. So
     // sinks only take all cores once every other op is placed, one after another.
-    bool only_sinks_left = true;
-    for (int j = 0; j < n_ && only_sinks_left; ++j) only_sinks_left = placed_[j] || last_[j];
-    if (only_sinks_left) Complete();
+    if (unplaced_before_sinks_ == 0) Complete();
     // This depth's children, in a buffer kept from node to node (a search visits up to
     // solver.search_nodes of them).
     std::vector<Child>& children = children_[order_.size()];
     children.clear();
-    times_.clear();
-    for (int k : order_) times_.emplace_back(finish_[k], n_ + k);
-    std::sort(times_.begin(), times_.end());
     ++generation_;  // the placed ops are this node's until its children are generated
     for (int j = 0; j < n_; ++j) {
       if (placed_[j] || waiting_[j] > 0) continue;
@@ -301,6 +318,11 @@ class ScheduleSearch {
       start_[c.op] = c.start;
       finish_[c.op] = c.start + modes_[c.op][c.mode].duration;
       order_.push_back(c.op);
+      if (!last_[c.op]) --unplaced_before_sinks_;
+      const std::pair<double, int> time{finish_[c.op], n_ + c.op};
+      // By position: the subtree inserts and erases its own, so this one is where it was put.
+      const auto at = std::upper_bound(times_.begin(), times_.end(), time) - times_.begin();
+      times_.insert(times_.begin() + at, time);
       for (int s : prec_.Successors()[c.op]) --waiting_[s];
       const double bound = Bound(c.start);
       bool within_budget = true;
@@ -310,6 +332,8 @@ class ScheduleSearch {
         within_budget = Dfs(c.start, c.op);
       }
       for (int s : prec_.Successors()[c.op]) ++waiting_[s];
+      times_.erase(times_.begin() + at);
+      if (!last_[c.op]) ++unplaced_before_sinks_;
       order_.pop_back();
       placed_[c.op] = 0;
       if (!within_budget) return false;
@@ -324,6 +348,7 @@ class ScheduleSearch {
 
   const ScheduleProblem& p_;
   const Precedence& prec_;
+  const Adjacency preds_;
   const int n_;
   double upper_, threshold_;
   const long max_nodes_;
@@ -340,11 +365,12 @@ class ScheduleSearch {
   std::vector<double> start_, finish_, head_;
   std::vector<int> mode_, waiting_, order_;
   std::vector<std::array<int, kPools>> held_;  // a placed op's cores per pool (its mode's use)
-  std::vector<std::pair<double, int>> times_;  // the placed ops' finishes and instants, sorted
+  // The placed ops' finishes and instants, sorted: kept as ops are placed and taken back.
+  std::vector<std::pair<double, int>> times_;
+  int unplaced_before_sinks_ = 0;  // ops not placed that are not sinks deferred to the end
   std::vector<std::array<int, kPools>> usage_;  // UsageAt's, per instant
   std::vector<long> usage_stamp_;               // the generation each usage_ entry is from
   long generation_ = 0;
-  std::vector<std::pair<double, int>> ends_;  // Bound's
   std::vector<std::vector<Child>> children_;  // Dfs's, per depth (ops placed)
   double floor_ = kNever;     // the least bound of a pruned node
   double shortest_ = kNever;  // the shortest complete schedule of the relaxation
