@@ -1,9 +1,13 @@
-// The network model (DESIGN §10) by hand: every collective on 1, 2 and 3 levels with the
+// The network model (DESIGN §10) by hand: every collective on 1, 2, 3 and 9 levels with the
 // arithmetic written out, group layouts (stride), sends, the level holding a span, the flat case
 // equal bit for bit to the paper's formulas, and located errors in `levels:`.
 #include "phaze/network/network.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
 
 #include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
@@ -93,6 +97,26 @@ TEST(Network, ThreeLevelsHierarchical) {
   // All-to-all over 32 in one pod: 7 peers in the node, 24 in the pod; 3.2e9/32 = 1e8 each.
   EXPECT_NEAR(n.CollectiveS(kA2A, 3.2e9, {32, 1}), 7e8 / 1e11 + 7e-6 + 24e8 / 5e10 + 3 * 2e-6,
               1e-12);
+}
+
+// More levels than CollectiveS keeps on the stack (8): the same formulas through its fallback.
+TEST(Network, NineLevelsPriceAsFew) {
+  std::vector<NetworkLevel> levels;
+  for (int l = 0; l < 8; ++l) {
+    levels.push_back({"l" + std::to_string(l), std::int64_t{2} << l, 1e11 / (l + 1), 1e-6});
+  }
+  levels.push_back({"fabric", 0, 1e9, 1e-5});
+  const Network n(levels);
+  // 4 consecutive ranks: fan-out 2 at l0 (100 GB/s) and 2 at l1 (50 GB/s). All-reduce of 1 GB:
+  //   RS l0 1/2·1e9/1e11 = 0.005 + 1 µs; AR l1 on 5e8: 2·1/2·5e8/5e10 = 0.01 + 2 µs; AG l0 as RS.
+  EXPECT_NEAR(n.CollectiveS(kAR, 1e9, {4, 1}), 0.02 + 4e-6, 1e-12);
+  // Across everything: 1024 ranks, fan-out 2 at each of the eight inner levels and 4 at the fabric.
+  EXPECT_EQ(n.FanOut({1024, 1}), (std::vector<double>{2, 2, 2, 2, 2, 2, 2, 2, 4}));
+  // All-gather of 2^30 bytes: the fabric gathers 2^22 over 4 (3/4 of it at 1 GB/s, 3 steps), then
+  // each inner level l gathers 2^(30−l) over 2 (half of it at 1e11/(l+1), one step).
+  double expected = 0.75 * std::ldexp(1.0, 22) / 1e9 + 3e-5;
+  for (int l = 0; l < 8; ++l) expected += 0.5 * std::ldexp(1.0, 30 - l) / (1e11 / (l + 1)) + 1e-6;
+  EXPECT_NEAR(n.CollectiveS(kAG, std::ldexp(1.0, 30), {1024, 1}), expected, 1e-12);
 }
 
 TEST(Network, SendsAndTheLevelHoldingASpan) {

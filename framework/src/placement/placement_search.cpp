@@ -493,8 +493,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
             {StepTimeS(PipelineTimeS(problem, d, s, fastest, fastest), 0, 0, 0), gi, d, s});
       }
     }
-    // Met through a heap: usually only the first few are evaluated before the break, so the
-    // rest is never sorted (a full sort was 6% of a search's time).
+    // Met through a heap, so the pairs past the break are never sorted (a full stable sort was
+    // 6% of a search's time); the order among equal bounds does not matter (the least Key wins).
     auto later = [](const Pair& x, const Pair& y) { return x.bound > y.bound; };
     std::make_heap(pairs.begin(), pairs.end(), later);
     while (!pairs.empty()) {
