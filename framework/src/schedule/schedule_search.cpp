@@ -178,6 +178,13 @@ class ScheduleSearch {
     return true;
   }
 
+  // The first of the (finish, instant) pairs, in increasing order of finish, that ends after t.
+  static std::vector<std::pair<double, int>>::const_iterator FirstFinishAfter(
+      const std::vector<std::pair<double, int>>& finishes, double t) {
+    return std::upper_bound(finishes.begin(), finishes.end(), t,
+                            [](double x, const auto& f) { return x < f.first; });
+  }
+
   // Where serial generation would start op j in mode m after the ops placed, or kNever when that
   // is before the last op placed (start tau, index last): then another order makes the schedule.
   // `finishes`: the placed ops' finishes in increasing order with their instants (a start later
@@ -192,9 +199,8 @@ class ScheduleSearch {
         ready_at = n_ + q;
       }
     }
-    const auto after = std::upper_bound(finishes.begin(), finishes.end(), ready,
-                                        [](double r, const auto& f) { return r < f.first; });
-    const std::span<const std::pair<double, int>> times(after, finishes.end());
+    const std::span<const std::pair<double, int>> times(FirstFinishAfter(finishes, ready),
+                                                        finishes.end());
     const bool idle = m.use[0] + m.use[1] == 0;
     // Before tau a placed op may still start inside the op's span: the full check.
     if (ready < tau && (idle || Fits(m, ready_at))) return kNever;
@@ -229,8 +235,7 @@ class ScheduleSearch {
     // use only falls from there), then the smallest tail of an op that needs it. The placed ops
     // that end after tau, in order of their ends, are a suffix of times_ (ops ending together
     // may come in any order: after the first, each frees its cores over no time).
-    const auto after = std::upper_bound(times_.begin(), times_.end(), tau,
-                                        [](double t, const auto& f) { return t < f.first; });
+    const auto after = FirstFinishAfter(times_, tau);
     for (int r = 0; r < 2; ++r) {
       double work = 0, tail = kNever;
       for (int i : needs_[r]) {
