@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """The default models' exhaustive winners and Pareto fronts against stored results (issue 41).
 
-Runs `phaze search` on share/runs/default.yaml as it stands (its models, baselines, cluster,
-training and solver) with two changes: the space is default-models-space.yaml, a slice of the
-paper's space around the winners, and `prune: pareto`, so the fronts are exact. It compares the
-winners (per model and common) and the throughput-vs-area Pareto fronts with
-default-models.expected.json. That file was written by `--update`, which runs the same config with
-`prune: none`: every config evaluated, nothing pruned. So the test fails when pruning loses a
-winner or a front member, and when a change to the models or to default.yaml moves any of them;
-after a deliberate change, rerun with `--update` and say why in the commit.
+Two runs of share/runs/default.yaml as it stands (its models, baselines, cluster, training and
+solver), compared with default-models.expected.json:
 
-Usage: check_default_models.py --phaze build/phaze [--update] [--threads 2]
+- the slice: the space replaced by default-models-space.yaml (a slice of the paper's space around
+  the winners) and `prune: pareto`, so the fronts are exact. Its winners (per model and common)
+  and throughput-vs-area Pareto fronts must equal those `--update` stored from the same run with
+  `prune: none` (every config evaluated, nothing pruned);
+- the whole space, exactly as the README runs it (`prune: winners`): its winners must equal the
+  stored ones (the fronts of `prune: winners` cover only the configs evaluated, so they are not
+  compared).
+
+So the test fails when pruning loses a winner or a front member, and when a change to the models
+or to default.yaml moves any of them; after a deliberate change, rerun with `--update` and say why
+in the commit.
+
+Usage: check_default_models.py --phaze build/phaze [--update] [--threads 2] [--slice-only]
 Exit 0: identical (names exactly, throughputs to 1e-9 relative); 1: a difference, each printed.
 """
 import argparse
@@ -52,8 +58,8 @@ def run_search(phaze, config, threads, out_dir):
         return json.load(f)
 
 
-def summary(results):
-    """Winners and fronts as names and throughputs (ranks are positions in this run only)."""
+def summary(results, fronts):
+    """Winners (and fronts) as names and throughputs (ranks are positions in this run only)."""
     explored = results["explored"]
 
     def entry(rank, model=None):
@@ -66,23 +72,29 @@ def summary(results):
         return {"arch": e["arch"]["name"], "area_mm2": e["area_mm2"], "samples_per_s": value}
 
     winners = results["winners"]
-    front = results["pareto_front"]
-    if not front["exact"]:
-        sys.exit("results.json: pareto_front.exact is false; the config must say prune: pareto "
-                 "or none")
-    return {
+    out = {
         "stop_reason": results["stop_reason"],
         "configs": len(explored),
         "winners": {
             "common": entry(winners["common"]["rank"]),
             "per_model": {w["model"]: entry(w["rank"], w["model"]) for w in winners["per_model"]},
         },
-        "fronts": {
+    }
+    if fronts:
+        front = results["pareto_front"]
+        if not front["exact"]:
+            sys.exit("results.json: pareto_front.exact is false; the slice must run with prune: "
+                     "pareto or none")
+        out["fronts"] = {
             "common": [entry(r) for r in front["common"]],
             "per_model": {f["model"]: [entry(r, f["model"]) for r in f["configs"]]
                           for f in front["per_model"]},
-        },
-    }
+        }
+    return out
+
+
+def pruned_count(results):
+    return sum(1 for e in results["explored"] if e.get("pruned"))
 
 
 def close(a, b):
@@ -119,42 +131,57 @@ def main():
     ap.add_argument("--phaze", required=True)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--update", action="store_true",
-                    help="rewrite the expected file from a prune: none run of the same config")
+                    help="rewrite the expected file: the slice with prune: none, the whole space "
+                         "as default.yaml says")
+    ap.add_argument("--slice-only", action="store_true", help="skip the whole-space run")
     args = ap.parse_args()
+    got, pruned = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "default-models.yaml")
         with open(config, "w") as f:
             f.write(regression_config("none" if args.update else "pareto"))
-        results = run_search(args.phaze, config, args.threads, os.path.join(tmp, "out"))
-    pruned = sum(1 for e in results["explored"] if e.get("pruned"))
-    if args.update and pruned:
-        sys.exit(f"prune: none pruned {pruned} configs")
-    if not args.update and not pruned:
+        results = run_search(args.phaze, config, args.threads, os.path.join(tmp, "slice"))
+        got["slice"], pruned["slice"] = summary(results, fronts=True), pruned_count(results)
+        if not args.slice_only:
+            results = run_search(args.phaze, DEFAULT, args.threads, os.path.join(tmp, "whole"))
+            got["whole_space"] = summary(results, fronts=False)
+            pruned["whole_space"] = pruned_count(results)
+    if args.update and pruned["slice"]:
+        sys.exit(f"prune: none pruned {pruned['slice']} configs")
+    if not args.update and not pruned["slice"]:
         sys.exit("prune: pareto pruned nothing: the test no longer exercises pruning")
-    got = summary(results)
-    if got["stop_reason"] != "exhausted":
-        sys.exit(f"stop_reason {got['stop_reason']!r}, expected 'exhausted'")
+    for run, s in got.items():
+        if s["stop_reason"] != "exhausted":
+            sys.exit(f"{run}: stop_reason {s['stop_reason']!r}, expected 'exhausted'")
     if args.update:
+        if args.slice_only:
+            sys.exit("--update needs both runs (leave out --slice-only)")
         with open(EXPECTED, "w") as f:
             json.dump(got, f, indent=1)
             f.write("\n")
-        print(f"wrote {EXPECTED}: {got['configs']} configs, common winner "
-              f"{got['winners']['common']['arch']}")
+        print(f"wrote {EXPECTED}")
         return 0
     with open(EXPECTED) as f:
         expected = json.load(f)
-    diff = differences(expected, got)
+    diff = []
+    for run in got:
+        diff += differences(expected[run], got[run], run)
     for line in diff:
         print(line)
     if diff:
-        print(f"{len(diff)} differences from {EXPECTED} (prune: none's results)")
+        print(f"{len(diff)} differences from {EXPECTED}")
         return 1
-    fronts = got["fronts"]
-    print(f"identical to prune: none over {got['configs']} configs ({pruned} pruned here): "
-          f"common winner "
-          f"{got['winners']['common']['arch']} at {got['winners']['common']['samples_per_s']:.6g} "
-          f"samples/s; fronts of {len(fronts['common'])} common, "
-          + ", ".join(f"{len(v)} {k}" for k, v in fronts["per_model"].items()))
+    for run, s in got.items():
+        w = s["winners"]
+        line = (f"{run}: {s['configs']} configs ({pruned[run]} pruned), winners identical: common "
+                f"{w['common']['arch']} at {w['common']['samples_per_s']:.6g} samples/s, "
+                + ", ".join(f"{m} {e['arch']} at {e['samples_per_s']:.6g}"
+                            for m, e in w["per_model"].items()))
+        if "fronts" in s:
+            line += ("; exact fronts identical to prune: none's: "
+                     f"{len(s['fronts']['common'])} common, "
+                     + ", ".join(f"{len(v)} {k}" for k, v in s["fronts"]["per_model"].items()))
+        print(line)
     return 0
 
 
