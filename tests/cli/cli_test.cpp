@@ -950,6 +950,30 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
     EXPECT_EQ(b.Child("data_parallel_s").AsDouble(), 0);   // d = 1
     EXPECT_DOUBLE_EQ(j.Child("throughput_tokens_per_s").AsDouble(), 64 * 2048 / iteration);
   }
+  // The loss's backward holds, beside the FP32 probabilities it keeps, its 16-bit gradient
+  // (Megatron-LM: 2 bytes per logit) or two FP32 temporaries (F.cross_entropy: 8 bytes), s·V/t
+  // logits per device at micro-batch 1; without recompute nothing else re-materialises, so that
+  // is the last stage's working set, and the other stages have none.
+  for (const auto& [loss, bytes_per_logit] : {std::pair{"megatron", 2.0}, {"torch", 8.0}}) {
+    testing::TempDir dir;
+    const auto out = dir / "p.json";
+    auto r = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                   "/workloads/megatron-gpt3-175b.yaml --arch tpuv4 --hbm-gib 1000 --plan 8,8,1 "
+                   "--micro-batch 1 --global-batch 64 --recompute none --loss " +
+                   loss + " -o " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto stages = ConfigNode::ParseFile(out.string())
+                            .Child("result")
+                            .Child("plan")
+                            .Child("stages")
+                            .Elements();
+    ASSERT_EQ(stages.size(), 8u);
+    for (int k = 0; k < 8; ++k) {
+      EXPECT_DOUBLE_EQ(stages[k].Child("memory").Child("working_bytes").AsDouble(),
+                       k == 7 ? bytes_per_logit * s * V / t : 0.0)
+          << loss << " stage " << k;
+    }
+  }
   // Without recompute the first stage keeps 8 micro-batches of full activations: 40 GiB is short.
   // The plan is still timed and its memory shown, stage by stage, with the overflow (exit 1).
   testing::TempDir over_dir;

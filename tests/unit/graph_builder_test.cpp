@@ -282,9 +282,16 @@ TEST(Workloads, LossKernelsPassOverTheFp32Logits) {
   const LayerGraph torch = WithLossKernel(g, LossKernel::kTorch);
   EXPECT_EQ(bytes(torch, false), (std::pair{forward + 16 * n, std::int64_t{2}}));
   EXPECT_EQ(bytes(torch, true), (std::pair{backward + 20 * n, std::int64_t{3}}));
-  // Nothing else changes: the blocks, and the memory (the FP32 copy is the kept probabilities).
+  // The blocks and the kept memory do not change (the FP32 copy is the kept probabilities); the
+  // head's backward holds, beside them, its 16-bit gradient (Megatron-LM: 2n bytes) or the zeroed
+  // FP32 gradient and the log-softmax backward's FP32 output (F.cross_entropy: 4n + 4n).
   EXPECT_EQ(Layer(megatron, "block").forward.Ops(), Layer(g, "block").forward.Ops());
   EXPECT_EQ(Layer(megatron, "head").activation_bytes, Layer(g, "head").activation_bytes);
+  EXPECT_EQ(Layer(torch, "head").activation_bytes, Layer(g, "head").activation_bytes);
+  EXPECT_EQ(Layer(g, "head").transient_bytes, 0);
+  EXPECT_EQ(Layer(megatron, "head").transient_bytes, 2 * n);
+  EXPECT_EQ(Layer(torch, "head").transient_bytes, 8 * n);
+  EXPECT_EQ(Layer(torch, "block").transient_bytes, 0);
 }
 
 TEST(Workloads, BackwardGemmFlopsAreTwiceTheForward) {

@@ -44,6 +44,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
     passes["writes"] = op.passes.writes;
     passes["kernels"] = op.passes.kernels;
     passes["word_bytes"] = op.passes.word_bytes;
+    if (op.passes.held_bytes > 0) passes["held_bytes"] = op.passes.held_bytes;
     j["passes"] = passes;
   }
   if (op.gemm) {
@@ -155,11 +156,12 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("fp8")) op.fp8 = n->AsBool();
   if (auto n = node.Optional("attention_kernel")) op.attention_kernel = n->AsBool();
   if (auto n = node.Optional("passes")) {
-    n->ExpectKeys({"reads", "writes", "kernels", "word_bytes"});
+    n->ExpectKeys({"reads", "writes", "kernels", "word_bytes", "held_bytes"});
     if (auto v = n->Optional("reads")) op.passes.reads = NonNegative(*v);
     if (auto v = n->Optional("writes")) op.passes.writes = NonNegative(*v);
     if (auto v = n->Optional("kernels")) op.passes.kernels = NonNegative(*v);
     if (auto v = n->Optional("word_bytes")) op.passes.word_bytes = NonNegative(*v);
+    if (auto v = n->Optional("held_bytes")) op.passes.held_bytes = NonNegative(*v);
   }
   if (auto n = node.Optional("gemm")) {
     n->ExpectKeys({"batch", "m", "n", "k", "axes"});

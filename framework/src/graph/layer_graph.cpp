@@ -178,6 +178,13 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   layer.activation_bytes = g.SavedBytes();
   layer.cached_weight_bytes = 0;
   for (const auto& op : g.Ops()) layer.cached_weight_bytes += op.fp8 ? op.weight_bytes : 0;
+  layer.transient_bytes = 0;
+  for (const auto& op : layer.backward.Ops()) {
+    if (op.passes.held_bytes > 0 && !op.vector.empty()) {
+      layer.transient_bytes =
+          std::max(layer.transient_bytes, op.vector.front().elements * op.passes.held_bytes);
+    }
+  }
   // Selective: a tensor the attention core produces is dropped unless an op outside the core keeps
   // it (the context, which the output projection saves); the core's inputs (q, k, v) stay.
   std::set<int> saved, kept;

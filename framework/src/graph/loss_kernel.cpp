@@ -16,6 +16,7 @@ KernelPasses LossPasses(LossKernel kernel, bool backward) {
     p.writes = 1;   // grad_input.mul_(grad_output) on the kept probabilities, in place
     p.reads = 1;    // the cast back to 16 bits (which writes the op's gradient)
     p.kernels = 1;  // two in all
+    p.held_bytes = 2;  // that 16-bit gradient, beside the kept FP32 probabilities it came from
   } else if (!backward) {
     p.writes = 1;   // the cast's FP32 copy
     p.reads = 3;    // the log-softmax's max, sum and write passes (it writes the op's output)
@@ -24,6 +25,9 @@ KernelPasses LossPasses(LossKernel kernel, bool backward) {
     p.writes = 2;   // the zeroed gradient (labels scattered in), the log-softmax backward's
     p.reads = 3;    // the log-softmax backward's sum and write passes over it, the cast's read
     p.kernels = 3;  // zeros, scatter, log-softmax backward, the cast back
+    // The zeroed gradient and the log-softmax backward's output, both FP32, beside the kept
+    // log-probabilities (the cast's 16-bit result comes once the first is freed: 6 < 8).
+    p.held_bytes = 8;
   }
   return p;
 }
@@ -48,6 +52,7 @@ LayerGraph WithLossKernel(const LayerGraph& graph, LossKernel kernel) {
     if (!loss) continue;
     u.forward = WithPasses(u.forward, LossPasses(kernel, false));
     u.backward = WithPasses(u.backward, LossPasses(kernel, true));
+    FinalizeLayerMemory(u, out.dtype_bytes, out.optimizer);
   }
   return out;
 }

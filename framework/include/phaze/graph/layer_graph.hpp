@@ -18,6 +18,10 @@
 //                           Megatron-LM checkpoints them; other layers keep their activations)
 //   WorkingBytes(mode)    = activation_bytes − SavedBytes(mode): what recomputation
 //                           re-materialises for the layer's backward (the transient working set)
+//   transient_bytes       = the most a backward op's kernels hold at once beyond that
+//                           (Operator::passes.held_bytes per element of its first vector work:
+//                           the loss's FP32 temporaries, graph/loss_kernel.hpp); the stage's
+//                           working set is WorkingBytes(mode) + transient_bytes
 // A tied weight (the LM head reusing the word-embedding table) is counted once in the model's
 // parameters (on the layer that owns it) and held again by the layer that reuses it, as Megatron-LM
 // keeps a copy on the last pipeline stage.
@@ -83,6 +87,7 @@ struct UniqueLayer {
   // Copies of the weights kept beside them: Transformer Engine's FP8 weight and its transpose,
   // 2 bytes per parameter of the layer's FP8 GEMMs (graph/precision.hpp); 0 otherwise.
   std::int64_t cached_weight_bytes = 0;
+  std::int64_t transient_bytes = 0;  // (header comment)
   bool tensor_parallel = false;  // split by the tensor-parallel strategy
 
   std::int64_t SavedBytes(RecomputeMode mode) const;

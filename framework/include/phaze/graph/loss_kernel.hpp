@@ -17,8 +17,12 @@
 //   Measured on an H200 (share/validation/kernels/h200-sxm-141gb-gpt.csv, lm-head rows).
 // The per-token work (label masks, gathers, the t-way all-reduces of three b·s vectors) is
 // small beside these and not priced. Applied after the strategy (kernel passes are counted in
-// the op's elements, so any slice scales them); memory is unchanged (the FP32 copy is the kept
-// probabilities, computed in place).
+// the op's elements, so any slice scales them). Memory: the FP32 copy is the kept probabilities
+// (computed in place), and the backward holds more beside them for a moment, the head's
+// transient_bytes (KernelPasses::held_bytes per logit): `megatron` its 16-bit gradient (2
+// bytes), `torch` the zeroed FP32 gradient and the log-softmax backward's FP32 output at once (8
+// bytes). At the start of the last stage's backward every activation is still held, so this
+// adds to the stage's peak: for Llama 3.1 8B at 2 × 8,192 tokens (vocabulary 128,256), 15.7 GiB.
 #pragma once
 
 #include <string_view>

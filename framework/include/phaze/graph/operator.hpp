@@ -126,11 +126,15 @@ struct Tensor {
 // launches `kernels` kernels beyond its first. Megatron-LM's FP32 cross-entropy casts the logits,
 // then takes their maximum, subtracts it, exponentiates, sums and divides, a pass over the FP32
 // logits each (graph/loss_kernel.hpp). Counted in elements, so a strategy's slice scales it.
+// `held_bytes`: bytes per element its kernels hold at once beyond what the layer keeps for its
+// backward — the memory's transient (UniqueLayer::transient_bytes), e.g. a loss backward's FP32
+// temporaries.
 struct KernelPasses {
   std::int64_t reads = 0;
   std::int64_t writes = 0;
   std::int64_t kernels = 0;
   std::int64_t word_bytes = 4;
+  std::int64_t held_bytes = 0;
   bool operator==(const KernelPasses&) const = default;
 };
 
