@@ -9,15 +9,15 @@ also holds the head, takes
     T = m·(L/p·block + rest) + (p − 1)·L/p·block + once
 
 (the last stage runs all m micro-batches; each other stage adds its own load once for the fill
-and drain, phaze's `bubble: stages`). Within one class of runs — the same t, hidden size and
-micro-batch, where a block, the head and the loss do the same work on every GPU — block, rest and
-once are three numbers shared by every run of the class, and linear least squares on the class's
-runs finds them:
+and drain, phaze's `bubble: stages`). Within one class of runs — the same t, hidden size, heads,
+sequence and micro-batch, where a block, the head and the loss do the same work on every GPU —
+block, rest and once are three numbers shared by every run of the class, and linear least squares
+on the class's runs finds them:
 
-  measured   runs with p = 1 of one (t, h, micro-batch, d): T = m·(L·block + rest) + once, from
-             the measured times alone (at least two layer counts and two values of m);
-  residuals  runs of one (t, h, micro-batch) with at least two pipeline depths: the same model
-             fitted to measured − predicted, i.e. how much phaze's block, rest and once are off.
+  measured   runs with p = 1 of one class and one d: T = m·(L·block + rest) + once, from the
+             measured times alone (at least two layer counts and two values of m);
+  residuals  runs of one class with at least two pipeline depths: the same model fitted to
+             measured − predicted, i.e. how much phaze's block, rest and once are off.
              A class whose error vanishes under its three corrections has its error in those
              terms, not in the pipeline's structure.
 
@@ -90,11 +90,12 @@ def load_runs(csv_path, residuals_path):
 
 
 def measured_classes(runs):
-    """(t, h, micro-batch, d) → (block, rest, once, n, mean |fit error|) in seconds, p = 1 runs."""
+    """(t, hidden, heads, sequence, micro-batch, d) → (block, rest, once, n, mean |fit error|) in
+    seconds, from the p = 1 runs."""
     groups = collections.defaultdict(list)
     for r in runs:
         if r["p"] == 1:
-            groups[(r["t"], r["hidden"], r["micro"], r["d"])].append(r)
+            groups[(r["t"], r["hidden"], r["heads"], r["seq"], r["micro"], r["d"])].append(r)
     out = {}
     for key, rs in sorted(groups.items()):
         if len({r["layers"] for r in rs}) < 2 or len({r["m"] for r in rs}) < 2:
@@ -110,12 +111,13 @@ def measured_classes(runs):
 
 
 def residual_classes(runs):
-    """(t, h, micro-batch) → (Δblock, Δrest, Δonce, n, mean |error| before, after) in seconds, over
-    the runs phaze predicted, for classes with at least two pipeline depths."""
+    """(t, hidden, heads, sequence, micro-batch) → (Δblock, Δrest, Δonce, n, mean |error| before,
+    after) in seconds, over the runs phaze predicted, for classes with at least two pipeline
+    depths."""
     groups = collections.defaultdict(list)
     for r in runs:
         if r["predicted_s"] is not None:
-            groups[(r["t"], r["hidden"], r["micro"])].append(r)
+            groups[(r["t"], r["hidden"], r["heads"], r["seq"], r["micro"])].append(r)
     out = {}
     for key, rs in sorted(groups.items()):
         if len({r["p"] for r in rs}) < 2:
@@ -136,18 +138,19 @@ def report(measured, residuals):
              "`share/validation/decompose.py` (module docstring: the model and the fits). Times in",
              "ms per micro-batch (block, rest) and per iteration (once).", "",
              "## Measured, p = 1", "",
-             "| t | hidden | micro-batch | d | runs | block | rest | once | fit |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for (t, h, mb, d), (block, rest, once, n, fit) in measured.items():
-        lines.append("| %d | %d | %d | %d | %d | %.2f | %.2f | %.1f | %.2f%% |" %
-                     (t, h, mb, d, n, 1e3 * block, 1e3 * rest, 1e3 * once, 100 * fit))
+             "| t | hidden | heads | sequence | micro-batch | d | runs | block | rest | once | fit |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (t, h, a, seq, mb, d), (block, rest, once, n, fit) in measured.items():
+        lines.append("| %d | %d | %d | %d | %d | %d | %d | %.2f | %.2f | %.1f | %.2f%% |" %
+                     (t, h, a, seq, mb, d, n, 1e3 * block, 1e3 * rest, 1e3 * once, 100 * fit))
     lines += ["", "## phaze's error, measured − predicted", "",
-              "| t | hidden | micro-batch | runs | Δblock | Δrest | Δonce | mean \\|error\\| | "
-              "with the three corrections |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for (t, h, mb), (db, dr, do, n, before, after) in residuals.items():
-        lines.append("| %d | %d | %d | %d | %+.2f | %+.2f | %+.1f | %.1f%% | %.1f%% |" %
-                     (t, h, mb, n, 1e3 * db, 1e3 * dr, 1e3 * do, 100 * before, 100 * after))
+              "| t | hidden | heads | sequence | micro-batch | runs | Δblock | Δrest | Δonce | "
+              "mean \\|error\\| | with the three corrections |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (t, h, a, seq, mb), (db, dr, do, n, before, after) in residuals.items():
+        lines.append("| %d | %d | %d | %d | %d | %d | %+.2f | %+.2f | %+.1f | %.1f%% | %.1f%% |" %
+                     (t, h, a, seq, mb, n, 1e3 * db, 1e3 * dr, 1e3 * do, 100 * before,
+                      100 * after))
     return "\n".join(lines) + "\n"
 
 
@@ -158,6 +161,10 @@ def main():
     ap.add_argument("--report", help="directory for decomposition.md")
     args = ap.parse_args()
     runs = load_runs(args.csv, args.residuals)
+    unmatched = sum(r["predicted_s"] is None for r in runs)
+    if unmatched:
+        sys.stderr.write("%d of %d runs have no prediction in %s (left out of the residual fits)\n"
+                         % (unmatched, len(runs), args.residuals))
     text = report(measured_classes(runs), residual_classes(runs))
     sys.stdout.write(text)
     if args.report:

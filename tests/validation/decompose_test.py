@@ -56,8 +56,8 @@ class DecomposeTest(unittest.TestCase):
         runs = decompose.load_runs(self.csv, self.residuals)
         self.assertTrue(all(r["predicted_s"] is not None for r in runs))
         measured = decompose.measured_classes(runs)
-        self.assertEqual(list(measured), [(2, 1024, 2, 1)])  # d 2 has one m only
-        block, rest, once, n, fit = measured[(2, 1024, 2, 1)]
+        self.assertEqual(list(measured), [(2, 1024, 16, 1024, 2, 1)])  # d 2 has one m only
+        block, rest, once, n, fit = measured[(2, 1024, 16, 1024, 2, 1)]
         self.assertEqual(n, 4)  # p = 1, d = 1: two layer counts × two batches
         for got, want in zip((block, rest, once), self.truth):
             self.assertAlmostEqual(got, want, delta=1e-6 * want)  # the CSV holds 6 ms decimals
@@ -66,8 +66,8 @@ class DecomposeTest(unittest.TestCase):
     def test_residual_class_recovers_phazes_errors(self):
         runs = decompose.load_runs(self.csv, self.residuals)
         residuals = decompose.residual_classes(runs)
-        self.assertEqual(list(residuals), [(2, 1024, 2)])
-        d_block, d_rest, d_once, n, before, after = residuals[(2, 1024, 2)]
+        self.assertEqual(list(residuals), [(2, 1024, 16, 1024, 2)])
+        d_block, d_rest, d_once, n, before, after = residuals[(2, 1024, 16, 1024, 2)]
         self.assertEqual(n, 18)
         for got, want in zip((d_block, d_rest, d_once), self.error):
             self.assertAlmostEqual(got, want, delta=1e-8)
