@@ -5,7 +5,9 @@ For every row of a measured-runs CSV (vTrain's format: GPUs, global batch, micro
 heads, layers, sequence, t, d, p, iteration ms) it writes the workload of the row's
 hyperparameters (a Megatron GPT: FFN 4h, GPT-2 vocabulary padded to a multiple of 128·t, learned
 positions), runs `phaze predict` with the row's exact plan and full recomputation on the given
-device and system, and compares the predicted iteration time with the measured one.
+device and system, and compares the predicted iteration time with the measured one: n, mean
+|error|, p90, max and mean signed error, the same by shape (t, p, nodes: where a class of runs is
+predicted too fast or too slow) and the five worst rows.
 
   share/validation/validate.py [--phaze build/phaze] [--csv FILE] [--arch a100-sxm-80gb]
       [--system dgx-a100] [--set train|test|all] [--param key=value ...] [--jobs 2]
@@ -200,6 +202,19 @@ def summary(results):
             "bias": sum(r["error"] for r in ok) / len(ok) if ok else float("nan")}
 
 
+def by_shape(results, node_size):
+    """The predicted rows grouped by (t, p, nodes), nodes = ⌈GPUs / node_size⌉: [(t, p, nodes, n,
+    mean |error|, mean signed error)], sorted. Structure in the errors (a class of shapes
+    predicted too fast or too slow) shows here before it shows in the mean."""
+    groups = collections.defaultdict(list)
+    for r in results:
+        if r["error"] is not None:
+            nodes = -(-r["gpus"] // node_size)
+            groups[(r["t"], r["p"], nodes)].append(r["error"])
+    return [(t, p, nodes, len(e), sum(abs(x) for x in e) / len(e), sum(e) / len(e))
+            for (t, p, nodes), e in sorted(groups.items())]
+
+
 def check(s, **bounds):
     """Exit status of a check: 1 when a row failed or a figure of summary S exceeds its bound
     (bounds by summary key: mean=, p90=, max=; None = unchecked), each failure printed."""
@@ -291,6 +306,10 @@ def main():
     print("%s (%s set): n %d, predicted %d, mean |error| %.2f%%, p90 %.2f%%, max %.2f%%, mean "
           "signed error %+.2f%%" % (os.path.basename(args.csv), args.set, s["n"], s["predicted"],
                                     100 * s["mean"], 100 * s["p90"], 100 * s["max"], 100 * s["bias"]))
+    shapes = by_shape(results, int(system_levels(args.system)[0].get("size", 1)))
+    print("by shape (t, p, nodes: n, mean |error|, mean signed): " + "; ".join(
+        "%d, %d, %d: %d, %.1f%%, %+.1f%%" % (t, p, nodes, n, 100 * mean, 100 * bias)
+        for t, p, nodes, n, mean, bias in shapes))
     print("five worst rows:")
     for r in worst:
         print("  " + describe(r))
@@ -321,6 +340,12 @@ def main():
                     t = summary(sub)
                     f.write("- %s: n %d, mean %.2f%%, p90 %.2f%%, max %.2f%%\n" % (
                         name, t["n"], 100 * t["mean"], 100 * t["p90"], 100 * t["max"]))
+            f.write("\nBy shape (nodes of %d GPUs; + = predicted slower than measured):\n\n"
+                    "| t | p | nodes | n | mean \\|error\\| | mean signed error |\n"
+                    "|---|---|---|---|---|---|\n" % int(system_levels(args.system)[0].get("size", 1)))
+            for t, p, nodes, n, mean, bias in shapes:
+                f.write("| %d | %d | %d | %d | %.2f%% | %+.2f%% |\n" % (t, p, nodes, n, 100 * mean,
+                                                                       100 * bias))
             f.write("\nFive worst rows:\n\n")
             for r in worst:
                 f.write("- " + describe(r) + "\n")
