@@ -20,6 +20,8 @@ so the host's issue time is not in it; see share/validation/kernels/README.md):
   flash  FlashAttention (scaled_dot_product_attention, flash backend, causal), forward, and
          forward plus backward.
   tiny   a 4,096-element add and a 128³ GEMM: the per-kernel floor (launch, ramp, tail).
+  lmhead (asked for by name) FP16 LM-head GEMMs and the tied embedding's backward at the
+         vocabulary widths of vTrain's A100 runs at t = 1, 2 and 4 (measure_lmhead).
 
 Operands rotate over enough copies to exceed three times the L2 cache, so a kernel reads HBM as
 it would in training, not a cache warmed by the previous repetition. Inputs are random (never
@@ -139,7 +141,8 @@ def layer_gemms():
     return out
 
 
-def measure_gemm(timer, writer, l2):
+def gemm_runner(timer, writer, l2, section="gemm", dtype=torch.bfloat16, dtype_name="bf16"):
+    """run(label, kind, m, n, k, batch=1): times one GEMM of `kind` and writes its row."""
     @guarded
     def run(label, kind, m, n, k, batch=1):
         # kind: fwd: x[m,k] @ W[n,k]^T; dgrad: dy[m,k] @ W[k,n]; wgrad: dy[k,m]^T @ x[k,n]
@@ -147,25 +150,30 @@ def measure_gemm(timer, writer, l2):
         per_set = 2 * batch * (m * k + k * n + m * n)
         copies = copies_for(per_set, l2)
         if kind == "fwd":
-            a = [rand((m, k), torch.bfloat16) for _ in range(copies)]
-            w = [rand((n, k), torch.bfloat16) for _ in range(copies)]
+            a = [rand((m, k), dtype) for _ in range(copies)]
+            w = [rand((n, k), dtype) for _ in range(copies)]
             fn = lambda i: torch.matmul(a[i], w[i].t())
         elif kind == "dgrad":
-            a = [rand((m, k), torch.bfloat16) for _ in range(copies)]
-            w = [rand((k, n), torch.bfloat16) for _ in range(copies)]
+            a = [rand((m, k), dtype) for _ in range(copies)]
+            w = [rand((k, n), dtype) for _ in range(copies)]
             fn = lambda i: torch.matmul(a[i], w[i])
         elif kind == "wgrad":
-            a = [rand((k, m), torch.bfloat16) for _ in range(copies)]
-            w = [rand((k, n), torch.bfloat16) for _ in range(copies)]
+            a = [rand((k, m), dtype) for _ in range(copies)]
+            w = [rand((k, n), dtype) for _ in range(copies)]
             fn = lambda i: torch.matmul(a[i].t(), w[i])
         else:
-            a = [rand((batch, m, k), torch.bfloat16) for _ in range(copies)]
-            w = [rand((batch, k, n), torch.bfloat16) for _ in range(copies)]
+            a = [rand((batch, m, k), dtype) for _ in range(copies)]
+            w = [rand((batch, k, n), dtype) for _ in range(copies)]
             fn = lambda i: torch.bmm(a[i], w[i])
         flops = 2 * batch * m * n * k
         s, reps = timer(fn, copies, flops / 6e14 + 5e-6)
-        writer(["gemm", label + ":" + kind, "bf16", batch, m, n, k, "", "", per_set, flops, s,
-                reps, ""])
+        writer([section, label + ":" + kind, dtype_name, batch, m, n, k, "", "", per_set, flops,
+                s, reps, ""])
+    return run
+
+
+def measure_gemm(timer, writer, l2):
+    run = gemm_runner(timer, writer, l2)
 
     for label, m, n, k in layer_gemms():
         run(label, "fwd", m, n, k)
@@ -722,6 +730,40 @@ def measure_sustained(path, gemm_seconds=60.0, block_seconds=30.0):
             phase, first, vals[0][3], last, vals[0][3], len(vals)))
 
 
+def measure_lmhead(timer, writer, l2):
+    """The LM head of vTrain's A100 runs (share/validation/README.md, "The last stage at t = 1"):
+    its three FP16 GEMMs over the vocabulary rows one GPU holds — 50,304 (t = 1), 50,257 (the
+    unpadded GPT-2 vocabulary), 25,216 (t = 2) and 12,672 (t = 4) — at hidden 1,024 and 2,048 and
+    1,024 and 4,096 tokens, and the tied embedding's dense backward (a V × h gradient from the
+    tokens' rows) at the same shapes. The runs' head at t = 1 costs 2.5–2.8 ns per token and
+    hidden unit more than at t = 2 beyond what the halved work explains; a GEMM shape cuBLAS runs
+    slowly would show here."""
+    run = gemm_runner(timer, writer, l2, section="lmhead", dtype=torch.float16, dtype_name="fp16")
+    for vocab in (50304, 50257, 25216, 12672):
+        for h in (1024, 2048):
+            for tokens in (1024, 4096):
+                label = "head-v%d-h%d" % (vocab, h)
+                run(label, "fwd", tokens, vocab, h)      # logits[tokens][V] = x·Wᵀ
+                run(label, "dgrad", tokens, h, vocab)    # dx[tokens][h] = dlogits·W
+                run(label, "wgrad", h, vocab, tokens)    # dW = dlogitsᵀ·x, as measure_gemm's
+
+    @guarded
+    def embedding_backward(vocab, h, tokens):
+        # Queued, not graph-captured: the sort-based backward may read a count back to the host.
+        grad = rand((tokens, h), torch.float16)
+        index = torch.randint(0, vocab, (tokens,), device="cuda")
+        s, reps = time_queued(
+            lambda: torch.ops.aten.embedding_dense_backward(grad, index, vocab, -1, False))
+        writer(["lmhead", "embedding-backward-v%d-h%d" % (vocab, h), "fp16", "", tokens, h,
+                vocab, tokens * h, "", 2 * (tokens * h + vocab * h), "", s, reps,
+                "dense V x h gradient, queued timing"])
+
+    for vocab in (50304, 25216):
+        for h in (1024, 2048):
+            for tokens in (1024, 4096):
+                embedding_backward(vocab, h, tokens)
+
+
 def measure_tiny(timer, writer, l2):
     bf = torch.bfloat16
     x, y = rand((4096,), bf), rand((4096,), bf)
@@ -739,7 +781,7 @@ def main():
     parser.add_argument("--out", required=True, help="CSV to write")
     parser.add_argument("--only", default="tiny,gemm,fp8,vector,flash",
                         help="comma-separated sections (default: the kernels; attention, "
-                        "layer, gpt and sustained are asked for by name)")
+                        "layer, gpt, lmhead and sustained are asked for by name)")
     parser.add_argument("--no-compile", action="store_true",
                         help="layer: leave out the torch.compile'd block")
     args = parser.parse_args()
@@ -782,6 +824,8 @@ def main():
                 measure_tiny(timer, writer, l2)
             elif section == "gemm":
                 measure_gemm(timer, writer, l2)
+            elif section == "lmhead":
+                measure_lmhead(timer, writer, l2)
             elif section == "fp8":
                 measure_fp8(timer, writer, l2)
             elif section == "vector":
