@@ -890,8 +890,17 @@ namespace {
 // positions, dropout) on t 8, p 8, d 1, micro-batch 1, batch 64. Per-stage memory computed here
 // from the hyperparameters: 18 bytes per per-device parameter (bf16 weight, fp32 gradient, fp32
 // master, m, v) + (p − stage) in-flight micro-batches × the bytes each layer keeps (Korthikanti
-// et al., Table 2, for the blocks; the embedding's ids and dropout mask; the head's norm and LM-head
-// inputs and fp32 probabilities) + the working set (one block's re-materialised activations).
+// et al., Table 2, for the blocks; the embedding's ids and dropout mask; the head's norm and
+// LM-head inputs and fp32 probabilities) + the working set (one block's re-materialised
+// activations). The stages of a predict -o file's plan.
+std::vector<ConfigNode> PlanStages(const std::filesystem::path& predict_json) {
+  return ConfigNode::ParseFile(predict_json.string())
+      .Child("result")
+      .Child("plan")
+      .Child("stages")
+      .Elements();
+}
+
 TEST(Cli, PredictGpt3MemoryPerStageByHand) {
   // V: the vocabulary padded to a multiple of 128·t (Megatron-LM's 51,200 rows for GPT-3 at t = 8).
   const double s = 2048, h = 12288, a = 96, V = 51200, t = 8, sbh = s * h;
@@ -950,6 +959,39 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
     EXPECT_EQ(b.Child("data_parallel_s").AsDouble(), 0);   // d = 1
     EXPECT_DOUBLE_EQ(j.Child("throughput_tokens_per_s").AsDouble(), 64 * 2048 / iteration);
   }
+  // Megatron with --fp16 keeps a 16-bit gradient buffer (2 bytes per parameter, the 4 of the
+  // fp32 buffer above less 2) and its optimizer step copies it to fp32 (4 more) with the
+  // activations freed: each stage's peak is the larger of the forward and backward's
+  // 16·params + kept + working and the step's 20·params.
+  {
+    testing::TempDir dir;
+    const auto config = dir / "run.yaml";
+    std::ofstream(config) << "training: {gradient_reduction_precision: fp16}\n";
+    const auto out = dir / "p.json";
+    const Case& c = cases[0];
+    auto r =
+        Phaze("--config " + config.string() + " predict --model " + std::string(PHAZE_SOURCE_DIR) +
+              "/workloads/megatron-gpt3-175b.yaml --arch tpuv4 --hbm-gib 80 --plan 8,8,1 "
+              "--micro-batch 1 --global-batch 64 " +
+              c.flags + " -o " + out.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("fp32 gradient copies"), std::string::npos) << r.out;
+    const auto stages = PlanStages(out);
+    ASSERT_EQ(stages.size(), 8u);
+    for (int k = 0; k < 8; ++k) {
+      const double params = k == 0 ? first_params : k == 7 ? last_params : 12 * block_params;
+      const double kept =
+          12 * c.block_kept + (k == 0 ? c.embedding_kept : 0) + (k == 7 ? c.head_kept : 0);
+      const double backward = 16 * params + (8 - k) * kept + c.working;
+      const ConfigNode m = stages[k].Child("memory");
+      EXPECT_DOUBLE_EQ(m.Child("gradient_bytes").AsDouble(), 2 * params) << "stage " << k;
+      EXPECT_DOUBLE_EQ(m.Child("step_working_bytes").AsDouble(), 4 * params) << "stage " << k;
+      EXPECT_DOUBLE_EQ(stages[k].Child("peak_memory_bytes").AsDouble(),
+                       std::max(backward, 20 * params))
+          << "stage " << k;
+      EXPECT_EQ(m.Child("peak_at_step").AsBool(), 20 * params > backward) << "stage " << k;
+    }
+  }
   // The loss's backward holds, beside the FP32 probabilities it keeps, its 16-bit gradient
   // (Megatron-LM: 2 bytes per logit) or two FP32 temporaries (F.cross_entropy: 8 bytes), s·V/t
   // logits per device at micro-batch 1; without recompute nothing else re-materialises, so that
@@ -962,11 +1004,7 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                    "--micro-batch 1 --global-batch 64 --recompute none --loss " +
                    loss + " -o " + out.string());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const auto stages = ConfigNode::ParseFile(out.string())
-                            .Child("result")
-                            .Child("plan")
-                            .Child("stages")
-                            .Elements();
+    const auto stages = PlanStages(out);
     ASSERT_EQ(stages.size(), 8u);
     for (int k = 0; k < 8; ++k) {
       EXPECT_DOUBLE_EQ(stages[k].Child("memory").Child("working_bytes").AsDouble(),

@@ -294,6 +294,35 @@ TEST(Workloads, LossKernelsPassOverTheFp32Logits) {
   EXPECT_EQ(Layer(torch, "block").transient_bytes, 0);
 }
 
+// Mixed-precision Adam over a 16-bit gradient buffer (Megatron with --fp16): 2 gradient bytes per
+// held parameter, and the step's fp32 copy of them, 4 more, counted as the step's working bytes;
+// with the default fp32 buffer the copy is the buffer (0), and SGD keeps no fp32 gradients. The
+// step reads fp32 gradients either way: its bytes are the fp32-buffer graph's.
+TEST(Workloads, SixteenBitGradientsAreCopiedToFp32ForTheStep) {
+  GraphOptions o;
+  o.micro_batch = 1;
+  o.optimizer = OptimizerSpec::For(OptimizerKind::kAdamMixed);
+  const ModelSpec spec = LoadModelSpec(Workload("megatron-8.3b"));
+  const LayerGraph fp32 = BuildLayerGraph(spec, o);
+  o.optimizer.gradient_bytes_per_parameter = 2;
+  const LayerGraph fp16 = BuildLayerGraph(spec, o);
+  const LayerGraph sgd = Build("megatron-8.3b", 1, true, "sgd");
+  for (const char* name : {"embedding", "block", "head"}) {
+    const UniqueLayer& a = Layer(fp32, name);
+    const UniqueLayer& h = Layer(fp16, name);
+    const std::int64_t held = a.parameters + a.tied_parameters;
+    ASSERT_GT(held, 0) << name;
+    EXPECT_EQ(a.gradient_bytes, 4 * held) << name;
+    EXPECT_EQ(a.step_working_bytes, 0) << name;
+    EXPECT_EQ(h.gradient_bytes, 2 * held) << name;
+    EXPECT_EQ(h.step_working_bytes, 4 * held) << name;
+    EXPECT_EQ(h.optimizer_state_bytes, a.optimizer_state_bytes) << name;
+    EXPECT_EQ(h.optimizer_step.weight_bytes, a.optimizer_step.weight_bytes) << name;
+    EXPECT_EQ(a.optimizer_step.weight_bytes, (2 + 4 + 12) * held) << name;
+    EXPECT_EQ(Layer(sgd, name).step_working_bytes, 0) << name;
+  }
+}
+
 TEST(Workloads, BackwardGemmFlopsAreTwiceTheForward) {
   for (const char* name : {"opt-350m", "bert-large", "gpt2-xl", "llama2-7b", "megatron-bert",
                            "megatron-2.5b", "megatron-8.3b", "megatron-gpt3-175b"}) {

@@ -107,6 +107,55 @@ TEST(StepModel, StageMemoryByHand) {
 // of W, 0.75 s. Sharding gradients: the all-gather once per step, the reduce-scatter (1.5 s) every
 // micro-batch; parameters: nothing per step, that and two all-gathers (3 s) every micro-batch.
 // The tied embedding: all-reduce of 1e9 bytes between 2 ranks: 1 s, none with s = 1.
+// The optimizer step's peak (16-bit gradient buffers copied to fp32 for the step): two layers of
+// 5 and 10 parameters with 2-byte weights and gradients, 12 bytes of state and 4 of fp32 copies
+// per parameter. Resident 10+10+60+5 + 20+20+120+7 = 252, stash 12. Forward and backward at 3 in
+// flight: 252 + 2·12 + 9 = 285; the step: 252 − 12 activations + 60 copies = 300, the peak. At 5
+// in flight the backward's 252 + 4·12 + 9 = 309 is. Sharded 4 ways, the step holds a quarter of
+// the copies: optimizer sharding 285 − ¾·180 = 150 against 300 − ¾·(180 + 60) = 120; parameters
+// sharding (divided 240, gathered 2·20 + 20 = 60) 285 + ¾·(60 − 240) = 150 against
+// 300 − ¾·(240 + 60) = 75.
+TEST(StepModel, OptimizerStepPeakByHand) {
+  PlacementLayer a, b;
+  a.weight_bytes = 10;
+  a.gradient_bytes = 10;
+  a.optimizer_state_bytes = 60;
+  a.step_working_bytes = 20;
+  a.activation_bytes = 5;
+  a.working_bytes = 3;
+  b.weight_bytes = 20;
+  b.gradient_bytes = 20;
+  b.optimizer_state_bytes = 120;
+  b.step_working_bytes = 40;
+  b.activation_bytes = 7;
+  b.working_bytes = 9;
+  StageFootprint f;
+  f.Add(a);
+  f.Add(b);
+  EXPECT_DOUBLE_EQ(f.resident, 252);
+  EXPECT_DOUBLE_EQ(f.step_working, 60);
+  const double stash = f.Stash(false);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, stash, 3, Sharding::kNone, 1), 300);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, stash, 5, Sharding::kNone, 1), 309);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, stash, 3, Sharding::kOptimizer, 4), 150);
+  EXPECT_DOUBLE_EQ(StepPeakBytes(f, Sharding::kOptimizer, 4), 120);
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, stash, 3, Sharding::kParameters, 4), 150);
+  EXPECT_DOUBLE_EQ(StepPeakBytes(f, Sharding::kParameters, 4), 75);
+  const StageMemory at_step = StageMemoryParts(f, stash, 3, Sharding::kNone, 1);
+  EXPECT_TRUE(at_step.peak_at_step);
+  EXPECT_DOUBLE_EQ(at_step.step_working_bytes, 60);
+  EXPECT_DOUBLE_EQ(at_step.activation_bytes, 36);  // 12 + 2·12 kept, as the backward holds them
+  EXPECT_DOUBLE_EQ(at_step.weight_bytes + at_step.gradient_bytes + at_step.optimizer_state_bytes +
+                       at_step.step_working_bytes,
+                   300);
+  const StageMemory in_backward = StageMemoryParts(f, stash, 5, Sharding::kNone, 1);
+  EXPECT_FALSE(in_backward.peak_at_step);
+  EXPECT_DOUBLE_EQ(in_backward.activation_bytes, 60);
+  const StageMemory sharded = StageMemoryParts(f, stash, 3, Sharding::kOptimizer, 4);
+  EXPECT_FALSE(sharded.peak_at_step);
+  EXPECT_DOUBLE_EQ(sharded.step_working_bytes, 15);
+}
+
 TEST(StepModel, GradientSyncOnAFlatNetwork) {
   StepSettings s = Settings(PipelineSchedule::k1F1B);
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 4, 1, 1e9), 3.0);

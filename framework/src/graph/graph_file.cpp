@@ -345,6 +345,7 @@ Json LayerGraphToJson(const LayerGraph& graph) {
     uj["gradient_bytes"] = u.gradient_bytes;
     uj["optimizer_state_bytes"] = u.optimizer_state_bytes;
     uj["activation_bytes"] = u.activation_bytes;
+    uj["step_working_bytes"] = u.step_working_bytes;
     uj["forward"] = OperatorGraphToJson(u.forward);
     uj["backward"] = OperatorGraphToJson(u.backward);
     uj["optimizer_step"] = OperatorToJson(u.optimizer_step, nullptr);
@@ -416,7 +417,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   for (const auto& node : root.Child("unique_layers").Elements()) {
     node.ExpectKeys({"id", "name", "kind", "parameters", "tied_parameters", "tensor_parallel",
                      "weight_bytes", "gradient_bytes", "optimizer_state_bytes", "activation_bytes",
-                     "forward", "backward", "optimizer_step"});
+                     "step_working_bytes", "forward", "backward", "optimizer_step"});
     if (auto id = node.Optional("id");
         id && id->AsInt() != static_cast<std::int64_t>(g.unique_layers.size())) {
       id->Fail("unique layer ids must be 0, 1, 2, … in order; expected " +
@@ -447,6 +448,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
     if (auto n = node.Optional("gradient_bytes")) u.gradient_bytes = NonNegative(*n);
     if (auto n = node.Optional("optimizer_state_bytes")) u.optimizer_state_bytes = NonNegative(*n);
     if (auto n = node.Optional("activation_bytes")) u.activation_bytes = NonNegative(*n);
+    if (auto n = node.Optional("step_working_bytes")) u.step_working_bytes = NonNegative(*n);
     g.unique_layers.push_back(std::move(u));
   }
   if (g.unique_layers.empty())

@@ -174,6 +174,11 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   layer.weight_bytes = held * dtype_bytes;
   layer.gradient_bytes = held * optimizer.gradient_bytes_per_parameter;
   layer.optimizer_state_bytes = held * optimizer.state_bytes_per_parameter;
+  layer.step_working_bytes =
+      optimizer.kind == OptimizerKind::kAdamMixed &&
+              optimizer.gradient_bytes_per_parameter < OptimizerSpec::kMasterGradientBytes
+          ? held * OptimizerSpec::kMasterGradientBytes
+          : 0;
   const OperatorGraph& g = layer.forward;
   layer.activation_bytes = g.SavedBytes();
   layer.cached_weight_bytes = 0;
@@ -236,8 +241,13 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   step.name = layer.name + ".optimizer_step";
   step.kind = OpKind::kOptimizer;
   if (held > 0) step.vector.push_back({optimizer.step_function, held, 1});
-  // Reads weights and gradients, writes weights (and reads/writes the optimizer state).
-  step.weight_bytes = layer.weight_bytes + layer.gradient_bytes + layer.optimizer_state_bytes;
+  // Reads weights and the fp32 gradients — the buffer, or the copy a 16-bit buffer is given
+  // (step_working_bytes) —, writes weights (and reads/writes the optimizer state). The copy's own
+  // pass is left to the device calibration, fitted on runs that make it (share/validation).
+  step.weight_bytes =
+      layer.weight_bytes +
+      (layer.step_working_bytes > 0 ? layer.step_working_bytes : layer.gradient_bytes) +
+      layer.optimizer_state_bytes;
   layer.optimizer_step = step;
 }
 

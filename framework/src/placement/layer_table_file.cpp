@@ -71,9 +71,8 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     for (const auto& ln : layers.Elements()) {
       ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
                      "backward_recompute_s", "optimizer_step_s", "weight_bytes",
-                     "cached_weight_bytes", "gradient_bytes",
-                     "optimizer_state_bytes", "activation_bytes", "working_bytes",
-                     "tensor_parallel"});
+                     "cached_weight_bytes", "gradient_bytes", "optimizer_state_bytes",
+                     "activation_bytes", "working_bytes", "step_working_bytes", "tensor_parallel"});
       PlacementLayer l;
       auto name = ln.Child("name");
       l.name = name.AsString();
@@ -84,6 +83,7 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       if (auto v = ln.Optional("backward_recompute_s")) l.backward_recompute_s = v->AsDuration();
       if (auto v = ln.Optional("optimizer_step_s")) l.optimizer_step_s = v->AsDuration();
       if (auto v = ln.Optional("working_bytes")) l.working_bytes = Bytes(*v);
+      if (auto v = ln.Optional("step_working_bytes")) l.step_working_bytes = Bytes(*v);
       l.weight_bytes = Bytes(ln.Child("weight_bytes"));
       if (auto v = ln.Optional("cached_weight_bytes")) l.cached_weight_bytes = Bytes(*v);
       if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = Bytes(*v);
@@ -180,6 +180,8 @@ Json ToJson(const StageMemory& m) {
   j["working_bytes"] = m.working_bytes;
   j["gathered_bytes"] = m.gathered_bytes;
   j["in_flight"] = m.in_flight;
+  j["step_working_bytes"] = m.step_working_bytes;
+  j["peak_at_step"] = m.peak_at_step;
   return j;
 }
 

@@ -19,7 +19,8 @@ namespace {
 template <class Self, class F>
 void Fields(Self& m, F&& io) requires std::is_same_v<std::remove_const_t<Self>, StageMemory> {
   io(m.weight_bytes), io(m.gradient_bytes), io(m.optimizer_state_bytes), io(m.activation_bytes);
-  io(m.working_bytes), io(m.gathered_bytes), io(m.in_flight);
+  io(m.working_bytes), io(m.gathered_bytes), io(m.in_flight), io(m.step_working_bytes);
+  io(m.peak_at_step);
 }
 
 template <class Self, class F>

@@ -134,6 +134,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.optimizer_step_energy = step.energy;
     l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
     l.working_bytes = static_cast<double>(u.WorkingBytes(mode) + u.transient_bytes);
+    l.step_working_bytes = static_cast<double>(u.step_working_bytes);
     l.tensor_parallel = u.tensor_parallel;
     table.layers.push_back(l);
   }

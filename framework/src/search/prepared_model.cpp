@@ -59,6 +59,11 @@ PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
     options.micro_batch = b;
     options.fusion = false;
     options.optimizer = OptimizerSpec::For(run.training.optimizer);
+    // Mixed-precision Adam's gradient buffer is what the replicas reduce: fp32, or the 16-bit
+    // buffer of Megatron with --fp16 (or --grad-reduce-in-bf16), whose step copies it to fp32.
+    if (options.optimizer.kind == OptimizerKind::kAdamMixed) {
+      options.optimizer.gradient_bytes_per_parameter = run.training.GradientReductionBytes();
+    }
     LayerGraph full;
     try {
       full = BuildLayerGraph(spec, options);

@@ -13,6 +13,7 @@ void StageFootprint::Add(const PlacementLayer& l) {
   gradient += l.GradientBytes();
   optimizer_state += l.optimizer_state_bytes;
   working = std::max(working, l.working_bytes);
+  step_working += l.step_working_bytes;
   largest_gradient = std::max(largest_gradient, l.GradientBytes());
   largest_gathered = std::max(largest_gathered, 2 * l.weight_bytes + l.GradientBytes());
 }
@@ -28,8 +29,11 @@ StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_fl
   m.gathered_bytes = sharded ? (1 - 1 / n) * f.Gathered(sharding) : 0.0;
   m.in_flight = in_flight;
   m.working_bytes = f.working;
-  m.activation_bytes = StagePeakBytes(f, stash, in_flight, sharding, ways) - m.weight_bytes -
+  m.activation_bytes = BackwardPeakBytes(f, stash, in_flight, sharding, ways) - m.weight_bytes -
                        m.gradient_bytes - m.optimizer_state_bytes - m.gathered_bytes - f.working;
+  m.step_working_bytes = f.step_working / n;
+  m.peak_at_step = f.step_working > 0 && StepPeakBytes(f, sharding, ways) >
+                                             BackwardPeakBytes(f, stash, in_flight, sharding, ways);
   return m;
 }
 

@@ -390,14 +390,25 @@ int RunPredict(CommandContext& ctx) {
   std::string tight;  // the stages within 10% of the HBM
   for (std::size_t k = 0; k < p.stages.size(); ++k) {
     const StageMemory& m = p.stages[k].memory;
+    const double state = m.weight_bytes + m.gradient_bytes + m.optimizer_state_bytes;
+    // The forward and backward's sum; the peak unless the optimizer step's is larger.
+    const double backward = state + m.activation_bytes + m.working_bytes + m.gathered_bytes;
     line = fmt::sprintf(
-                  "    stage %-3zu %10s = weights %s + gradients %s + optimizer %s + activations "
-                  "%s (%.3g in flight) + working %s%s\n",
-                  k, GiB(p.stages[k].peak_memory_bytes).c_str(), GiB(m.weight_bytes).c_str(),
-                  GiB(m.gradient_bytes).c_str(), GiB(m.optimizer_state_bytes).c_str(),
-                  GiB(m.activation_bytes).c_str(), m.in_flight, GiB(m.working_bytes).c_str(),
-                  m.gathered_bytes > 0 ? (" + gathered " + GiB(m.gathered_bytes)).c_str() : "");
+        "    stage %-3zu %10s = weights %s + gradients %s + optimizer %s + activations "
+        "%s (%.3g in flight) + working %s%s\n",
+        k, GiB(m.peak_at_step ? backward : p.stages[k].peak_memory_bytes).c_str(),
+        GiB(m.weight_bytes).c_str(), GiB(m.gradient_bytes).c_str(),
+        GiB(m.optimizer_state_bytes).c_str(), GiB(m.activation_bytes).c_str(), m.in_flight,
+        GiB(m.working_bytes).c_str(),
+        m.gathered_bytes > 0 ? (" + gathered " + GiB(m.gathered_bytes)).c_str() : "");
     o << line;
+    if (m.step_working_bytes > 0) {
+      o << fmt::sprintf(
+          "      optimizer step %s = weights, gradients, optimizer + fp32 gradient "
+          "copies %s (activations freed)%s\n",
+          GiB(state + m.step_working_bytes).c_str(), GiB(m.step_working_bytes).c_str(),
+          m.peak_at_step ? ": the stage's peak" : "");
+    }
     if (p.stages[k].peak_memory_bytes > static_cast<double>(arch.hbm_bytes)) {
       o << "      over the HBM by "
         << GiB(p.stages[k].peak_memory_bytes - static_cast<double>(arch.hbm_bytes)) << "\n";

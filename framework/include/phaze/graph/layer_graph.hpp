@@ -6,7 +6,14 @@
 // Memory figures of a unique layer are per device holding it, in bytes:
 //   weight_bytes          = (parameters + tied_parameters) · dtype_bytes
 //   gradient_bytes        = (parameters + tied_parameters) · optimizer gradient bytes per parameter
-//                           (mixed-precision Adam keeps fp32 gradients: 4)
+//                           (the gradient buffer's width: 4 for fp32, 2 where the run reduces
+//                           16-bit gradients, training.gradient_reduction_precision)
+//   step_working_bytes    = what the optimizer step holds beyond that, the activations freed:
+//                           mixed-precision Adam over a 16-bit gradient buffer copies every
+//                           gradient to fp32 first (Megatron-LM's Float16OptimizerWithFloat16Params
+//                           and DeepSpeed's FP16_Optimizer: main_param.grad = grad.float()), 4
+//                           bytes per parameter; 0 with fp32 gradients (the copy is the buffer
+//                           itself)
 //   optimizer_state_bytes = (parameters + tied_parameters) · optimizer state bytes per parameter
 //   activation_bytes      = bytes of the distinct forward tensors saved for backward (one
 //                           micro-batch), without recomputation
@@ -58,7 +65,9 @@ std::string_view ToString(OptimizerKind kind);  // adam-mixed | sgd
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::kAdamMixed;
   std::int64_t state_bytes_per_parameter = 12;     // fp32 master weight + two fp32 moments
-  std::int64_t gradient_bytes_per_parameter = 4;   // fp32 gradients (Megatron mixed precision)
+  std::int64_t gradient_bytes_per_parameter = 4;   // the gradient buffer: fp32 by default
+  // What the step copies each gradient to when the buffer is narrower (UniqueLayer's header).
+  static constexpr std::int64_t kMasterGradientBytes = 4;
   std::string step_function = "adam";              // its vector function (the estimators' word)
 
   static OptimizerSpec For(OptimizerKind kind);
@@ -87,7 +96,8 @@ struct UniqueLayer {
   // Copies of the weights kept beside them: Transformer Engine's FP8 weight and its transpose,
   // 2 bytes per parameter of the layer's FP8 GEMMs (graph/precision.hpp); 0 otherwise.
   std::int64_t cached_weight_bytes = 0;
-  std::int64_t transient_bytes = 0;  // (header comment)
+  std::int64_t transient_bytes = 0;     // (header comment)
+  std::int64_t step_working_bytes = 0;  // (header comment)
   bool tensor_parallel = false;  // split by the tensor-parallel strategy
 
   std::int64_t SavedBytes(RecomputeMode mode) const;

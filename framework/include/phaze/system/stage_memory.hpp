@@ -3,6 +3,7 @@
 // sharding divides among the N devices that hold the same weights.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "phaze/system/step_model.hpp"
@@ -19,6 +20,7 @@ struct StageFootprint {
   double activation = 0;  // Σ activation bytes (kept per in-flight micro-batch)
   double incoming = 0;    // Σ bytes of the edges entering the stage
   double working = 0;     // max working bytes
+  double step_working = 0;      // Σ step working bytes (the optimizer step's fp32 gradient copies)
   double largest_gradient = 0;  // max gradient bytes of a layer
   double largest_gathered = 0;  // max 2·weight + gradient bytes of a layer
 
@@ -41,14 +43,30 @@ struct StageFootprint {
 };
 
 // Peak bytes per device of a stage with `in_flight` micro-batches kept and `ways` devices sharing
-// what `sharding` divides (ways = 1 or kNone: nothing is).
-inline double StagePeakBytes(const StageFootprint& f, double stash, double in_flight,
-                             Sharding sharding, std::int64_t ways) {
+// what `sharding` divides (ways = 1 or kNone: nothing is): the larger of the forward and backward
+// phase's (BackwardPeakBytes) and the optimizer step's (StepPeakBytes).
+inline double BackwardPeakBytes(const StageFootprint& f, double stash, double in_flight,
+                                Sharding sharding, std::int64_t ways) {
   double memory = f.resident + (in_flight - 1) * stash + f.working;
   if (ways > 1 && sharding != Sharding::kNone) {
     memory += (1 - 1 / static_cast<double>(ways)) * (f.Gathered(sharding) - f.Sharded(sharding));
   }
   return memory;
+}
+// The step holds the weights, gradients and state (what the sharding divides, divided) and the
+// step's working bytes — of the shard it updates when sharded — with no activation and nothing
+// gathered.
+inline double StepPeakBytes(const StageFootprint& f, Sharding sharding, std::int64_t ways) {
+  double memory = f.resident - f.activation + f.step_working;
+  if (ways > 1 && sharding != Sharding::kNone) {
+    memory -= (1 - 1 / static_cast<double>(ways)) * (f.Sharded(sharding) + f.step_working);
+  }
+  return memory;
+}
+inline double StagePeakBytes(const StageFootprint& f, double stash, double in_flight,
+                             Sharding sharding, std::int64_t ways) {
+  const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, ways);
+  return f.step_working > 0 ? std::max(backward, StepPeakBytes(f, sharding, ways)) : backward;
 }
 
 // The same, part by part.

@@ -29,11 +29,14 @@
 //   load = fw + bw.
 // * memory(stage, p) = Σ (weight + gradient + optimizer state + activation bytes)
 //   + cached weight copies + (in-flight − 1)·stash + max working_bytes over the stage's layers,
+//   or, if larger, the optimizer step's: Σ (weight + cached + gradient + optimizer state +
+//   step_working bytes), the activations freed by then (step_working: fp32 copies of 16-bit
+//   gradients; divided by N like the optimizer state when sharded),
 //   where stash = Σ activation
 //   bytes (or, with the paper's stage recompute, the bytes of the edges entering the stage), and
-//   in-flight micro-batches are p (1F1B), m = ⌈B/d⌉ (GPipe) or, interleaved over v chunks per device
-//   with s stages, (2·(p − 1) + (v − 1)·s + 1)/v (Megatron-LM's warm-up count in chunks of 1/v of
-//   the stage). A stage with memory > hbm_bytes is infeasible.
+//   in-flight micro-batches are p (1F1B), m = ⌈B/d⌉ (GPipe) or, interleaved over v chunks per
+//   device with s stages, (2·(p − 1) + (v − 1)·s + 1)/v (Megatron-LM's warm-up count in chunks of
+//   1/v of the stage). A stage with memory > hbm_bytes is infeasible.
 // * sharding (ZeRO; N = d·r, the devices that hold the same weights): `optimizer` (ZeRO-1,
 //   Megatron-LM's distributed optimizer) divides the optimizer state by N; `gradients` (ZeRO-2)
 //   the gradients too; `parameters` (ZeRO-3, FSDP's full sharding) the weights (and their cached
@@ -103,6 +106,7 @@ struct PlacementLayer {
   double optimizer_state_bytes = 0;
   double activation_bytes = 0;  // kept per in-flight micro-batch
   double working_bytes = 0;     // transient, during the layer's backward
+  double step_working_bytes = 0;  // transient, during the optimizer step (activations freed)
   bool tensor_parallel = false;
 
   double RecomputeForwardS() const { return recompute_forward_s.value_or(forward_s); }
@@ -184,6 +188,10 @@ struct StageMemory {
   double working_bytes = 0;
   double gathered_bytes = 0;    // what the sharding holds whole while a layer works (1 − 1/N)
   double in_flight = 0;         // micro-batches whose activations are kept
+  // What the optimizer step holds beyond the weights, gradients and state (fp32 copies of 16-bit
+  // gradients), the activations freed by then; the stage's peak is the larger of the two phases.
+  double step_working_bytes = 0;
+  bool peak_at_step = false;  // the step, not the forward and backward, sets the peak
 };
 
 struct StagePlan {
