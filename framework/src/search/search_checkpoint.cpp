@@ -17,7 +17,7 @@ namespace phaze {
 namespace {
 
 constexpr const char* kMagic = "phaze search checkpoint";
-constexpr std::int64_t kFormat = 2;  // 2: a breakdown's data_parallel_total_s
+constexpr std::int64_t kFormat = 3;  // 2: a breakdown's data_parallel_total_s; 3: a stage's step memory
 
 std::uint64_t Fnv1a(std::string_view bytes) {
   std::uint64_t h = 14695981039346656037ULL;
