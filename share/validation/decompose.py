@@ -65,6 +65,11 @@ def pipeline_terms(run):
     return [m * layers / p + (p - 1) * layers / p, m, 1.0]
 
 
+def fitted(row, x):
+    """The model's value for a run whose pipeline_terms are `row`, at costs x."""
+    return sum(c * v for c, v in zip(row, x))
+
+
 def mean_abs(values):
     return sum(abs(v) for v in values) / len(values) if values else 0.0
 
@@ -104,8 +109,7 @@ def measured_classes(runs):
         x = solve(a, [r["measured_s"] for r in rs])
         if x is None:
             continue
-        fit = mean_abs([sum(c * v for c, v in zip(row, x)) / r["measured_s"] - 1
-                        for row, r in zip(a, rs)])
+        fit = mean_abs([fitted(row, x) / r["measured_s"] - 1 for row, r in zip(a, rs)])
         out[key] = (x[0], x[1], x[2], len(rs), fit)
     return out
 
@@ -127,8 +131,8 @@ def residual_classes(runs):
         if x is None:
             continue
         before = mean_abs([r["predicted_s"] / r["measured_s"] - 1 for r in rs])
-        after = mean_abs([(r["predicted_s"] + sum(c * v for c, v in zip(row, x))) /
-                          r["measured_s"] - 1 for row, r in zip(a, rs)])
+        after = mean_abs([(r["predicted_s"] + fitted(row, x)) / r["measured_s"] - 1
+                          for row, r in zip(a, rs)])
         out[key] = (x[0], x[1], x[2], len(rs), before, after)
     return out
 

@@ -306,7 +306,8 @@ def main():
     print("%s (%s set): n %d, predicted %d, mean |error| %.2f%%, p90 %.2f%%, max %.2f%%, mean "
           "signed error %+.2f%%" % (os.path.basename(args.csv), args.set, s["n"], s["predicted"],
                                     100 * s["mean"], 100 * s["p90"], 100 * s["max"], 100 * s["bias"]))
-    shapes = by_shape(results, int(system_levels(args.system)[0].get("size", 1)))
+    node_size = int(system_levels(args.system)[0].get("size", 1))
+    shapes = by_shape(results, node_size)
     print("by shape (t, p, nodes: n, mean |error|, mean signed): " + "; ".join(
         "%d, %d, %d: %d, %.1f%%, %+.1f%%" % (t, p, nodes, n, 100 * mean, 100 * bias)
         for t, p, nodes, n, mean, bias in shapes))
@@ -342,7 +343,7 @@ def main():
                         name, t["n"], 100 * t["mean"], 100 * t["p90"], 100 * t["max"]))
             f.write("\nBy shape (nodes of %d GPUs; + = predicted slower than measured):\n\n"
                     "| t | p | nodes | n | mean \\|error\\| | mean signed error |\n"
-                    "|---|---|---|---|---|---|\n" % int(system_levels(args.system)[0].get("size", 1)))
+                    "|---|---|---|---|---|---|\n" % node_size)
             for t, p, nodes, n, mean, bias in shapes:
                 f.write("| %d | %d | %d | %d | %.2f%% | %+.2f%% |\n" % (t, p, nodes, n, 100 * mean,
                                                                        100 * bias))

@@ -29,11 +29,11 @@ StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_fl
   m.gathered_bytes = sharded ? (1 - 1 / n) * f.Gathered(sharding) : 0.0;
   m.in_flight = in_flight;
   m.working_bytes = f.working;
-  m.activation_bytes = BackwardPeakBytes(f, stash, in_flight, sharding, ways) - m.weight_bytes -
-                       m.gradient_bytes - m.optimizer_state_bytes - m.gathered_bytes - f.working;
+  const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, ways);
+  m.activation_bytes = backward - m.weight_bytes - m.gradient_bytes - m.optimizer_state_bytes -
+                       m.gathered_bytes - f.working;
   m.step_working_bytes = f.step_working / n;
-  m.peak_at_step = f.step_working > 0 && StepPeakBytes(f, sharding, ways) >
-                                             BackwardPeakBytes(f, stash, in_flight, sharding, ways);
+  m.peak_at_step = f.step_working > 0 && StepPeakBytes(f, sharding, ways) > backward;
   return m;
 }
 
