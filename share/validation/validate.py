@@ -145,8 +145,10 @@ ARCH_PARAMS = ("collective_overlap", "host_kernel_s")
 # Megatron (Megatron-LM or Megatron-DeepSpeed) with --fp16 and without
 # --accumulate-allreduce-grads-in-fp32 (examples/sc21/ and examples/gpt3/ in Megatron-LM; the
 # vTrain runs' "mixed precision"), so its gradient buffer and its data-parallel and tied-embedding
-# reductions are fp16: 2 bytes per parameter, not the 4 of fp32 main gradients.
-TRAINING = {"gradient_reduction_precision": "fp16"}
+# reductions are fp16: 2 bytes per parameter, not the 4 of fp32 main gradients. Their attention
+# is Megatron's FusedScaleMaskSoftmax (`megatron`: PyTorch's FP32 softmax where its fused kernel's
+# shape rules fail, as at t = 8 with 16 heads and micro-batch 1).
+TRAINING = {"attention": "megatron", "gradient_reduction_precision": "fp16"}
 
 Setup = collections.namedtuple("Setup", "config arch")
 

@@ -250,6 +250,64 @@ TEST(Workloads, FusedAttentionSkipsCausalTilesAndKeepsItsGradientsOnChip) {
             Layer(bert, "block").forward.GemmFlops());
 }
 
+// Megatron-LM's fused scale-mask-softmax kernel (FusedScaleMaskSoftmax.is_kernel_available),
+// its rule applied by hand: 16 < sk ≤ 4,096, sq and sk multiples of 4, b·a/t a multiple of 4,
+// and b·a/t (causal) or sq (padding mask) a multiple of the batches per block, 4 for sk > 128
+// (warps of 32 lanes, one batch each) and 8 for sk ≤ 128 (two per warp).
+TEST(Workloads, MegatronFusedSoftmaxRunsByItsShapeRules) {
+  EXPECT_TRUE(MegatronFusedSoftmaxRuns(4, 1024, 1024, true));    // t 8, 16 heads, b 2
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(2, 1024, 1024, true));   // t 8, 16 heads, b 1
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(25, 1024, 1024, true));  // GPT-2 XL's 25 heads, b 1
+  EXPECT_TRUE(MegatronFusedSoftmaxRuns(100, 1024, 1024, true));  // and b 4
+  EXPECT_TRUE(MegatronFusedSoftmaxRuns(8, 4096, 4096, true));
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(8, 8192, 8192, true));  // sk > 4,096
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(8, 16, 16, true));      // sk ≤ 16
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(4, 128, 128, true));    // 4 batches, 8 per block
+  EXPECT_TRUE(MegatronFusedSoftmaxRuns(8, 128, 128, true));
+  EXPECT_TRUE(MegatronFusedSoftmaxRuns(4, 128, 128, false));    // padding: sq 128 of 8
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(4, 100, 100, false));   // sq 100 not of 8
+  EXPECT_FALSE(MegatronFusedSoftmaxRuns(4, 1022, 1022, true));  // sk not a multiple of 4
+}
+
+// `megatron` attention on GPT-2 XL (25 heads, s = 1,024; n = b·a·s² scores): at b = 1 the fused
+// kernel cannot run (25 planes) and PyTorch's FP32 path does — forward float() r2 w4, × scale
+// r4 w4, masked_fill_ r4 w4, softmax r4 w4, .half() r4 w2 (18n read, 18n written, the dropout
+// after it reading the kept FP32 probabilities at 4 bytes for the 2 of the cast: 2n fewer here),
+// backward 22n read and 18n written, five kernels each way, the probabilities kept at 4 bytes
+// (2n more activation) and two FP32 temporaries held in backward (8n); at b = 4 (100 planes) the
+// graph is `unfused`'s.
+TEST(Workloads, MegatronSoftmaxFallsBackToFp32WhereItsKernelCannotRun) {
+  const std::int64_t a = 25, s = 1024;
+  for (std::int64_t b : {1, 4}) {
+    const LayerGraph g = Build("gpt2-xl", b);
+    const LayerGraph m = WithAttentionKernel(g, AttentionKernel::kMegatron);
+    const UniqueLayer& plain = Layer(g, "block");
+    const UniqueLayer& block = Layer(m, "block");
+    const std::int64_t n = b * a * s * s;
+    const Operator& forward = Op(block.forward, "attn.softmax");
+    const Operator& backward = Op(block.backward, "attn.softmax.backward");
+    const OpWork fw = OpWork::Of(forward, block.forward);
+    const OpWork bw = OpWork::Of(backward, block.backward);
+    if (b == 4) {
+      EXPECT_EQ(block.forward.Ops(), plain.forward.Ops());
+      EXPECT_EQ(block.backward.Ops(), plain.backward.Ops());
+      EXPECT_EQ(block.activation_bytes, plain.activation_bytes);
+      EXPECT_EQ(fw.bytes_read + fw.bytes_written, 4 * n);
+      continue;
+    }
+    EXPECT_EQ(fw.bytes_read, 18 * n - 2 * n);
+    EXPECT_EQ(fw.bytes_written, 18 * n);
+    EXPECT_EQ(fw.extra_kernels, 4);
+    EXPECT_EQ(bw.bytes_read, 22 * n);
+    EXPECT_EQ(bw.bytes_written, 18 * n);
+    EXPECT_EQ(bw.extra_kernels, 4);
+    EXPECT_EQ(OpWork::Of(Op(block.forward, "attn.dropout"), block.forward).bytes_read, 4 * n);
+    EXPECT_EQ(block.activation_bytes, plain.activation_bytes + 2 * n);
+    EXPECT_EQ(block.transient_bytes, 8 * n);
+    EXPECT_EQ(Layer(m, "head").activation_bytes, Layer(g, "head").activation_bytes);
+  }
+}
+
 // The loss's kernels (graph/loss_kernel.hpp) on Megatron 8.3B's head, n = b·s·V logits: the
 // one-kernel op reads the 16-bit logits and writes the FP32 probabilities (6n bytes and the
 // loss), its backward reads them and writes the 16-bit gradient (6n); Megatron-LM's

@@ -209,9 +209,9 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(Parse("models: [a]\n").training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(Parse("models: [a]\ntraining: {attention: flash}\n").training.attention,
             AttentionKernel::kFlash);
-  EXPECT_EQ(
-      ErrorOf([] { Parse("models: [a]\ntraining: {attention: paged}\n"); }),
-      "run.yaml:2:23: training.attention: expected one of unfused, flash, fused; found 'paged'");
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {attention: paged}\n"); }),
+            "run.yaml:2:23: training.attention: expected one of unfused, megatron, flash, fused; "
+            "found 'paged'");
   // How the loss runs, and the pipeline's bubble.
   EXPECT_EQ(Parse("models: [a]\n").training.loss, LossKernel::kMegatron);
   EXPECT_EQ(Parse("models: [a]\ntraining: {loss: torch}\n").training.loss, LossKernel::kTorch);
@@ -267,12 +267,15 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_DOUBLE_EQ(core.training.gradient_reduction_overlap, 0.8);
   EXPECT_EQ(core.training.gradient_reduction_precision, ReductionPrecision::kFp32);
   EXPECT_EQ(core.ToJson().Find("training")->Find("recipe")->AsString(), "megatron-core-2024");
-  // megatron-lm-2021 is phaze's defaults: the same effective values but for the name.
+  // megatron-lm-2021 is phaze's defaults but for its softmax rule (`megatron` attention: the
+  // defaults price Megatron's fused softmax at every shape, as a search on a hypothetical chip
+  // should): the same effective values but for that and the name.
   const RunConfig old = Parse("models: [a]\ntraining: {recipe: megatron-lm-2021}\n");
   const RunConfig plain = Parse("models: [a]\n");
   EXPECT_EQ(plain.training.recipe, "");
   EXPECT_EQ(plain.ToJson().Find("training")->Find("recipe"), nullptr);
-  EXPECT_EQ(old.training.attention, plain.training.attention);
+  EXPECT_EQ(old.training.attention, AttentionKernel::kMegatron);
+  EXPECT_EQ(plain.training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(old.training.gradient_reduction_overlap, plain.training.gradient_reduction_overlap);
   EXPECT_EQ(old.training.gradient_reduction_precision, plain.training.gradient_reduction_precision);
   EXPECT_EQ(old.training.precision, plain.training.precision);
@@ -294,7 +297,7 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
                    0.0);
   EXPECT_EQ(parse_with("models: [a]\ntraining: {recipe: megatron-lm-2021}\n", "megatron-core-2024")
                 .training.attention,
-            AttentionKernel::kUnfused);
+            AttentionKernel::kMegatron);
   // A file beside the run config, and its errors located in it.
   const phaze::testing::TempDir dir;
   using phaze::testing::WriteFile;

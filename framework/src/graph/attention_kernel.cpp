@@ -1,8 +1,10 @@
 #include "phaze/graph/attention_kernel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
 namespace phaze {
 
@@ -12,6 +14,8 @@ std::string_view ToString(AttentionKernel kernel) {
       return "flash";
     case AttentionKernel::kFused:
       return "fused";
+    case AttentionKernel::kMegatron:
+      return "megatron";
     case AttentionKernel::kUnfused:
       break;
   }
@@ -71,10 +75,107 @@ Operator InKernel(Operator op, double kept, bool forward_pass) {
   return op;
 }
 
+// `unfused` with PyTorch's FP32 softmax wherever Megatron-LM's fused kernel does not run (header
+// comment): the attention softmax's passes, its kept probabilities at 4 bytes (forward and the
+// backward's saved copy).
+LayerGraph WithMegatronSoftmax(const LayerGraph& graph) {
+  LayerGraph out = graph;
+  for (UniqueLayer& u : out.unique_layers) {
+    const OperatorGraph& fw = u.forward;
+    bool causal = false;
+    for (const Operator& op : fw.Ops()) {
+      for (const VectorWork& v : op.vector) {
+        causal = causal || (op.attention_core && v.function == "causal_mask");
+      }
+    }
+    std::set<std::string> fp32;  // the probabilities of each softmax that falls back
+    for (const Operator& op : fw.Ops()) {
+      if (!op.attention_core || op.kind != OpKind::kSoftmax || op.vector.empty() ||
+          op.outputs.size() != 1) {
+        continue;
+      }
+      const VectorWork& v = op.vector.front();
+      const std::int64_t keys = v.row_elements;
+      // Self-attention: as many queries as keys. A slice with fewer queries (context
+      // parallelism) has no b·a/t to read off the elements and is left to the kernel.
+      if (keys <= 0 || v.elements % (keys * keys) != 0) continue;
+      if (!MegatronFusedSoftmaxRuns(v.elements / (keys * keys), keys, keys, causal)) {
+        fp32.insert(fw.GetTensor(op.outputs[0]).name);
+      }
+    }
+    if (fp32.empty()) continue;
+    // The softmax (forward) or its backward (which reads the kept copy, "saved:X").
+    auto touches = [&](const OperatorGraph& g, const Operator& op, const std::string& prefix) {
+      if (op.kind != OpKind::kSoftmax) return false;
+      for (const auto* list : {&op.inputs, &op.outputs}) {
+        for (int t : *list) {
+          const std::string& name = g.GetTensor(t).name;
+          if (name.rfind(prefix, 0) == 0 && fp32.count(name.substr(prefix.size()))) return true;
+        }
+      }
+      return false;
+    };
+    u.forward = Rewritten(
+        fw,
+        [&](int, Tensor& t) {
+          if (fp32.count(t.name)) t.dtype_bytes = 4;
+        },
+        [&](int, Operator& op) {
+          if (touches(fw, op, "")) op.passes = MegatronSoftmaxFallbackPasses(false);
+        });
+    const OperatorGraph& bw = u.backward;
+    u.backward = Rewritten(
+        bw,
+        [&](int, Tensor& t) {
+          if (t.name.rfind("saved:", 0) == 0 && fp32.count(ForwardName(t.name))) t.dtype_bytes = 4;
+        },
+        [&](int, Operator& op) {
+          if (touches(bw, op, "saved:")) op.passes = MegatronSoftmaxFallbackPasses(true);
+        });
+    FinalizeLayerMemory(u, out.dtype_bytes, out.optimizer);
+  }
+  return out;
+}
+
 }  // namespace
+
+bool MegatronFusedSoftmaxRuns(std::int64_t attn_batches, std::int64_t sq, std::int64_t sk,
+                              bool causal) {
+  if (!(sk > 16 && sk <= 4096 && sq % 4 == 0 && sk % 4 == 0 && attn_batches % 4 == 0)) {
+    return false;
+  }
+  std::int64_t power = 1;
+  while (power < sk) power *= 2;
+  const std::int64_t warp = std::min<std::int64_t>(power, 32);
+  const std::int64_t per_block = (128 / warp) * (power <= 128 ? 2 : 1);
+  return causal ? attn_batches % per_block == 0 : sq % per_block == 0;
+}
+
+KernelPasses MegatronSoftmaxFallbackPasses(bool backward) {
+  KernelPasses p;
+  p.word_bytes = 2;
+  p.kernels = 4;  // five in all
+  if (!backward) {
+    // float() r2 w4, × scale r4 w4, masked_fill_ r4 w4, softmax r4 w4, .half() r4 w2: 18 bytes
+    // read and 18 written per score. The op's own: the 16-bit scores read (2), the FP32
+    // probabilities written (4); the op after it (dropout) reads them at 4 bytes where it reads
+    // the 2-byte cast, so 2 bytes fewer here.
+    p.reads = 7;   // (18 − 2 − 2) / 2
+    p.writes = 7;  // (18 − 4) / 2
+  } else {
+    // .half()'s backward r2 w4, softmax backward r4 + r4 w4, masked_fill_'s r4 w4, the scale's
+    // r4 w4, float()'s r4 w2: 22 and 18 bytes. The op's own: the gradient (2) and the kept FP32
+    // probabilities (4) read, the 16-bit gradient written (2).
+    p.reads = 8;       // (22 − 6) / 2
+    p.writes = 8;      // (18 − 2) / 2
+    p.held_bytes = 8;  // the softmax backward's FP32 input and output at once
+  }
+  return p;
+}
 
 LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) {
   if (kernel == AttentionKernel::kUnfused) return graph;
+  if (kernel == AttentionKernel::kMegatron) return WithMegatronSoftmax(graph);
   const bool fused = kernel == AttentionKernel::kFused;
   LayerGraph out = graph;
   for (UniqueLayer& u : out.unique_layers) {

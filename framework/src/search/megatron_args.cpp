@@ -95,7 +95,7 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     a.push_back("--overlap-grad-reduce");
     if (plan.sharding == Sharding::kOptimizer) a.push_back("--overlap-param-gather");
   }
-  if (run.training.attention != AttentionKernel::kUnfused) a.push_back("--use-flash-attn");
+  if (IsFlashAttention(run.training.attention)) a.push_back("--use-flash-attn");
   // The number format; Megatron-LM with --bf16 reduces gradients in fp32 unless told bf16, with
   // --fp16 in its fp16 gradient buffer. FP8 is Transformer Engine's hybrid recipe over bf16.
   a.push_back(run.training.precision == Precision::kFp16 ? "--fp16" : "--bf16");

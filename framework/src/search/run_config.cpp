@@ -211,8 +211,8 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     if (!v->IsScalar()) CheckDistinct(*v, training.sharding);
   }
   if (auto v = t.Optional("attention")) {
-    training.attention =
-        v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kFlash, AttentionKernel::kFused});
+    training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kMegatron,
+                                    AttentionKernel::kFlash, AttentionKernel::kFused});
   }
   if (auto v = t.Optional("bubble")) {
     training.bubble = v->AsEnum({PipelineBubble::kStages, PipelineBubble::kBottleneck});

@@ -91,14 +91,18 @@ Precision ParsePrecision(const std::string& flag, const std::string& word) {
 
 AttentionKernel ParseAttention(const std::string& flag, const std::string& word) {
   return ParseWord(flag, word,
-                   {AttentionKernel::kUnfused, AttentionKernel::kFlash, AttentionKernel::kFused});
+                   {AttentionKernel::kUnfused, AttentionKernel::kMegatron, AttentionKernel::kFlash,
+                    AttentionKernel::kFused});
 }
 
 void AddKernelOptions(boost::program_options::options_description& d) {
   namespace po = boost::program_options;
-  d.add_options()("attention", po::value<std::string>(),
-                  "unfused | flash (FlashAttention) | fused (FlashAttention as its kernels run); "
-                  "default: the run config's training.attention, else its recipe's")(
+  d.add_options()(
+      "attention", po::value<std::string>(),
+      "unfused | megatron (unfused, PyTorch's FP32 softmax where Megatron-LM's fused kernel "
+      "does not run) | flash (FlashAttention) | fused (FlashAttention as its kernels "
+      "run); "
+      "default: the run config's training.attention, else its recipe's")(
       "loss", po::value<std::string>(),
       "megatron (Megatron-LM's vocab-parallel FP32 cross-entropy) | torch (F.cross_entropy on "
       "FP32 logits: TorchTitan, Hugging Face); default: the run config's training.loss");

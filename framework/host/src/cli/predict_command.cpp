@@ -3,7 +3,7 @@
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
-//     parameters] [--precision bf16|fp16|fp8] [--attention unfused|flash|fused]
+//     parameters] [--precision bf16|fp16|fp8] [--attention unfused|megatron|flash|fused]
 //     [--loss megatron|torch] [--sequence-parallel]
 //     [--strategy NAME]
 //     [--global-batch B] [--sequence-length S]
@@ -33,8 +33,9 @@ namespace phaze::cli {
 void AddPredictOptions(po::options_description& d) {
   d.add_options()("model", po::value<std::string>(), "workload file (workloads/*.yaml)")(
       "arch", po::value<std::string>(), "architecture preset or file (share/arch/)")(
-      "plan", po::value<std::string>(), "t,p,d[,v]: tensor, pipeline, data parallel widths and "
-                                        "virtual stages per device (v > 1: interleaved 1F1B)")(
+      "plan", po::value<std::string>(),
+      "t,p,d[,v]: tensor, pipeline, data parallel widths and "
+      "virtual stages per device (v > 1: interleaved 1F1B)")(
       "micro-batch", po::value<std::int64_t>(), "micro-batch size")(
       "recompute", po::value<std::string>()->default_value("none"),
       "none | selective | per-op | full")(
@@ -46,24 +47,25 @@ void AddPredictOptions(po::options_description& d) {
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/: megatron-lm-2021, megatron-core-2024) or file, over the "
       "run config; the other flags override it (default: the run config's, else phaze's "
-      "defaults, which are megatron-lm-2021's)")(
+      "defaults, which are megatron-lm-2021's but for its softmax rule, --attention megatron)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "strategy", po::value<std::string>(),
       "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
       "t is its whole width, as phaze plan's t column (default: the run config's first)")(
       "sequence-length", po::value<std::int64_t>(),
       "tokens per sample (default: the model's own; a Hugging Face config's is its "
-      "max_position_embeddings)")(
-      "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
+      "max_position_embeddings)")("global-batch", po::value<std::int64_t>(),
+                                  "samples per step (default: the run config's)")(
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
       "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
       "stage-starts", po::value<std::string>(),
       "first layer index of stages 2..p (default: Megatron's even split of the blocks)")(
-      "tokens", po::value<double>(), "tokens to train: report the time and cost (default: the "
-                                     "run config's training.tokens)")(
-      "hourly-usd", po::value<double>(), "price of a device-hour (default: the run config's "
-                                         "cost.hourly_usd, else the preset's, else the cost model)");
+      "tokens", po::value<double>(),
+      "tokens to train: report the time and cost (default: the "
+      "run config's training.tokens)")("hourly-usd", po::value<double>(),
+                                       "price of a device-hour (default: the run config's "
+                                       "cost.hourly_usd, else the preset's, else the cost model)");
   AddKernelOptions(d);
 }
 
@@ -330,7 +332,7 @@ int RunPredict(CommandContext& ctx) {
     << (run.training.precision != Precision::kBf16
             ? ", " + std::string(ToString(run.training.precision))
             : std::string())
-    << (run.training.attention != AttentionKernel::kUnfused ? ", FlashAttention" : "")
+    << (IsFlashAttention(run.training.attention) ? ", FlashAttention" : "")
     << (strategy == "megatron"            ? std::string()
         : strategy == "sequence_parallel" ? std::string(", sequence parallel")
                                           : ", strategy " + strategy)

@@ -20,17 +20,44 @@
 // (TorchTitan) too fast where `flash` meets them (share/validation/kernels/README.md): the
 // cost `flash`'s full s² stands in for lies outside the layer, which matches silicon (H200:
 // a Llama 3 8B block within 7% eager, 0.4% compiled) only when fused.
+// `megatron` is `unfused` as Megatron-LM's FusedScaleMaskSoftmax runs it (megatron/model/
+// fused_softmax.py, 2021–2023; megatron/core/fusions/fused_softmax.py since): its one fused kernel
+// (scale, mask and softmax in a pass, 16-bit in and out: `unfused`'s pricing) runs only where the
+// kernel's shape rules hold (MegatronFusedSoftmaxRuns); elsewhere PyTorch's path runs in FP32
+// (softmax_in_fp32, on whenever query-key layer scaling is): input.float(), × scale,
+// masked_fill_, softmax, .half() — five kernels, 18 bytes read and 18 written per score, the
+// probabilities kept in FP32 (4 bytes, not 2) — and its backward through autograd is five more
+// (22 bytes read, 18 written, two FP32 temporaries held at once). With 16 heads at t = 8 (two per
+// device) and micro-batch 1, b·a/t = 2 is not a multiple of 4: vTrain's t = 8 micro-batch 1 runs.
 // Applied after the strategy and fusion; memory is recomputed (FinalizeLayerMemory).
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "phaze/graph/layer_graph.hpp"
 
 namespace phaze {
 
-enum class AttentionKernel { kUnfused, kFlash, kFused };
-std::string_view ToString(AttentionKernel kernel);  // "unfused", "flash", "fused"
+enum class AttentionKernel { kUnfused, kFlash, kFused, kMegatron };
+std::string_view ToString(AttentionKernel kernel);  // "unfused", "flash", "fused", "megatron"
+
+// Whether Megatron-LM's fused scale-mask-softmax kernel runs on scores of `attn_batches` = b·a/t
+// planes of sq queries × sk keys (FusedScaleMaskSoftmax.is_kernel_available, 16-bit input):
+// 16 < sk ≤ 4,096, sq and sk multiples of 4, attn_batches a multiple of 4, and attn_batches
+// (causal) or sq (otherwise) a multiple of the kernel's batches per block — 128 threads of warps
+// of min(32, 2^⌈log2 sk⌉) lanes, two batches per warp when 2^⌈log2 sk⌉ ≤ 128, else one.
+bool MegatronFusedSoftmaxRuns(std::int64_t attn_batches, std::int64_t sq, std::int64_t sk,
+                              bool causal);
+// The passes of PyTorch's FP32 softmax path beyond the graph's softmax op's own input (16-bit
+// scores) and output (the FP32 probabilities it keeps), in 2-byte words per score: forward or
+// backward (header comment).
+KernelPasses MegatronSoftmaxFallbackPasses(bool backward);
+
+// FlashAttention in one form or the other (`flash`, `fused`): the scores stay on chip.
+inline bool IsFlashAttention(AttentionKernel kernel) {
+  return kernel == AttentionKernel::kFlash || kernel == AttentionKernel::kFused;
+}
 
 LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel);
 
