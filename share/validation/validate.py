@@ -149,14 +149,20 @@ ARCH_PARAMS = ("collective_overlap", "host_kernel_s")
 # is Megatron's FusedScaleMaskSoftmax (`megatron`: PyTorch's FP32 softmax where its fused kernel's
 # shape rules fail, as at t = 8 with 16 heads and micro-batch 1).
 TRAINING = {"attention": "megatron", "gradient_reduction_precision": "fp16"}
+# vTrain's runs are Megatron-DeepSpeed, whose pipelines run on DeepSpeed's PipelineEngine: every
+# send is its own blocking call (system/step_model.hpp PipelineSends); the published runs are
+# Megatron-LM's own schedules (batched, the default).
+VTRAIN_TRAINING = dict(TRAINING, pipeline_sends="blocking")
 
 Setup = collections.namedtuple("Setup", "config arch")
 
 
-def write_config(directory, args, params):
-    """A Setup in DIRECTORY: a run config with the device estimator's PARAMS calibration overrides
-    and the levels of args.system with the NETWORK_PARAMS overrides, and the architecture
-    args.arch, copied with the ARCH_PARAMS overrides when PARAMS has any."""
+def write_config(directory, args, params, training=None):
+    """A Setup in DIRECTORY: a run config with the device estimator's PARAMS calibration overrides,
+    the training settings TRAINING (default: the suite's TRAINING) and the levels of args.system
+    with the NETWORK_PARAMS overrides, and the architecture args.arch, copied with the
+    ARCH_PARAMS overrides when PARAMS has any."""
+    training = TRAINING if training is None else training
     config = os.path.join(directory, "run.yaml")
     estimator = {k: v for k, v in params.items() if k not in NETWORK_PARAMS and k not in ARCH_PARAMS}
     levels = system_levels(args.system)
@@ -166,7 +172,7 @@ def write_config(directory, args, params):
     with open(config, "w") as f:
         body = ", ".join("%s: %r" % kv for kv in sorted(estimator.items()))
         f.write("estimator: {name: device, params: {%s}}\ntraining: {%s}\ncluster:\n  levels:\n" %
-                (body, ", ".join("%s: %s" % kv for kv in sorted(TRAINING.items()))))
+                (body, ", ".join("%s: %s" % kv for kv in sorted(training.items()))))
         for level in levels:
             f.write("    - %s\n" % yaml_files.flow_map(level))
     arch = args.arch
@@ -182,7 +188,7 @@ def write_config(directory, args, params):
 
 def run(args, rows, params):
     directory = tempfile.mkdtemp(prefix="phaze-validation-")
-    setup = write_config(directory, args, params)
+    setup = write_config(directory, args, params, VTRAIN_TRAINING)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         return list(pool.map(lambda r: predict(args, directory, setup, r), rows))
 

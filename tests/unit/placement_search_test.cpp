@@ -218,6 +218,36 @@ TEST(PlacementSearch, ScatterGatherSendsByHand) {
   EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 9 * 10.0);
 }
 
+// Blocking sends (PipelineSends, DeepSpeed's pipeline engine) on 6 layers, fw 1 s, bw 2 s, each
+// edge 1e9 bytes at 1e9 B/s (1 s), p 3 of 2 layers, d 1, m 8. Batched: the first stage waits for
+// the gradient (2 + 1 + 4 = 7), the middle one for both (1 + 2 + 1 + 4 = 8), the last for the
+// activations (1 + 2 + 4 = 7): 8·8 + (7 + 8 + 7 − 8) = 78, sends 8·(8 − 6). Blocking: each also
+// waits for its own sends out — 8, 10, 8: 8·10 + (8 + 10 + 8 − 10) = 96, sends 8·(10 − 6). With
+// Megatron's scatter/gather at t 4 (1e9 bytes per device, the 4e9 gathered in a node of 4 at
+// 1e10 B/s, 0.3 s), the receiver waits 1.3 s and the sender 1 s: 2 + 5.3 + 1, 3.3 + 5.3 + 2,
+// 3.3 + 4 + 1 = 8.3, 10.6, 8.3 → 8·10.6 + 16.6.
+TEST(PlacementSearch, BlockingSendsByHand) {
+  auto p = Problem(Chain(6, 1, 2, 0, 0, 1e9), 3, 8, 1e12);
+  auto plan = PlacementSearch().Evaluate(p, {3, 1, 1, {2, 4}});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 78);
+  EXPECT_DOUBLE_EQ(plan.breakdown.pipeline_send_s, 16);
+  p.sends = PipelineSends::kBlocking;
+  plan = PlacementSearch().Evaluate(p, {3, 1, 1, {2, 4}});
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 96);
+  EXPECT_DOUBLE_EQ(plan.breakdown.pipeline_send_s, 32);
+  auto table = Chain(6, 1, 2, 0, 0, 1e9);
+  for (auto& l : table.layers) l.tensor_parallel = true;
+  for (auto& e : table.edges) e.gather_group = 4;
+  p.widths.clear();
+  p.widths[4] = table;
+  p.num_accelerators = 12;
+  p.network = Network({{"node", 4, 1e10, 0}, {"fabric", 0, 1e9, 0}});
+  plan = PlacementSearch().Evaluate(p, {3, 1, 4, {2, 4}});
+  ASSERT_TRUE(plan.feasible) << plan.reason;
+  EXPECT_NEAR(plan.time_per_batch_s, 8 * 10.6 + 16.6, 1e-9);
+}
+
 // The optimizer step and the gradient reduction after the pipeline; the first stage's count.
 TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
   auto table = Chain(4, 1, 2, 1e9, 0, 0);
@@ -477,7 +507,13 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
               edge += p.network.CollectiveS(CollectiveKind::kAllGather, first, group);
             }
           }
-          const double compute = forward + backward(rec ? rfw : 0.0);
+          // Blocking sends: the stage also waits for its own, one per edge with one end in it.
+          double out = 0;
+          for (const auto& e : table.edges) {
+            const bool from_in = e.from >= i && e.from < j, to_in = e.to >= i && e.to < j;
+            if (p.sends == PipelineSends::kBlocking && from_in != to_in) out += send(e.bytes);
+          }
+          const double compute = forward + backward(rec ? rfw : 0.0) + out;
           const double load = collectives > 0 ? std::max(collectives, compute + edge) : compute;
           max_load = std::max(max_load, load);
           sum_load += load;
@@ -581,6 +617,8 @@ void CheckAgainstBruteForce(bool skips) {
       default:
         break;
     }
+    // Every third case with DeepSpeed's blocking sends (no draw: the other cases' values stay).
+    if (c % 3 == 0) p.sends = PipelineSends::kBlocking;
     // Unsharded half the time, else each sharding.
     p.sharding = pick(0, 1) ? Sharding::kNone : static_cast<Sharding>(pick(1, 3));
     if (pick(0, 1)) p.gradient_reduction_overlap = uni(0, 1);

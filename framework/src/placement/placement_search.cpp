@@ -57,7 +57,8 @@ class StageTable {
     succs_.resize(n_);
     const double v = problem_.virtual_stages;
     for (const auto& e : table.edges) {
-      const Link link{e.from, e.to, e.bytes, EdgeSendS(problem_, e, level) * v};
+      const Link link{e.from, e.to, e.bytes, EdgeSendS(problem_, e, level) * v,
+                      problem_.network.SendS(e.bytes, level) * v};
       preds_[e.to].push_back(link);
       succs_[e.from].push_back(link);
     }
@@ -70,6 +71,7 @@ class StageTable {
     has_tp_.assign(cells, 0);
     FillForward();
     FillBackward();
+    if (problem_.sends == PipelineSends::kBlocking) AddSendsOut();
   }
 
   int n() const { return n_; }
@@ -155,10 +157,12 @@ class StageTable {
  private:
   size_t At(int i, int j) const { return static_cast<size_t>(i) * (n_ + 1) + j; }
 
-  // A layer edge with its send time at this table's level (× v: every virtual stage sends).
+  // A layer edge with its send time at this table's level (× v: every virtual stage sends): until
+  // the receiver has it (send_s: with Megatron's scatter/gather, the receiving stage's all-gather
+  // too) and until the sender is done (sent_s: the point-to-point part alone).
   struct Link {
     int from, to;
-    double bytes, send_s;
+    double bytes, send_s, sent_s;
   };
 
   // Stage [i, j) runs its forward from the sends into it; its backward from the sends out of it
@@ -237,6 +241,43 @@ class StageTable {
         const size_t k = At(i, j);
         load_recompute_[k] =
             load_recompute_[k] + backward(i, j, recompute_stage_[k], [](int, double) {});
+      }
+    }
+  }
+
+  // Blocking sends (PipelineSends::kBlocking): stage [i, j) also waits for its own sends out, one
+  // per edge with exactly one end in it — to a later stage (i ≤ from < j ≤ to: its activations)
+  // or from an earlier one (from < i ≤ to < j: the gradient it sends back). Each edge adds its
+  // send to a rectangle of (i, j) cells, summed by a 2-D difference array: O(n² + edges).
+  void AddSendsOut() {
+    const size_t side = static_cast<size_t>(n_) + 2;
+    std::vector<double> diff(side * side, 0.0);
+    auto add = [&](int i0, int i1, int j0, int j1, double x) {  // i in [i0, i1], j in [j0, j1]
+      if (i0 > i1 || j0 > j1) return;
+      diff[i0 * side + j0] += x;
+      diff[i0 * side + j1 + 1] -= x;
+      diff[(i1 + 1) * side + j0] -= x;
+      diff[(i1 + 1) * side + j1 + 1] += x;
+    };
+    for (int l = 0; l < n_; ++l) {
+      for (const Link& e : succs_[l]) {
+        add(0, e.from, e.from + 1, e.to, e.sent_s);      // activations out
+        add(e.from + 1, e.to, e.to + 1, n_, e.sent_s);  // the gradient back
+      }
+    }
+    for (size_t i = 0; i < side; ++i) {
+      for (size_t j = 0; j < side; ++j) {
+        double& x = diff[i * side + j];
+        if (i > 0) x += diff[(i - 1) * side + j];
+        if (j > 0) x += diff[i * side + j - 1];
+        if (i > 0 && j > 0) x -= diff[(i - 1) * side + j - 1];
+      }
+    }
+    for (int i = 0; i < n_; ++i) {
+      for (int j = i + 1; j <= n_; ++j) {
+        const double out = diff[static_cast<size_t>(i) * side + static_cast<size_t>(j)];
+        load_plain_[At(i, j)] += out;
+        load_recompute_[At(i, j)] += out;
       }
     }
   }

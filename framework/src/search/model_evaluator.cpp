@@ -174,6 +174,7 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
                                           : PipelineSchedule::k1F1B;
   problem.virtual_stages = virtual_stages;
   problem.bubble = run.training.bubble;
+  problem.sends = run.training.pipeline_sends;
   problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
   problem.gradient_reduction_bytes_per_weight_byte =
       static_cast<double>(run.training.GradientReductionBytes()) / static_cast<double>(dtype_bytes);

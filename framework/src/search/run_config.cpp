@@ -217,6 +217,9 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
   if (auto v = t.Optional("bubble")) {
     training.bubble = v->AsEnum({PipelineBubble::kStages, PipelineBubble::kBottleneck});
   }
+  if (auto v = t.Optional("pipeline_sends")) {
+    training.pipeline_sends = v->AsEnum({PipelineSends::kBatched, PipelineSends::kBlocking});
+  }
   if (auto v = t.Optional("loss")) {
     training.loss = v->AsEnum({LossKernel::kMegatron, LossKernel::kTorch});
   }
@@ -350,7 +353,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
     t->ExpectKeys({"recipe", "global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
                    "distributed_optimizer", "sharding", "precision", "attention", "loss", "bubble",
-                   "gradient_reduction_overlap",
+                   "pipeline_sends", "gradient_reduction_overlap",
                    "gradient_reduction_precision", "tokens"});
     // The recipe first: the section's own keys override it.
     if (auto r = t->Optional("recipe")) {
@@ -594,6 +597,7 @@ Json RunConfig::ToJson() const {
   t["attention"] = std::string(ToString(training.attention));
   t["loss"] = std::string(ToString(training.loss));
   t["bubble"] = std::string(ToString(training.bubble));
+  t["pipeline_sends"] = std::string(ToString(training.pipeline_sends));
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;

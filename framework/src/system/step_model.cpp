@@ -28,6 +28,10 @@ std::string_view ToString(PipelineBubble bubble) {
   return "?";
 }
 
+std::string_view ToString(PipelineSends sends) {
+  return sends == PipelineSends::kBlocking ? "blocking" : "batched";
+}
+
 std::string_view ToString(Sharding sharding) {
   switch (sharding) {
     case Sharding::kNone:

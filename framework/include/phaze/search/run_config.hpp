@@ -112,6 +112,10 @@ struct RunConfig {
     // The pipeline's fill and drain (system/pipeline.hpp): stages (each other stage's own load
     // once) | bottleneck (the paper's (m + p − 1) slots of the slowest stage's load).
     PipelineBubble bubble = PipelineBubble::kStages;
+    // How the pipeline's sends wait (system/step_model.hpp PipelineSends): batched (Megatron-LM's
+    // paired send and receive) | blocking (DeepSpeed's pipeline engine: every send holds its
+    // sender too).
+    PipelineSends pipeline_sends = PipelineSends::kBatched;
     // The share of the first stage's last backward (and next forward) the data-parallel reduction
     // hides behind (system/gradient_sync.hpp); 0 = after backward.
     double gradient_reduction_overlap = 0;

@@ -26,7 +26,8 @@
 //   layer's backward, on every stage). With the paper's stage recompute (`recompute`) and p > 1:
 //   the backward phase first re-runs the stage's forward (Σ recompute_forward_s, ignoring outside
 //   inputs) and every backward layer starts no earlier than that recompute has ended.
-//   load = fw + bw.
+//   load = fw + bw, plus, with `pipeline_sends: blocking` (PipelineSends), v·send(edge) for every
+//   edge with exactly one end in the stage (its activations out, its gradients back).
 // * memory(stage, p) = Σ (weight + gradient + optimizer state + activation bytes)
 //   + cached weight copies + (in-flight − 1)·stash + max working_bytes over the stage's layers,
 //   or, if larger, the optimizer step's: Σ (weight + cached + gradient + optimizer state +
@@ -152,6 +153,17 @@ std::string_view ToString(PipelineSchedule schedule);  // "1f1b", "interleaved",
 enum class PipelineBubble { kStages, kBottleneck, kBound };
 std::string_view ToString(PipelineBubble bubble);  // "stages", "bottleneck", "bound"
 
+// How a stage's sends to its neighbours wait (training.pipeline_sends): `batched` — Megatron-LM's
+// schedules pair each send with the receive from the same neighbour in one batch_isend_irecv
+// (both directions of the link at once), so a stage waits only for what it receives: the sends
+// into it, as the header comment prices them; `blocking` — DeepSpeed's PipelineEngine
+// (deepspeed/runtime/pipe/p2p.py: dist.send / dist.recv, async_op False, one tensor per call, the
+// engine's SendActivation, RecvActivation, SendGrad and RecvGrad instructions one after another)
+// holds the sender until its send has gone too, so a stage's load also counts its own sends out:
+// the forward's activations to later stages and the backward's gradients to earlier ones.
+enum class PipelineSends { kBatched, kBlocking };
+std::string_view ToString(PipelineSends sends);  // "batched", "blocking"
+
 // What a step costs besides its layers and their split: the cluster and the training settings.
 struct StepSettings {
   std::int64_t num_accelerators = 1;
@@ -162,6 +174,7 @@ struct StepSettings {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int virtual_stages = 1;  // v; > 1 only with kInterleaved
   PipelineBubble bubble = PipelineBubble::kStages;
+  PipelineSends sends = PipelineSends::kBatched;
   Sharding sharding = Sharding::kNone;
   double gradient_reduction_overlap = 0;  // share of the first stage's passes the sync hides
                                           // behind (gradient_sync.hpp's ExposedGradientSyncS)
