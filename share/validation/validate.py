@@ -145,14 +145,13 @@ ARCH_PARAMS = ("collective_overlap", "host_kernel_s")
 # Megatron (Megatron-LM or Megatron-DeepSpeed) with --fp16 and without
 # --accumulate-allreduce-grads-in-fp32 (examples/sc21/ and examples/gpt3/ in Megatron-LM; the
 # vTrain runs' "mixed precision"), so its gradient buffer and its data-parallel and tied-embedding
-# reductions are fp16: 2 bytes per parameter, not the 4 of fp32 main gradients. Their attention
-# is Megatron's FusedScaleMaskSoftmax (`megatron`: PyTorch's FP32 softmax where its fused kernel's
-# shape rules fail, as at t = 8 with 16 heads and micro-batch 1).
-TRAINING = {"attention": "megatron", "gradient_reduction_precision": "fp16"}
-# vTrain's runs are Megatron-DeepSpeed, whose pipelines run on DeepSpeed's PipelineEngine: every
-# send is its own blocking call (system/step_model.hpp PipelineSends); the published runs are
-# Megatron-LM's own schedules (batched, the default).
-VTRAIN_TRAINING = dict(TRAINING, pipeline_sends="blocking")
+# reductions are fp16: 2 bytes per parameter, not the 4 of fp32 main gradients. The rest is the
+# stack's recipe (share/recipes/): the published runs are Megatron-LM's (megatron-lm-2021:
+# Megatron's fused softmax and its shape rules, the reduction after backward); vTrain's are
+# Megatron-DeepSpeed's (megatron-deepspeed-2023: the same, with DeepSpeed's pipeline engine, whose
+# every send blocks its sender).
+TRAINING = {"recipe": "megatron-lm-2021", "gradient_reduction_precision": "fp16"}
+VTRAIN_TRAINING = dict(TRAINING, recipe="megatron-deepspeed-2023")
 
 Setup = collections.namedtuple("Setup", "config arch")
 

@@ -275,6 +275,13 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_EQ(plain.training.recipe, "");
   EXPECT_EQ(plain.ToJson().Find("training")->Find("recipe"), nullptr);
   EXPECT_EQ(old.training.attention, AttentionKernel::kMegatron);
+  EXPECT_EQ(old.training.pipeline_sends, PipelineSends::kBatched);
+  // megatron-deepspeed-2023: the same with DeepSpeed's blocking pipeline sends.
+  const RunConfig ds = Parse("models: [a]\ntraining: {recipe: megatron-deepspeed-2023}\n");
+  EXPECT_EQ(ds.training.attention, AttentionKernel::kMegatron);
+  EXPECT_EQ(ds.training.pipeline_sends, PipelineSends::kBlocking);
+  EXPECT_EQ(ds.training.gradient_reduction_overlap, 0.0);
+  EXPECT_EQ(plain.training.pipeline_sends, PipelineSends::kBatched);
   EXPECT_EQ(plain.training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(old.training.gradient_reduction_overlap, plain.training.gradient_reduction_overlap);
   EXPECT_EQ(old.training.gradient_reduction_precision, plain.training.gradient_reduction_precision);

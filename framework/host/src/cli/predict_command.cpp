@@ -45,7 +45,8 @@ void AddPredictOptions(po::options_description& d) {
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
       "recipe", po::value<std::string>(),
-      "training recipe (share/recipes/: megatron-lm-2021, megatron-core-2024) or file, over the "
+      "training recipe (share/recipes/: megatron-lm-2021, megatron-deepspeed-2023, "
+      "megatron-core-2024) or file, over the "
       "run config; the other flags override it (default: the run config's, else phaze's "
       "defaults, which are megatron-lm-2021's but for its softmax rule, --attention megatron)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
