@@ -1217,6 +1217,23 @@ TEST(Cli, PredictRecipeIsItsKeysOverTheRunConfig) {
   EXPECT_DOUBLE_EQ(plain_breakdown.Child("data_parallel_total_s").AsDouble(), sync);
   EXPECT_NEAR(unfused.Child("time_per_batch_s").AsDouble(),
               plain.Child("time_per_batch_s").AsDouble() - 0.8 * window, 1e-9 * sync);
+  // megatron-deepspeed-2023 is its keys too, and its blocking sends only add to the sends.
+  testing::WriteFile(dir / "deepspeed.yaml",
+                     "training: {attention: megatron, pipeline_sends: blocking}\n");
+  const ConfigNode ds = step(base + " --recipe megatron-deepspeed-2023", "ds");
+  const ConfigNode ds_named = ConfigNode::ParseFile((dir / "ds.json").string());
+  EXPECT_EQ(ds_named.Child("pipeline_sends").AsString(), "blocking");
+  EXPECT_EQ(ConfigNode::ParseFile((dir / "plain.json").string()).Child("pipeline_sends").AsString(),
+            "batched");
+  EXPECT_EQ(ds.Child("time_per_batch_s").AsDouble(),
+            step("--config " + (dir / "deepspeed.yaml").string() + " " + base, "ds-spelled")
+                .Child("time_per_batch_s")
+                .AsDouble());
+  const ConfigNode ds_breakdown = ds.Child("plan").Child("breakdown");
+  EXPECT_GT(ds_breakdown.Child("pipeline_send_s").AsDouble(),
+            plain_breakdown.Child("pipeline_send_s").AsDouble());
+  EXPECT_DOUBLE_EQ(ds_breakdown.Child("forward_s").AsDouble(),
+                   plain_breakdown.Child("forward_s").AsDouble());
   // A recipe that does not exist says which flag and what there is.
   auto bad = Phaze(base + " --recipe megatron-core-2023");
   EXPECT_USAGE_ERROR(bad,

@@ -234,6 +234,7 @@ int RunPlan(CommandContext& ctx) {
   j["attention"] = std::string(ToString(run.training.attention));
   j["loss"] = std::string(ToString(run.training.loss));
   j["bubble"] = std::string(ToString(run.training.bubble));
+  j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();

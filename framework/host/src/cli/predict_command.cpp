@@ -281,6 +281,7 @@ int RunPredict(CommandContext& ctx) {
   j["attention"] = std::string(ToString(run.training.attention));
   j["loss"] = std::string(ToString(run.training.loss));
   j["bubble"] = std::string(ToString(run.training.bubble));
+  j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
   j["model_flops_per_token"] = model.flops_per_token;
   // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.
@@ -347,7 +348,11 @@ int RunPredict(CommandContext& ctx) {
     << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel << " micro-batches)\n"
     << "    backward        " << Seconds(b.backward_s) << "\n"
     << "    recompute       " << Seconds(b.recompute_s) << "\n"
-    << "    pipeline sends  " << Seconds(b.pipeline_send_s) << "\n"
+    << "    pipeline sends  " << Seconds(b.pipeline_send_s)
+    << (run.training.pipeline_sends == PipelineSends::kBlocking && request.pipeline_stages > 1
+            ? "   (blocking: each stage also waits for its own sends)"
+            : "")
+    << "\n"
     << (request.sharding >= Sharding::kGradients
             ? "    sharding        " + Seconds(b.sharding_s) +
                   "   (its per-micro-batch collectives beyond the compute)\n"
