@@ -26,8 +26,9 @@
 //   layer's backward, on every stage). With the paper's stage recompute (`recompute`) and p > 1:
 //   the backward phase first re-runs the stage's forward (Σ recompute_forward_s, ignoring outside
 //   inputs) and every backward layer starts no earlier than that recompute has ended.
-//   load = fw + bw, plus, with `pipeline_sends: blocking` (PipelineSends), v·send(edge) for every
-//   edge with exactly one end in the stage (its activations out, its gradients back).
+//   load = fw + bw, plus, with `pipeline_sends: blocking` (PipelineSends), v·Network::SendS(edge
+//   bytes, that level) for every edge with exactly one end in the stage (its activations out, its
+//   gradients back: the point-to-point part only; the receiver's all-gather is not the sender's).
 // * memory(stage, p) = Σ (weight + gradient + optimizer state + activation bytes)
 //   + cached weight copies + (in-flight − 1)·stash + max working_bytes over the stage's layers,
 //   or, if larger, the optimizer step's: Σ (weight + cached + gradient + optimizer state +
