@@ -75,6 +75,17 @@ Operator InKernel(Operator op, double kept, bool forward_pass) {
   return op;
 }
 
+// Whether the attention core of a forward graph is masked causally.
+bool CausalCore(const OperatorGraph& fw) {
+  for (const Operator& op : fw.Ops()) {
+    if (!op.attention_core) continue;
+    for (const VectorWork& v : op.vector) {
+      if (v.function == "causal_mask") return true;
+    }
+  }
+  return false;
+}
+
 // `unfused` with PyTorch's FP32 softmax wherever Megatron-LM's fused kernel does not run (header
 // comment): the attention softmax's passes, its kept probabilities at 4 bytes (forward and the
 // backward's saved copy).
@@ -82,12 +93,7 @@ LayerGraph WithMegatronSoftmax(const LayerGraph& graph) {
   LayerGraph out = graph;
   for (UniqueLayer& u : out.unique_layers) {
     const OperatorGraph& fw = u.forward;
-    bool causal = false;
-    for (const Operator& op : fw.Ops()) {
-      for (const VectorWork& v : op.vector) {
-        causal = causal || (op.attention_core && v.function == "causal_mask");
-      }
-    }
+    const bool causal = CausalCore(fw);
     std::set<std::string> fp32;  // the probabilities of each softmax that falls back
     for (const Operator& op : fw.Ops()) {
       if (!op.attention_core || op.kind != OpKind::kSoftmax || op.vector.empty() ||
@@ -105,12 +111,11 @@ LayerGraph WithMegatronSoftmax(const LayerGraph& graph) {
     }
     if (fp32.empty()) continue;
     // The softmax (forward) or its backward (which reads the kept copy, "saved:X").
-    auto touches = [&](const OperatorGraph& g, const Operator& op, const std::string& prefix) {
+    auto touches = [&](const OperatorGraph& g, const Operator& op) {
       if (op.kind != OpKind::kSoftmax) return false;
       for (const auto* list : {&op.inputs, &op.outputs}) {
         for (int t : *list) {
-          const std::string& name = g.GetTensor(t).name;
-          if (name.rfind(prefix, 0) == 0 && fp32.count(name.substr(prefix.size()))) return true;
+          if (fp32.count(ForwardName(g.GetTensor(t).name))) return true;
         }
       }
       return false;
@@ -121,7 +126,7 @@ LayerGraph WithMegatronSoftmax(const LayerGraph& graph) {
           if (fp32.count(t.name)) t.dtype_bytes = 4;
         },
         [&](int, Operator& op) {
-          if (touches(fw, op, "")) op.passes = MegatronSoftmaxFallbackPasses(false);
+          if (touches(fw, op)) op.passes = MegatronSoftmaxFallbackPasses(false);
         });
     const OperatorGraph& bw = u.backward;
     u.backward = Rewritten(
@@ -130,7 +135,7 @@ LayerGraph WithMegatronSoftmax(const LayerGraph& graph) {
           if (t.name.rfind("saved:", 0) == 0 && fp32.count(ForwardName(t.name))) t.dtype_bytes = 4;
         },
         [&](int, Operator& op) {
-          if (touches(bw, op, "saved:")) op.passes = MegatronSoftmaxFallbackPasses(true);
+          if (touches(bw, op)) op.passes = MegatronSoftmaxFallbackPasses(true);
         });
     FinalizeLayerMemory(u, out.dtype_bytes, out.optimizer);
   }
@@ -209,14 +214,13 @@ LayerGraph WithAttentionKernel(const LayerGraph& graph, AttentionKernel kernel) 
       }
       return false;
     };
-    bool causal = false;
     std::int64_t keys = 0;
     for (const Operator& op : fw.Ops()) {
-      if (!op.attention_core) continue;
-      for (const VectorWork& v : op.vector) causal = causal || v.function == "causal_mask";
-      if (op.gemm && op.axes.n == Axis::kKeys) keys = std::max(keys, op.gemm->n);
+      if (op.attention_core && op.gemm && op.axes.n == Axis::kKeys) {
+        keys = std::max(keys, op.gemm->n);
+      }
     }
-    const double kept = causal && keys > 0 ? CausalKeptShare(keys) : 1.0;
+    const double kept = CausalCore(fw) && keys > 0 ? CausalKeptShare(keys) : 1.0;
     auto priced = [&](const OperatorGraph& g, const Operator& op, bool forward_pass) {
       return fused && in_kernel(g, op) ? InKernel(op, kept, forward_pass) : op;
     };
