@@ -25,7 +25,7 @@ START = {"gemm_efficiency": 0.8, "memory_efficiency": 0.8, "kernel_overhead_s": 
          "ib_bandwidth_bytes_per_s": 2.5e10, "collective_overlap": 0.5}
 LIMITS = {"gemm_efficiency": (0.2, 1.0), "memory_efficiency": (0.2, 1.0),
           "kernel_overhead_s": (0.0, 2e-4), "host_kernel_s": (0.0, 1e-3),
-          "nvlink_latency_s": (0.0, 2e-4), "nvlink_bandwidth_bytes_per_s": (5e10, 3e11),
+          "nvlink_call_latency_s": (0.0, 2e-4), "nvlink_latency_s": (0.0, 2e-4), "nvlink_bandwidth_bytes_per_s": (5e10, 3e11),
           "ib_bandwidth_bytes_per_s": (2e9, 2.5e10), "collective_overlap": (0.0, 1.0)}
 
 

@@ -17,8 +17,8 @@ Two optional columns after vTrain's eleven: the row's recompute (none|selective|
 --recompute option, full by default) and sequence parallelism (1/true/yes).
 --set: rows whose index mod 4 is 0 are the fitting set (train), the others are held out (test).
 --param overrides the device estimator's calibration (framework/include/phaze/estimate/device_model.hpp), or the network
-levels' effective figures: nvlink_latency_s, nvlink_bandwidth_bytes_per_s (level 0), ib_latency_s,
-ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap and host_kernel_s.
+levels' effective figures: nvlink_call_latency_s, nvlink_latency_s, nvlink_bandwidth_bytes_per_s
+(level 0), ib_call_latency_s, ib_latency_s, ib_bandwidth_bytes_per_s (level 1), or the architecture's collective_overlap and host_kernel_s.
 --report DIR writes validation.md and scatter.svg there; --residuals FILE every predicted row's
 plan and error as CSV (RESIDUAL_COLUMNS: what `phaze plan` reads for its error bands, in
 share/validation/residuals.csv). --max-mean-error / --max-p90-error turn it
@@ -132,8 +132,10 @@ def system_levels(system):
 
 # Parameters of the network the fit may set: the effective figures of the node's level (NVLink,
 # level 0) and of the level between nodes (InfiniBand, level 1), as (level index, field).
-NETWORK_PARAMS = {"nvlink_latency_s": (0, "latency_s"),
+NETWORK_PARAMS = {"nvlink_call_latency_s": (0, "call_latency_s"),
+                  "nvlink_latency_s": (0, "latency_s"),
                   "nvlink_bandwidth_bytes_per_s": (0, "bandwidth_bytes_per_s"),
+                  "ib_call_latency_s": (1, "call_latency_s"),
                   "ib_latency_s": (1, "latency_s"),
                   "ib_bandwidth_bytes_per_s": (1, "bandwidth_bytes_per_s")}
 

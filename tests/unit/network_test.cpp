@@ -83,6 +83,38 @@ TEST(Network, TwoLevelsHierarchical) {
   EXPECT_EQ(n.FanOut({2, 8}), (std::vector<double>{1, 2}));
 }
 
+TEST(Network, CallLatencyIsPaidOncePerCollectiveAtTheLargestCrossedLevel) {
+  // TwoLevels with a call cost of 40 µs in the node and 100 µs across nodes.
+  std::vector<NetworkLevel> levels = TwoLevels().Levels();
+  levels[0].call_latency_s = 4e-5;
+  levels[1].call_latency_s = 1e-4;
+  const Network n(levels);
+  const Network base = TwoLevels();
+  // 8 ranks in one node: all-reduce of 8 MB = 2·7/8·8e6/1e11 + 14·1 µs + 40 µs = 0.000194 s.
+  EXPECT_NEAR(n.CollectiveS(kAR, 8e6, {8, 1}), 0.00014 + 14e-6 + 4e-5, 1e-15);
+  // Across two nodes (16 consecutive ranks) the call pays the fabric's 100 µs, once, not 140.
+  EXPECT_NEAR(n.CollectiveS(kAR, 1.6e9, {16, 1}), 0.048034 + 1e-4, 1e-12);
+  // A data-parallel group one rank per node crosses only the fabric: 100 µs.
+  for (auto k : {kAG, kRS, kA2A}) {
+    EXPECT_NEAR(n.CollectiveS(k, 8e6, {4, 8}) - base.CollectiveS(k, 8e6, {4, 8}), 1e-4, 1e-15);
+  }
+  // Nothing for a group of one or no bytes; sends and energy are unchanged.
+  EXPECT_EQ(n.CollectiveS(kAR, 8e6, {1, 1}), 0);
+  EXPECT_EQ(n.CollectiveS(kAR, 0, {8, 1}), 0);
+  EXPECT_EQ(n.SendS(1e9, 1), base.SendS(1e9, 1));
+  EXPECT_EQ(n.CollectiveJ(kAR, 8e6, {16, 1}), base.CollectiveJ(kAR, 8e6, {16, 1}));
+  // Read from YAML, written to JSON, and checked.
+  const Network parsed = Network::ParseLevels(ConfigNode::ParseString(
+      "[{name: node, size: 8, bandwidth_bytes_per_s: 1e11, latency_s: 1e-6, call_latency_s: 4e-5},"
+      " {name: fabric, bandwidth_bytes_per_s: 1e10}]",
+      "run.yaml"));
+  EXPECT_EQ(parsed.Levels()[0].call_latency_s, 4e-5);
+  EXPECT_EQ(parsed.Levels()[1].call_latency_s, 0);
+  EXPECT_NE(parsed.ToJson().Dump().find("call_latency_s"), std::string::npos);
+  levels[0].call_latency_s = -1;
+  EXPECT_NE(Network(levels).Validate().find("call_latency_s must be >= 0"), std::string::npos);
+}
+
 TEST(Network, ThreeLevelsHierarchical) {
   const Network n = ThreeLevels();
   // 128 consecutive ranks: fan-out 8 (node) × 4 (pod) × 4 (fabric). All-reduce of 3.2 GB:

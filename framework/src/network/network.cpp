@@ -25,7 +25,8 @@ Network Network::ParseLevels(const ConfigNode& node) {
   for (std::size_t i = 0; i < elements.size(); ++i) {
     const ConfigNode& e = elements[i];
     const bool outermost = i + 1 == elements.size();
-    e.ExpectKeys({"name", "size", "bandwidth_bytes_per_s", "latency_s", "energy_pj_per_bit"});
+    e.ExpectKeys({"name", "size", "bandwidth_bytes_per_s", "latency_s", "call_latency_s",
+                  "energy_pj_per_bit"});
     NetworkLevel l;
     l.name = e.Child("name").AsString();
     if (auto s = e.Optional("size")) {
@@ -42,6 +43,7 @@ Network Network::ParseLevels(const ConfigNode& node) {
     }
     l.bandwidth_bytes_per_s = e.Child("bandwidth_bytes_per_s").AsRate(limits::kMinLinkRate, "byte per second");
     if (auto v = e.Optional("latency_s")) l.latency_s = v->AsDuration();
+    if (auto v = e.Optional("call_latency_s")) l.call_latency_s = v->AsDuration();
     if (auto v = e.Optional("energy_pj_per_bit")) {
       l.energy_pj_per_bit = v->AsNonNegativeDouble();
       if (l.energy_pj_per_bit > 1e6) v->Fail("expected at most 1e6 pJ per bit");
@@ -74,6 +76,9 @@ std::string Network::Validate() const {
       return where + "bandwidth_bytes_per_s must be > 0";
     }
     if (!(l.latency_s >= 0) || !std::isfinite(l.latency_s)) return where + "latency_s must be >= 0";
+    if (!(l.call_latency_s >= 0) || !std::isfinite(l.call_latency_s)) {
+      return where + "call_latency_s must be >= 0";
+    }
     if (!(l.energy_pj_per_bit >= 0) || !std::isfinite(l.energy_pj_per_bit)) {
       return where + "energy_pj_per_bit must be >= 0";
     }
@@ -110,23 +115,27 @@ void Network::FanOutInto(CommGroup g, std::span<double> fan) const {
 
 namespace {
 
-// What one level charges: bytes a device sends are divided by `bytes_per_unit`, and each message
-// step costs `per_step`. Time: the bandwidth (a division, so times are bit for bit those of the
-// plain formulas) and the latency; energy: bytes per joule and nothing per step.
+// What one level charges: bytes a device sends are divided by `bytes_per_unit`, each message
+// step costs `per_step` and a call crossing the level `per_call` (the largest of the crossed
+// levels', once). Time: the bandwidth (a division, so times are bit for bit those of the plain
+// formulas) and the latencies; energy: bytes per joule and nothing per step or call.
 struct Price {
   double bytes_per_unit = 0;
   double per_step = 0;
+  double per_call = 0;
 };
 // A level's price for time (its bandwidth and latency) and for energy (bytes per joule).
 struct TimePrice {
   const std::vector<NetworkLevel>& levels;
   Price operator()(std::size_t l) const {
-    return {levels[l].bandwidth_bytes_per_s, levels[l].latency_s};
+    return {levels[l].bandwidth_bytes_per_s, levels[l].latency_s, levels[l].call_latency_s};
   }
 };
 struct EnergyPrice {
   const std::vector<NetworkLevel>& levels;
-  Price operator()(std::size_t l) const { return {1.0 / (levels[l].energy_pj_per_bit * 8e-12), 0}; }
+  Price operator()(std::size_t l) const {
+    return {1.0 / (levels[l].energy_pj_per_bit * 8e-12), 0, 0};
+  }
 };
 
 // One level's ring collective over n members.
@@ -162,10 +171,22 @@ double Hierarchical(CollectiveKind kind, double bytes, std::span<const double> f
   return 0;
 }
 
+// The call's fixed cost: the largest per_call of the levels the group crosses.
+template <class PriceOf>
+double PerCall(std::span<const double> fan, const PriceOf& price) {
+  double call = 0;
+  for (std::size_t l = 0; l < fan.size(); ++l) {
+    if (fan[l] > 1) call = std::max(call, price(l).per_call);
+  }
+  return call;
+}
+
 template <class PriceOf>
 double Collective(CollectiveKind kind, double bytes, std::span<const double> fan, std::int64_t size,
                   const PriceOf& price) {
-  if (kind != CollectiveKind::kAllToAll) return Hierarchical(kind, bytes, fan, price, 0);
+  if (kind != CollectiveKind::kAllToAll) {
+    return Hierarchical(kind, bytes, fan, price, 0) + PerCall(fan, price);
+  }
   const double per_peer = bytes / static_cast<double>(size);
   double inner = 1, total = 0;
   for (std::size_t l = 0; l < fan.size(); ++l) {
@@ -174,7 +195,7 @@ double Collective(CollectiveKind kind, double bytes, std::span<const double> fan
     total += inner * (fan[l] - 1) * per_peer / level.bytes_per_unit + (fan[l] - 1) * level.per_step;
     inner *= fan[l];
   }
-  return total;
+  return total + PerCall(fan, price);
 }
 
 }  // namespace
@@ -229,6 +250,7 @@ Json Network::ToJson() const {
     if (l.size > 0) j["size"] = l.size;
     j["bandwidth_bytes_per_s"] = l.bandwidth_bytes_per_s;
     j["latency_s"] = l.latency_s;
+    if (l.call_latency_s > 0) j["call_latency_s"] = l.call_latency_s;
     j["energy_pj_per_bit"] = l.energy_pj_per_bit;
     levels.Push(j);
   }
