@@ -12,9 +12,9 @@ namespace phaze {
 // The device model's technology parameters (estimate/device_model.hpp). The defaults are the
 // A100's, fitted on measured runs by share/validation/fit.py.
 struct DeviceTechnology {
-  double gemm_efficiency = 0.85;      // fraction of a group's tensor peak a GEMM tile reaches
+  double gemm_efficiency = 0.7727;    // fraction of a group's tensor peak a GEMM tile reaches
   double memory_efficiency = 0.762;   // fraction of HBM bandwidth memory-bound kernels reach
-  double kernel_overhead_s = 1.62e-5; // device-side launch, ramp and tail per kernel
+  double kernel_overhead_s = 1.461e-5;  // device-side launch, ramp and tail per kernel
   double concurrent_kernels = 1;      // 1: independent ops may share the cores; 0: one at a time
   double wave_quantization = 1;       // share of a GEMM's partial last wave left idle (1: whole
                                       // waves; 0: the tiles' work balanced over the units)
