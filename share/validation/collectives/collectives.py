@@ -21,7 +21,6 @@ Python 3 standard library (and python3-yaml through ../yaml_files.py); needs bui
 PHAZE).
 """
 import argparse
-import csv
 import os
 import re
 import subprocess
@@ -32,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 PHAZE = os.environ.get("PHAZE", os.path.join(ROOT, "build", "phaze"))
 sys.path.insert(0, os.path.dirname(HERE))
+import commented_csv  # noqa: E402
 import yaml_files  # noqa: E402
 
 MIB = 1 << 20
@@ -39,15 +39,10 @@ MIB = 1 << 20
 
 def load(path):
     """The CSV's comment lines (its source) and rows, each with `seconds` the measured time."""
-    comments, lines = [], []
-    with open(path) as f:
-        for line in f:
-            (comments if line.startswith("#") else lines).append(line)
-    rows = []
-    for r in csv.DictReader(lines):
-        rows.append({"gpus": int(r["gpus"]), "bytes": int(r["bytes"]),
-                     "seconds": (float(r["out_of_place_ns"]) + float(r["in_place_ns"])) / 2e9})
-    return [c[1:].strip() for c in comments], rows
+    comments, table = commented_csv.read(path)
+    return comments, [{"gpus": int(r["gpus"]), "bytes": int(r["bytes"]),
+                       "seconds": (float(r["out_of_place_ns"]) + float(r["in_place_ns"])) / 2e9}
+                      for r in table]
 
 
 def system_levels(system):

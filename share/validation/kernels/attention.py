@@ -24,12 +24,15 @@ coefficients); the grid search uses them, and the fitted values are then run for
 Python 3 standard library; needs build/phaze (or PHAZE).
 """
 import argparse
-import csv
 import math
 import os
 import re
 import subprocess
+import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import commented_csv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -41,12 +44,9 @@ ROW = re.compile(r"^\s+(\S+)\s+\S+\s+\S+\s+([0-9.]+)\s+([0-9.]+)\s")
 
 
 def load(path, backend):
-    comments, lines = [], []
-    with open(path) as f:
-        for line in f:
-            (comments if line.startswith("#") else lines).append(line)
+    comments, table = commented_csv.read(path)
     rows = []
-    for r in csv.DictReader(lines):
+    for r in table:
         if r["section"] != "attention":
             continue
         name, mode, mask = r["kernel"].split(":")
@@ -57,7 +57,7 @@ def load(path, backend):
                      "s": int(r["m"]), "d": int(r["k"]), "seconds": float(r["seconds"]),
                      "flops": float(r["flops"]),
                      "dropout": float(dropout.group(1)) if dropout else 0.0})
-    return [c[1:].strip() for c in comments], rows
+    return comments, rows
 
 
 def model_yaml(work, bh, s, d, causal, dropout):

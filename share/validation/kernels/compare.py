@@ -29,7 +29,6 @@ on chip (graph/attention_kernel.hpp), not as one op `phaze estimate` can be aske
 Python 3 standard library; needs build/phaze (or PHAZE).
 """
 import argparse
-import csv
 import json
 import math
 import os
@@ -41,6 +40,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 PHAZE = os.environ.get("PHAZE", os.path.join(ROOT, "build", "phaze"))
+sys.path.insert(0, os.path.dirname(HERE))
+import commented_csv  # noqa: E402
 
 # measure.py's kernel names → phaze's vector functions (vector_cycles.cpp); a copy and a cast
 # cost one lane operation per element, as an add does.
@@ -61,17 +62,9 @@ JUDGED_ON = {"gemm_efficiency": ("gemm",), "wave_quantization": ("gemm",),
 
 
 def load(path):
-    comments, rows = [], []
-    lines = []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#"):
-                comments.append(line[1:].strip())
-            else:
-                lines.append(line)
-    for r in csv.DictReader(lines):
+    comments, rows = commented_csv.read(path)
+    for r in rows:
         r["seconds"] = float(r["seconds"])
-        rows.append(r)
     return comments, rows
 
 
