@@ -5,7 +5,7 @@
         [--csv share/validation/collectives/vtrain-a100-all-reduce.csv] [--fit] [--report DIR]
 
 Every row of the CSV (gpus, bytes, nccl-tests' out-of-place and in-place time of one all-reduce
-on that many GPUs of one node) is costed by `phaze estimate --collective all_reduce,BYTES,GPUS`
+on that many GPUs of one node, or the one of the two a source publishes) is costed by `phaze estimate --collective all_reduce,BYTES,GPUS`
 on the system's levels (framework/include/phaze/network/network.hpp: on one level a call's
 fixed cost and a ring, γ + 2(n−1)·α + 2(n−1)/n·B/β) and compared with the mean of the two
 measured times. Errors are printed as predicted / measured − 1, for every row, for the rows up
@@ -38,11 +38,17 @@ MIB = 1 << 20
 
 
 def load(path):
-    """The CSV's comment lines (its source) and rows, each with `seconds` the measured time."""
+    """The CSV's comment lines (its source) and rows, each with `seconds` the measured time: the
+    mean of the out-of-place and in-place times, or the one of them a source publishes."""
     comments, table = commented_csv.read(path)
-    return comments, [{"gpus": int(r["gpus"]), "bytes": int(r["bytes"]),
-                       "seconds": (float(r["out_of_place_ns"]) + float(r["in_place_ns"])) / 2e9}
-                      for r in table]
+    rows = []
+    for r in table:
+        times = [float(r[k]) for k in ("out_of_place_ns", "in_place_ns") if r.get(k)]
+        if not times:
+            sys.exit("%s: %s GPUs, %s bytes: no measured time" % (path, r["gpus"], r["bytes"]))
+        rows.append({"gpus": int(r["gpus"]), "bytes": int(r["bytes"]),
+                     "seconds": sum(times) / len(times) / 1e9})
+    return comments, rows
 
 
 def system_levels(system):
@@ -117,7 +123,7 @@ def main():
     ap.add_argument("--system", default="dgx-a100", help="share/systems name or file")
     ap.add_argument("--fit", action="store_true", help="fit the innermost level's γ, α and β")
     ap.add_argument("--fit-max-mib", type=float, default=1024)
-    ap.add_argument("--report", help="directory for collectives.md")
+    ap.add_argument("--report", help="directory for the report, named after the CSV (.md)")
     ap.add_argument("--max-mean-error", type=float,
                     help="exit 1 when the mean |error| up to 16 MiB is above this fraction")
     args = ap.parse_args()
@@ -167,7 +173,8 @@ def main():
             r["gpus"], r["bytes"] / MIB, 1e6 * r["seconds"], 1e6 * p, 100 * e))
     if args.report:
         os.makedirs(args.report, exist_ok=True)
-        with open(os.path.join(args.report, "collectives.md"), "w") as f:
+        name = os.path.splitext(os.path.basename(args.csv))[0] + ".md"
+        with open(os.path.join(args.report, name), "w") as f:
             f.write("\n".join(report) + "\n")
     small = [abs(e) for r, e in zip(rows, err) if r["bytes"] <= 16 * MIB]
     if args.max_mean_error is not None and sum(small) / len(small) > args.max_mean_error:
