@@ -308,12 +308,13 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     // on average, every ILP proving the gap). An ILP that leaves the gap open hands on its
     // schedule if shorter and its bound; the search and the ILP then run as before.
     ScheduleResult ilp = SolveIlp(segment, prec, heuristic, lower_bound, index, deadline);
-    if (ilp.stats.path == SchedulePath::kIlp && ilp.stats.gap <= gap) return ilp;
+    if (ilp.stats.gap <= gap) return ilp;
     if (ilp.makespan_s < heuristic.makespan_s) {
       heuristic.ops = std::move(ilp.ops);
       heuristic.makespan_s = ilp.makespan_s;
     }
     lower_bound = std::max(lower_bound, std::min(ilp.stats.lower_bound_s, heuristic.makespan_s));
+    if (deadline.Passed()) return stop_here(out_of_time + "schedule search");
   }
   if (options_.fast_paths && options_.search_nodes > 0 && !within_gap) {
     // Search the schedules under the choices of modes the bound cannot rule out: it proves the
