@@ -112,10 +112,14 @@ def ring_fit(rows):
     return gamma, alpha, 1.0 / inv_beta
 
 
+def mean_abs(errors):
+    return sum(abs(e) for e in errors) / len(errors)
+
+
 def stats(errors):
     if not errors:
         return "n 0"
-    mean = sum(abs(e) for e in errors) / len(errors)
+    mean = mean_abs(errors)
     signed = sum(errors) / len(errors)
     worst = max(errors, key=abs)
     return "n %d, mean |error| %.1f%%, signed %+.1f%%, largest %+.1f%%" % (
@@ -133,18 +137,15 @@ def summary(rows, seconds):
     for n in sorted({r["gpus"] for r, _ in ar}):
         lines.append("%d GPUs: " % n + stats([e for r, e in ar if r["gpus"] == n]))
     for kind in KINDS:
-        if kind == "all_reduce" or not any(r["kind"] == kind for r in rows):
+        of_kind = [(r, e) for r, e in zip(rows, err) if r["kind"] == kind]
+        if kind == "all_reduce" or not of_kind:
             continue
-        lines.append("%s: " % kind.replace("_", "-") + stats(
-            [e for r, e in zip(rows, err) if r["kind"] == kind]) + " (" + ", ".join(
-            "%d GPUs %.1f%%" % (n, 100 * mean_abs([e for r, e in zip(rows, err)
-                                                   if r["kind"] == kind and r["gpus"] == n]))
-            for n in sorted({r["gpus"] for r in rows if r["kind"] == kind})) + ")")
+        per_count = ", ".join("%d GPUs %.1f%%" % (n, 100 * mean_abs([e for r, e in of_kind
+                                                                     if r["gpus"] == n]))
+                              for n in sorted({r["gpus"] for r, _ in of_kind}))
+        lines.append("%s: %s (%s)" % (kind.replace("_", "-"), stats([e for _, e in of_kind]),
+                                      per_count))
     return lines, err
-
-
-def mean_abs(errors):
-    return sum(abs(e) for e in errors) / len(errors)
 
 
 def main():
