@@ -1,18 +1,20 @@
 #include "phaze/schedule/scheduler.hpp"
 
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
-#include <fmt/printf.h>
 
+#include "paper_ilp.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/ilp/model_writer.hpp"
 #include "phaze/schedule/list_schedule.hpp"
-#include "paper_ilp.hpp"
 
 namespace phaze {
 
@@ -299,6 +301,9 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
   SchedulePath proven_by = SchedulePath::kListSchedule;
   const bool within_gap = heuristic.makespan_s - lower_bound <= gap * heuristic.makespan_s;
   if (deadline.Passed() && !within_gap) return stop_here(out_of_time + "schedule search");
+  // The answer of the ILP tried first (below) while the heuristic is still the one it started
+  // from: the same model solved again would give it again.
+  std::optional<ScheduleResult> ilp_first;
   if (options_.fast_paths && options_.search_nodes > 0 && backend_ && !within_gap &&
       heuristic.makespan_s - lower_bound <= kIlpFirstGaps * gap * heuristic.makespan_s) {
     // Close to the gap: the ILP first. On the transformer layers' segments the schedule search
@@ -306,14 +311,17 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     // to the ILP anyway, which closes it at once (2026-11-29, default.yaml: 28 of the 44
     // segments within 1.5 gaps went search, then ILP — 0.30 s of search and 0.06 s of ILP each
     // on average, every ILP proving the gap). An ILP that leaves the gap open hands on its
-    // schedule if shorter and its bound; the search and the ILP then run as before.
+    // schedule if shorter and its bound; the search then runs as before, and the ILP again only
+    // if the search changed the schedule it starts from.
     ScheduleResult ilp = SolveIlp(segment, prec, heuristic, lower_bound, index, deadline);
     if (ilp.stats.gap <= gap) return ilp;
+    lower_bound = std::max(lower_bound, ilp.stats.lower_bound_s);  // ≤ its makespan ≤ heuristic's
     if (ilp.makespan_s < heuristic.makespan_s) {
       heuristic.ops = std::move(ilp.ops);
       heuristic.makespan_s = ilp.makespan_s;
+    } else {
+      ilp_first = std::move(ilp);
     }
-    lower_bound = std::max(lower_bound, std::min(ilp.stats.lower_bound_s, heuristic.makespan_s));
     if (deadline.Passed()) return stop_here(out_of_time + "schedule search");
   }
   if (options_.fast_paths && options_.search_nodes > 0 && !within_gap) {
@@ -329,6 +337,7 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
     if (!better.ops.empty()) {
       better.stats = heuristic.stats;
       heuristic = std::move(better);
+      ilp_first.reset();
     }
     lower_bound = std::max(lower_bound, std::min(searched, heuristic.makespan_s));
     proven_by = SchedulePath::kSearch;
@@ -345,6 +354,14 @@ ScheduleResult Scheduler::SolveSegment(const ScheduleProblem& segment, int index
                 "' needs the ILP, but the scheduler has no solver backend");
   }
   if (deadline.Passed()) return stop_here(out_of_time + "ILP");
+  if (ilp_first) {  // its answer, with the bound the search may have raised
+    ScheduleStats& st = ilp_first->stats;
+    st.lower_bound_s = std::min(std::max(st.lower_bound_s, lower_bound), ilp_first->makespan_s);
+    st.gap = ilp_first->makespan_s > 0
+                 ? (ilp_first->makespan_s - st.lower_bound_s) / ilp_first->makespan_s
+                 : 0;
+    return std::move(*ilp_first);
+  }
   return SolveIlp(segment, prec, std::move(heuristic), lower_bound, index, deadline);
 }
 

@@ -12,9 +12,10 @@
 //     relative gap of the lower bound is returned as the solver would (status optimal, gap set);
 //     still outside the gap, the schedule search (schedule_search.hpp) on the mode bound's
 //     leaves proves the gap or finds a shorter schedule (path "search") — except that a segment
-//     within 1.5 gaps of its bound tries the ILP (3.) first, and goes on to the search and the
-//     ILP again only if that ILP leaves the gap open (the search would spend its whole budget on
-//     the last tenths of a percent that the ILP closes in a few nodes);
+//     within 1.5 gaps of its bound tries the ILP (3.) first, and goes on to the search only if
+//     that ILP leaves the gap open, and to the ILP again only if the search found a shorter
+//     schedule (the search would spend its whole budget on the last tenths of a percent that
+//     the ILP closes in a few nodes);
 //  3. otherwise the ILP, built with times scaled so the serial length is 1000 (solver tolerances
 //     are absolute), strengthened by the heuristic (MIP start, T ≤ its makespan, big-M = its
 //     makespan rather than the serial length — both exact, as an optimum never exceeds it), path
