@@ -11,10 +11,12 @@ its own FLOP count, 72·B·s·L·h² + 12·B·s²·L·h + 6·B·s·h·V per iter
 per GPU into B·s / (tokens/s · GPUs). A setting the source does not publish (Megatron's micro-
 batch, recompute and interleaving) is tried over micro-batch 1, 2, 4, recompute none and
 selective and every v Megatron-LM allows, and phaze's fastest feasible plan is kept, with the
-range over the others. One recipe parameter was fitted on the Megatron-LM README's nine rows:
-the share of the first stage's last backward the data-parallel reduction hides behind (phaze's
-recipe megatron-core-2024, share/recipes/; each row's reduction is reported as exposed / whole);
-TorchTitan's rows are not fitted.
+range over the others. Two recipe parameters were fitted on the Megatron-LM README's rows
+(phaze's recipe megatron-core-2024, share/recipes/): the share of the first stage's last backward
+the data-parallel reduction hides behind (on the nine; each row's reduction is reported as
+exposed / whole) and the share of a tensor-parallel all-gather or reduce-scatter hidden beside its
+GEMM (on the three with one stage and t > 1). TorchTitan's rows are not fitted; its async-TP rows
+take the second value (the CSV's tp_overlap column).
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
       [--residuals FILE] [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
@@ -38,14 +40,16 @@ import validate  # noqa: E402  (write_residuals: the file phaze plan's error ban
 # Each source's training recipe in phaze (share/recipes/). Megatron-LM's README runs state
 # --overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap: the share of the
 # data-parallel reduction hidden behind the first stage's last backward (the recipe's
-# gradient_reduction_overlap, 0.8, the share of that window usable; system/gradient_sync.hpp) and of a tensor-parallel collective run beside the GEMMs (the
-# architecture's collective_overlap; the A100's fitted 0.1005 is Megatron-LM 2021's, without it).
-# TorchTitan's FSDP2 overlaps its collectives as the sharding model already has it; its TP rows
-# are plain TP: no recipe, FlashAttention (PyTorch SDPA) and fp32 reduction set per row.
+# gradient_reduction_overlap, 0.8, the share of that window usable; system/gradient_sync.hpp) and
+# of a tensor-parallel collective run beside the GEMMs (tensor_parallel_overlap, 0.5; graph/
+# tensor_parallel_overlap.hpp). TorchTitan's FSDP2 overlaps its collectives as the sharding model
+# already has it; its TP rows are plain TP or async TP (tp_overlap): no recipe, FlashAttention
+# (PyTorch SDPA) and fp32 reduction set per row.
 SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024"}
-# Overrides of those two parameters for a scan (`--recipe SOURCE:KEY=VALUE`; None: the recipe's
-# and the architecture's own).
-RECIPES = {"megatron-readme": {"gradient_reduction_overlap": None, "collective_overlap": None}}
+# Overrides of those parameters and the architecture's collective_overlap for a scan (`--recipe
+# SOURCE:KEY=VALUE`; None: the recipe's and the architecture's own).
+RECIPES = {"megatron-readme": {"gradient_reduction_overlap": None, "tensor_parallel_overlap": None,
+                               "collective_overlap": None}}
 
 
 def recipe_value(source, key):
@@ -68,6 +72,11 @@ PAIRS = [("tt_2412_t1_llama3.1-8B_8gpu_fsdp_compile", "tt_2412_t1_llama3.1-8B_8g
           "tt_2506_llama3-70B_256gpu_fsdp32_tp8_float8_tensorwise_vanillatp"),
          ("tt_2506_llama3-8B_64gpu_fsdp8_tp8_bf16_vanillatp",
           "tt_2506_llama3-8B_64gpu_fsdp8_tp8_float8_tensorwise_vanillatp")]
+# Published async TP against plain TP on the same plan (TorchTitan 2025-06): phaze's
+# tensor_parallel_overlap, fitted on Megatron-LM's rows, checked on another implementation.
+OVERLAP_PAIRS = [(name + "_vanillatp", name + "_asynctp") for name in (
+    "tt_2506_llama3-70B_256gpu_fsdp32_tp8_bf16", "tt_2506_llama3-70B_256gpu_fsdp32_tp8_float8_tensorwise",
+    "tt_2506_llama3-8B_64gpu_fsdp8_tp8_bf16", "tt_2506_llama3-8B_64gpu_fsdp8_tp8_float8_tensorwise")]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NUMBERS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "gpus", "t",
@@ -84,6 +93,7 @@ def load_rows(path):
         r["value"] = float(r["value"])
         r["memory_gib"] = float(r["memory_gib"]) if r["memory_gib"] else None
         r["sequence_parallel"] = r["sequence_parallel"] in ("1", "true")
+        r["tp_overlap"] = r.get("tp_overlap") in ("1", "true")
         rows.append(r)
     return rows
 
@@ -143,6 +153,10 @@ def recipe_files(directory, row):
         # F.cross_entropy on FP32 logits (training.loss torch), Megatron-LM's its own.
         extra = "".join(", %s: %s" % (k, v) for k, v in recipe.items()
                         if k == "gradient_reduction_overlap")
+        # The tensor-parallel overlap: the one value fitted on Megatron-LM's rows, for every run
+        # the CSV says overlaps (TorchTitan's async TP too), none for the others.
+        extra += ", tensor_parallel_overlap: %g" % (
+            recipe_value("megatron-readme", "tensor_parallel_overlap") if row["tp_overlap"] else 0)
         if row["source"] in SOURCE_RECIPE:
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
         if row["source"].startswith("torchtitan"):
@@ -258,6 +272,15 @@ def main():
         ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
                 if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
         speedups.append("| %s | %s | %.2f× | %s |" % (bf16, fp8, a["measured_s"] / b["measured_s"], ours))
+    overlap = ["| plain TP run | async TP run | published speed-up | phaze's |", "|---|---|---|---|"]
+    for plain, overlapped in OVERLAP_PAIRS:
+        if plain not in by_name or overlapped not in by_name:
+            continue
+        a, b = by_name[plain], by_name[overlapped]
+        ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
+                if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
+        overlap.append("| %s | %s | %.2f× | %s |" % (plain, overlapped,
+                                                     a["measured_s"] / b["measured_s"], ours))
     memory = ["| run | published peak (GiB) | phaze's largest stage (GiB) | error |", "|---|---|---|---|"]
     for r in results:
         if r["memory_gib"] is None:
@@ -275,6 +298,7 @@ def main():
     print("\n".join(summary))
     print("\n".join(lines))
     print("\n".join(speedups))
+    print("\n".join(overlap))
     print("\n".join(memory))
     if args.residuals:
         predicted = [dict(r, recompute=r["recompute_used"]) for r in results if r["error"] is not None]
@@ -287,14 +311,19 @@ def main():
                     "Generated by `share/validation/h100.py --report …`: every row of "
                     "published-h100.csv predicted on its device preset with `--system dgx-h100`, "
                     "FlashAttention and its published plan. The device parameters are fitted on "
-                    "kernels measured on an H200 (share/validation/kernels/; no run fitted); one "
-                    "recipe parameter, the share of the first stage's last backward the "
-                    "data-parallel reduction hides behind, was fitted on the Megatron-LM "
-                    "rows: %s. TorchTitan's rows are not fitted. Sources and how each counts its "
-                    "figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
+                    "kernels measured on an H200 (share/validation/kernels/; no run fitted); two "
+                    "recipe parameters were fitted on the Megatron-LM rows, the share of the first "
+                    "stage's last backward the data-parallel reduction hides behind (on all nine) "
+                    "and the share of a tensor-parallel all-gather or reduce-scatter hidden beside "
+                    "its GEMM (on the three with one pipeline stage and t > 1): %s. TorchTitan's "
+                    "rows are not fitted (its async-TP rows take the second value). Sources and how "
+                    "each counts its figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
                         "%s %s = %g" % (src, k, recipe_value(src, k)) for src, kv in RECIPES.items()
                         for k in kv if recipe_value(src, k) is not None) + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n\n"
                     "FP8 against BF16 on the same plan:\n\n" + "\n".join(speedups) + "\n\n"
+                    "Tensor-parallel communication overlapped (TorchTitan's async TP, at the "
+                    "tensor_parallel_overlap fitted on Megatron-LM's rows) against plain TP on the "
+                    "same plan:\n\n" + "\n".join(overlap) + "\n\n"
                     "Peak memory per GPU, published against phaze's largest stage:\n\n"
                     + "\n".join(memory) + "\n")
     if args.max_mean_error is not None and not mean <= args.max_mean_error:

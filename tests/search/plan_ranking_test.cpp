@@ -185,17 +185,20 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   r.sharding = Sharding::kNone;
   run.training.gradient_reduction_precision = ReductionPrecision::kBf16;
   run.training.gradient_reduction_overlap = 0.5;
+  run.training.tensor_parallel_overlap = 0.5;  // with sequence parallelism: --tp-comm-overlap
   EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
                   "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
-                  "--seq-length 2048 --sequence-parallel --recompute-granularity full "
+                  "--seq-length 2048 --sequence-parallel --tp-comm-overlap "
+                  "--recompute-granularity full "
                   "--recompute-method uniform --recompute-num-layers 1 --overlap-grad-reduce "
                   "--bf16 --grad-reduce-in-bf16"));
   r.sharding = Sharding::kOptimizer;  // the distributed optimizer's all-gather overlapped too
   EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
                   "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
-                  "--seq-length 2048 --sequence-parallel --recompute-granularity full "
+                  "--seq-length 2048 --sequence-parallel --tp-comm-overlap "
+                  "--recompute-granularity full "
                   "--recompute-method uniform --recompute-num-layers 1 "
                   "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
                   "--bf16 --grad-reduce-in-bf16"));
@@ -209,10 +212,17 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
                   "--expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 1536 "
-                  "--seq-length 4096 --sequence-parallel --use-distributed-optimizer "
+                  "--seq-length 4096 --sequence-parallel --tp-comm-overlap "
+                  "--use-distributed-optimizer "
                   "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
                   "--fp16"));
-  r.strategy = 0;
+  r.strategy = 0;  // plain tensor parallelism: no --tp-comm-overlap (it needs sequence parallelism)
+  r.tensor_parallel = 2;
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+            Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
+                  "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
+                  "--use-distributed-optimizer --use-megatron-fsdp "
+                  "--data-parallel-sharding-strategy optim_grads_params --fp16"));
   r.tensor_parallel = 1;
   r.sharding = Sharding::kGradients;
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,

@@ -265,6 +265,9 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_EQ(core.training.recipe, "megatron-core-2024");
   EXPECT_EQ(core.training.attention, AttentionKernel::kFlash);
   EXPECT_DOUBLE_EQ(core.training.gradient_reduction_overlap, 0.8);
+  EXPECT_DOUBLE_EQ(core.training.tensor_parallel_overlap, 0.5);
+  EXPECT_DOUBLE_EQ(
+      core.ToJson().Find("training")->Find("tensor_parallel_overlap")->AsDouble(), 0.5);
   EXPECT_EQ(core.training.gradient_reduction_precision, ReductionPrecision::kFp32);
   EXPECT_EQ(core.ToJson().Find("training")->Find("recipe")->AsString(), "megatron-core-2024");
   // megatron-lm-2021 is phaze's defaults but for its softmax rule (`megatron` attention: the
@@ -284,6 +287,9 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_EQ(plain.training.pipeline_sends, PipelineSends::kBatched);
   EXPECT_EQ(plain.training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(old.training.gradient_reduction_overlap, plain.training.gradient_reduction_overlap);
+  EXPECT_EQ(old.training.tensor_parallel_overlap, 0.0);  // Megatron-LM 2021: none
+  EXPECT_EQ(ds.training.tensor_parallel_overlap, 0.0);
+  EXPECT_EQ(plain.training.tensor_parallel_overlap, 0.0);
   EXPECT_EQ(old.training.gradient_reduction_precision, plain.training.gradient_reduction_precision);
   EXPECT_EQ(old.training.precision, plain.training.precision);
   EXPECT_EQ(old.training.sharding, plain.training.sharding);
@@ -291,6 +297,12 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   const RunConfig own = Parse(
       "models: [a]\ntraining: {gradient_reduction_overlap: 0.25, recipe: megatron-core-2024}\n");
   EXPECT_DOUBLE_EQ(own.training.gradient_reduction_overlap, 0.25);
+  EXPECT_DOUBLE_EQ(Parse("models: [a]\ntraining: {recipe: megatron-core-2024, "
+                         "tensor_parallel_overlap: 0}\n")
+                       .training.tensor_parallel_overlap,
+                   0.0);
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {tensor_parallel_overlap: 1.5}\n"); }),
+            "run.yaml:2:37: training.tensor_parallel_overlap: expected a fraction in [0, 1]");
   EXPECT_EQ(own.training.attention, AttentionKernel::kFlash);
   // A default recipe (phaze plan's) stands in only where the document names none.
   const auto parse_with = [](const std::string& text, const std::string& recipe) {

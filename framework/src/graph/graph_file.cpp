@@ -90,6 +90,7 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
     j["collective_bytes"] = op.collective_bytes;
     j["collective_group"] = op.collective_group;
     if (op.collective_stride != 1) j["collective_stride"] = op.collective_stride;
+    if (op.gemm_overlap >= 0) j["gemm_overlap"] = op.gemm_overlap;
   }
   return j;
 }
@@ -136,7 +137,7 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
                    "attention_kernel", "passes", "gemm", "flops", "vector", "inputs", "outputs",
                    "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
                    "collective_backward", "collective_bytes", "collective_group",
-                   "collective_stride"});
+                   "collective_stride", "gemm_overlap"});
   Operator op;
   op.name = node.Child("name").AsString();
   const ConfigNode kind = node.Child("kind");
@@ -236,6 +237,10 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("collective_bytes")) op.collective_bytes = NonNegative(*n);
   if (auto n = node.Optional("collective_group")) op.collective_group = n->AsPositiveInt();
   if (auto n = node.Optional("collective_stride")) op.collective_stride = n->AsPositiveInt();
+  if (auto n = node.Optional("gemm_overlap")) {
+    op.gemm_overlap = n->AsNonNegativeDouble();
+    if (op.gemm_overlap > 1) n->Fail("expected a fraction in [0, 1]");
+  }
   return op;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "phaze/core/error.hpp"
 #include "phaze/estimate/energy_model.hpp"
@@ -51,23 +52,43 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
   const auto& ops = graph.Ops();
   const auto preds = graph.Predecessors();
   // kept[i]: the op's index in the problem, or −1 when contracted; frontier[i]: the kept ops
-  // nearest above a contracted op.
+  // nearest above a contracted op; join[i]: the problem ops its successors wait for besides it.
+  // Chunked collectives (Operator::gemm_overlap, graph/tensor_parallel_overlap.hpp): pending[i],
+  // the link parts of those above it that a weight GEMM below runs beside (handing them on to its
+  // own successors) and any other op waits for; beside[k], for a problem op a chunked collective
+  // right below may run beside (a weight GEMM, or such a collective itself), what the collective's
+  // link part starts after instead (k's own predecessors; and the collective's link part).
   std::vector<int> kept(ops.size(), -1);
-  std::vector<std::vector<int>> frontier(ops.size());
+  std::vector<std::vector<int>> frontier(ops.size()), join(ops.size()), pending(ops.size());
+  std::vector<std::optional<std::vector<int>>> beside;
+  const auto add = [&](ScheduleOp op, const std::vector<int>& after) {
+    const int index = static_cast<int>(problem.ops.size());
+    problem.ops.push_back(std::move(op));
+    beside.emplace_back();
+    for (int q : after) problem.edges.emplace_back(q, index);
+    return index;
+  };
+  const auto unique = [](std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
   // Per arch: the host issues each (ArchConfig::host_kernel_s).
   std::vector<std::int64_t> kernels(archs.size(), 0);
   for (int i : graph.TopologicalOrder()) {
     const Operator& op = ops[i];
-    std::vector<int> above;
+    std::vector<int> above, waiting;
     for (int q : preds[i]) {
       if (kept[q] >= 0) {
         above.push_back(kept[q]);
       } else {
         above.insert(above.end(), frontier[q].begin(), frontier[q].end());
       }
+      above.insert(above.end(), join[q].begin(), join[q].end());
+      waiting.insert(waiting.end(), pending[q].begin(), pending[q].end());
     }
-    std::sort(above.begin(), above.end());
-    above.erase(std::unique(above.begin(), above.end()), above.end());
+    above = unique(std::move(above));
+    waiting = unique(std::move(waiting));
 
     ScheduleOp s;
     s.name = op.name;
@@ -85,24 +106,64 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                 CommGroup{op.collective_group, op.collective_stride});
       }
       s.cls = ScheduleClass::kLink;
-      s.single_core_s = s.all_cores_s = time * arch.collective_overlap;
-      const double exposed = time * (1 - arch.collective_overlap);
+      const bool chunked = keep && op.gemm_overlap >= 0;
+      const double share = chunked ? op.gemm_overlap : arch.collective_overlap;
+      s.single_core_s = s.all_cores_s = time * share;
+      const double exposed = time * (1 - share);
+      int held = -1;
       if (keep && exposed > 0) {
         // The part that cannot overlap holds the whole device (every core, as a fused op whose
         // single-core form is never worth choosing); the rest follows on the link.
-        ScheduleOp held;
-        held.name = op.name + (s.all_cores_s > 0 ? ".exposed" : "");
-        held.cls = ScheduleClass::kFused;
-        held.all_cores_s = exposed;
-        held.single_core_s = exposed * static_cast<double>(least_cores);
-        const int index = static_cast<int>(problem.ops.size());
-        problem.ops.push_back(std::move(held));
-        for (int q : above) problem.edges.emplace_back(q, index);
+        ScheduleOp part;
+        part.name = op.name + (s.all_cores_s > 0 ? ".exposed" : "");
+        part.cls = ScheduleClass::kFused;
+        part.all_cores_s = exposed;
+        part.single_core_s = exposed * static_cast<double>(least_cores);
+        std::vector<int> after = above;  // as an op here would
+        after.insert(after.end(), waiting.begin(), waiting.end());
+        held = add(std::move(part), unique(std::move(after)));
         if (s.all_cores_s == 0) {
-          kept[i] = index;
+          kept[i] = held;
           continue;
         }
-        above = {index};
+      }
+      if (chunked) {
+        std::vector<int> anchors, start;
+        for (int q : above) (beside[static_cast<std::size_t>(q)] ? anchors : start).push_back(q);
+        if (!anchors.empty()) {
+          // Beside the GEMM above (a reduce-scatter of its output; in backward, the re-gathered
+          // input and the input gradient's reduce-scatter behind the input-gradient GEMM): the
+          // link part starts with it; the exposed part follows it.
+          for (int q : anchors) {
+            const auto& more = *beside[static_cast<std::size_t>(q)];
+            start.insert(start.end(), more.begin(), more.end());
+          }
+          start.insert(start.end(), waiting.begin(), waiting.end());
+          start = unique(std::move(start));
+          const int link = add(std::move(s), start);
+          kept[i] = held >= 0 ? held : link;
+          join[i] = held >= 0 ? std::vector<int>{link} : anchors;
+          start.push_back(link);  // a chunked collective below follows this one on the link
+          beside[static_cast<std::size_t>(kept[i])] = std::move(start);
+        } else {
+          // Feeding the GEMMs below (an all-gather of their input): they start once its exposed
+          // part is done, its link part beside them.
+          std::vector<int> after = held >= 0 ? std::vector<int>{held} : above;
+          if (held < 0) after.insert(after.end(), waiting.begin(), waiting.end());
+          const int link = add(std::move(s), unique(std::move(after)));
+          if (held >= 0) {
+            kept[i] = held;
+          } else {
+            frontier[i] = above;
+            join[i] = waiting;
+          }
+          pending[i] = {link};
+        }
+        continue;
+      }
+      if (held >= 0) {
+        above = {held};
+        waiting.clear();
       }
     } else {
       switch (op.Core()) {
@@ -135,12 +196,21 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       }
     }
     if (!keep) {
+      // Contracted: its successors wait for what it waited for.
       frontier[i] = std::move(above);
+      pending[i] = std::move(waiting);
       continue;
     }
-    kept[i] = static_cast<int>(problem.ops.size());
-    problem.ops.push_back(std::move(s));
-    for (int q : above) problem.edges.emplace_back(q, kept[i]);
+    if (op.kind == OpKind::kGemm) {
+      // A weight GEMM: beside the chunked all-gathers above it (its successors wait for them),
+      // and a chunked collective below may run beside it.
+      kept[i] = add(std::move(s), above);
+      join[i] = std::move(waiting);
+      beside[static_cast<std::size_t>(kept[i])] = above;
+      continue;
+    }
+    above.insert(above.end(), waiting.begin(), waiting.end());
+    kept[i] = add(std::move(s), unique(std::move(above)));
   }
   problem.host_s = std::numeric_limits<double>::infinity();
   for (std::size_t a = 0; a < archs.size(); ++a) {

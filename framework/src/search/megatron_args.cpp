@@ -70,6 +70,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   flag("--global-batch-size", run.training.global_batch);
   flag("--seq-length", sequence_length);
   if (w.sequence_parallel) a.push_back("--sequence-parallel");
+  // The tensor-parallel all-gathers and reduce-scatters chunked beside the GEMMs (Transformer
+  // Engine's userbuffers; Megatron-LM allows it only with sequence parallelism, and phaze models
+  // it only for those collectives: graph/tensor_parallel_overlap.hpp).
+  if (w.sequence_parallel && run.training.tensor_parallel_overlap > 0) {
+    a.push_back("--tp-comm-overlap");
+  }
   switch (plan.recompute) {
     case RecomputeMode::kNone:
       break;

@@ -6,6 +6,7 @@
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/hf_config.hpp"
 #include "phaze/graph/model_spec.hpp"
+#include "phaze/graph/tensor_parallel_overlap.hpp"
 
 namespace phaze {
 
@@ -32,9 +33,11 @@ const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
 }
 
 LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Training& training) {
-  return WithPrecision(
-      WithLossKernel(WithAttentionKernel(graph, training.attention), training.loss),
-      training.precision);
+  return WithTensorParallelOverlap(
+      WithPrecision(
+          WithLossKernel(WithAttentionKernel(graph, training.attention), training.loss),
+          training.precision),
+      training.tensor_parallel_overlap);
 }
 
 PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,

@@ -238,6 +238,10 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     training.gradient_reduction_overlap = v->AsNonNegativeDouble();
     if (training.gradient_reduction_overlap > 1) v->Fail("expected a fraction in [0, 1]");
   }
+  if (auto v = t.Optional("tensor_parallel_overlap")) {
+    training.tensor_parallel_overlap = v->AsNonNegativeDouble();
+    if (training.tensor_parallel_overlap > 1) v->Fail("expected a fraction in [0, 1]");
+  }
   if (auto v = t.Optional("gradient_reduction_precision")) {
     training.gradient_reduction_precision = v->AsEnum(
         {ReductionPrecision::kFp32, ReductionPrecision::kFp16, ReductionPrecision::kBf16});
@@ -353,7 +357,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
     t->ExpectKeys({"recipe", "global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
                    "distributed_optimizer", "sharding", "precision", "attention", "loss", "bubble",
-                   "pipeline_sends", "gradient_reduction_overlap",
+                   "pipeline_sends", "gradient_reduction_overlap", "tensor_parallel_overlap",
                    "gradient_reduction_precision", "tokens"});
     // The recipe first: the section's own keys override it.
     if (auto r = t->Optional("recipe")) {
@@ -599,6 +603,7 @@ Json RunConfig::ToJson() const {
   t["bubble"] = std::string(ToString(training.bubble));
   t["pipeline_sends"] = std::string(ToString(training.pipeline_sends));
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
+  t["tensor_parallel_overlap"] = training.tensor_parallel_overlap;
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };

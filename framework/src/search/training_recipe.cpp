@@ -14,7 +14,8 @@ void ApplyTrainingRecipe(const std::string& name_or_path, RunConfig::Training& t
   root.ExpectKeys({"name", "description", "training"});
   const ConfigNode t = root.Child("training");
   t.ExpectKeys({"attention", "precision", "sharding", "pipeline_sends",
-                "gradient_reduction_overlap", "gradient_reduction_precision"});
+                "gradient_reduction_overlap", "tensor_parallel_overlap",
+                "gradient_reduction_precision"});
   ReadTrainingKeys(t, training);
   training.recipe = root.Optional("name") ? root.Child("name").AsString() : file.stem().string();
 }

@@ -236,6 +236,7 @@ int RunPlan(CommandContext& ctx) {
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
+  j["tensor_parallel_overlap"] = run.training.tensor_parallel_overlap;
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   j["evaluated"] = static_cast<std::int64_t>(ranking.evaluated);
@@ -347,6 +348,10 @@ int RunPlan(CommandContext& ctx) {
             ? "overlapped with the first stage's last backward, " +
                   Percent(run.training.gradient_reduction_overlap) + " of it usable"
             : std::string("after backward"))
+    << (run.training.tensor_parallel_overlap > 0
+            ? ", the tensor-parallel all-gathers and reduce-scatters chunked beside the GEMMs (" +
+                  Percent(run.training.tensor_parallel_overlap) + " of each hidden)"
+            : std::string())
     << " (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;

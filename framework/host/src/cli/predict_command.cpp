@@ -283,6 +283,7 @@ int RunPredict(CommandContext& ctx) {
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
+  j["tensor_parallel_overlap"] = run.training.tensor_parallel_overlap;
   j["model_flops_per_token"] = model.flops_per_token;
   // The vocabulary the strategy padded (Megatron-LM: a multiple of 128·t), when it did.
   if (slice.padded_vocab > 0) {

@@ -171,6 +171,11 @@ struct Operator {
   std::int64_t collective_bytes = 0;
   std::int64_t collective_group = 1;
   std::int64_t collective_stride = 1;
+  // A tensor-parallel all-gather that feeds a weight GEMM, or reduce-scatter that a weight GEMM
+  // feeds, run in chunks beside that GEMM (training.tensor_parallel_overlap, graph/
+  // tensor_parallel_overlap.hpp): the share of its time that overlaps the GEMM; < 0: not chunked
+  // (the architecture's collective_overlap, as for any collective).
+  double gemm_overlap = -1;
 
   CoreClass Core() const;
   std::int64_t GemmFlops() const { return gemm ? gemm->Flops() : 0; }

@@ -43,7 +43,8 @@ struct PreparedModel {
 
 // The run's recipe on a (sliced) layer graph, as the search, predict, plan and schedule apply it:
 // its attention kernel (graph/attention_kernel.hpp) and loss (graph/loss_kernel.hpp), then its
-// number format (graph/precision.hpp).
+// number format (graph/precision.hpp), then its tensor-parallel communication overlap
+// (graph/tensor_parallel_overlap.hpp).
 LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Training& training);
 
 // Builds every (micro-batch, strategy, width) slice; `strategies` are run.strategies' objects

@@ -119,6 +119,11 @@ struct RunConfig {
     // The share of the first stage's last backward (and next forward) the data-parallel reduction
     // hides behind (system/gradient_sync.hpp); 0 = after backward.
     double gradient_reduction_overlap = 0;
+    // The share of each tensor-parallel all-gather and reduce-scatter in the blocks that runs in
+    // chunks beside the weight GEMM it feeds or is fed by (graph/tensor_parallel_overlap.hpp:
+    // Megatron-LM --tp-comm-overlap, TorchTitan's async TP); 0 = none (the architecture's
+    // collective_overlap, as for every other collective).
+    double tensor_parallel_overlap = 0;
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
     // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).

@@ -1,8 +1,9 @@
 // Training recipes (share/recipes/): how a training stack runs, apart from the plan and the batch
 // — the attention kernel, the share of the data-parallel reduction hidden behind backward, the
 // reduction's number format, the stack's default sharding and precision. A recipe is a file
-//   {name, description, training: {attention, precision, sharding, gradient_reduction_overlap,
-//    gradient_reduction_precision}}  (any of the five)
+//   {name, description, training: {attention, precision, sharding, pipeline_sends,
+//    gradient_reduction_overlap, tensor_parallel_overlap, gradient_reduction_precision}}
+//   (any of them)
 // applied before a run config's own training keys (`training.recipe`), or as a flag (`predict` and
 // `plan --recipe`) over the run config. The name it is applied under is kept in
 // RunConfig::Training::recipe and written to the outputs.
