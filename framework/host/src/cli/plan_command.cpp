@@ -13,7 +13,8 @@
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
 // rest (optimizer, gradient reduction precision and overlap, estimator, cost, network). The
 // training recipe (share/recipes/) is --recipe's, else the run config's, else today's:
-// megatron-core-2024 (FlashAttention, the gradient reduction overlapped), applied before the
+// megatron-core-2024 (FlashAttention, the gradient reduction and the sequence-parallel
+// collectives overlapped), applied before the
 // config's own training keys.
 #include <algorithm>
 #include <sstream>

@@ -339,6 +339,15 @@ int RunPredict(CommandContext& ctx) {
     << (strategy == "megatron"            ? std::string()
         : strategy == "sequence_parallel" ? std::string(", sequence parallel")
                                           : ", strategy " + strategy)
+    << (std::ranges::any_of(slice.unique_layers,
+                            [](const UniqueLayer& u) {
+                              return std::ranges::any_of(u.forward.Ops(), [](const Operator& op) {
+                                return op.gemm_overlap >= 0;
+                              });
+                            })
+            ? fmt::sprintf(", TP collectives %.0f%% beside the GEMMs",
+                           100 * run.training.tensor_parallel_overlap)
+            : std::string())
     << "\n";
   if (slice.padded_vocab > 0) {
     o << "  vocabulary        " << slice.vocab << " rows padded to " << slice.padded_vocab << " (+"
