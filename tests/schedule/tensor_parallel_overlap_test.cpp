@@ -145,11 +145,15 @@ TEST(TensorParallelOverlap, ChunkedCollectivesRunBesideTheirGemms) {
       const OperatorGraph marked = WithTensorParallelOverlap(g, rho).unique_layers[0].forward;
       const double by_hand = 1 * kUs + (1 - rho) * T + std::max(10 * kUs, rho * T) + 1 * kUs +
                              std::max(10 * kUs + (1 - rho) * T, rho * T) + 1 * kUs;
-      // The architecture's own overlap no longer applies to the marked collectives.
+      // The architecture's own overlap applies to the marked collectives only where it is larger
+      // (φ = 1: the whole collective beside the GEMM, as ρ = 1 is).
       for (double phi : {0.0, 0.25}) {
         EXPECT_NEAR(Makespan(marked, network, phi, estimator), by_hand, 1e-12)
             << "T " << T << ", share " << rho << ", collective_overlap " << phi;
       }
+      EXPECT_NEAR(Makespan(marked, network, 1.0, estimator),
+                  1 * kUs + std::max(10 * kUs, T) + 1 * kUs + std::max(10 * kUs, T) + 1 * kUs,
+                  1e-12);
     }
   }
 }

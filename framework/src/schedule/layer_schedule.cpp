@@ -106,8 +106,11 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                 CommGroup{op.collective_group, op.collective_stride});
       }
       s.cls = ScheduleClass::kLink;
+      // A chunked collective's share beside compute: the recipe's, or the arch's where that is
+      // larger (a chip whose collectives never contend with compute hides them whole).
       const bool chunked = keep && op.gemm_overlap >= 0;
-      const double share = chunked ? op.gemm_overlap : arch.collective_overlap;
+      const double share =
+          chunked ? std::max(op.gemm_overlap, arch.collective_overlap) : arch.collective_overlap;
       s.single_core_s = s.all_cores_s = time * share;
       const double exposed = time * (1 - share);
       int held = -1;
