@@ -51,13 +51,14 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
   }
   const auto& ops = graph.Ops();
   const auto preds = graph.Predecessors();
-  // kept[i]: the op's index in the problem, or −1 when contracted; frontier[i]: the kept ops
-  // nearest above a contracted op; join[i]: the problem ops its successors wait for besides it.
-  // Chunked collectives (Operator::gemm_overlap, graph/tensor_parallel_overlap.hpp): pending[i],
-  // the link parts of those above it that a weight GEMM below runs beside (handing them on to its
-  // own successors) and any other op waits for; beside[k], for a problem op a chunked collective
-  // right below may run beside (a weight GEMM, or such a collective itself), what the collective's
-  // link part starts after instead (k's own predecessors; and the collective's link part).
+  // Per graph op i: kept[i], its index in the problem (−1 when contracted, or for an all-gather
+  // whose whole time runs beside the GEMMs below); frontier[i], the problem ops a contracted op's
+  // successors wait for instead; join[i], what its successors wait for besides it. For the
+  // chunked collectives (Operator::gemm_overlap, graph/tensor_parallel_overlap.hpp): pending[i],
+  // the link parts of all-gathers above that a weight GEMM below may run beside (its successors
+  // then wait for them) and any other op waits for; per problem op k that a chunked collective
+  // right below may run beside (a weight GEMM, or such a collective), beside[k]: what that
+  // collective's link part then starts after instead of k.
   std::vector<int> kept(ops.size(), -1);
   std::vector<std::vector<int>> frontier(ops.size()), join(ops.size()), pending(ops.size());
   std::vector<std::optional<std::vector<int>>> beside;
@@ -89,6 +90,9 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
     }
     above = unique(std::move(above));
     waiting = unique(std::move(waiting));
+    std::vector<int> after = above;  // what an op here that runs beside nothing waits for
+    after.insert(after.end(), waiting.begin(), waiting.end());
+    after = unique(std::move(after));
 
     ScheduleOp s;
     s.name = op.name;
@@ -108,65 +112,71 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       s.cls = ScheduleClass::kLink;
       // A chunked collective's share beside compute: the recipe's, or the arch's where that is
       // larger (a chip whose collectives never contend with compute hides them whole).
-      const bool chunked = keep && op.gemm_overlap >= 0;
+      const bool chunked = keep && op.gemm_overlap > 0 &&
+                           (*op.collective == CollectiveKind::kAllGather ||
+                            *op.collective == CollectiveKind::kReduceScatter);
       const double share =
           chunked ? std::max(op.gemm_overlap, arch.collective_overlap) : arch.collective_overlap;
       s.single_core_s = s.all_cores_s = time * share;
       const double exposed = time * (1 - share);
-      int held = -1;
-      if (keep && exposed > 0) {
-        // The part that cannot overlap holds the whole device (every core, as a fused op whose
-        // single-core form is never worth choosing); the rest follows on the link.
+      // The part that cannot overlap holds the whole device (every core, as a fused op whose
+      // single-core form is never worth choosing).
+      const auto hold = [&](const std::vector<int>& before) {
         ScheduleOp part;
         part.name = op.name + (s.all_cores_s > 0 ? ".exposed" : "");
         part.cls = ScheduleClass::kFused;
         part.all_cores_s = exposed;
         part.single_core_s = exposed * static_cast<double>(least_cores);
-        std::vector<int> after = above;  // as an op here would
-        after.insert(after.end(), waiting.begin(), waiting.end());
-        held = add(std::move(part), unique(std::move(after)));
-        if (s.all_cores_s == 0) {
-          kept[i] = held;
-          continue;
+        return add(std::move(part), before);
+      };
+      std::vector<int> anchors, start;
+      if (chunked) {
+        for (int q : above) (beside[static_cast<std::size_t>(q)] ? anchors : start).push_back(q);
+      }
+      if (!anchors.empty()) {
+        // Beside the GEMM above (a reduce-scatter of its output; in backward, the re-gathered
+        // input and the input gradient's reduce-scatter, one after the other, beside the
+        // input-gradient GEMM): the link part starts with the GEMM, the exposed part follows
+        // both, so the pair lasts max(GEMM, link part) + exposed part.
+        for (int q : anchors) {
+          const auto& more = *beside[static_cast<std::size_t>(q)];
+          start.insert(start.end(), more.begin(), more.end());
         }
+        start.insert(start.end(), waiting.begin(), waiting.end());
+        start = unique(std::move(start));
+        const int link = add(std::move(s), start);
+        if (exposed > 0) {
+          after.push_back(link);
+          kept[i] = hold(after);
+        } else {
+          kept[i] = link;
+          join[i] = anchors;
+        }
+        start.push_back(link);  // a chunked collective below follows this one on the link
+        beside[static_cast<std::size_t>(kept[i])] = std::move(start);
+        continue;
+      }
+      const int held = keep && exposed > 0 ? hold(after) : -1;
+      if (held >= 0 && s.all_cores_s == 0) {
+        kept[i] = held;
+        continue;
       }
       if (chunked) {
-        std::vector<int> anchors, start;
-        for (int q : above) (beside[static_cast<std::size_t>(q)] ? anchors : start).push_back(q);
-        if (!anchors.empty()) {
-          // Beside the GEMM above (a reduce-scatter of its output; in backward, the re-gathered
-          // input and the input gradient's reduce-scatter behind the input-gradient GEMM): the
-          // link part starts with it; the exposed part follows it.
-          for (int q : anchors) {
-            const auto& more = *beside[static_cast<std::size_t>(q)];
-            start.insert(start.end(), more.begin(), more.end());
-          }
-          start.insert(start.end(), waiting.begin(), waiting.end());
-          start = unique(std::move(start));
-          const int link = add(std::move(s), start);
-          kept[i] = held >= 0 ? held : link;
-          join[i] = held >= 0 ? std::vector<int>{link} : anchors;
-          start.push_back(link);  // a chunked collective below follows this one on the link
-          beside[static_cast<std::size_t>(kept[i])] = std::move(start);
+        // Feeding the GEMMs below (an all-gather of their input): they start once its exposed
+        // part is done, its link part beside them.
+        pending[i] = {add(std::move(s), held >= 0 ? std::vector<int>{held} : after)};
+        if (held >= 0) {
+          kept[i] = held;
         } else {
-          // Feeding the GEMMs below (an all-gather of their input): they start once its exposed
-          // part is done, its link part beside them.
-          std::vector<int> after = held >= 0 ? std::vector<int>{held} : above;
-          if (held < 0) after.insert(after.end(), waiting.begin(), waiting.end());
-          const int link = add(std::move(s), unique(std::move(after)));
-          if (held >= 0) {
-            kept[i] = held;
-          } else {
-            frontier[i] = above;
-            join[i] = waiting;
-          }
-          pending[i] = {link};
+          frontier[i] = above;
+          join[i] = waiting;
         }
         continue;
       }
       if (held >= 0) {
         above = {held};
         waiting.clear();
+        after = above;
       }
     } else {
       switch (op.Core()) {
@@ -209,11 +219,10 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
       // and a chunked collective below may run beside it.
       kept[i] = add(std::move(s), above);
       join[i] = std::move(waiting);
-      beside[static_cast<std::size_t>(kept[i])] = above;
+      beside[static_cast<std::size_t>(kept[i])] = std::move(above);
       continue;
     }
-    above.insert(above.end(), waiting.begin(), waiting.end());
-    kept[i] = add(std::move(s), unique(std::move(above)));
+    kept[i] = add(std::move(s), after);
   }
   problem.host_s = std::numeric_limits<double>::infinity();
   for (std::size_t a = 0; a < archs.size(); ++a) {

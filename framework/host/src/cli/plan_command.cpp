@@ -350,8 +350,9 @@ int RunPlan(CommandContext& ctx) {
                   Percent(run.training.gradient_reduction_overlap) + " of it usable"
             : std::string("after backward"))
     << (run.training.tensor_parallel_overlap > 0
-            ? ", the tensor-parallel all-gathers and reduce-scatters chunked beside the GEMMs (" +
-                  Percent(run.training.tensor_parallel_overlap) + " of each hidden)"
+            ? ", the sequence-parallel all-gathers and reduce-scatters chunked beside the GEMMs (" +
+                  Percent(std::max(run.training.tensor_parallel_overlap, arch.collective_overlap)) +
+                  " of each hidden)"
             : std::string())
     << " (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";

@@ -345,8 +345,9 @@ int RunPredict(CommandContext& ctx) {
                                 return op.gemm_overlap >= 0;
                               });
                             })
-            ? fmt::sprintf(", TP collectives %.0f%% beside the GEMMs",
-                           100 * run.training.tensor_parallel_overlap)
+            ? fmt::sprintf(
+                  ", TP collectives %.0f%% beside the GEMMs",
+                  100 * std::max(run.training.tensor_parallel_overlap, arch.collective_overlap))
             : std::string())
     << "\n";
   if (slice.padded_vocab > 0) {

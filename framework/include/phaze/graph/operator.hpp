@@ -173,8 +173,9 @@ struct Operator {
   std::int64_t collective_stride = 1;
   // A tensor-parallel all-gather that feeds a weight GEMM, or reduce-scatter that a weight GEMM
   // feeds, run in chunks beside that GEMM (training.tensor_parallel_overlap, graph/
-  // tensor_parallel_overlap.hpp): the share of its time that overlaps the GEMM; < 0: not chunked
-  // (the architecture's collective_overlap, as for any collective).
+  // tensor_parallel_overlap.hpp): the share of its time that overlaps the GEMM (the
+  // architecture's collective_overlap where that is larger); ≤ 0, or on an all-reduce or
+  // all-to-all: not chunked (the architecture's collective_overlap, as for any collective).
   double gemm_overlap = -1;
 
   CoreClass Core() const;

@@ -13,9 +13,14 @@
 //   link beside the GEMM: beside the GEMM above it when there is one (it starts with it), else
 //   beside the GEMMs it feeds (they start once its exposed part is done; their successors wait
 //   for the whole collective);
-// * the rest holds the whole device, after the GEMM above or before the GEMMs below, as an
-//   unoverlapped collective's exposed part does: the first or last chunk, which cannot overlap,
-//   and the SMs and memory bandwidth the communication kernels take.
+// * the rest holds the whole device, after the GEMM above and the link part or before the GEMMs
+//   below, as an unoverlapped collective's exposed part does: the first or last chunk, which
+//   cannot overlap, and the SMs and memory bandwidth the communication kernels take. A pair
+//   lasts max(GEMM, link part) + exposed part.
+// Transformer Engine runs the input gradient's reduce-scatter beside the weight-gradient GEMM;
+// phaze's backward graph puts it after the input's re-gather below the input-gradient GEMM, so
+// both run beside that GEMM, one after the other on the link (the weight-gradient GEMM, which
+// waits for neither, may still run beside them).
 // All-reduces (tensor parallelism without sequence parallelism), all-to-alls, context
 // parallelism's gathers of keys and values, and the collectives outside the blocks (the
 // vocabulary-parallel LM head and loss) keep the architecture's collective_overlap: Megatron-LM
