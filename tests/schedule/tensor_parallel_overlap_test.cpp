@@ -107,7 +107,8 @@ TEST(TensorParallelOverlap, MarksTheCollectivesNextToWeightGemms) {
   EXPECT_EQ(WithTensorParallelOverlap(g, 0).unique_layers[0].forward.Ops(),
             g.unique_layers[0].forward.Ops());
   g.unique_layers[0].kind = LayerKind::kHead;
-  for (const Operator& op : WithTensorParallelOverlap(g, 0.5).unique_layers[0].forward.Ops()) {
+  const LayerGraph head = WithTensorParallelOverlap(g, 0.5);  // held: the loop reads into it
+  for (const Operator& op : head.unique_layers[0].forward.Ops()) {
     EXPECT_EQ(op.gemm_overlap, -1) << op.name;
   }
 }
