@@ -264,23 +264,21 @@ def main():
             source, len(errs), len(ok), 100 * sum(map(abs, ok)) / max(1, len(ok)),
             100 * max(map(abs, ok), default=0), 100 * sum(ok) / max(1, len(ok))))
     by_name = {r["name"]: r for r in results}
-    speedups = ["| BF16 run | FP8 run | published FP8 speed-up | phaze's |", "|---|---|---|---|"]
-    for bf16, fp8 in PAIRS:
-        if bf16 not in by_name or fp8 not in by_name:
-            continue
-        a, b = by_name[bf16], by_name[fp8]
-        ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
-                if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
-        speedups.append("| %s | %s | %.2f× | %s |" % (bf16, fp8, a["measured_s"] / b["measured_s"], ours))
-    overlap = ["| plain TP run | async TP run | published speed-up | phaze's |", "|---|---|---|---|"]
-    for plain, overlapped in OVERLAP_PAIRS:
-        if plain not in by_name or overlapped not in by_name:
-            continue
-        a, b = by_name[plain], by_name[overlapped]
-        ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
-                if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
-        overlap.append("| %s | %s | %.2f× | %s |" % (plain, overlapped,
-                                                     a["measured_s"] / b["measured_s"], ours))
+    def speedup_table(header, pairs):
+        """Published and phaze's speed-up of each pair's second run over its first (same plan)."""
+        table = [header, "|---|---|---|---|"]
+        for slow, fast in pairs:
+            if slow not in by_name or fast not in by_name:
+                continue
+            a, b = by_name[slow], by_name[fast]
+            ours = ("%.2f×" % (a["predicted_s"] / b["predicted_s"])
+                    if a["predicted_s"] and b["predicted_s"] else "— (not predicted)")
+            table.append("| %s | %s | %.2f× | %s |" % (slow, fast, a["measured_s"] / b["measured_s"], ours))
+        return table
+
+    speedups = speedup_table("| BF16 run | FP8 run | published FP8 speed-up | phaze's |", PAIRS)
+    overlap = speedup_table("| plain TP run | async TP run | published speed-up | phaze's |",
+                            OVERLAP_PAIRS)
     memory = ["| run | published peak (GiB) | phaze's largest stage (GiB) | error |", "|---|---|---|---|"]
     for r in results:
         if r["memory_gib"] is None:
