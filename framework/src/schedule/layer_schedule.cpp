@@ -6,6 +6,7 @@
 
 #include "phaze/core/error.hpp"
 #include "phaze/estimate/energy_model.hpp"
+#include "phaze/graph/tensor_parallel_overlap.hpp"
 
 namespace phaze {
 
@@ -110,13 +111,14 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                 CommGroup{op.collective_group, op.collective_stride});
       }
       s.cls = ScheduleClass::kLink;
-      // A chunked collective's share beside compute: the recipe's, or the arch's where that is
-      // larger (a chip whose collectives never contend with compute hides them whole).
+      // A chunked collective's share beside compute (a chip whose collectives never contend
+      // with compute hides them whole).
       const bool chunked = keep && op.gemm_overlap > 0 &&
                            (*op.collective == CollectiveKind::kAllGather ||
                             *op.collective == CollectiveKind::kReduceScatter);
-      const double share =
-          chunked ? std::max(op.gemm_overlap, arch.collective_overlap) : arch.collective_overlap;
+      const double share = chunked
+                               ? ChunkedCollectiveShare(op.gemm_overlap, arch.collective_overlap)
+                               : arch.collective_overlap;
       s.single_core_s = s.all_cores_s = time * share;
       const double exposed = time * (1 - share);
       // The part that cannot overlap holds the whole device (every core, as a fused op whose

@@ -16,14 +16,16 @@
 // megatron-core-2024 (FlashAttention, the gradient reduction and the sequence-parallel
 // collectives overlapped), applied before the
 // config's own training keys.
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <sstream>
-#include <fmt/printf.h>
 
 #include "commands.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/core/text_format.hpp"
+#include "phaze/graph/tensor_parallel_overlap.hpp"
 #include "phaze/report/search_report.hpp"
 #include "phaze/search/megatron_args.hpp"
 #include "phaze/search/plan_ranking.hpp"
@@ -351,7 +353,8 @@ int RunPlan(CommandContext& ctx) {
             : std::string("after backward"))
     << (run.training.tensor_parallel_overlap > 0
             ? ", the sequence-parallel all-gathers and reduce-scatters chunked beside the GEMMs (" +
-                  Percent(std::max(run.training.tensor_parallel_overlap, arch.collective_overlap)) +
+                  Percent(ChunkedCollectiveShare(run.training.tensor_parallel_overlap,
+                                                 arch.collective_overlap)) +
                   " of each hidden)"
             : std::string())
     << " (share/recipes/).\n\n"

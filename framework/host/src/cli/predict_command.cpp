@@ -10,20 +10,22 @@
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
 // An infeasible plan exits 1 naming the stage that does not fit and by how much.
-#include <cstdio>
-#include <sstream>
 #include <fmt/printf.h>
 
+#include <cstdio>
+#include <sstream>
+
 #include "commands.hpp"
-#include "phaze/core/limits.hpp"
 #include "phaze/arch/arch_config.hpp"
-#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/core/limits.hpp"
 #include "phaze/core/text_format.hpp"
+#include "phaze/graph/tensor_parallel_overlap.hpp"
 #include "phaze/placement/layer_table_file.hpp"
-#include "phaze/search/model_evaluator.hpp"
 #include "phaze/report/search_report.hpp"
+#include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;
@@ -345,9 +347,9 @@ int RunPredict(CommandContext& ctx) {
                                 return op.gemm_overlap >= 0;
                               });
                             })
-            ? fmt::sprintf(
-                  ", TP collectives %.0f%% beside the GEMMs",
-                  100 * std::max(run.training.tensor_parallel_overlap, arch.collective_overlap))
+            ? fmt::sprintf(", TP collectives %.0f%% beside the GEMMs",
+                           100 * ChunkedCollectiveShare(run.training.tensor_parallel_overlap,
+                                                        arch.collective_overlap))
             : std::string())
     << "\n";
   if (slice.padded_vocab > 0) {

@@ -28,10 +28,18 @@
 // linear layers. share 0 leaves the graph as it is.
 #pragma once
 
+#include <algorithm>
+
 #include "phaze/graph/layer_graph.hpp"
 
 namespace phaze {
 
 LayerGraph WithTensorParallelOverlap(const LayerGraph& graph, double share);
+
+// The share of a chunked collective's time that runs beside its GEMM: the recipe's `share`, or
+// the architecture's `collective_overlap` where that is larger.
+inline double ChunkedCollectiveShare(double share, double collective_overlap) {
+  return std::max(share, collective_overlap);
+}
 
 }  // namespace phaze
