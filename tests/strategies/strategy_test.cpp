@@ -9,6 +9,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
+#include "phaze/graph/precision.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
@@ -243,6 +244,38 @@ TEST(SequenceParallel, ActivationsCollectivesAndParameters) {
   EXPECT_EQ(sp->Refusal(Full("megatron-8.3b", 1, 1000), 8), "");
 }
 
+// FP8 (graph/precision.hpp) as Transformer Engine runs it with tensor parallelism (v1.13:
+// layernorm_linear.py casts in the norm and gathers the FP8 output, keeps the FP8 shard and
+// gathers it again for the weight gradient; base.py's grad_output_preprocess casts the output
+// gradient before gathering it; the reduce-scatters sum 16-bit partial results). Korthikanti's
+// activations with the four linear layers' inputs in FP8, by hand: sequence parallelism keeps
+// (27·sbh + 5·a·s²·b)/t, as without tensor parallelism (graph_builder_test); tensor parallelism
+// alone keeps sbh·(8 + 19/t) + 5·a·s²·b/t (the replicated norm outputs 2+2 → 1+1 of its 10·sbh,
+// the context and FC2's input 2+8 → 1+4 of its 24·sbh/t). Every all-gather moves s·b·h bytes.
+TEST(SequenceParallel, Fp8GathersMoveOneBytePerValue) {
+  const std::int64_t s = 1024, h = 3072, a = 32;
+  for (std::int64_t b : {1, 2}) {
+    for (std::int64_t t : {2, 4, 8}) {
+      const LayerGraph bf16 = Slice("megatron-8.3b", b, t, true, "sequence_parallel");
+      const LayerGraph g = WithPrecision(bf16, Precision::kFp8);
+      EXPECT_EQ(Block(g).activation_bytes, (27 * s * b * h + 5 * a * s * s * b) / t)
+          << "b=" << b << " t=" << t;
+      const std::int64_t values = b * s * h;
+      for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+        const std::int64_t gathers = pass == &Block(g).forward ? 2 : 4;
+        EXPECT_EQ(Count(*pass, CollectiveKind::kAllGather).count, gathers);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kAllGather).bytes, gathers * values);
+        EXPECT_EQ(Count(*pass, CollectiveKind::kReduceScatter).bytes, 2 * 2 * values);
+      }
+      const LayerGraph tp = WithPrecision(Slice("megatron-8.3b", b, t), Precision::kFp8);
+      EXPECT_EQ(Block(tp).activation_bytes * t, (8 * t + 19) * s * b * h + 5 * a * s * s * b)
+          << "b=" << b << " t=" << t;
+      EXPECT_EQ(Count(Block(tp).backward, CollectiveKind::kAllReduce).bytes, 2 * 2 * values);
+      EXPECT_EQ(Count(Block(tp).forward, CollectiveKind::kAllReduce).bytes, 2 * 2 * values);
+    }
+  }
+}
+
 TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
   // Mixtral 8x7B: E = 8 experts, top-2, h 4096, FFN 14336, 32 heads, 8 key/value heads (d 128),
   // V 32000, s 4096. With balanced routing each expert receives T·k/E tokens.
@@ -379,6 +412,23 @@ TEST(Recompute, PerOpKeepsEveryOtherLinearAndTheAttentionOutputByHand) {
       const UniqueLayer sp = Block(WithAttentionKernel(
           Slice("llama2-7b", b, 2, fusion, "sequence_parallel"), AttentionKernel::kFlash));
       EXPECT_EQ(sp.SavedBytes(RecomputeMode::kPerOp), 2 * sb * (4 * h + f / 2)) << where;
+      // In FP8 at t 8 the linear layers' inputs are saved in one byte, and what per-op keeps
+      // (down's whole 16-bit partial sum among it) outweighs what the block saves without
+      // checkpointing; TorchTitan re-runs the same ops all the same (its float8 runs read the
+      // bf16 runs' peak memory, share/validation/README.md).
+      const auto at8 = [&](Precision precision) {
+        return Block(
+            WithPrecision(WithAttentionKernel(Slice("llama2-7b", b, 8, fusion, "sequence_parallel"),
+                                              AttentionKernel::kFlash),
+                          precision));
+      };
+      const UniqueLayer bf16 = at8(Precision::kBf16), fp8 = at8(Precision::kFp8);
+      EXPECT_GT(fp8.SavedBytes(RecomputeMode::kPerOp), fp8.SavedBytes(RecomputeMode::kNone))
+          << where;
+      EXPECT_TRUE(fp8.Recomputes(RecomputeMode::kPerOp)) << where;
+      EXPECT_EQ(RecomputeGraph(fp8, RecomputeMode::kPerOp).GemmFlops(),
+                RecomputeGraph(bf16, RecomputeMode::kPerOp).GemmFlops())
+          << where;
     }
   }
   // Embedding and head are not checkpointed: per-op keeps all they save and re-runs nothing.

@@ -8,6 +8,10 @@
 
 namespace phaze {
 
+std::string BackwardOpName(std::string_view forward_op) {
+  return std::string(forward_op) + ".backward";
+}
+
 namespace {
 
 // A gradient GEMM's axes: the forward op's, with its dimensions as the gradient's shape permutes
@@ -124,7 +128,7 @@ class BackwardWriter {
           return;
         }
         Operator conjugate;
-        conjugate.name = op.name + ".backward";
+        conjugate.name = BackwardOpName(op.name);
         conjugate.kind = OpKind::kCollective;
         conjugate.axes = op.axes;
         conjugate.expert = op.expert;
@@ -139,7 +143,7 @@ class BackwardWriter {
       }
       case OpKind::kView: {  // split ↔ concat, select ↔ scatter: again a view
         Operator inverse;
-        inverse.name = op.name + ".backward";
+        inverse.name = BackwardOpName(op.name);
         inverse.kind = OpKind::kView;
         inverse.axes = op.axes;
         inverse.expert = op.expert;
@@ -171,7 +175,7 @@ class BackwardWriter {
       bw_.AddOp(std::move(bias));
       return;
     }
-    Operator b = VectorBackwardOp(op, op.name + ".backward", grads);
+    Operator b = VectorBackwardOp(op, BackwardOpName(op.name), grads);
     EmitWithInputGradients(std::move(b), op, InputsNeedingGrad(op));
   }
 

@@ -23,11 +23,18 @@
 // outputs.
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "phaze/graph/operator_graph.hpp"
 
 namespace phaze {
 
 // Throws InvalidArgumentError for an op kind that has no backward (an optimizer step).
 OperatorGraph DeriveBackward(const OperatorGraph& forward);
+
+// The name of the one op DeriveBackward writes for a forward collective, view or vector op:
+// "<op>.backward" (a collective's conjugate, a view's inverse, a vector op's backward).
+std::string BackwardOpName(std::string_view forward_op);
 
 }  // namespace phaze

@@ -104,8 +104,13 @@ struct UniqueLayer {
   std::int64_t WorkingBytes(RecomputeMode mode) const {
     return std::max<std::int64_t>(0, activation_bytes - SavedBytes(mode));
   }
-  // Whether the mode re-runs anything of this layer in backward.
-  bool Recomputes(RecomputeMode mode) const { return WorkingBytes(mode) > 0; }
+  // Whether the mode re-runs anything of this layer in backward: per-op re-runs a block's ops
+  // but those PerOpKeeps names even where what it keeps is no smaller than what the block would
+  // save without it (TorchTitan checkpoints every block; in FP8 the kept 16-bit GEMM outputs can
+  // outweigh the FP8 inputs the GEMMs would save); the other modes re-run what frees memory.
+  bool Recomputes(RecomputeMode mode) const {
+    return (mode == RecomputeMode::kPerOp && kind == LayerKind::kBlock) || WorkingBytes(mode) > 0;
+  }
 };
 
 struct LayerInstance {

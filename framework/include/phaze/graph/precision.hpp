@@ -5,11 +5,19 @@
 //   forward and both backward GEMMs) run in FP8 (Operator::fp8) at the device's FP8 tensor rate
 //   (ArchConfig::fp8_tensor_ratio × its 16-bit peak); attention's batched GEMMs, the embedding,
 //   the LM head, norms, softmax and every element-wise op stay 16-bit;
-// * an activation every consumer of which is an FP8 GEMM is written and kept in FP8 (1 byte per
-//   element: TE fuses the cast into the norm before QKV and FC1 and into the activation before
-//   FC2; the saved copy the backward pass reads is FP8 too); any other GEMM input (the gradients
-//   in backward, an input another op also reads) is cast by the GEMM's own cast kernel, costed by
-//   the estimator (OpWork::fp8_cast_elements);
+// * an activation that reaches FP8 GEMMs only — directly or through tensor-parallel all-gathers
+//   and identities (Megatron's f, the sequence-parallel re-gather) — is written and kept in FP8
+//   (1 byte per element: TE fuses the cast into the norm before QKV and FC1 and into the
+//   activation before FC2; the saved copy the backward pass reads, with sequence parallelism the
+//   local shard, is FP8 too); any other GEMM input (the gradients in backward, an input another
+//   op also reads) is cast by the GEMM's own cast kernel, costed by the estimator
+//   (OpWork::fp8_cast_elements);
+// * the tensor-parallel all-gathers move 1 byte per element (collective_bytes halved), as TE and
+//   torchao cast before gathering: the forward gather of such an activation, its re-gather in
+//   backward, and the backward gather of an output gradient that reaches FP8 GEMMs only (that
+//   gradient stays 16-bit in the graph: the GEMMs' cast kernel stands in for TE's cast of the
+//   shard and transpose of the gathered FP8 tensor); reduce-scatters and all-reduces sum 16-bit
+//   partial results and stay 16-bit;
 // * TE keeps an FP8 copy of each such weight and its transpose: UniqueLayer::cached_weight_bytes
 //   (2 bytes per parameter) on top of the 16-bit weights, the fp32 gradients and optimizer state.
 // Applied to a sliced, completed layer graph (after the strategy and fusion), which it returns
