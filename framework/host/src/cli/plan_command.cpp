@@ -373,7 +373,9 @@ int RunPlan(CommandContext& ctx) {
     << "runs of the plan's shape ("
     << (residuals.Source().empty() ? "none found" : residuals.Source()) << ").\n";
   if (!tight.empty()) {
-    o << "\nPlans " << tight << " use more than 90% of the " << fmt::sprintf("%.2f", arch.HbmGiB())
+    const bool one = tight.find(',') == std::string::npos;
+    o << (one ? "\nPlan " : "\nPlans ") << tight << (one ? " uses" : " use")
+      << " more than 90% of the " << fmt::sprintf("%.2f", arch.HbmGiB())
       << " GiB HBM: " << kAllocatorNote << "; --hbm-gib "
       << fmt::sprintf("%.0f", kTightHbmShare * arch.HbmGiB())
       << " ranks only plans that leave 10% free.\n";
