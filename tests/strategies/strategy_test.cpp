@@ -274,6 +274,23 @@ TEST(SequenceParallel, Fp8GathersMoveOneBytePerValue) {
       EXPECT_EQ(Count(Block(tp).forward, CollectiveKind::kAllReduce).bytes, 2 * 2 * values);
     }
   }
+  // BERT's blocks are post-LN: the shards gathered for QKV and FC1 (the block's input and the
+  // first norm's output) are also read by the residual adds, so they stay 16-bit and only the
+  // context and FC2's input are kept in FP8 (5·sbh/t bytes fewer, not 7); TE casts the shards and
+  // gathers FP8 all the same (linear.py casts inputmat before gather_along_first_dim), so every
+  // gather, forward and backward, still moves s·b·h bytes.
+  const std::int64_t bert_values = 512 * 1024;
+  for (std::int64_t t : {2, 4}) {
+    const LayerGraph bf16 = Slice("bert-large", 1, t, true, "sequence_parallel");
+    const LayerGraph g = WithPrecision(bf16, Precision::kFp8);
+    EXPECT_EQ(Block(g).activation_bytes, Block(bf16).activation_bytes - 5 * bert_values / t)
+        << "t=" << t;
+    for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+      const std::int64_t gathers = pass == &Block(g).forward ? 2 : 4;
+      EXPECT_EQ(Count(*pass, CollectiveKind::kAllGather).bytes, gathers * bert_values) << t;
+      EXPECT_EQ(Count(*pass, CollectiveKind::kReduceScatter).bytes, 2 * 2 * bert_values) << t;
+    }
+  }
 }
 
 TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
@@ -403,8 +420,14 @@ TEST(Recompute, PerOpKeepsEveryOtherLinearAndTheAttentionOutputByHand) {
       const OperatorGraph rerun = RecomputeGraph(flash, RecomputeMode::kPerOp);
       EXPECT_EQ(rerun.GemmFlops(), 2 * sb * h * (2 * h + f)) << where;
       for (const auto& op : rerun.Ops()) EXPECT_FALSE(op.attention_core) << op.name;
+      // What the re-run rebuilds of what backward reads: the first norm's output (the linear
+      // layers' input), the rotated q and k (the attention's inputs), the first residual sum and
+      // the second norm's output (the second norm's and the FFN's inputs), up's output, the
+      // activation's and their product (the product's and down's inputs): 2·sb·(5h + 3f).
+      // Epilogue fusion puts the rotation in q's and k's GEMMs and the activation in gate's, so
+      // kept q and gate take theirs with them: 2·sb·(4h + 2f).
       EXPECT_EQ(flash.WorkingBytes(RecomputeMode::kPerOp),
-                flash.SavedBytes(RecomputeMode::kNone) - flash.SavedBytes(RecomputeMode::kPerOp))
+                fusion ? 2 * sb * (4 * h + 2 * f) : 2 * sb * (5 * h + 3 * f))
           << where;
       // Tensor parallelism 2 with sequence parallelism: the input, q, v, gate and the attention
       // output are split 2 ways; down's GEMM result is the whole partial sum (sb·h) before its
@@ -426,6 +449,7 @@ TEST(Recompute, PerOpKeepsEveryOtherLinearAndTheAttentionOutputByHand) {
       EXPECT_GT(fp8.SavedBytes(RecomputeMode::kPerOp), fp8.SavedBytes(RecomputeMode::kNone))
           << where;
       EXPECT_TRUE(fp8.Recomputes(RecomputeMode::kPerOp)) << where;
+      EXPECT_GT(fp8.WorkingBytes(RecomputeMode::kPerOp), 0) << where;
       EXPECT_EQ(RecomputeGraph(fp8, RecomputeMode::kPerOp).GemmFlops(),
                 RecomputeGraph(bf16, RecomputeMode::kPerOp).GemmFlops())
           << where;

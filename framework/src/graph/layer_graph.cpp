@@ -213,6 +213,7 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   // m·n result, whatever epilogue fusion appended to the op) and what the attention core keeps for
   // its backward (with FlashAttention, nothing but its output; the q, k and v it reads re-run).
   layer.per_op_activation_bytes = layer.activation_bytes;
+  layer.per_op_rerun_bytes = 0;
   if (layer.kind == LayerKind::kBlock) {
     layer.per_op_activation_bytes = layer.checkpoint_bytes;
     const std::vector<bool> keep = PerOpKeeps(g);
@@ -236,6 +237,14 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
       }
     }
     for (int t : outputs) layer.per_op_activation_bytes += g.GetTensor(t).Bytes();
+    std::set<int> rerun;  // saved tensors a re-run op produces
+    for (const auto& op : g.Ops()) {
+      for (int t : op.saved) {
+        const int producer = g.Producer(t);
+        if (producer >= 0 && !keep[producer]) rerun.insert(t);
+      }
+    }
+    for (int t : rerun) layer.per_op_rerun_bytes += g.GetTensor(t).Bytes();
   }
   Operator step;
   step.name = layer.name + ".optimizer_step";

@@ -1,5 +1,6 @@
 #include "phaze/graph/precision.hpp"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,10 +60,11 @@ bool AllGather(const Operator& op) {
   return op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather;
 }
 
-// `g` with its FP8 GEMMs marked, the named tensors one byte per element and the named all-gathers
-// moving one byte per element instead of `dtype_bytes`.
+// `g` with its FP8 GEMMs marked, the named tensors one byte per element and the named
+// all-gathers moving one byte per value instead of the divisor given (the bytes of a value of the
+// tensor they gather).
 OperatorGraph Fp8Rewritten(const OperatorGraph& g, const std::set<std::string>& fp8_tensors,
-                           const std::set<std::string>& fp8_gathers, std::int64_t dtype_bytes) {
+                           const std::map<std::string, std::int64_t>& fp8_gathers) {
   return Rewritten(
       g,
       [&](int, Tensor& t) {
@@ -70,7 +72,9 @@ OperatorGraph Fp8Rewritten(const OperatorGraph& g, const std::set<std::string>& 
       },
       [&](int, Operator& op) {
         op.fp8 = Fp8Gemm(op);
-        if (fp8_gathers.count(op.name)) op.collective_bytes /= dtype_bytes;
+        if (auto it = fp8_gathers.find(op.name); it != fp8_gathers.end()) {
+          op.collective_bytes /= it->second;
+        }
       });
 }
 
@@ -92,28 +96,35 @@ LayerGraph WithPrecision(const LayerGraph& graph, Precision precision) {
       fp8_tensors.insert(fw.GetTensor(static_cast<int>(t)).name);
       fp8_tensors.insert("saved:" + fw.GetTensor(static_cast<int>(t)).name);
     }
-    // All-gathers that move FP8: a forward one of such an activation; the backward one of a
-    // carrier of such an activation (the sequence-parallel re-gather of the kept FP8 shard); a
-    // backward one of a gradient that reaches FP8 GEMMs only, which TE casts before gathering
-    // (the gradient itself stays 16-bit here: the GEMMs' cast kernel, still charged on the
-    // gathered elements, stands in for the cast of the shard and the transpose of the gathered
-    // FP8 tensor that the weight gradient needs).
-    std::set<std::string> forward_gathers, backward_gathers;
+    // All-gathers that move FP8, as TE casts before it gathers: in forward, each whose gathered
+    // tensor is FP8 (whatever the shard: a shard another op also reads in 16 bits, a post-LN
+    // block's residual, is cast by a kernel of its own that is not charged, 3 bytes per value of
+    // the shard); in backward, the re-gather of such a tensor (the conjugate of its carrier) and
+    // each gather of a gradient that reaches FP8 GEMMs only (the gradient itself stays 16-bit
+    // here: the GEMMs' cast kernel, charged on the gathered values, stands in for TE's cast of
+    // the shard and transpose of the gathered FP8 tensor).
+    const auto all_fp8 = [](const std::vector<bool>& marks, const Operator& op) {
+      bool all = !op.outputs.empty();
+      for (int t : op.outputs) all = all && marks[t];
+      return all;
+    };
+    std::map<std::string, std::int64_t> forward_gathers, backward_gathers;
     for (const Operator& op : fw.Ops()) {
-      if (!Carrier(op) || op.inputs.empty() || !fp8[op.inputs[0]]) continue;
-      if (AllGather(op)) forward_gathers.insert(op.name);
+      if (!Carrier(op) || !all_fp8(fp8, op)) continue;
+      const std::int64_t value_bytes = fw.GetTensor(op.outputs[0]).dtype_bytes;
+      if (AllGather(op)) forward_gathers[op.name] = value_bytes;
       if (op.collective_backward == CollectiveKind::kAllGather) {
-        backward_gathers.insert(BackwardOpName(op.name));
+        backward_gathers[BackwardOpName(op.name)] = value_bytes;
       }
     }
     const std::vector<bool> fp8_gradients = ReachingFp8GemmsOnly(bw);
     for (const Operator& op : bw.Ops()) {
-      bool reaches = AllGather(op) && !op.outputs.empty();
-      for (int t : op.outputs) reaches = reaches && fp8_gradients[t];
-      if (reaches) backward_gathers.insert(op.name);
+      if (AllGather(op) && all_fp8(fp8_gradients, op)) {
+        backward_gathers[op.name] = bw.GetTensor(op.outputs[0]).dtype_bytes;
+      }
     }
-    u.forward = Fp8Rewritten(fw, fp8_tensors, forward_gathers, out.dtype_bytes);
-    u.backward = Fp8Rewritten(bw, fp8_tensors, backward_gathers, out.dtype_bytes);
+    u.forward = Fp8Rewritten(fw, fp8_tensors, forward_gathers);
+    u.backward = Fp8Rewritten(bw, fp8_tensors, backward_gathers);
     FinalizeLayerMemory(u, out.dtype_bytes, out.optimizer);
   }
   return out;

@@ -24,7 +24,10 @@
 //                           full = the layer's hidden-state input (transformer blocks only, as
 //                           Megatron-LM checkpoints them; other layers keep their activations)
 //   WorkingBytes(mode)    = activation_bytes − SavedBytes(mode): what recomputation
-//                           re-materialises for the layer's backward (the transient working set)
+//                           re-materialises for the layer's backward (the transient working set);
+//                           per-op on a block: the saved tensors its re-run ops produce
+//                           (per_op_rerun_bytes), which its kept set, holding 16-bit GEMM results
+//                           rather than the tensors backward reads, does not bound
 //   transient_bytes       = the most a backward op's kernels hold at once beyond that
 //                           (Operator::passes.held_bytes per element of its first vector work:
 //                           the loss's FP32 temporaries, graph/loss_kernel.hpp); the stage's
@@ -93,6 +96,9 @@ struct UniqueLayer {
   std::int64_t selective_activation_bytes = 0;  // SavedBytes(kSelective)
   std::int64_t checkpoint_bytes = 0;            // SavedBytes(kFull)
   std::int64_t per_op_activation_bytes = 0;     // SavedBytes(kPerOp)
+  // What per-op's re-run rebuilds of what the backward pass reads: the saved tensors of a block
+  // that ops PerOpKeeps does not name produce (WorkingBytes(kPerOp)).
+  std::int64_t per_op_rerun_bytes = 0;
   // Copies of the weights kept beside them: Transformer Engine's FP8 weight and its transpose,
   // 2 bytes per parameter of the layer's FP8 GEMMs (graph/precision.hpp); 0 otherwise.
   std::int64_t cached_weight_bytes = 0;
@@ -102,6 +108,7 @@ struct UniqueLayer {
 
   std::int64_t SavedBytes(RecomputeMode mode) const;
   std::int64_t WorkingBytes(RecomputeMode mode) const {
+    if (mode == RecomputeMode::kPerOp && kind == LayerKind::kBlock) return per_op_rerun_bytes;
     return std::max<std::int64_t>(0, activation_bytes - SavedBytes(mode));
   }
   // Whether the mode re-runs anything of this layer in backward: per-op re-runs a block's ops

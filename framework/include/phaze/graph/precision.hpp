@@ -12,12 +12,14 @@
 //   local shard, is FP8 too); any other GEMM input (the gradients in backward, an input another
 //   op also reads) is cast by the GEMM's own cast kernel, costed by the estimator
 //   (OpWork::fp8_cast_elements);
-// * the tensor-parallel all-gathers move 1 byte per element (collective_bytes halved), as TE and
-//   torchao cast before gathering: the forward gather of such an activation, its re-gather in
-//   backward, and the backward gather of an output gradient that reaches FP8 GEMMs only (that
-//   gradient stays 16-bit in the graph: the GEMMs' cast kernel stands in for TE's cast of the
-//   shard and transpose of the gathered FP8 tensor); reduce-scatters and all-reduces sum 16-bit
-//   partial results and stay 16-bit;
+// * the tensor-parallel all-gathers feeding FP8 GEMMs move 1 byte per value (collective_bytes
+//   divided by the 16-bit value's bytes), as TE and torchao cast before gathering: the forward
+//   gather of such an activation (a shard another op also reads in 16 bits, as a post-LN block's
+//   residual, is cast by a kernel of its own, not charged), its re-gather in backward, and the
+//   backward gather of an output gradient that reaches FP8 GEMMs only (that gradient stays
+//   16-bit in the graph: the GEMMs' cast kernel stands in for TE's cast of the shard and
+//   transpose of the gathered FP8 tensor); reduce-scatters and all-reduces sum 16-bit partial
+//   results and stay 16-bit;
 // * TE keeps an FP8 copy of each such weight and its transpose: UniqueLayer::cached_weight_bytes
 //   (2 bytes per parameter) on top of the 16-bit weights, the fp32 gradients and optimizer state.
 // Applied to a sliced, completed layer graph (after the strategy and fusion), which it returns
