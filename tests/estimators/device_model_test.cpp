@@ -192,6 +192,52 @@ TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
   EXPECT_THROW(Make("analytic")->Estimate(fp8, h100, Pass::kForward), UnsupportedOpError);
 }
 
+// Under a board power limit below the TDP the calibration was measured at, a GEMM's clock falls
+// by the cube root of the dynamic power's share (f·V², V following f), the static power being
+// the energy model's: on the H100 preset 20 W + 0.05 W/mm² · 814 mm² = 60.7 W, so at 500 W of
+// 700 W the tensor cores run at ∛(439.3 / 639.3) = 0.8825 of their clock — the 0.915 of the 700 W
+// throughput LitGPT's Llama 3 8B measured at 500 W on the same 94 GB H100 (Mayr et al. 2026,
+// arXiv 2603.16164, Table 4) has its memory-bound kernels in it, which keep their speed here.
+// At or above the TDP, or without one, nothing changes; a compute-bound FP8 GEMM slows the same.
+TEST(DeviceModel, PowerLimitSlowsTheTensorCoresByTheCubeRootOfTheDynamicShare) {
+  ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
+  ASSERT_EQ(h100.tdp_w, 700);
+  h100.calibration = {{"gemm_efficiency", 0.5},
+                      {"memory_efficiency", 0.5},
+                      {"kernel_overhead_s", 1e-5},
+                      {"concurrent_kernels", 0}};
+  const auto gpu = Make("device");
+  OpWork gemm = OpWork::Gemm({1, 8192, 8192, 8192}, 2);
+  OpWork fp8 = gemm;
+  fp8.fp8 = true;
+  const OpWork add = OpWork::Vector("add", 1 << 26, 2);
+  const auto time = [&](const OpWork& op, const ArchConfig& a) {
+    return gpu->Estimate(op, a, Pass::kForward).all_cores_s - 1e-5;
+  };
+  ArchConfig capped = h100;
+  capped.power_limit_w = 500;
+  const double clock = std::cbrt((500 - 60.7) / (700 - 60.7));
+  EXPECT_NEAR(DeviceModel::PowerLimitClockScale(capped), clock, 1e-12);
+  EXPECT_NEAR(time(gemm, capped), time(gemm, h100) / clock, 1e-9 * time(gemm, h100));
+  EXPECT_NEAR(time(fp8, capped), time(fp8, h100) / clock, 1e-9 * time(fp8, h100));
+  EXPECT_DOUBLE_EQ(time(add, capped), time(add, h100));
+  for (double limit : {700.0, 900.0}) {
+    capped.power_limit_w = limit;
+    EXPECT_EQ(DeviceModel::PowerLimitClockScale(capped), 1.0) << limit;
+  }
+  capped.tdp_w = 0;  // a template chip: no limit
+  EXPECT_EQ(DeviceModel::PowerLimitClockScale(capped), 1.0);
+  // The estimate cache tells the limits apart.
+  const CachedEstimator cached(gpu);
+  capped = h100;
+  capped.power_limit_w = 500;
+  EXPECT_EQ(cached.Estimate(gemm, h100, Pass::kForward).all_cores_s,
+            gpu->Estimate(gemm, h100, Pass::kForward).all_cores_s);
+  EXPECT_EQ(cached.Estimate(gemm, capped, Pass::kForward).all_cores_s,
+            gpu->Estimate(gemm, capped, Pass::kForward).all_cores_s);
+  EXPECT_EQ(cached.Misses(), 2);
+}
+
 // A fused attention kernel's GEMM (OpWork::attention_kernel) runs at attention_efficiency
 // forward and attention_backward_efficiency backward, its operands once and the GLB at twice its
 // bandwidth (the query tile stays on chip); its lane work launches no kernel.

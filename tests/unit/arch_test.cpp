@@ -134,6 +134,13 @@ TEST(ArchConfig, DeviceCalibrationIsCheckedWhereItEnters) {
   EXPECT_NE(error("estimator: gpu\ncalibration: {memory_efficiency: 0}\n").find("(0, 1]"),
             std::string::npos);
   EXPECT_EQ(error("calibration: {gemm_efficiency: 1, concurrent_kernels: 0}\n"), "no error");
+  // A power limit needs the board power the calibration was measured at.
+  EXPECT_NE(error("power_limit_w: 500\n").find("a.yaml:6:16: power_limit_w: needs tdp_w beside it"),
+            std::string::npos)
+      << error("power_limit_w: 500\n");
+  EXPECT_NE(error("tdp_w: -700\n").find("a.yaml:6:8: tdp_w"), std::string::npos)
+      << error("tdp_w: -700\n");
+  EXPECT_EQ(error("tdp_w: 700\npower_limit_w: 500\n"), "no error");
   // Another estimator's calibration is its own, but numbers (finite ones).
   EXPECT_EQ(error("estimator: mine\ncalibration: {anything: 7}\n"), "no error");
   EXPECT_NE(error("estimator: mine\ncalibration: {anything: 1e999}\n").find("calibration.anything: expected a number, found '1e999'"),

@@ -70,7 +70,7 @@ TEST(PluginLoader, NoEntrySymbol) {
 TEST(PluginLoader, WrongAbiVersion) {
   EXPECT_EQ(LoadError({"wrong_abi"}),
             "plugin '" + Fixture("wrong_abi") +
-                "': wrong plugin ABI version: got 999, this phaze supports 6 (rebuild the plugin "
+                "': wrong plugin ABI version: got 999, this phaze supports 7 (rebuild the plugin "
                 "against this phaze)");
 }
 
@@ -85,7 +85,7 @@ TEST(PluginLoader, OtherHeadersAndOldAbiAreRefused) {
   EXPECT_EQ(LoadError({"old_abi"}),
             "plugin '" + Fixture("old_abi") +
                 "': built for an older phaze plugin ABI (3 or earlier: it exports "
-                "'phaze_plugin_entry'); this phaze supports ABI 6 (rebuild the plugin against this "
+                "'phaze_plugin_entry'); this phaze supports ABI 7 (rebuild the plugin against this "
                 "phaze)");
   // The fingerprint is the version and 16 hex digits of the headers' hash.
   const std::string f = kBuildFingerprint;

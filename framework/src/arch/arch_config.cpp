@@ -73,6 +73,11 @@ std::string ArchConfig::Validate() const {
   }
   if (!(host_kernel_s >= 0) || !std::isfinite(host_kernel_s)) return "host_kernel_s must be >= 0";
   if (!(fp8_tensor_ratio >= 0 && fp8_tensor_ratio <= 64)) return "fp8_tensor_ratio must be in [0, 64]";
+  if (!(tdp_w >= 0) || !(power_limit_w >= 0) || !std::isfinite(tdp_w + power_limit_w)) {
+    return "tdp_w and power_limit_w must be >= 0";
+  }
+  if (power_limit_w > 0 && !(tdp_w > 0))
+    return "power_limit_w needs tdp_w (the calibration's limit)";
   return "";
 }
 
@@ -111,17 +116,42 @@ Json ArchConfig::ToJson() const {
   }
   if (collective_overlap != 1.0) j["collective_overlap"] = collective_overlap;
   if (host_kernel_s != 0) j["host_kernel_s"] = host_kernel_s;
+  if (tdp_w > 0) j["tdp_w"] = tdp_w;
+  if (power_limit_w > 0) j["power_limit_w"] = power_limit_w;
   j["peak_tensor_flops_per_s"] = PeakTensorFlopsPerS();
   return j;
 }
 
 ArchConfig ParseArchConfig(const ConfigNode& root) {
   if (!root.IsMap()) root.Fail("expected an architecture (a map), found " + root.Describe());
-  root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
-                   "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
-                   "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
-                   "word_bytes", "fp8_tensor_ratio", "collective_overlap", "host_kernel_s", "calibration", "energy", "estimator", "die_area_mm2", "node_nm",
-                   "hourly_usd"});
+  root.ExpectKeys({"name",
+                   "description",
+                   "num_tc",
+                   "num_vc",
+                   "pe_x",
+                   "pe_y",
+                   "pe_vc",
+                   "glb_mib",
+                   "glb_bytes",
+                   "glb_bandwidth_words_per_cycle",
+                   "l2_tc_bytes",
+                   "l2_vc_bytes",
+                   "hbm_gib",
+                   "hbm_bytes",
+                   "hbm_bandwidth_bytes_per_s",
+                   "frequency_hz",
+                   "word_bytes",
+                   "fp8_tensor_ratio",
+                   "collective_overlap",
+                   "host_kernel_s",
+                   "calibration",
+                   "energy",
+                   "estimator",
+                   "die_area_mm2",
+                   "node_nm",
+                   "hourly_usd",
+                   "tdp_w",
+                   "power_limit_w"});
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsIntInRange(1, limits::kCores);
   a.num_vc = root.Child("num_vc").AsIntInRange(1, limits::kCores);
@@ -175,6 +205,13 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
   if (auto n = root.Optional("die_area_mm2")) a.die_area_mm2 = positive(*n, "mm²");
   if (auto n = root.Optional("node_nm")) a.node_nm = positive(*n, "nm");
   if (auto n = root.Optional("hourly_usd")) a.hourly_usd = positive(*n, "USD per hour");
+  if (auto n = root.Optional("tdp_w")) a.tdp_w = positive(*n, "W");
+  if (auto n = root.Optional("power_limit_w")) {
+    a.power_limit_w = positive(*n, "W");
+    if (!root.Optional("tdp_w")) {
+      n->Fail("needs tdp_w beside it: the board power the calibration was measured at");
+    }
+  }
   if (auto c = root.Optional("energy")) {
     if (!c->IsMap()) c->Fail("expected a map of the energy model's parameters, found " + c->Describe());
     for (const auto& [key, value] : c->Entries()) {

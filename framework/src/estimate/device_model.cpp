@@ -123,6 +123,14 @@ double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
   return best;
 }
 
+double DeviceModel::PowerLimitClockScale(const ArchConfig& a) {
+  if (!(a.power_limit_w > 0) || !(a.tdp_w > 0) || a.power_limit_w >= a.tdp_w) return 1;
+  const double static_w = EnergyModel::StaticPowerW(a);
+  if (!(a.tdp_w > static_w)) return 1;  // a TDP the static power fills: nothing to scale
+  const double dynamic = std::max(0.0, a.power_limit_w - static_w) / (a.tdp_w - static_w);
+  return std::cbrt(dynamic);
+}
+
 double DeviceModel::GemmHbmBytes(const GemmShape& g, const ArchConfig& a, double op_bytes) {
   const double word = static_cast<double>(a.word_bytes);
   const double glb_words = static_cast<double>(a.glb_bytes) / word;
@@ -185,12 +193,14 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
                                "and architecture '" + a.name + "' has no FP8 tensor rate "
                                "(fp8_tensor_ratio; train it in bf16)");
     }
-    const double rate = op.fp8 ? a.fp8_tensor_ratio : 1.0;
+    // The tensor cores and the operand traffic that feeds them run at the power limit's clock.
+    const double clock = PowerLimitClockScale(a);
+    const double rate = (op.fp8 ? a.fp8_tensor_ratio : 1.0) * clock;
     const i64 word = op.fp8 ? 1 : a.word_bytes;
     // A fused attention kernel keeps its query tile on chip and streams only the keys and values
     // through the GLB: half the operand traffic of a GEMM tile, as twice the bandwidth.
     const double glb = a.glb_bandwidth_words_per_cycle * static_cast<double>(a.word_bytes) * f *
-                       (op.attention_kernel ? 2.0 : 1.0);
+                       clock * (op.attention_kernel ? 2.0 : 1.0);
     // An FP8 GEMM reads its weight's FP8 copy.
     const double gemm_bytes =
         op.fp8 ? op_bytes - static_cast<double>(op.weight_bytes) / 2 : op_bytes;

@@ -40,6 +40,12 @@ struct ArchConfig {
   // of the device, so a layer's pass lasts max(device makespan, kernels · host_kernel_s): small
   // kernels at small batch leave a GPU host-bound. 0 (the template): the device is fed in time.
   double host_kernel_s = 0;
+  // A real chip's board power: `tdp_w`, the limit its calibration was measured at (its TDP), and
+  // `power_limit_w`, the one it runs at (0: the TDP). Below the TDP the firmware lowers the clock
+  // of the work that was power-bound at it, the tensor cores' (DeviceModel::PowerLimitClockScale).
+  // 0 (the template): no limit.
+  double tdp_w = 0;
+  double power_limit_w = 0;
   // Named parameters an estimator plugin may read for this device (e.g. the device model's fitted
   // kernel efficiency); the framework only carries and echoes them. Sorted, so deterministic.
   std::map<std::string, double> calibration;
