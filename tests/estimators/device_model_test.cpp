@@ -9,6 +9,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "phaze/estimate/energy_model.hpp"
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
@@ -221,6 +222,12 @@ TEST(DeviceModel, PowerLimitSlowsTheTensorCoresByTheCubeRootOfTheDynamicShare) {
   EXPECT_NEAR(time(gemm, capped), time(gemm, h100) / clock, 1e-9 * time(gemm, h100));
   EXPECT_NEAR(time(fp8, capped), time(fp8, h100) / clock, 1e-9 * time(fp8, h100));
   EXPECT_DOUBLE_EQ(time(add, capped), time(add, h100));
+  // Its switching energy (the MACs and their buffer reads) scales with V², the voltage following
+  // the clock; the HBM's does not: the GEMM's dynamic power falls by clock³.
+  const Energy e700 = EnergyModel::Op(gemm, h100), e500 = EnergyModel::Op(gemm, capped);
+  EXPECT_NEAR(e500.compute_j, e700.compute_j * clock * clock, 1e-12 * e700.compute_j);
+  EXPECT_NEAR(e500.on_chip_j, e700.on_chip_j * clock * clock, 1e-12 * e700.on_chip_j);
+  EXPECT_DOUBLE_EQ(e500.memory_j, e700.memory_j);
   for (double limit : {700.0, 900.0}) {
     capped.power_limit_w = limit;
     EXPECT_EQ(DeviceModel::PowerLimitClockScale(capped), 1.0) << limit;

@@ -62,7 +62,12 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
     const double n = static_cast<double>(g.n);
     const double k = static_cast<double>(g.k);
     const double macs = b * m * n * k;
-    e.compute_j += macs * t.mac_pj * 1e-12;
+    // Under a power limit the tensor cores run at a lower clock and voltage: the switching energy
+    // of the GEMM's MACs and their buffer reads scales with V², V following the clock
+    // (DeviceModel::PowerLimitClockScale; 1 without a limit).
+    const double clock = DeviceModel::PowerLimitClockScale(a);
+    const double volts2 = clock * clock;
+    e.compute_j += macs * t.mac_pj * 1e-12 * volts2;
     // The tile the device model runs (on all cores) decides the GLB traffic.
     GemmTile tile;
     if (run_tile) {
@@ -78,7 +83,9 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
     const double glb_bytes = tiles * static_cast<double>(tile.tm + tile.tn) * k * word + b * m * n * word;
     const double buffer_bytes =
         macs * word * (1.0 / static_cast<double>(a.pe_x) + 1.0 / static_cast<double>(a.pe_y));
-    e.on_chip_j = SramJ(glb_bytes, glb, t) + SramJ(buffer_bytes, static_cast<double>(a.l2_tc_bytes), t);
+    e.on_chip_j =
+        (SramJ(glb_bytes, glb, t) + SramJ(buffer_bytes, static_cast<double>(a.l2_tc_bytes), t)) *
+        volts2;
     // A result kept on chip (it writes no bytes: FlashAttention's scores) costs no HBM passes.
     const bool on_chip = op.kind == OpKind::kBatchedGemm && op.bytes_written == 0;
     double hbm_bytes = on_chip ? op_bytes : DeviceModel::GemmHbmBytes(g, a, op_bytes);
