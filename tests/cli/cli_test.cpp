@@ -1,18 +1,18 @@
 // Runs the real `phaze` binary: help, version, plugin listing, fixture plugin failures, config
 // errors and exit codes (0 success, 1 no feasible result, 2 usage/config/plugin, 3 internal).
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "phaze/build_fingerprint.hpp"
 #include "phaze/core/config_node.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
-#include "phaze/build_fingerprint.hpp"
 #include "phaze/core/output_directory.hpp"
 #include "test_util.hpp"
 #include "tiny_search.hpp"
@@ -1085,6 +1085,35 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                         "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --plan 1,1,1 --micro-batch 1 "
                         "--global-batch 8 --precision fp8");
   EXPECT_USAGE_ERROR(a100_fp8, "has no FP8 tensor rate");
+  // --power-limit-w: the same plan at 500 W of the H100's 700 W TDP is slower, at most by the
+  // tensor cores' clock ratio ∛((500 − 60.7) / (700 − 60.7)) = 0.8825 (every second in GEMMs)
+  // and by something (a Llama 2 7B step is mostly GEMMs); a device without a TDP refuses it.
+  {
+    const std::string llama = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                              "--plan 1,1,8 --micro-batch 2 --global-batch 64 --recompute full "
+                              "--sharding parameters -o ";
+    testing::TempDir dir;
+    double step[2] = {0, 0};
+    int k = 0;
+    for (const char* limit : {"700", "500"}) {
+      const std::string out = (dir / (std::string(limit) + ".json")).string();
+      auto run = Phaze(llama + out + " --power-limit-w " + limit);
+      ASSERT_EQ(run.exit_code, 0) << run.err;
+      const ConfigNode result = ConfigNode::ParseFile(out).Child("result");
+      step[k++] = result.Child("time_per_batch_s").AsDouble();
+    }
+    EXPECT_GT(step[1] / step[0], 1.02);
+    EXPECT_LT(step[1] / step[0], 1 / std::cbrt(439.3 / 639.3));
+    auto header = Phaze(llama.substr(3) + (dir / "h.json").string() + " --power-limit-w 500");
+    EXPECT_NE(header.out.find("(dgx-h100, estimator device, 500 W of its 700 W TDP)"),
+              std::string::npos)
+        << header.out;
+    auto no_tdp = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                        "/workloads/tiny-gpt.yaml --arch tpuv4 --plan 1,1,1 --micro-batch 1 "
+                        "--global-batch 8 --power-limit-w 300");
+    EXPECT_USAGE_ERROR(no_tdp, "--power-limit-w: architecture 'tpuv4' has no tdp_w");
+  }
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
   // the device model unless the run config names another.
   {

@@ -37,6 +37,9 @@ auto ReadFlag(const std::string& flag, Read read) {
 // predict's and plan's device (device_flags.cpp): --arch, a preset or file, whose estimator the
 // run uses unless its config names one; with --hbm-gib, the same device with that much HBM.
 ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// ", 500 W of its 700 W TDP" for a device run below its TDP (--power-limit-w, power_limit_w), else
+// "": for the headers of predict and plan.
+std::string PowerLimitText(const ArchConfig& arch);
 // --model and --sequence-length: the workload file (a description, a Hugging Face config.json or
 // a graph file) and the tokens per sample it is planned at (default: the model's own — for a
 // Hugging Face config, its max_position_embeddings).

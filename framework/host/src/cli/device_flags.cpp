@@ -2,6 +2,7 @@
 // sharding.
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/search/training_recipe.hpp"
 
 namespace phaze::cli {
@@ -24,7 +25,27 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
     }
     arch = arch.WithHbmGiB(gib);
   }
+  // --power-limit-w runs the device at another board power limit (DeviceModel::
+  // PowerLimitClockScale): the preset must say the limit its calibration was measured at.
+  if (vm.count("power-limit-w")) {
+    const double watts = vm["power-limit-w"].as<double>();
+    if (!(watts > 0) || !(watts <= 1e6)) {
+      throw UsageError("--power-limit-w: expected watts in (0, 1e6], found " +
+                       FormatNumber("%g", watts));
+    }
+    if (!(arch.tdp_w > 0)) {
+      throw UsageError("--power-limit-w: architecture '" + arch.name +
+                       "' has no tdp_w (the board power its calibration was measured at)");
+    }
+    arch.power_limit_w = watts;
+  }
   return arch;
+}
+
+std::string PowerLimitText(const ArchConfig& arch) {
+  if (!(arch.power_limit_w > 0) || !(arch.power_limit_w < arch.tdp_w)) return "";
+  return ", " + FormatNumber("%g", arch.power_limit_w) + " W of its " +
+         FormatNumber("%g", arch.tdp_w) + " W TDP";
 }
 
 ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm) {

@@ -45,8 +45,8 @@ void AddPlanOptions(po::options_description& d) {
       "global-batch", po::value<std::int64_t>(), "samples per step (default: the run config's)")(
       "sequence-length", po::value<std::int64_t>(),
       "tokens per sample (default: the model's own; a Hugging Face config's is its "
-      "max_position_embeddings)")(
-      "top", po::value<std::int64_t>()->default_value(5), "plans to show")(
+      "max_position_embeddings)")("top", po::value<std::int64_t>()->default_value(5),
+                                  "plans to show")(
       "widths", po::value<std::string>()->default_value("1,2,4,8"),
       "tensor-parallel widths t (the strategy's whole width)")(
       "micro-batches", po::value<std::string>()->default_value("1,2,4,8"), "micro-batch sizes")(
@@ -65,7 +65,10 @@ void AddPlanOptions(po::options_description& d) {
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/) or file, over the run config (default: the run "
       "config's training.recipe, else megatron-core-2024 before the config's own keys)")(
-      "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)");
+      "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
+      "power-limit-w", po::value<double>(),
+      "board power limit in W (default: the architecture's power_limit_w, else its TDP); below "
+      "the TDP the tensor cores' clock falls (share/arch/README.md)");
   AddKernelOptions(d);
 }
 
@@ -342,8 +345,8 @@ int RunPlan(CommandContext& ctx) {
     << (run.cluster.network.Name().empty()
             ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
             : run.cluster.network.Name())
-    << ", estimator " << run.estimator.name << "), global batch " << run.training.global_batch
-    << " × " << model.sequence_length << " tokens"
+    << ", estimator " << run.estimator.name << PowerLimitText(arch) << "), global batch "
+    << run.training.global_batch << " × " << model.sequence_length << " tokens"
     << (entry.sequence_length > 0 ? "" : " (the model's sequence; --sequence-length to change)")
     << "\n\nRecipe " << (run.training.recipe.empty() ? "phaze's defaults" : run.training.recipe)
     << ": " << ToString(run.training.attention) << " attention, the data-parallel reduction "

@@ -62,6 +62,9 @@ void AddPredictOptions(po::options_description& d) {
       "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
       "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
+      "power-limit-w", po::value<double>(),
+      "board power limit in W (default: the architecture's power_limit_w, else its TDP); below "
+      "the TDP the tensor cores' clock falls (share/arch/README.md)")(
       "stage-starts", po::value<std::string>(),
       "first layer index of stages 2..p (default: Megatron's even split of the blocks)")(
       "tokens", po::value<double>(),
@@ -323,10 +326,11 @@ int RunPredict(CommandContext& ctx) {
   const std::string& strategy = run.strategies[0].component.name;
   auto& o = ctx.out;
   o << model.name << " on " << run.cluster.num_accelerators << " × " << arch.name << " ("
-    << (run.cluster.network.Name().empty() ? std::to_string(run.cluster.network.Levels().size()) +
-                                                 "-level network"
-                                           : run.cluster.network.Name())
-    << ", estimator " << run.estimator.name << "): t " << request.tensor_parallel << ", p " << request.pipeline_stages << ", d "
+    << (run.cluster.network.Name().empty()
+            ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
+            : run.cluster.network.Name())
+    << ", estimator " << run.estimator.name << PowerLimitText(arch) << "): t "
+    << request.tensor_parallel << ", p " << request.pipeline_stages << ", d "
     << request.data_parallel;
   if (request.virtual_stages > 1) o << ", v " << request.virtual_stages;
   o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch << " × "
