@@ -222,6 +222,14 @@ TEST(DeviceModel, PowerLimitSlowsTheTensorCoresByTheCubeRootOfTheDynamicShare) {
   EXPECT_NEAR(time(gemm, capped), time(gemm, h100) / clock, 1e-9 * time(gemm, h100));
   EXPECT_NEAR(time(fp8, capped), time(fp8, h100) / clock, 1e-9 * time(fp8, h100));
   EXPECT_DOUBLE_EQ(time(add, capped), time(add, h100));
+  // Lane work inside a fused attention kernel (on chip: no bytes) runs at that kernel's clock.
+  OpWork softmax = OpWork::Vector("flash_softmax", 1 << 26, 2);
+  softmax.bytes_read = softmax.bytes_written = 0;
+  softmax.attention_kernel = true;
+  const auto lanes = [&](const ArchConfig& a) {
+    return gpu->Estimate(softmax, a, Pass::kForward).all_cores_s;
+  };
+  EXPECT_NEAR(lanes(capped), lanes(h100) / clock, 1e-12 * lanes(capped));
   // Its switching energy (the MACs and their buffer reads) scales with V², the voltage following
   // the clock; the HBM's does not: the GEMM's dynamic power falls by clock³.
   const Energy e700 = EnergyModel::Op(gemm, h100), e500 = EnergyModel::Op(gemm, capped);
@@ -231,6 +239,16 @@ TEST(DeviceModel, PowerLimitSlowsTheTensorCoresByTheCubeRootOfTheDynamicShare) {
   for (double limit : {700.0, 900.0}) {
     capped.power_limit_w = limit;
     EXPECT_EQ(DeviceModel::PowerLimitClockScale(capped), 1.0) << limit;
+  }
+  capped.power_limit_w = 50;  // below the static power: it cannot run
+  try {
+    DeviceModel::PowerLimitClockScale(capped);
+    ADD_FAILURE() << "a limit below the static power ran";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("power_limit_w 50 W leaves nothing above its static "
+                                         "power (60.7 W"),
+              std::string::npos)
+        << e.what();
   }
   capped.tdp_w = 0;  // a template chip: no limit
   EXPECT_EQ(DeviceModel::PowerLimitClockScale(capped), 1.0);

@@ -141,6 +141,9 @@ TEST(ArchConfig, DeviceCalibrationIsCheckedWhereItEnters) {
   EXPECT_NE(error("tdp_w: -700\n").find("a.yaml:6:8: tdp_w"), std::string::npos)
       << error("tdp_w: -700\n");
   EXPECT_EQ(error("tdp_w: 700\npower_limit_w: 500\n"), "no error");
+  EXPECT_NE(error("tdp_w: 700\npower_limit_w: 800\n").find("power_limit_w: above tdp_w (700 W)"),
+            std::string::npos)
+      << error("tdp_w: 700\npower_limit_w: 800\n");
   // Another estimator's calibration is its own, but numbers (finite ones).
   EXPECT_EQ(error("estimator: mine\ncalibration: {anything: 7}\n"), "no error");
   EXPECT_NE(error("estimator: mine\ncalibration: {anything: 1e999}\n").find("calibration.anything: expected a number, found '1e999'"),

@@ -8,6 +8,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/core/preset_file.hpp"
+#include "phaze/core/text_format.hpp"
 
 namespace phaze {
 
@@ -76,8 +77,11 @@ std::string ArchConfig::Validate() const {
   if (!(tdp_w >= 0) || !(power_limit_w >= 0) || !std::isfinite(tdp_w + power_limit_w)) {
     return "tdp_w and power_limit_w must be >= 0";
   }
-  if (power_limit_w > 0 && !(tdp_w > 0))
+  if (power_limit_w > 0 && !(tdp_w > 0)) {
     return "power_limit_w needs tdp_w (the calibration's limit)";
+  }
+  if (power_limit_w > tdp_w)
+    return "power_limit_w above tdp_w: the calibration's clock is the most";
   return "";
 }
 
@@ -210,6 +214,10 @@ ArchConfig ParseArchConfig(const ConfigNode& root) {
     a.power_limit_w = positive(*n, "W");
     if (!root.Optional("tdp_w")) {
       n->Fail("needs tdp_w beside it: the board power the calibration was measured at");
+    }
+    if (a.power_limit_w > a.tdp_w) {
+      n->Fail("above tdp_w (" + FormatNumber("%g", a.tdp_w) +
+              " W): the clock the calibration was measured at is the most the device runs at");
     }
   }
   if (auto c = root.Optional("energy")) {

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "phaze/core/error.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/estimate/energy_model.hpp"
 #include "phaze/estimate/vector_cycles.hpp"
 
@@ -126,9 +128,13 @@ double DeviceModel::GemmComputeSeconds(const GemmShape& g, const ArchConfig& a,
 double DeviceModel::PowerLimitClockScale(const ArchConfig& a) {
   if (!(a.power_limit_w > 0) || !(a.tdp_w > 0) || a.power_limit_w >= a.tdp_w) return 1;
   const double static_w = EnergyModel::StaticPowerW(a);
-  if (!(a.tdp_w > static_w)) return 1;  // a TDP the static power fills: nothing to scale
-  const double dynamic = std::max(0.0, a.power_limit_w - static_w) / (a.tdp_w - static_w);
-  return std::cbrt(dynamic);
+  if (!(a.power_limit_w > static_w)) {
+    throw InvalidArgumentError(
+        "architecture '" + a.name + "': power_limit_w " + FormatNumber("%g", a.power_limit_w) +
+        " W leaves nothing above its static power (" + FormatNumber("%.1f", static_w) +
+        " W, the energy model's): it cannot run");
+  }
+  return std::cbrt((a.power_limit_w - static_w) / (a.tdp_w - static_w));
 }
 
 double DeviceModel::GemmHbmBytes(const GemmShape& g, const ArchConfig& a, double op_bytes) {
@@ -248,6 +254,11 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
       if (Folded(v.function)) continue;
       lanes_s_all += LaneSeconds(op, v.function, v.elements, a, lanes_all);
       lanes_s_one += LaneSeconds(op, v.function, v.elements, a, a.pe_vc);
+    }
+    if (op.attention_kernel) {  // inside the power-bound kernel: at its clock
+      const double clock = PowerLimitClockScale(a);
+      lanes_s_all /= clock;
+      lanes_s_one /= clock;
     }
     const double vcs = static_cast<double>(a.num_vc);
     // Lane work inside a fused attention kernel launches no kernel of its own; a multi-kernel op

@@ -34,7 +34,7 @@ std::size_t HashArch(const ArchConfig& a) {
     Mix(h, std::hash<std::int64_t>{}(v));
   }
   for (double v : {a.glb_bandwidth_words_per_cycle, a.hbm_bandwidth_bytes_per_s, a.frequency_hz,
-                   a.fp8_tensor_ratio, a.tdp_w, a.power_limit_w}) {
+                   a.fp8_tensor_ratio, a.tdp_w, a.power_limit_w, a.die_area_mm2}) {
     Mix(h, std::hash<double>{}(v));
   }
   for (const auto* m : {&a.calibration, &a.energy}) {
@@ -62,8 +62,8 @@ bool SameArch(const ArchConfig& a, const ArchConfig& b) {
          a.hbm_bytes == b.hbm_bytes && a.hbm_bandwidth_bytes_per_s == b.hbm_bandwidth_bytes_per_s &&
          a.frequency_hz == b.frequency_hz && a.word_bytes == b.word_bytes &&
          a.fp8_tensor_ratio == b.fp8_tensor_ratio && a.tdp_w == b.tdp_w &&
-         a.power_limit_w == b.power_limit_w && a.calibration == b.calibration &&
-         a.energy == b.energy;
+         a.power_limit_w == b.power_limit_w && a.die_area_mm2 == b.die_area_mm2 &&
+         a.calibration == b.calibration && a.energy == b.energy;
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // `phaze arch --space FILE|paper [--format table|json] [--limit N]` enumerates an architecture
 // space by decreasing area; `phaze arch --preset NAME|FILE` shows one architecture with its area
 // breakdown and peak FLOP/s. --output FILE writes the JSON as well.
+#include <fmt/printf.h>
+
 #include <cstdio>
 #include <filesystem>
-#include <fmt/printf.h>
 
 #include "commands.hpp"
 #include "phaze/arch/arch_space.hpp"
@@ -11,6 +12,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/paths.hpp"
+#include "phaze/estimate/device_model.hpp"
 #include "phaze/estimate/energy_model.hpp"
 
 namespace po = boost::program_options;
@@ -90,11 +92,16 @@ int RunArch(CommandContext& ctx) {
     json["device_cost_usd"] = c.TotalUsd();
     json["die_yield"] = c.yield;
     json["hourly_usd_at_peak_power"] = cost.HourlyUsd(a, peak_w);
-    table += "die              " + Num(c.die_area_mm2, "%.1f") + " mm2 at " +
-             Num(a.node_nm, "%g") + " nm" + (a.die_area_mm2 > 0 ? " (published)" : " (area model)") +
+    table += "die              " + Num(c.die_area_mm2, "%.1f") + " mm2 at " + Num(a.node_nm, "%g") +
+             " nm" + (a.die_area_mm2 > 0 ? " (published)" : " (area model)") +
              "\npower            static " + Num(static_w, "%.1f") + " W, peak " +
-             Num(peak_w, "%.1f") + " W (every MAC, lane, buffer and HBM byte busy)\n" +
-             "cost             $" + Num(c.TotalUsd(), "%.0f") + " per device (die $" +
+             Num(peak_w, "%.1f") + " W (every MAC, lane, buffer and HBM byte busy)" +
+             (a.tdp_w > 0 ? "; TDP " + Num(a.tdp_w, "%g") + " W" : std::string()) +
+             (a.power_limit_w > 0 && a.power_limit_w < a.tdp_w
+                  ? ", run at " + Num(a.power_limit_w, "%g") + " W: tensor clock × " +
+                        Num(DeviceModel::PowerLimitClockScale(a), "%.3f")
+                  : std::string()) +
+             "\n" + "cost             $" + Num(c.TotalUsd(), "%.0f") + " per device (die $" +
              Num(c.die_usd, "%.0f") + " at yield " + Num(c.yield, "%.3f") + ", HBM $" +
              Num(c.hbm_usd, "%.0f") + ", packaging and test $" + Num(c.packaging_usd, "%.0f") +
              "); $" + Num(cost.HourlyUsd(a, peak_w), "%.4g") + " per hour" +

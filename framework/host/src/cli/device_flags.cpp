@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/core/text_format.hpp"
+#include "phaze/estimate/energy_model.hpp"
 #include "phaze/search/training_recipe.hpp"
 
 namespace phaze::cli {
@@ -36,6 +37,17 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
     if (!(arch.tdp_w > 0)) {
       throw UsageError("--power-limit-w: architecture '" + arch.name +
                        "' has no tdp_w (the board power its calibration was measured at)");
+    }
+    if (watts > arch.tdp_w) {
+      throw UsageError("--power-limit-w: " + FormatNumber("%g", watts) + " W is above the " +
+                       FormatNumber("%g", arch.tdp_w) + " W TDP of '" + arch.name +
+                       "' (its calibration's clock is the most it runs at)");
+    }
+    const double static_w = EnergyModel::StaticPowerW(arch);
+    if (!(watts > static_w)) {
+      throw UsageError("--power-limit-w: " + FormatNumber("%g", watts) +
+                       " W leaves nothing above the static power of '" + arch.name + "' (" +
+                       FormatNumber("%.1f", static_w) + " W)");
     }
     arch.power_limit_w = watts;
   }
