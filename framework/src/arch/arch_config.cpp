@@ -128,34 +128,14 @@ Json ArchConfig::ToJson() const {
 
 ArchConfig ParseArchConfig(const ConfigNode& root) {
   if (!root.IsMap()) root.Fail("expected an architecture (a map), found " + root.Describe());
-  root.ExpectKeys({"name",
-                   "description",
-                   "num_tc",
-                   "num_vc",
-                   "pe_x",
-                   "pe_y",
-                   "pe_vc",
-                   "glb_mib",
-                   "glb_bytes",
-                   "glb_bandwidth_words_per_cycle",
-                   "l2_tc_bytes",
-                   "l2_vc_bytes",
-                   "hbm_gib",
-                   "hbm_bytes",
-                   "hbm_bandwidth_bytes_per_s",
-                   "frequency_hz",
-                   "word_bytes",
-                   "fp8_tensor_ratio",
-                   "collective_overlap",
-                   "host_kernel_s",
-                   "calibration",
-                   "energy",
-                   "estimator",
-                   "die_area_mm2",
-                   "node_nm",
-                   "hourly_usd",
-                   "tdp_w",
-                   "power_limit_w"});
+  // clang-format off
+  root.ExpectKeys({"name", "description", "num_tc", "num_vc", "pe_x", "pe_y", "pe_vc", "glb_mib",
+                   "glb_bytes", "glb_bandwidth_words_per_cycle", "l2_tc_bytes", "l2_vc_bytes",
+                   "hbm_gib", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "frequency_hz",
+                   "word_bytes", "fp8_tensor_ratio", "collective_overlap", "host_kernel_s",
+                   "calibration", "energy", "estimator", "die_area_mm2", "node_nm", "hourly_usd",
+                   "tdp_w", "power_limit_w"});
+  // clang-format on
   ArchConfig a;
   a.num_tc = root.Child("num_tc").AsIntInRange(1, limits::kCores);
   a.num_vc = root.Child("num_vc").AsIntInRange(1, limits::kCores);

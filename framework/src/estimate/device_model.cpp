@@ -129,7 +129,7 @@ double DeviceModel::PowerLimitClockScale(const ArchConfig& a) {
   if (!(a.power_limit_w > 0) || !(a.tdp_w > 0) || a.power_limit_w >= a.tdp_w) return 1;
   const double static_w = EnergyModel::StaticPowerW(a);
   if (!(a.power_limit_w > static_w)) {
-    throw InvalidArgumentError(
+    throw Error(  // the architecture's, not a caller's: a configuration error
         "architecture '" + a.name + "': power_limit_w " + FormatNumber("%g", a.power_limit_w) +
         " W leaves nothing above its static power (" + FormatNumber("%.1f", static_w) +
         " W, the energy model's): it cannot run");
