@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "phaze/build_fingerprint.hpp"
 #include "phaze/core/config_node.hpp"
@@ -34,6 +36,22 @@ testing::CommandResult Phaze(const std::string& args, const std::string& env = "
     EXPECT_EQ((result).exit_code, 2) << (result).err;                         \
     EXPECT_NE((result).err.find(message), std::string::npos) << (result).err; \
   } while (false)
+
+// `command` (ending in "-o ") run once per value of `flag`, each writing its own JSON in `dir`:
+// their `result` objects (predict.json's), in the order of `values`; a failed run fails the test
+// and is left out.
+std::vector<ConfigNode> ResultsOver(const std::string& command, const std::string& flag,
+                                    const std::vector<std::string>& values,
+                                    const std::filesystem::path& dir) {
+  std::vector<ConfigNode> results;
+  for (const std::string& value : values) {
+    const std::string out = (dir / (value + ".json")).string();
+    auto run = Phaze(command + out + " " + flag + " " + value);
+    EXPECT_EQ(run.exit_code, 0) << flag << " " << value << ": " << run.err;
+    if (run.exit_code == 0) results.push_back(ConfigNode::ParseFile(out).Child("result"));
+  }
+  return results;
+}
 
 TEST(Cli, HelpListsCommandsAndExitCodes) {
   auto r = Phaze("--help");
@@ -1069,18 +1087,14 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                                 "dgx-h100 --plan 8,8,16 --micro-batch 1 --global-batch 1536 "
                                 "--recompute selective --sequence-parallel -o ";
   testing::TempDir fp8_dir;
-  double step[2] = {0, 0};
-  int k = 0;
-  for (const char* precision : {"bf16", "fp8"}) {
-    const std::string out = (fp8_dir / (std::string(precision) + ".json")).string();
-    auto run = Phaze(gpt3_h100 + out + " --precision " + precision);
-    ASSERT_EQ(run.exit_code, 0) << run.err;
-    const ConfigNode result = ConfigNode::ParseFile(out).Child("result");
-    EXPECT_EQ(result.Child("precision").AsString(), precision);
-    step[k++] = result.Child("time_per_batch_s").AsDouble();
-  }
-  EXPECT_GT(step[0] / step[1], 1.1);
-  EXPECT_LT(step[0] / step[1], 1.8);
+  const auto by_precision = ResultsOver(gpt3_h100, "--precision", {"bf16", "fp8"}, fp8_dir.path());
+  ASSERT_EQ(by_precision.size(), 2u);
+  EXPECT_EQ(by_precision[0].Child("precision").AsString(), "bf16");
+  EXPECT_EQ(by_precision[1].Child("precision").AsString(), "fp8");
+  const double fp8_speedup = by_precision[0].Child("time_per_batch_s").AsDouble() /
+                             by_precision[1].Child("time_per_batch_s").AsDouble();
+  EXPECT_GT(fp8_speedup, 1.1);
+  EXPECT_LT(fp8_speedup, 1.8);
   auto a100_fp8 = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
                         "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --plan 1,1,1 --micro-batch 1 "
                         "--global-batch 8 --precision fp8");
@@ -1094,17 +1108,22 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                               "--plan 1,1,8 --micro-batch 2 --global-batch 64 --recompute full "
                               "--sharding parameters -o ";
     testing::TempDir dir;
-    double step[2] = {0, 0};
-    int k = 0;
-    for (const char* limit : {"700", "500"}) {
-      const std::string out = (dir / (std::string(limit) + ".json")).string();
-      auto run = Phaze(llama + out + " --power-limit-w " + limit);
-      ASSERT_EQ(run.exit_code, 0) << run.err;
-      const ConfigNode result = ConfigNode::ParseFile(out).Child("result");
-      step[k++] = result.Child("time_per_batch_s").AsDouble();
+    const auto by_limit = ResultsOver(llama, "--power-limit-w", {"700", "500"}, dir.path());
+    ASSERT_EQ(by_limit.size(), 2u);
+    const double slowdown = by_limit[1].Child("time_per_batch_s").AsDouble() /
+                            by_limit[0].Child("time_per_batch_s").AsDouble();
+    EXPECT_GT(slowdown, 1.02);
+    EXPECT_LT(slowdown, 1 / std::cbrt(439.3 / 639.3));
+    // The JSON says at what power the device ran: the limit, the TDP and the tensor clock.
+    for (int i : {0, 1}) {
+      const ConfigNode device =
+          ConfigNode::ParseFile((dir / (i == 0 ? "700.json" : "500.json")).string())
+              .Child("device");
+      EXPECT_EQ(device.Child("tdp_w").AsDouble(), 700);
+      EXPECT_EQ(device.Child("power_limit_w").AsDouble(), i == 0 ? 700 : 500);
+      EXPECT_NEAR(device.Child("tensor_clock_scale").AsDouble(),
+                  i == 0 ? 1.0 : std::cbrt(439.3 / 639.3), 1e-3);
     }
-    EXPECT_GT(step[1] / step[0], 1.02);
-    EXPECT_LT(step[1] / step[0], 1 / std::cbrt(439.3 / 639.3));
     auto header = Phaze(llama.substr(3) + (dir / "h.json").string() + " --power-limit-w 500");
     EXPECT_NE(header.out.find("(dgx-h100, estimator device, 500 W of its 700 W TDP)"),
               std::string::npos)
@@ -1112,7 +1131,16 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
     auto no_tdp = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
                         "/workloads/tiny-gpt.yaml --arch tpuv4 --plan 1,1,1 --micro-batch 1 "
                         "--global-batch 8 --power-limit-w 300");
-    EXPECT_USAGE_ERROR(no_tdp, "--power-limit-w: architecture 'tpuv4' has no tdp_w");
+    EXPECT_USAGE_ERROR(no_tdp,
+                       "--power-limit-w 300 on architecture 'tpuv4': power_limit_w "
+                       "needs tdp_w");
+    // Above the TDP, and at or below the static power, the architecture's and the device model's
+    // own rules refuse it.
+    EXPECT_USAGE_ERROR(Phaze(llama + (dir / "x.json").string() + " --power-limit-w 800"),
+                       "--power-limit-w 800 on architecture 'h100-sxm-80gb': power_limit_w above "
+                       "tdp_w");
+    EXPECT_USAGE_ERROR(Phaze(llama + (dir / "x.json").string() + " --power-limit-w 50"),
+                       "leaves nothing above its static power (60.7 W");
   }
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
   // the device model unless the run config names another.

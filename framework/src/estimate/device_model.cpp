@@ -168,6 +168,8 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
   const bool concurrent = t.concurrent_kernels == 1;
   const i64 groups = Groups(a);
   const double f = a.frequency_hz;
+  // The clock of the power-bound work (GEMMs, a fused attention kernel's lanes) under the limit.
+  const double clock = PowerLimitClockScale(a);
   const i64 lanes_all = a.num_vc * a.pe_vc;
   const double hbm = a.hbm_bandwidth_bytes_per_s * t.memory_efficiency;
   const double op_bytes = static_cast<double>(op.bytes_read + op.bytes_written + op.weight_bytes);
@@ -200,7 +202,6 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
                                "(fp8_tensor_ratio; train it in bf16)");
     }
     // The tensor cores and the operand traffic that feeds them run at the power limit's clock.
-    const double clock = PowerLimitClockScale(a);
     const double rate = (op.fp8 ? a.fp8_tensor_ratio : 1.0) * clock;
     const i64 word = op.fp8 ? 1 : a.word_bytes;
     // A fused attention kernel keeps its query tile on chip and streams only the keys and values
@@ -256,7 +257,6 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
       lanes_s_one += LaneSeconds(op, v.function, v.elements, a, a.pe_vc);
     }
     if (op.attention_kernel) {  // inside the power-bound kernel: at its clock
-      const double clock = PowerLimitClockScale(a);
       lanes_s_all /= clock;
       lanes_s_one /= clock;
     }

@@ -40,6 +40,10 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
 // ", 500 W of its 700 W TDP" for a device run below its TDP (--power-limit-w, power_limit_w), else
 // "": for the headers of predict and plan.
 std::string PowerLimitText(const ArchConfig& arch);
+// The device as predict.json and plan.json record it: its name and, where the preset states its
+// TDP, the board power limit it ran at (the TDP without one) and its tensor cores' clock relative
+// to the calibration's (DeviceModel::PowerLimitClockScale).
+Json DevicePowerJson(const ArchConfig& arch);
 // --model and --sequence-length: the workload file (a description, a Hugging Face config.json or
 // a graph file) and the tokens per sample it is planned at (default: the model's own — for a
 // Hugging Face config, its max_position_embeddings).

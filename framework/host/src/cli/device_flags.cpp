@@ -3,7 +3,7 @@
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/core/text_format.hpp"
-#include "phaze/estimate/energy_model.hpp"
+#include "phaze/estimate/device_model.hpp"
 #include "phaze/search/training_recipe.hpp"
 
 namespace phaze::cli {
@@ -27,31 +27,36 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
     arch = arch.WithHbmGiB(gib);
   }
   // --power-limit-w runs the device at another board power limit (DeviceModel::
-  // PowerLimitClockScale): the preset must say the limit its calibration was measured at.
+  // PowerLimitClockScale). Its rules are the architecture file's (ArchConfig::Validate: the
+  // preset must say the TDP its calibration was measured at, and the limit may not exceed it) and
+  // the device model's (the limit must leave something above the static power).
   if (vm.count("power-limit-w")) {
     const double watts = vm["power-limit-w"].as<double>();
     if (!(watts > 0) || !(watts <= 1e6)) {
       throw UsageError("--power-limit-w: expected watts in (0, 1e6], found " +
                        FormatNumber("%g", watts));
     }
-    if (!(arch.tdp_w > 0)) {
-      throw UsageError("--power-limit-w: architecture '" + arch.name +
-                       "' has no tdp_w (the board power its calibration was measured at)");
-    }
-    if (watts > arch.tdp_w) {
-      throw UsageError("--power-limit-w: " + FormatNumber("%g", watts) + " W is above the " +
-                       FormatNumber("%g", arch.tdp_w) + " W TDP of '" + arch.name +
-                       "' (its calibration's clock is the most it runs at)");
-    }
-    const double static_w = EnergyModel::StaticPowerW(arch);
-    if (!(watts > static_w)) {
-      throw UsageError("--power-limit-w: " + FormatNumber("%g", watts) +
-                       " W leaves nothing above the static power of '" + arch.name + "' (" +
-                       FormatNumber("%.1f", static_w) + " W)");
-    }
     arch.power_limit_w = watts;
+    try {
+      if (const std::string why = arch.Validate(); !why.empty()) throw Error(why);
+      DeviceModel::PowerLimitClockScale(arch);
+    } catch (const Error& e) {
+      throw UsageError("--power-limit-w " + FormatNumber("%g", watts) + " on architecture '" +
+                       arch.name + "': " + e.what());
+    }
   }
   return arch;
+}
+
+Json DevicePowerJson(const ArchConfig& arch) {
+  Json j = Json::MakeObject();
+  j["name"] = arch.name;
+  if (arch.tdp_w > 0) {
+    j["tdp_w"] = arch.tdp_w;
+    j["power_limit_w"] = arch.power_limit_w > 0 ? arch.power_limit_w : arch.tdp_w;
+    j["tensor_clock_scale"] = DeviceModel::PowerLimitClockScale(arch);
+  }
+  return j;
 }
 
 std::string PowerLimitText(const ArchConfig& arch) {

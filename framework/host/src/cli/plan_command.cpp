@@ -232,6 +232,7 @@ int RunPlan(CommandContext& ctx) {
   Json j = Json::MakeObject();
   j["model"] = model.name;
   j["arch"] = arch.name;
+  j["device"] = DevicePowerJson(arch);
   j["estimator"] = run.estimator.name;
   j["accelerators"] = K;
   j["global_batch"] = run.training.global_batch;

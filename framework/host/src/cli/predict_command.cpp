@@ -277,6 +277,7 @@ int RunPredict(CommandContext& ctx) {
   Json j = Json::MakeObject();
   j["model"] = model.name;
   j["arch"] = arch.name;
+  j["device"] = DevicePowerJson(arch);
   j["estimator"] = run.estimator.name;
   j["global_batch"] = run.training.global_batch;
   j["sequence_length"] = model.sequence_length;
