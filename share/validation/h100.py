@@ -140,6 +140,9 @@ def candidates(row):
 # training.attention for every row: flash (the recipes' today), or fused (--attention fused: the
 # kernel as measured, share/validation/kernels/README.md).
 ATTENTION = ["flash"]
+# What TorchTitan's column-parallel linears save of their gathered input (the sequence_parallel
+# strategy's gathered_input): keep, as DTensor does; regather (Megatron-LM's) for a comparison.
+GATHERED_INPUT = ["keep"]
 
 
 def recipe_files(directory, row):
@@ -163,6 +166,11 @@ def recipe_files(directory, row):
             extra += ", loss: torch"
         f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
                 % (ATTENTION[0], extra))
+        if row["sequence_parallel"] and row["source"].startswith("torchtitan"):
+            # TorchTitan's tensor parallelism is PyTorch DTensor's: a column-parallel linear
+            # saves its all-gathered input, as autograd does, and gathers nothing in backward.
+            f.write("strategy: {name: sequence_parallel, params: {gathered_input: %s}}\n"
+                    % GATHERED_INPUT[0])
     arch = row["arch"]
     if "collective_overlap" in recipe:
         arch = os.path.join(directory, "%s-%s.yaml" % (row["arch"], row["name"]))
@@ -186,8 +194,8 @@ def predict(args, directory, row):
                arch, "--system", "dgx-h100", "--plan", plan, "--micro-batch", str(b),
                "--global-batch", str(row["global_batch"]), "--recompute", rc, "--sharding",
                row["sharding"], "--precision", row["precision"], "-o", out]
-        if row["sequence_parallel"]:
-            cmd.append("--sequence-parallel")
+        if row["sequence_parallel"] and not row["source"].startswith("torchtitan"):
+            cmd.append("--sequence-parallel")  # TorchTitan's: the run config's strategy
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             tried.append("b %d v %d %s: %s" % (b, v, rc, (r.stderr or r.stdout).strip().splitlines()[-1]))
@@ -223,8 +231,12 @@ def main():
     ap.add_argument("--source", action="append", default=[], help="only these sources' rows")
     ap.add_argument("--attention", choices=("flash", "fused"), default="flash",
                     help="training.attention of every row (default: flash)")
+    ap.add_argument("--torchtitan-gathered-input", choices=("keep", "regather"), default="keep",
+                    help="what TorchTitan's tensor-parallel linears save of their gathered input "
+                         "(default: keep, as DTensor does)")
     args = ap.parse_args()
     ATTENTION[0] = args.attention
+    GATHERED_INPUT[0] = args.torchtitan_gathered_input
     for item in args.recipe:
         source, _, kv = item.partition(":")
         key, _, value = kv.partition("=")

@@ -293,6 +293,57 @@ TEST(SequenceParallel, Fp8GathersMoveOneBytePerValue) {
   }
 }
 
+// PyTorch DTensor's tensor parallelism (TorchTitan: ColwiseParallel on a Shard(1) input) gathers
+// the sequence for the column-parallel GEMMs as Megatron-LM does, but autograd saves the gathered
+// input for the weight gradient: `gathered_input: keep`. By hand from Korthikanti's SP table: the
+// QKV and FC1 inputs (2·sbh each, 16-bit; 1·sbh in FP8) are kept whole instead of their shards, so
+// a block keeps (34·sbh + 5·a·s²·b)/t + 4·sbh·(t − 1)/t (FP8: 27 and 2·sbh·(t − 1)/t), and
+// backward all-gathers nothing but the reduce-scatters' conjugates: 2 gathers, not 4.
+TEST(SequenceParallel, DTensorKeepsTheGatheredInput) {
+  const std::int64_t s = 1024, h = 3072, a = 32;
+  auto keep = Strategies().CreateStrategy(
+      "sequence_parallel", ConfigNode::ParseString("gathered_input: keep", "run.yaml"));
+  for (std::int64_t b : {1, 2}) {
+    for (std::int64_t t : {2, 4, 8}) {
+      const LayerGraph g =
+          SliceLayerGraph(*keep, "sequence_parallel", Full("megatron-8.3b", b), t, true);
+      const std::int64_t sbh = s * b * h;
+      EXPECT_EQ(Block(g).activation_bytes,
+                (34 * sbh + 5 * a * s * s * b) / t + 4 * sbh * (t - 1) / t)
+          << "b=" << b << " t=" << t;
+      const LayerGraph fp8 = WithPrecision(g, Precision::kFp8);
+      EXPECT_EQ(Block(fp8).activation_bytes,
+                (27 * sbh + 5 * a * s * s * b) / t + 2 * sbh * (t - 1) / t)
+          << "b=" << b << " t=" << t;
+      for (const LayerGraph* graph : {&g, &fp8}) {
+        const std::int64_t value_bytes = graph == &g ? 2 : 1;
+        EXPECT_EQ(Count(Block(*graph).forward, CollectiveKind::kAllGather).count, 2);
+        EXPECT_EQ(Count(Block(*graph).backward, CollectiveKind::kAllGather).count, 2);
+        EXPECT_EQ(Count(Block(*graph).backward, CollectiveKind::kAllGather).bytes,
+                  2 * value_bytes * sbh);
+        EXPECT_EQ(Count(Block(*graph).backward, CollectiveKind::kReduceScatter).bytes, 2 * 2 * sbh);
+      }
+    }
+  }
+  // `regather` is Megatron-LM's, the default; the option needs sequence parallelism.
+  auto regather = Strategies().CreateStrategy(
+      "sequence_parallel", ConfigNode::ParseString("gathered_input: regather", "run.yaml"));
+  EXPECT_EQ(SliceLayerGraph(*regather, "sequence_parallel", Full("megatron-8.3b", 1), 4, true)
+                .unique_layers.at(1)
+                .activation_bytes,
+            Block(Slice("megatron-8.3b", 1, 4, true, "sequence_parallel")).activation_bytes);
+  EXPECT_NE(ConfigErrorOf([] {
+              Strategies().CreateStrategy(
+                  "megatron", ConfigNode::ParseString("gathered_input: keep", "run.yaml"));
+            }).find("run.yaml:1:17: gathered_input: needs sequence parallelism"),
+            std::string::npos);
+  EXPECT_NE(ConfigErrorOf([] {
+              Strategies().CreateStrategy(
+                  "sequence_parallel", ConfigNode::ParseString("gathered_input: save", "run.yaml"));
+            }).find("found 'save'"),
+            std::string::npos);
+}
+
 TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
   // Mixtral 8x7B: E = 8 experts, top-2, h 4096, FFN 14336, 32 heads, 8 key/value heads (d 128),
   // V 32000, s 4096. With balanced routing each expert receives T·k/E tokens.

@@ -65,8 +65,15 @@ i64 ExpertCount(const OperatorGraph& g) {
 // copied in order; each gets the collectives its role needs around it.
 class ForwardSlicer {
  public:
-  ForwardSlicer(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep)
-      : g_(g), group_(group), w_(group.size), tokens_(tokens), sp_(sp), ep_(ep),
+  ForwardSlicer(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep,
+                bool keep_gathered)
+      : g_(g),
+        group_(group),
+        w_(group.size),
+        tokens_(tokens),
+        sp_(sp),
+        ep_(ep),
+        keep_gathered_(sp && keep_gathered),
         kept_experts_(ep ? ExpertCount(g) / group.size : 0) {}
 
   OperatorGraph Slice() {
@@ -217,13 +224,18 @@ class ForwardSlicer {
         const int full = AddCollectiveOn(x, ".all_gather", CollectiveKind::kAllGather,
                                          CollectiveKind::kReduceScatter, bytes * w_,
                                          elements * w_, kHiddenState);
-        // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
-        // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
-        // an all-gather of the same bytes in this GEMM's backward.
-        const int again = AddCollective(s_.GetTensor(x).name + ".regather", std::nullopt,
-                                        CollectiveKind::kAllGather, bytes * w_, full,
-                                        elements * w_, s_.GetTensor(x).dtype_bytes, kHiddenState);
-        it = gathered_.emplace(x, again).first;
+        if (keep_gathered_) {
+          // PyTorch DTensor (TorchTitan): the GEMMs save the gathered x, as autograd does.
+          it = gathered_.emplace(x, full).first;
+        } else {
+          // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
+          // Megatron-LM gathers x again in backward for the weight gradient: identity forward,
+          // an all-gather of the same bytes in this GEMM's backward.
+          const int again = AddCollective(s_.GetTensor(x).name + ".regather", std::nullopt,
+                                          CollectiveKind::kAllGather, bytes * w_, full,
+                                          elements * w_, s_.GetTensor(x).dtype_bytes, kHiddenState);
+          it = gathered_.emplace(x, again).first;
+        }
       } else {
         const int copy = AddCollectiveOn(x, ".tp_copy", std::nullopt, CollectiveKind::kAllReduce,
                                          bytes, elements, kHiddenState);
@@ -231,15 +243,16 @@ class ForwardSlicer {
       }
     }
     for (int& t : op.inputs) t = t == x ? it->second : t;
-    if (!sp_) {
+    if (!sp_ || keep_gathered_) {
       for (int& t : op.saved) t = t == x ? it->second : t;
-    }  // with sequence parallelism the GEMM keeps the sequence-split x for backward
+    }  // Megatron's sequence parallelism keeps the sequence-split x for backward
   }
 
   const OperatorGraph& g_;
   const Group group_;
   const i64 w_, tokens_;
   const bool sp_, ep_;
+  const bool keep_gathered_;  // TensorParallelOptions::keep_gathered_input, under sp_
   const i64 kept_experts_;
   OperatorGraph s_;
   std::vector<int> replaced_;     // original tensor → the tensor that stands for it
@@ -323,9 +336,24 @@ std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
 
 TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
                                                 TensorParallelOptions defaults) {
-  params.ExpectKeys({"make_vocab_size_divisible_by"});
+  params.ExpectKeys({"make_vocab_size_divisible_by", "gathered_input"});
   if (auto n = params.Optional("make_vocab_size_divisible_by")) {
     defaults.vocab_multiple = n->AsIntInRange(1, 1 << 20);
+  }
+  if (auto n = params.Optional("gathered_input")) {
+    if (!defaults.sequence_parallel && !defaults.expert_parallel) {
+      n->Fail(
+          "needs sequence parallelism (the sequence_parallel or moe strategy): without it "
+          "the GEMMs' input is not gathered");
+    }
+    const std::string word = n->AsString();
+    if (word != "regather" && word != "keep") {
+      n->Fail(
+          "expected regather (Megatron-LM: the sequence shard kept, gathered again in "
+          "backward) or keep (PyTorch DTensor, TorchTitan: the gathered input kept), found '" +
+          word + "'");
+    }
+    defaults.keep_gathered_input = word == "keep";
   }
   return defaults;
 }
@@ -339,7 +367,8 @@ LayerGraph TensorParallelSlice(const LayerGraph& unpadded, i64 w,
   for (auto& layer : out.unique_layers) {
     if (w > 1) {
       layer.forward = ForwardSlicer(layer.forward, Group{w, full.tensor_parallel},
-                                    full.micro_batch * full.sequence_length, sp, ep)
+                                    full.micro_batch * full.sequence_length, sp, ep,
+                                    options.keep_gathered_input)
                           .Slice();
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel

@@ -17,7 +17,8 @@
 // all-gather forward / reduce-scatter backward; a column-parallel GEMM keeps its sequence-split
 // input for backward (so a block saves s·b·h·(34 + 5·a·s/h)/w bytes); layer edges carry s/w of
 // the hidden state; the all-gather that re-forms that input for the weight gradient in the
-// backward pass is the `.regather` collective (identity forward).
+// backward pass is the `.regather` collective (identity forward) — or, with `gathered_input:
+// keep` (PyTorch DTensor, TorchTitan), the GEMM keeps the gathered input and nothing re-gathers.
 // Expert parallelism (MoE): experts e < E/w stay on the device (whole: each receives its routed
 // tokens from every device), the rest are dropped; all-to-alls of the routed-token buffer before
 // the experts and after them; the rest is sliced as with sequence parallelism.
@@ -58,6 +59,13 @@ struct TensorParallelOptions {
   // experts/w whole experts; an all-to-all sends every token's routed copies to the experts'
   // devices before the experts (dispatch) and back after them (combine), in both passes.
   bool expert_parallel = false;
+  // Under sequence parallelism, what a column-parallel GEMM saves of its all-gathered input for
+  // the weight gradient (`gathered_input` in the strategy's params): false, `regather`
+  // (Megatron-LM): its sequence shard, all-gathered again in backward (the `.regather`
+  // collective); true, `keep` (PyTorch DTensor's ColwiseParallel, TorchTitan): the gathered
+  // input itself, as autograd saves a linear's input — w× the shard's memory and no backward
+  // all-gather (under recompute the re-run's gather stands in for it).
+  bool keep_gathered_input = false;
 };
 
 // "" when `width` splits every head, key/value head and split dimension (and, with sequence
@@ -69,7 +77,8 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, std::int64_t width,
                                const TensorParallelOptions& options);
 
 // `defaults` with the strategy's `params:` applied: make_vocab_size_divisible_by (an integer ≥ 1;
-// 1: no padding); any other key is a located error.
+// 1: no padding) and, with sequence parallelism, gathered_input (regather | keep); any other key
+// is a located error.
 TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
                                                 TensorParallelOptions defaults);
 
