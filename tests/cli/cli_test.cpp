@@ -1346,6 +1346,57 @@ TEST(Cli, PredictPerOpCheckpointingLiesBetweenNoneAndFull) {
                      "--recompute: expected none, selective, per-op or full, found 'op'");
 }
 
+// The run config's sequence_parallel with gathered_input: keep (PyTorch DTensor) stays so when
+// --sequence-parallel or --strategies picks it: predict and plan record the params, the kept
+// gathered inputs add, by hand, s·b·h × 2 bytes × (1 − 1/t) each to the activations — two per
+// block (QKV's and FC1's) and the LM head's (Llama 2 7B, 32 blocks, h 4,096, s 4,096, b 1, t 2:
+// 65 × 16 MiB) —, the backward re-gathers go, and plan gives no Megatron-LM arguments for it.
+TEST(Cli, DTensorGatheredInputReachesPredictAndPlan) {
+  testing::TempDir dir;
+  const std::string config = (dir / "keep.yaml").string();
+  std::ofstream(config) << "strategy: {name: sequence_parallel, params: {gathered_input: keep}}\n";
+  const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/llama2-7b.yaml";
+  const std::string predict =
+      " predict --model " + model +
+      " --arch h100-sxm-80gb --system dgx-h100 --plan 2,1,4 --micro-batch 1 "
+      "--global-batch 16 --hbm-gib 1024 --sequence-parallel -o ";
+  ConfigNode results[2] = {ConfigNode::EmptyMap("test", "a"), ConfigNode::EmptyMap("test", "b")};
+  for (int keep : {0, 1}) {
+    const std::string out = (dir / (keep ? "keep.json" : "regather.json")).string();
+    auto r = Phaze("-q" + (keep ? " --config " + config : std::string()) + predict + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const ConfigNode doc = ConfigNode::ParseFile(out);
+    EXPECT_EQ(doc.Child("strategy_params").Optional("gathered_input").has_value(), keep == 1);
+    results[keep] = doc.Child("result");
+  }
+  const auto activations = [](const ConfigNode& result) {
+    return result.Child("plan")
+        .Child("stages")
+        .Elements()
+        .at(0)
+        .Child("memory")
+        .Child("activation_bytes")
+        .AsDouble();
+  };
+  EXPECT_EQ(activations(results[1]) - activations(results[0]),
+            (32.0 * 2 + 1) * 4096 * 4096 * 2 / 2);
+  EXPECT_LT(results[1].Child("time_per_batch_s").AsDouble(),
+            results[0].Child("time_per_batch_s").AsDouble());
+  const std::string plan = (dir / "plan.json").string();
+  auto r = Phaze("-q --config " + config + " plan --model " + model +
+                 " --arch h100-sxm-80gb --system dgx-h100 --accelerators 8 --global-batch 16 "
+                 "--widths 2 --strategies sequence_parallel --top 1 -o " +
+                 plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode doc = ConfigNode::ParseFile(plan);
+  EXPECT_EQ(
+      doc.Child("strategy_params").Child("sequence_parallel").Child("gathered_input").AsString(),
+      "keep");
+  const ConfigNode first = doc.Child("plans").Elements().at(0);
+  EXPECT_NE(first.Child("megatron_args_note").AsString().find("Megatron-LM gathers it again"),
+            std::string::npos);
+}
+
 TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   const std::string tiny = " --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch tpuv4 --micro-batch 1 --global-batch 8";

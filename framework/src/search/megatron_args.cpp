@@ -32,6 +32,19 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
     *why = "strategy '" + strategy.Name() + "' has no Megatron-LM equivalent";
     return false;
   }
+  // PyTorch DTensor's tensor parallelism (the strategy's gathered_input: keep) is not
+  // Megatron-LM's.
+  const auto keeps_gathered_input = [](const ComponentChoice& c) {
+    const auto g = c.Params().Optional("gathered_input");
+    return g && g->AsString() == "keep";
+  };
+  if (w.sequence_parallel && (keeps_gathered_input(strategy.component) ||
+                              (strategy.over && keeps_gathered_input(strategy.over->component)))) {
+    *why = "strategy '" + strategy.Name() +
+           "' keeps the gathered input (gathered_input: keep, "
+           "PyTorch DTensor's tensor parallelism); Megatron-LM gathers it again in backward";
+    return false;
+  }
   *out = w;
   return true;
 }

@@ -5,6 +5,7 @@
 #include <boost/program_options/variables_map.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "phaze/arch/arch_config.hpp"
 #include "phaze/cli/command_context.hpp"
@@ -48,10 +49,13 @@ Json DevicePowerJson(const ArchConfig& arch);
 // a graph file) and the tokens per sample it is planned at (default: the model's own — for a
 // Hugging Face config, its max_position_embeddings).
 ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm);
-// A strategy named on the command line (--strategy, --strategies), else UsageError naming `flag`
-// and the registered strategies.
+// A strategy named on the command line (--strategy, --strategies, --sequence-parallel), else
+// UsageError naming `flag` and the registered strategies; with the `params:` of the run config's
+// choice of that name (`configured`, one not composed `over` another), if it has one — so a
+// config's `sequence_parallel` with `gathered_input: keep` stays so when a flag picks it.
 StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
-                             const std::string& name);
+                             const std::string& name,
+                             const std::vector<StrategyChoice>& configured = {});
 // A plan whose peak memory is above this share of the HBM is named as tight (predict, plan):
 // phaze counts the live tensors, and the caching allocator reserves more (kAllocatorNote).
 constexpr double kTightHbmShare = 0.9;

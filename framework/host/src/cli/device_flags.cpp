@@ -75,10 +75,14 @@ ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm) {
 }
 
 StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
-                             const std::string& name) {
+                             const std::string& name,
+                             const std::vector<StrategyChoice>& configured) {
   if (!registry.Has(ComponentKind::kParallelismStrategy, name)) {
     throw UsageError(flag + ": " +
                      registry.UnknownNameMessage(ComponentKind::kParallelismStrategy, name));
+  }
+  for (const StrategyChoice& c : configured) {
+    if (c.component.name == name && !c.over) return c;  // with the run config's params
   }
   return StrategyChoice::Named(name);
 }

@@ -158,11 +158,12 @@ int RunPlan(CommandContext& ctx) {
   for (const std::string& w : SplitCommas(ctx.vm["sharding"].as<std::string>())) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
+  const std::vector<StrategyChoice> configured = std::move(run.strategies);
   run.strategies.clear();
   const std::string strategies = ctx.vm["strategies"].as<std::string>();
   for (const std::string& w :
        strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
-    run.strategies.push_back(NamedStrategy(ctx.registry, "--strategies", w));
+    run.strategies.push_back(NamedStrategy(ctx.registry, "--strategies", w, configured));
   }
   KernelsFromFlags(ctx.vm, run);
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
@@ -233,6 +234,12 @@ int RunPlan(CommandContext& ctx) {
   j["model"] = model.name;
   j["arch"] = arch.name;
   j["device"] = DevicePowerJson(arch);
+  // The run config's params of the strategies searched (e.g. sequence_parallel's gathered_input).
+  Json strategy_params = Json::MakeObject();
+  for (const StrategyChoice& c : run.strategies) {
+    strategy_params[c.Name()] = c.component.Params().ToJson();
+  }
+  j["strategy_params"] = strategy_params;
   j["estimator"] = run.estimator.name;
   j["accelerators"] = K;
   j["global_batch"] = run.training.global_batch;

@@ -220,11 +220,12 @@ int RunPredict(CommandContext& ctx) {
     throw UsageError("--sequence-parallel is --strategy sequence_parallel: give one of them");
   }
   if (ctx.vm.count("sequence-parallel")) {
-    run.strategies = {StrategyChoice::Named("sequence_parallel")};
+    run.strategies = {
+        NamedStrategy(ctx.registry, "--sequence-parallel", "sequence_parallel", run.strategies)};
   }
   if (ctx.vm.count("strategy")) {
     const std::string name = ctx.vm["strategy"].as<std::string>();
-    run.strategies = {NamedStrategy(ctx.registry, "--strategy", name)};
+    run.strategies = {NamedStrategy(ctx.registry, "--strategy", name, run.strategies)};
   }
   run.strategies.resize(1);  // a plan is costed under one strategy: the first listed
   run.training.micro_batches = {request.micro_batch};
@@ -278,6 +279,7 @@ int RunPredict(CommandContext& ctx) {
   j["model"] = model.name;
   j["arch"] = arch.name;
   j["device"] = DevicePowerJson(arch);
+  j["strategy_params"] = run.strategies.front().component.Params().ToJson();
   j["estimator"] = run.estimator.name;
   j["global_batch"] = run.training.global_batch;
   j["sequence_length"] = model.sequence_length;
