@@ -194,8 +194,8 @@ def predict(args, directory, row):
                arch, "--system", "dgx-h100", "--plan", plan, "--micro-batch", str(b),
                "--global-batch", str(row["global_batch"]), "--recompute", rc, "--sharding",
                row["sharding"], "--precision", row["precision"], "-o", out]
-        if row["sequence_parallel"] and not row["source"].startswith("torchtitan"):
-            cmd.append("--sequence-parallel")  # TorchTitan's: the run config's strategy
+        if row["sequence_parallel"]:
+            cmd.append("--sequence-parallel")  # with the run config's params (TorchTitan's)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             tried.append("b %d v %d %s: %s" % (b, v, rc, (r.stderr or r.stdout).strip().splitlines()[-1]))
