@@ -258,6 +258,41 @@ TEST(DeviceModel, PowerLimitSlowsTheTensorCoresByTheCubeRootOfTheDynamicShare) {
   EXPECT_EQ(cached.Misses(), 2);
 }
 
+// Below the voltage floor (the energy model's voltage_floor_clock f_v = 0.84 of the TDP's clock)
+// the voltage stops following the clock: the dynamic power falls as f·f_v², not f³, so the clock
+// falls as ρ / f_v² once ∛ρ < f_v. By hand on the H100 preset (P_static 60.7 W, TDP 700 W): at
+// 600 W ρ = 539.3 / 639.3, ∛ρ = 0.945, above the floor; at 400 W ρ = 339.3 / 639.3 = 0.5307,
+// ∛ρ = 0.810 < 0.84, so 0.5307 / 0.7056 = 0.7522; at 300 W 239.3 / 639.3 / 0.7056 = 0.5305 (∛ρ
+// would be 0.721). The switching energy then scales with f_v², not the clock's square; a floor of
+// 0 is the cube-root law everywhere.
+TEST(DeviceModel, PowerLimitBelowTheVoltageFloorSlowsTheClockLinearly) {
+  const ArchConfig h100 = LoadArchConfig("h100-sxm-80gb");
+  ArchConfig capped = h100;
+  const auto clock_at = [&](double watts) {
+    capped.power_limit_w = watts;
+    return DeviceModel::PowerLimitClockScale(capped);
+  };
+  EXPECT_NEAR(clock_at(600), std::cbrt(539.3 / 639.3), 1e-12);
+  EXPECT_NEAR(clock_at(400), 339.3 / 639.3 / (0.84 * 0.84), 1e-12);
+  EXPECT_NEAR(clock_at(300), 239.3 / 639.3 / (0.84 * 0.84), 1e-12);
+  // Continuous at the floor: the limit whose ∛ρ is 0.84 gives 0.84 either way.
+  EXPECT_NEAR(clock_at(60.7 + 639.3 * 0.84 * 0.84 * 0.84), 0.84, 1e-12);
+  EXPECT_NEAR(clock_at(60.7 + 639.3 * 0.84 * 0.84 * 0.84 - 1e-6), 0.84, 1e-8);
+  const OpWork gemm = OpWork::Gemm({1, 8192, 8192, 8192}, 2);
+  capped.power_limit_w = 300;
+  EXPECT_NEAR(DeviceModel::PowerLimitVoltageScale(capped), 0.84, 1e-12);
+  const Energy full = EnergyModel::Op(gemm, h100), low = EnergyModel::Op(gemm, capped);
+  EXPECT_NEAR(low.compute_j, full.compute_j * 0.84 * 0.84, 1e-12 * full.compute_j);
+  capped.power_limit_w = 600;
+  EXPECT_NEAR(DeviceModel::PowerLimitVoltageScale(capped), std::cbrt(539.3 / 639.3), 1e-12);
+  EXPECT_EQ(DeviceModel::PowerLimitVoltageScale(h100), 1.0);
+  capped.energy["voltage_floor_clock"] = 0;
+  EXPECT_NEAR(clock_at(300), std::cbrt(239.3 / 639.3), 1e-12);
+  capped.energy["voltage_floor_clock"] = 1.5;
+  EXPECT_NE(testing::ErrorOf([&] { clock_at(300); }).find("voltage_floor_clock"),
+            std::string::npos);
+}
+
 // A fused attention kernel's GEMM (OpWork::attention_kernel) runs at attention_efficiency
 // forward and attention_backward_efficiency backward, its operands once and the GLB at twice its
 // bandwidth (the query tile stays on chip); its lane work launches no kernel.

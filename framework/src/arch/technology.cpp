@@ -49,13 +49,16 @@ std::string DeviceTechnology::Check(const std::string& key, double value) {
 
 namespace {
 
-double EnergyTechnology::*const kEnergyMembers[6] = {
-    &EnergyTechnology::mac_pj,           &EnergyTechnology::lane_op_pj,
-    &EnergyTechnology::sram_pj_per_byte_1mib, &EnergyTechnology::hbm_pj_per_bit,
-    &EnergyTechnology::static_w_per_mm2, &EnergyTechnology::idle_w};
+double EnergyTechnology::*const kEnergyMembers[7] = {&EnergyTechnology::mac_pj,
+                                                     &EnergyTechnology::lane_op_pj,
+                                                     &EnergyTechnology::sram_pj_per_byte_1mib,
+                                                     &EnergyTechnology::hbm_pj_per_bit,
+                                                     &EnergyTechnology::static_w_per_mm2,
+                                                     &EnergyTechnology::idle_w,
+                                                     &EnergyTechnology::voltage_floor_clock};
 
 double EnergyTechnology::*EnergyMember(const std::string& key) {
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 7; ++i) {
     if (key == EnergyTechnology::kKeys[i]) return kEnergyMembers[i];
   }
   throw Error("energy model: no technology parameter '" + key + "'");
@@ -63,14 +66,17 @@ double EnergyTechnology::*EnergyMember(const std::string& key) {
 
 }  // namespace
 
-const char* const EnergyTechnology::kKeys[6] = {"mac_pj",           "lane_op_pj",
-                                                "sram_pj_per_byte_1mib", "hbm_pj_per_bit",
-                                                "static_w_per_mm2", "idle_w"};
+const char* const EnergyTechnology::kKeys[7] = {
+    "mac_pj",           "lane_op_pj", "sram_pj_per_byte_1mib", "hbm_pj_per_bit",
+    "static_w_per_mm2", "idle_w",     "voltage_floor_clock"};
 
 double EnergyTechnology::Get(const std::string& key) const { return this->*EnergyMember(key); }
 void EnergyTechnology::Set(const std::string& key, double value) { this->*EnergyMember(key) = value; }
 
 std::string EnergyTechnology::Check(const std::string& key, double value) {
+  if (key == "voltage_floor_clock") {
+    return value >= 0 && value <= 1 ? "" : "expected a fraction of the TDP's clock in [0, 1]";
+  }
   for (const char* k : kKeys) {
     if (key == k) {
       return std::isfinite(value) && value >= 0 && value <= 1e6

@@ -134,7 +134,15 @@ double DeviceModel::PowerLimitClockScale(const ArchConfig& a) {
         " W leaves nothing above its static power (" + FormatNumber("%.1f", static_w) +
         " W, the energy model's): it cannot run");
   }
-  return std::cbrt((a.power_limit_w - static_w) / (a.tdp_w - static_w));
+  const double share = (a.power_limit_w - static_w) / (a.tdp_w - static_w);
+  const double floor = EnergyTechnologyFor(a).voltage_floor_clock;
+  const double cubic = std::cbrt(share);
+  return cubic >= floor ? cubic : share / (floor * floor);
+}
+
+double DeviceModel::PowerLimitVoltageScale(const ArchConfig& a) {
+  const double clock = PowerLimitClockScale(a);
+  return clock < 1 ? std::max(clock, EnergyTechnologyFor(a).voltage_floor_clock) : 1.0;
 }
 
 double DeviceModel::GemmHbmBytes(const GemmShape& g, const ArchConfig& a, double op_bytes) {

@@ -63,10 +63,10 @@ Energy EnergyModel::Op(const OpWork& op, const ArchConfig& a,
     const double k = static_cast<double>(g.k);
     const double macs = b * m * n * k;
     // Under a power limit the tensor cores run at a lower clock and voltage: the switching energy
-    // of the GEMM's MACs and their buffer reads scales with V², V following the clock
-    // (DeviceModel::PowerLimitClockScale; 1 without a limit).
-    const double clock = DeviceModel::PowerLimitClockScale(a);
-    const double volts2 = clock * clock;
+    // of the GEMM's MACs and their buffer reads scales with V², V following the clock down to
+    // its floor (DeviceModel::PowerLimitVoltageScale; 1 without a limit).
+    const double volts = DeviceModel::PowerLimitVoltageScale(a);
+    const double volts2 = volts * volts;
     e.compute_j += macs * t.mac_pj * 1e-12 * volts2;
     // The tile the device model runs (on all cores) decides the GLB traffic.
     GemmTile tile;

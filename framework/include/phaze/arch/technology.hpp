@@ -42,8 +42,12 @@ struct EnergyTechnology {
   double hbm_pj_per_bit = 3.9;          // HBM2 (O'Connor et al., MICRO 2017)
   double static_w_per_mm2 = 0.05;       // leakage per mm² of die (an assumption, README)
   double idle_w = 20;                   // per device: HBM refresh, PHYs, board (an assumption)
+  // The clock, relative to the one the TDP allows, below which the supply voltage stops falling
+  // with it (DeviceModel::PowerLimitClockScale; 0: no floor). Fitted on an H100's power-capped
+  // training throughput (LitGPT's Llama 3 8B at 300 W, share/validation/README.md).
+  double voltage_floor_clock = 0.84;
 
-  static const char* const kKeys[6];
+  static const char* const kKeys[7];
   // Empty when `value` is valid for `key`, else what is wrong (unknown keys name the known ones).
   static std::string Check(const std::string& key, double value);
   double Get(const std::string& key) const;

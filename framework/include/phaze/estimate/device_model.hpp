@@ -133,11 +133,16 @@ class DeviceModel {
                                    std::int64_t word = 0);
   // The tensor cores' clock under arch.power_limit_w, relative to the calibration's at arch.tdp_w
   // (1 without a limit, or at or above the TDP). A GEMM that fills the tensor cores is power-bound
-  // at the TDP; under a lower limit its dynamic power, P − P_static ∝ f·V² with the voltage
-  // following the clock across the DVFS range (∝ f³), gets (limit − P_static) of
-  // (TDP − P_static), so its clock falls by the cube root of that ratio. P_static is the energy
-  // model's (EnergyModel::StaticPowerW). Memory-bound kernels draw less and keep their speed.
+  // at the TDP; under a lower limit its dynamic power, P − P_static ∝ f·V², gets
+  // ρ = (limit − P_static) / (TDP − P_static) of what it had. While the voltage follows the clock
+  // (V ∝ f: P ∝ f³) the clock falls by ∛ρ; below the energy model's voltage_floor_clock f_v the
+  // voltage stays at its floor (P ∝ f·f_v²) and the clock falls as ρ / f_v², the two meeting at
+  // f_v. P_static is the energy model's (EnergyModel::StaticPowerW). Memory-bound kernels draw
+  // less and keep their speed.
   static double PowerLimitClockScale(const ArchConfig& a);
+  // The tensor cores' supply voltage under the limit, relative to the TDP's: the clock, or the
+  // floor below it (1 without a limit). Switching energy scales with its square (EnergyModel).
+  static double PowerLimitVoltageScale(const ArchConfig& a);
   // Whether a vector function is folded into a neighbouring kernel (a scale or a mask).
   static bool Folded(const std::string& function);
   // HBM bytes of a GEMM given the GLB (operands and result once, or the blocked re-reads).
