@@ -1397,6 +1397,50 @@ TEST(Cli, DTensorGatheredInputReachesPredictAndPlan) {
             std::string::npos);
 }
 
+// plan --power-limit-w W,W,… ranks the plans of every limit together; --objective
+// throughput_per_watt ranks by samples per joule of a device (samples/s over its average power),
+// so the list is ordered by that ratio, computed here from each plan's own result, and its first
+// is at least as good as the best at the TDP alone; by throughput the fastest is at the TDP (the
+// clock is highest there). Each plan records its device's limit; a bad list or word is refused.
+TEST(Cli, PlanSweepsPowerLimitsAndRanksBySamplesPerJoule) {
+  testing::TempDir dir;
+  const std::string plan = "-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                           "--accelerators 8 --global-batch 64 --widths 1,2 --micro-batches 1,2 "
+                           "--recompute none --top 6 -o ";
+  const auto per_joule = [](const ConfigNode& p) {
+    const ConfigNode r = p.Child("result");
+    return r.Child("throughput_samples_per_s").AsDouble() / r.Child("power_w").AsDouble();
+  };
+  const std::string swept = (dir / "swept.json").string();
+  auto r = Phaze(plan + swept + " --power-limit-w 300,500,700 --objective throughput_per_watt");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(ranked by samples/s per W)"), std::string::npos) << r.out;
+  const ConfigNode doc = ConfigNode::ParseFile(swept);
+  EXPECT_EQ(doc.Child("objective").AsString(), "throughput_per_watt");
+  EXPECT_EQ(doc.Child("power_limits_w").Elements().size(), 3u);
+  const auto plans = doc.Child("plans").Elements();
+  ASSERT_EQ(plans.size(), 6u);
+  for (std::size_t i = 1; i < plans.size(); ++i) {
+    EXPECT_GE(per_joule(plans[i - 1]), per_joule(plans[i])) << i;
+  }
+  const std::string tdp = (dir / "tdp.json").string();
+  r = Phaze(plan + tdp + " --power-limit-w 700 --objective throughput_per_watt");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GE(per_joule(plans[0]),
+            per_joule(ConfigNode::ParseFile(tdp).Child("plans").Elements().at(0)));
+  const std::string fastest = (dir / "fastest.json").string();
+  r = Phaze(plan + fastest + " --power-limit-w 300,500,700");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode first = ConfigNode::ParseFile(fastest).Child("plans").Elements().at(0);
+  EXPECT_EQ(first.Child("device").Child("power_limit_w").AsDouble(), 700);
+  EXPECT_USAGE_ERROR(Phaze(plan + fastest + " --power-limit-w 500,x"),
+                     "--power-limit-w: expected comma-separated watts, found 'x'");
+  EXPECT_USAGE_ERROR(Phaze(plan + fastest + " --objective joules"),
+                     "--objective: expected throughput, throughput_per_watt or "
+                     "throughput_per_cost, found 'joules'");
+}
+
 TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   const std::string tiny = " --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch tpuv4 --micro-batch 1 --global-batch 8";

@@ -70,8 +70,8 @@ TEST(PluginLoader, NoEntrySymbol) {
 TEST(PluginLoader, WrongAbiVersion) {
   EXPECT_EQ(LoadError({"wrong_abi"}),
             "plugin '" + Fixture("wrong_abi") +
-                "': wrong plugin ABI version: got 999, this phaze supports 7 (rebuild the plugin "
-                "against this phaze)");
+                "': wrong plugin ABI version: got 999, this phaze supports " +
+                std::to_string(plugin::kAbiVersion) + " (rebuild the plugin against this phaze)");
 }
 
 // A plugin compiled against other headers is refused before anything past the handshake is used,
@@ -85,8 +85,8 @@ TEST(PluginLoader, OtherHeadersAndOldAbiAreRefused) {
   EXPECT_EQ(LoadError({"old_abi"}),
             "plugin '" + Fixture("old_abi") +
                 "': built for an older phaze plugin ABI (3 or earlier: it exports "
-                "'phaze_plugin_entry'); this phaze supports ABI 7 (rebuild the plugin against this "
-                "phaze)");
+                "'phaze_plugin_entry'); this phaze supports ABI " +
+                std::to_string(plugin::kAbiVersion) + " (rebuild the plugin against this phaze)");
   // The fingerprint is the version and 16 hex digits of the headers' hash.
   const std::string f = kBuildFingerprint;
   ASSERT_GT(f.size(), 17u);

@@ -150,19 +150,16 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
     }
   }
   ranking.feasible = ranking.plans.size();
-  std::stable_sort(ranking.plans.begin(), ranking.plans.end(),
-                   [](const RankedPlan& a, const RankedPlan& b) {
-                     return a.choice.plan.time_per_batch_s < b.choice.plan.time_per_batch_s;
-                   });
+  std::stable_sort(
+      ranking.plans.begin(), ranking.plans.end(),
+      [&](const RankedPlan& a, const RankedPlan& b) { return RankKey(a, run) < RankKey(b, run); });
   // The same plan in effect twice (sequence parallelism at t = 1 is Megatron's; with
   // FlashAttention selective recompute re-runs nothing): the first listed stays.
   std::vector<RankedPlan> distinct;
   for (RankedPlan& plan : ranking.plans) {
     bool seen = false;
-    for (auto it = distinct.rbegin(); it != distinct.rend() && !seen &&
-                                      it->choice.plan.time_per_batch_s ==
-                                          plan.choice.plan.time_per_batch_s;
-         ++it) {
+    for (auto it = distinct.rbegin();
+         it != distinct.rend() && !seen && RankKey(*it, run) == RankKey(plan, run); ++it) {
       seen = SamePlan(*it, plan);
     }
     if (!seen) distinct.push_back(std::move(plan));
@@ -170,6 +167,12 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
   ranking.plans = std::move(distinct);
   if (ranking.plans.size() > top) ranking.plans.resize(top);
   return ranking;
+}
+
+double RankKey(const RankedPlan& plan, const RunConfig& run) {
+  if (run.search.objective == SearchObjective::kThroughput)
+    return plan.choice.plan.time_per_batch_s;
+  return -ObjectiveValue(plan.choice, run.search.objective, run.cluster.num_accelerators);
 }
 
 }  // namespace phaze

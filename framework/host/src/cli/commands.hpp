@@ -38,6 +38,9 @@ auto ReadFlag(const std::string& flag, Read read) {
 // predict's and plan's device (device_flags.cpp): --arch, a preset or file, whose estimator the
 // run uses unless its config names one; with --hbm-gib, the same device with that much HBM.
 ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// The device at another board power limit (--power-limit-w: predict's one, each of plan's), or a
+// UsageError saying why it cannot run at it.
+ArchConfig WithPowerLimit(ArchConfig arch, double watts);
 // ", 500 W of its 700 W TDP" for a device run below its TDP (--power-limit-w, power_limit_w), else
 // "": for the headers of predict and plan.
 std::string PowerLimitText(const ArchConfig& arch);

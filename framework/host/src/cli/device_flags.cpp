@@ -26,24 +26,25 @@ ArchConfig DeviceFromFlags(const boost::program_options::variables_map& vm, RunC
     }
     arch = arch.WithHbmGiB(gib);
   }
-  // --power-limit-w runs the device at another board power limit (DeviceModel::
-  // PowerLimitClockScale). Its rules are the architecture file's (ArchConfig::Validate: the
-  // preset must say the TDP its calibration was measured at, and the limit may not exceed it) and
-  // the device model's (the limit must leave something above the static power).
-  if (vm.count("power-limit-w")) {
-    const double watts = vm["power-limit-w"].as<double>();
-    if (!(watts > 0) || !(watts <= 1e6)) {
-      throw UsageError("--power-limit-w: expected watts in (0, 1e6], found " +
-                       FormatNumber("%g", watts));
-    }
-    arch.power_limit_w = watts;
-    try {
-      if (const std::string why = arch.Validate(); !why.empty()) throw Error(why);
-      DeviceModel::PowerLimitClockScale(arch);
-    } catch (const Error& e) {
-      throw UsageError("--power-limit-w " + FormatNumber("%g", watts) + " on architecture '" +
-                       arch.name + "': " + e.what());
-    }
+  return arch;
+}
+
+ArchConfig WithPowerLimit(ArchConfig arch, double watts) {
+  // Another board power limit (DeviceModel::PowerLimitClockScale). Its rules are the architecture
+  // file's (ArchConfig::Validate: the preset must say the TDP its calibration was measured at,
+  // and the limit may not exceed it) and the device model's (the limit must leave something above
+  // the static power).
+  if (!(watts > 0) || !(watts <= 1e6)) {
+    throw UsageError("--power-limit-w: expected watts in (0, 1e6], found " +
+                     FormatNumber("%g", watts));
+  }
+  arch.power_limit_w = watts;
+  try {
+    if (const std::string why = arch.Validate(); !why.empty()) throw Error(why);
+    DeviceModel::PowerLimitClockScale(arch);
+  } catch (const Error& e) {
+    throw UsageError("--power-limit-w " + FormatNumber("%g", watts) + " on architecture '" +
+                     arch.name + "': " + e.what());
   }
   return arch;
 }

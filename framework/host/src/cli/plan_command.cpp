@@ -1,14 +1,15 @@
-// `phaze plan` (issue 40): for a model, a device and a cluster size, the fastest plans Megatron-LM
-// can launch, ranked by time per step (framework: search/plan_ranking.hpp), each with its
-// breakdown, memory per stage, an error band from the validation residuals of runs of its shape
-// (search/validation_residuals.hpp) and the Megatron-LM arguments that run it
-// (search/megatron_args.hpp). A Markdown table on stdout; -o writes JSON, `plans` fastest first.
+// `phaze plan` (issue 40): for a model, a device and a cluster size, the best plans Megatron-LM
+// can launch, ranked by time per step, or samples per joule or per dollar (--objective;
+// framework: search/plan_ranking.hpp), at one or several board power limits (--power-limit-w),
+// each with its breakdown, memory per stage, an error band from the validation residuals of runs
+// of its shape (search/validation_residuals.hpp) and the Megatron-LM arguments that run it
+// (search/megatron_args.hpp). A Markdown table on stdout; -o writes JSON, `plans` best first.
 //   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
 //     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies all|megatron,…]
 //     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch]
-//     [--recipe NAME|FILE]
+//     [--recipe NAME|FILE] [--power-limit-w 400,500,700] [--objective throughput_per_watt]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
 // The sweeps are the flags' (their defaults above), not the run config's; the config gives the
 // rest (optimizer, gradient reduction precision and overlap, estimator, cost, network). The
@@ -66,9 +67,13 @@ void AddPlanOptions(po::options_description& d) {
       "training recipe (share/recipes/) or file, over the run config (default: the run "
       "config's training.recipe, else megatron-core-2024 before the config's own keys)")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
-      "power-limit-w", po::value<double>(),
-      "board power limit in W (default: the architecture's power_limit_w, else its TDP); below "
-      "the TDP the tensor cores' clock falls (share/arch/README.md)");
+      "power-limit-w", po::value<std::string>(),
+      "board power limits in W, each tried (default: the architecture's power_limit_w, else its "
+      "TDP); below the TDP the tensor cores' clock falls (share/arch/README.md)")(
+      "objective", po::value<std::string>(),
+      "what plans are ranked by: throughput (fastest first), throughput_per_watt (most samples "
+      "per joule of a device), throughput_per_cost (most samples per dollar); default: the run "
+      "config's search.objective");
   AddKernelOptions(d);
 }
 
@@ -166,7 +171,43 @@ int RunPlan(CommandContext& ctx) {
     run.strategies.push_back(NamedStrategy(ctx.registry, "--strategies", w, configured));
   }
   KernelsFromFlags(ctx.vm, run);
-  ArchConfig arch = DeviceFromFlags(ctx.vm, run);
+  if (ctx.vm.count("objective")) {
+    const std::string word = ctx.vm["objective"].as<std::string>();
+    bool known = false;
+    for (SearchObjective o : {SearchObjective::kThroughput, SearchObjective::kThroughputPerWatt,
+                              SearchObjective::kThroughputPerCost}) {
+      if (ToString(o) == word) {
+        run.search.objective = o;
+        known = true;
+      }
+    }
+    if (!known) {
+      throw UsageError(
+          "--objective: expected throughput, throughput_per_watt or "
+          "throughput_per_cost, found '" +
+          word + "'");
+    }
+  }
+  const ArchConfig arch = DeviceFromFlags(ctx.vm, run);
+  // One device per --power-limit-w, each ranked, the rankings merged.
+  std::vector<ArchConfig> devices;
+  if (ctx.vm.count("power-limit-w")) {
+    for (const std::string& w : SplitCommas(ctx.vm["power-limit-w"].as<std::string>())) {
+      std::size_t used = 0;
+      double watts = 0;
+      try {
+        watts = std::stod(w, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (w.empty() || used != w.size()) {
+        throw UsageError("--power-limit-w: expected comma-separated watts, found '" + w + "'");
+      }
+      devices.push_back(WithPowerLimit(arch, watts));
+    }
+  } else {
+    devices.push_back(arch);
+  }
   run.CheckComponents(ctx.registry, true, true, true);
 
   std::vector<Precision> precisions;
@@ -174,11 +215,12 @@ int RunPlan(CommandContext& ctx) {
     precisions.push_back(ParsePrecision("--precision", w));
   }
 
-  // One ranking per number format (each its own slices), merged fastest first.
+  // One ranking per number format (each its own slices) and device, merged best first.
   const ModelEntry entry = ModelFromFlags(ctx.vm);
   std::vector<RunConfig> runs;          // per precision
   std::vector<PreparedModel> models;    // per precision
   std::vector<std::size_t> format_of;   // per ranked plan: its index in runs/models
+  std::vector<std::size_t> device_of;   // per ranked plan: its index in devices
   PlanRanking ranking;
   for (Precision precision : precisions) {
     RunConfig& rp = runs.emplace_back(run);
@@ -196,32 +238,37 @@ int RunPlan(CommandContext& ctx) {
     const ModelEvaluator evaluator(
         rp, ctx.registry.CreateEstimator(rp.estimator.name, rp.estimator.Params()),
         ctx.registry.CreateSolverBackend(rp.solver.backend.name, rp.solver.backend.Params()));
-    PlanRanking part = ReadFlag("--arch", [&] { return RankPlans(evaluator, m, arch, rp, top); });
-    ranking.evaluated += part.evaluated;
-    ranking.feasible += part.feasible;
-    if (ranking.none_launchable.empty()) ranking.none_launchable = part.none_launchable;
-    for (const auto& [kind, count] : part.refused) ranking.refused[kind] += count;
-    for (RankedPlan& p : part.plans) {
-      ranking.plans.push_back(std::move(p));
-      format_of.push_back(runs.size() - 1);
+    for (std::size_t dev = 0; dev < devices.size(); ++dev) {
+      PlanRanking part =
+          ReadFlag("--arch", [&] { return RankPlans(evaluator, m, devices[dev], rp, top); });
+      ranking.evaluated += part.evaluated;
+      ranking.feasible += part.feasible;
+      if (ranking.none_launchable.empty()) ranking.none_launchable = part.none_launchable;
+      for (const auto& [kind, count] : part.refused) ranking.refused[kind] += count;
+      for (RankedPlan& p : part.plans) {
+        ranking.plans.push_back(std::move(p));
+        format_of.push_back(runs.size() - 1);
+        device_of.push_back(dev);
+      }
     }
   }
-  {  // fastest first across the formats (stable: ties keep the listed format's order)
+  {  // best first across the formats and devices (stable: ties keep the listed order)
     std::vector<std::size_t> order(ranking.plans.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return ranking.plans[a].choice.plan.time_per_batch_s <
-             ranking.plans[b].choice.plan.time_per_batch_s;
+      return RankKey(ranking.plans[a], run) < RankKey(ranking.plans[b], run);
     });
     if (order.size() > top) order.resize(top);
     std::vector<RankedPlan> plans;
-    std::vector<std::size_t> formats;
+    std::vector<std::size_t> formats, plan_devices;
     for (std::size_t i : order) {
       plans.push_back(ranking.plans[i]);
       formats.push_back(format_of[i]);
+      plan_devices.push_back(device_of[i]);
     }
     ranking.plans = std::move(plans);
     format_of = std::move(formats);
+    device_of = std::move(plan_devices);
   }
   const PreparedModel& model = models.front();
   const ValidationResiduals residuals = ValidationResiduals::Installed();
@@ -234,6 +281,12 @@ int RunPlan(CommandContext& ctx) {
   j["model"] = model.name;
   j["arch"] = arch.name;
   j["device"] = DevicePowerJson(arch);
+  j["objective"] = std::string(ToString(run.search.objective));
+  if (ctx.vm.count("power-limit-w")) {
+    Json limits = Json::MakeArray();
+    for (const ArchConfig& d : devices) limits.Push(d.power_limit_w);
+    j["power_limits_w"] = limits;  // each plan's own is its `device`
+  }
   // The run config's params of the strategies searched (e.g. sequence_parallel's gathered_input).
   Json strategy_params = Json::MakeObject();
   for (const StrategyChoice& c : run.strategies) {
@@ -262,13 +315,16 @@ int RunPlan(CommandContext& ctx) {
   Json plans = Json::MakeArray();
   std::ostringstream table, commands;
   std::string tight;  // the ranks of the plans within 10% of the HBM
-  table << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | precision | "
-           "strategy | step (s) | tokens/s | MFU | peak GiB | error band |\n"
-        << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  table
+      << "| # | t | p | d | v | tp | cp | ep | micro-batch | recompute | sharding | precision | "
+         "strategy | step (s) | tokens/s | MFU | peak GiB | limit W | power W | J/token | "
+         "error band |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   int rank = 0;
   for (const RankedPlan& ranked : ranking.plans) {
     const RunConfig& rp = runs[format_of[static_cast<std::size_t>(rank)]];
     const PreparedModel& mp = models[format_of[static_cast<std::size_t>(rank)]];
+    const ArchConfig& device = devices[device_of[static_cast<std::size_t>(rank)]];
     ++rank;
     const PlanRequest& r = ranked.request;
     const PlanChoice& c = ranked.choice;
@@ -293,6 +349,7 @@ int RunPlan(CommandContext& ctx) {
     pj["sharding"] = std::string(ToString(r.sharding));
     pj["precision"] = std::string(ToString(c.precision));
     pj["strategy"] = c.strategy;
+    pj["device"] = DevicePowerJson(device);
     if (megatron) {
       pj["megatron"]["tensor"] = widths.tensor;
       pj["megatron"]["context"] = widths.context;
@@ -326,18 +383,22 @@ int RunPlan(CommandContext& ctx) {
         band.runs > 0 ? fmt::sprintf("±%s (%zu runs: %s)", Percent(band.mean_abs).c_str(),
                                      band.runs, band.shape.c_str())
                       : std::string("—");
-    table << fmt::sprintf("| %d | %d | %d | %d | %d | %s | %s | %s | %lld | %s | %s | %s | %s | "
-                          "%.4g | %.4g | %.1f%% | %.2f | %s |\n",
-                          rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel,
-                          r.virtual_stages, megatron ? std::to_string(widths.tensor) : "—",
-                          megatron ? std::to_string(widths.context) : "—",
-                          megatron ? std::to_string(widths.expert) : "—",
-                          static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
-                          ToString(r.sharding).data(), ToString(c.precision).data(),
-                          c.strategy.c_str(),
-                          c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
-                          band_text.c_str());
+    const double limit = device.power_limit_w > 0 ? device.power_limit_w : device.tdp_w;
+    table << fmt::sprintf(
+        "| %d | %d | %d | %d | %d | %s | %s | %s | %lld | %s | %s | %s | %s | "
+        "%.4g | %.4g | %.1f%% | %.2f | %s | %.0f | %.3g | %s |\n",
+        rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel, r.virtual_stages,
+        megatron ? std::to_string(widths.tensor) : "—",
+        megatron ? std::to_string(widths.context) : "—",
+        megatron ? std::to_string(widths.expert) : "—", static_cast<long long>(r.micro_batch),
+        ToString(r.recompute).data(), ToString(r.sharding).data(), ToString(c.precision).data(),
+        c.strategy.c_str(), c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu,
+        peak / 1073741824.0, limit > 0 ? fmt::sprintf("%g", limit) : std::string("—"), c.power_w,
+        c.energy_per_token_j, band_text.c_str());
     commands << rank << ": ";
+    if (device.power_limit_w > 0 && device.power_limit_w < device.tdp_w) {
+      commands << "[nvidia-smi --power-limit " << FormatNumber("%g", device.power_limit_w) << "] ";
+    }
     if (args.empty()) {
       commands << "(" << launch.why << ")";
     } else {
@@ -353,8 +414,12 @@ int RunPlan(CommandContext& ctx) {
     << (run.cluster.network.Name().empty()
             ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
             : run.cluster.network.Name())
-    << ", estimator " << run.estimator.name << PowerLimitText(arch) << "), global batch "
-    << run.training.global_batch << " × " << model.sequence_length << " tokens"
+    << ", estimator " << run.estimator.name
+    << (devices.size() == 1 ? PowerLimitText(devices.front())
+                            : ", power limits " + ctx.vm["power-limit-w"].as<std::string>() +
+                                  " W of its " + FormatNumber("%g", arch.tdp_w) + " W TDP")
+    << "), global batch " << run.training.global_batch << " × " << model.sequence_length
+    << " tokens"
     << (entry.sequence_length > 0 ? "" : " (the model's sequence; --sequence-length to change)")
     << "\n\nRecipe " << (run.training.recipe.empty() ? "phaze's defaults" : run.training.recipe)
     << ": " << ToString(run.training.attention) << " attention, the data-parallel reduction "
@@ -370,6 +435,9 @@ int RunPlan(CommandContext& ctx) {
             : std::string())
     << " (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";
+  if (run.search.objective != SearchObjective::kThroughput) {
+    o << " (ranked by " << ObjectiveUnit(run.search.objective) << ")";
+  }
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
   o << ".\n\n";
   if (ranking.plans.empty()) {

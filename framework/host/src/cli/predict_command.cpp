@@ -238,6 +238,9 @@ int RunPredict(CommandContext& ctx) {
     run.training.pipeline_schedule = PipelineSchedule::k1F1B;
   }
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
+  if (ctx.vm.count("power-limit-w")) {
+    arch = WithPowerLimit(arch, ctx.vm["power-limit-w"].as<double>());
+  }
   if (ctx.vm.count("tokens")) {
     run.training.tokens = ctx.vm["tokens"].as<double>();
     if (!(run.training.tokens >= 0) || !(run.training.tokens <= 1e18)) {

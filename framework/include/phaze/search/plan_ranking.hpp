@@ -12,7 +12,9 @@
 // Megatron-FSDP runs), and nothing but none when no two devices hold the same weights (d·r = 1).
 // Order: strategy, t, p, b, v, recompute, sharding (each as listed or ascending).
 //
-// RankPlans keeps the feasible ones, fastest first (a stable sort: ties keep that order), each
+// RankPlans keeps the feasible ones, best first under run.search.objective (throughput: fastest
+// first; throughput_per_watt: most samples per joule of a device; throughput_per_cost: most
+// samples per dollar; a stable sort: ties keep that order), each
 // plan once — plans with the same t, p, d, v, b and sharding and the same time and peak memory are
 // one plan in effect (two strategies that slice alike, as sequence parallelism at t = 1 does
 // Megatron's; two recompute modes that re-run the same, as selective and none do with
@@ -41,7 +43,7 @@ struct RankedPlan {
 };
 
 struct PlanRanking {
-  std::vector<RankedPlan> plans;  // the `top` fastest feasible plans, fastest first
+  std::vector<RankedPlan> plans;  // the `top` best feasible plans, best first (RankKey)
   std::size_t evaluated = 0;      // plans enumerated and evaluated
   std::size_t feasible = 0;
   // Why the others do not run, by kind: "over the HBM", "too few devices", … → count.
@@ -51,6 +53,10 @@ struct PlanRanking {
 
 PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& model,
                       const ArchConfig& arch, const RunConfig& run, std::size_t top);
+
+// The key plans are ranked by, smaller first: the step time under the throughput objective, else
+// minus the plan's ObjectiveValue under run.search.objective.
+double RankKey(const RankedPlan& plan, const RunConfig& run);
 
 // The transformer blocks of a slice (LayerKind::kBlock layers), or every layer when it has none.
 int PipelineUnits(const LayerGraph& graph);
