@@ -1435,7 +1435,7 @@ TEST(Cli, PlanSweepsPowerLimitsAndRanksBySamplesPerJoule) {
   const ConfigNode first = ConfigNode::ParseFile(fastest).Child("plans").Elements().at(0);
   EXPECT_EQ(first.Child("device").Child("power_limit_w").AsDouble(), 700);
   EXPECT_USAGE_ERROR(Phaze(plan + fastest + " --power-limit-w 500,x"),
-                     "--power-limit-w: expected comma-separated watts, found 'x'");
+                     "--power-limit-w: expected comma-separated watts, found '500,x'");
   EXPECT_USAGE_ERROR(Phaze(plan + fastest + " --objective joules"),
                      "--objective: expected throughput, throughput_per_watt or "
                      "throughput_per_cost, found 'joules'");

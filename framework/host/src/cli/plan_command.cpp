@@ -82,23 +82,36 @@ namespace {
 // The recipe plans are launched with unless --recipe or the run config names one.
 constexpr const char* kPlanRecipe = "megatron-core-2024";
 
-std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& flag,
-                               std::int64_t hi) {
-  std::vector<std::int64_t> out;
+// The comma-separated numbers of --flag, each read whole by `read` (std::stoll, std::stod), else
+// "--flag: expected comma-separated KIND, found '…'".
+template <class T, class Read>
+std::vector<T> Numbers(const po::variables_map& vm, const std::string& flag, const char* kind,
+                       Read read) {
+  std::vector<T> out;
   for (const std::string& w : SplitCommas(vm[flag].as<std::string>())) {
     std::size_t used = 0;
-    std::int64_t v = 0;
+    T v{};
     try {
-      v = std::stoll(w, &used);
+      v = read(w, &used);
     } catch (const std::exception&) {
       used = 0;
     }
     if (w.empty() || used != w.size()) {
-      throw UsageError("--" + flag + ": expected comma-separated integers, found '" +
+      throw UsageError("--" + flag + ": expected comma-separated " + kind + ", found '" +
                        vm[flag].as<std::string>() + "'");
     }
-    out.push_back(CheckRange("--" + flag, v, 1, hi));
+    out.push_back(v);
   }
+  return out;
+}
+
+std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& flag,
+                               std::int64_t hi) {
+  std::vector<std::int64_t> out =
+      Numbers<std::int64_t>(vm, flag, "integers", [](const std::string& w, std::size_t* used) {
+        return static_cast<std::int64_t>(std::stoll(w, used));
+      });
+  for (std::int64_t& v : out) v = CheckRange("--" + flag, v, 1, hi);
   return out;
 }
 
@@ -192,17 +205,9 @@ int RunPlan(CommandContext& ctx) {
   // One device per --power-limit-w, each ranked, the rankings merged.
   std::vector<ArchConfig> devices;
   if (ctx.vm.count("power-limit-w")) {
-    for (const std::string& w : SplitCommas(ctx.vm["power-limit-w"].as<std::string>())) {
-      std::size_t used = 0;
-      double watts = 0;
-      try {
-        watts = std::stod(w, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (w.empty() || used != w.size()) {
-        throw UsageError("--power-limit-w: expected comma-separated watts, found '" + w + "'");
-      }
+    for (double watts : Numbers<double>(
+             ctx.vm, "power-limit-w", "watts",
+             [](const std::string&w, std::size_t*used) { return std::stod(w, used); })) {
       devices.push_back(WithPowerLimit(arch, watts));
     }
   } else {
