@@ -1366,7 +1366,8 @@ TEST(Cli, DTensorGatheredInputReachesPredictAndPlan) {
     auto r = Phaze("-q" + (keep ? " --config " + config : std::string()) + predict + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const ConfigNode doc = ConfigNode::ParseFile(out);
-    EXPECT_EQ(doc.Child("strategy_params").Optional("gathered_input").has_value(), keep == 1);
+    EXPECT_EQ(doc.Child("strategy").Child("params").Optional("gathered_input").has_value(),
+              keep == 1);
     results[keep] = doc.Child("result");
   }
   const auto activations = [](const ConfigNode& result) {
@@ -1389,12 +1390,22 @@ TEST(Cli, DTensorGatheredInputReachesPredictAndPlan) {
                  plan);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ConfigNode doc = ConfigNode::ParseFile(plan);
-  EXPECT_EQ(
-      doc.Child("strategy_params").Child("sequence_parallel").Child("gathered_input").AsString(),
-      "keep");
+  const ConfigNode searched = doc.Child("strategies").Elements().at(0);
+  EXPECT_EQ(searched.Child("name").AsString(), "sequence_parallel");
+  EXPECT_EQ(searched.Child("params").Child("gathered_input").AsString(), "keep");
   const ConfigNode first = doc.Child("plans").Elements().at(0);
   EXPECT_NE(first.Child("megatron_args_note").AsString().find("Megatron-LM gathers it again"),
             std::string::npos);
+  // Another param the config gives (Megatron-LM's vocabulary padding) reaches the plan and its
+  // arguments say it: Llama 2's 32,000 rows padded to a multiple of 64·2 stay 32,000.
+  std::ofstream(config) << "strategy: {name: sequence_parallel, params: "
+                           "{make_vocab_size_divisible_by: 64}}\n";
+  r = Phaze("-q --config " + config + " plan --model " + model +
+            " --arch h100-sxm-80gb --system dgx-h100 --accelerators 8 --global-batch 16 "
+            "--widths 2 --strategies sequence_parallel --top 1 -o " +
+            plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--make-vocab-size-divisible-by 64"), std::string::npos) << r.out;
 }
 
 // plan --power-limit-w W,W,… ranks the plans of every limit together; --objective
@@ -1418,17 +1429,33 @@ TEST(Cli, PlanSweepsPowerLimitsAndRanksBySamplesPerJoule) {
   EXPECT_NE(r.out.find("(ranked by samples/s per W)"), std::string::npos) << r.out;
   const ConfigNode doc = ConfigNode::ParseFile(swept);
   EXPECT_EQ(doc.Child("objective").AsString(), "throughput_per_watt");
-  EXPECT_EQ(doc.Child("power_limits_w").Elements().size(), 3u);
+  std::vector<double> limits;
+  for (const auto& w : doc.Child("power_limits_w").Elements()) limits.push_back(w.AsDouble());
+  EXPECT_EQ(limits, (std::vector<double>{300, 500, 700}));
+  EXPECT_FALSE(doc.Child("device").Optional("power_limit_w").has_value());
   const auto plans = doc.Child("plans").Elements();
   ASSERT_EQ(plans.size(), 6u);
   for (std::size_t i = 1; i < plans.size(); ++i) {
     EXPECT_GE(per_joule(plans[i - 1]), per_joule(plans[i])) << i;
   }
+  // A capped plan is the most efficient (the step's GEMM power falls faster than its time grows
+  // above the voltage floor), and beats the best at the TDP alone.
+  EXPECT_LT(plans[0].Child("device").Child("power_limit_w").AsDouble(), 700);
   const std::string tdp = (dir / "tdp.json").string();
   r = Phaze(plan + tdp + " --power-limit-w 700 --objective throughput_per_watt");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_GE(per_joule(plans[0]),
+  EXPECT_GT(per_joule(plans[0]),
             per_joule(ConfigNode::ParseFile(tdp).Child("plans").Elements().at(0)));
+  // One limit: the top-level device is the capped one, as predict.json's; a limit listed twice is
+  // tried once (the same number of plans evaluated as listed once).
+  const std::string once = (dir / "once.json").string(), twice = (dir / "twice.json").string();
+  ASSERT_EQ(Phaze(plan + once + " --power-limit-w 500").exit_code, 0);
+  ASSERT_EQ(Phaze(plan + twice + " --power-limit-w 500,500").exit_code, 0);
+  const ConfigNode one = ConfigNode::ParseFile(once), two = ConfigNode::ParseFile(twice);
+  EXPECT_EQ(one.Child("device").Child("power_limit_w").AsDouble(), 500);
+  EXPECT_EQ(two.Child("evaluated").AsInt(), one.Child("evaluated").AsInt());
+  EXPECT_NE(two.Child("plans").Elements().at(0).Child("time_per_batch_s").AsDouble(),
+            two.Child("plans").Elements().at(1).Child("time_per_batch_s").AsDouble());
   const std::string fastest = (dir / "fastest.json").string();
   r = Phaze(plan + fastest + " --power-limit-w 300,500,700");
   ASSERT_EQ(r.exit_code, 0) << r.err;

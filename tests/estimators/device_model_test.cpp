@@ -286,8 +286,14 @@ TEST(DeviceModel, PowerLimitBelowTheVoltageFloorSlowsTheClockLinearly) {
   capped.power_limit_w = 600;
   EXPECT_NEAR(DeviceModel::PowerLimitVoltageScale(capped), std::cbrt(539.3 / 639.3), 1e-12);
   EXPECT_EQ(DeviceModel::PowerLimitVoltageScale(h100), 1.0);
-  capped.energy["voltage_floor_clock"] = 0;
+  capped.energy["voltage_floor_clock"] = 0;  // no floor: the cube root, energy × clock²
   EXPECT_NEAR(clock_at(300), std::cbrt(239.3 / 639.3), 1e-12);
+  EXPECT_NEAR(EnergyModel::Op(gemm, capped).compute_j,
+              full.compute_j * std::cbrt(239.3 / 639.3) * std::cbrt(239.3 / 639.3),
+              1e-12 * full.compute_j);
+  capped.energy["voltage_floor_clock"] = 1;  // the voltage never falls: the clock takes all of ρ
+  EXPECT_NEAR(clock_at(300), 239.3 / 639.3, 1e-12);
+  EXPECT_EQ(DeviceModel::PowerLimitVoltageScale(capped), 1.0);
   capped.energy["voltage_floor_clock"] = 1.5;
   EXPECT_NE(testing::ErrorOf([&] { clock_at(300); }).find("voltage_floor_clock"),
             std::string::npos);

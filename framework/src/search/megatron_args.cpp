@@ -83,6 +83,18 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   flag("--global-batch-size", run.training.global_batch);
   flag("--seq-length", sequence_length);
   if (w.sequence_parallel) a.push_back("--sequence-parallel");
+  // The vocabulary padding the strategy was given (make_vocab_size_divisible_by; Megatron-LM's
+  // default 128 goes unsaid).
+  const StrategyChoice& strategy = run.strategies.at(static_cast<std::size_t>(plan.strategy));
+  for (const ComponentChoice* c :
+       {&strategy.component, strategy.over ? &strategy.over->component : nullptr}) {
+    if (!c) continue;
+    const auto multiple = c->Params().Optional("make_vocab_size_divisible_by");
+    if (multiple && multiple->AsInt() != 128) {
+      flag("--make-vocab-size-divisible-by", multiple->AsInt());
+      break;
+    }
+  }
   // The tensor-parallel all-gathers and reduce-scatters chunked beside the GEMMs (Transformer
   // Engine's userbuffers; Megatron-LM allows it only with sequence parallelism, and phaze models
   // it only for those collectives: graph/tensor_parallel_overlap.hpp).

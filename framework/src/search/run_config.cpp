@@ -620,22 +620,11 @@ Json RunConfig::ToJson() const {
   s["params"] = params_json(solver.backend);
   j["estimator"]["name"] = estimator.name;
   j["estimator"]["params"] = params_json(estimator);
-  auto strategy_json = [&](const StrategyChoice& s) {
-    Json sj = Json::MakeObject();
-    sj["name"] = s.component.name;
-    sj["params"] = params_json(s.component);
-    if (s.over) {
-      sj["over"]["name"] = s.over->component.name;
-      sj["over"]["width"] = s.over->width;
-      sj["over"]["params"] = params_json(s.over->component);
-    }
-    return sj;
-  };
   if (strategies.size() == 1) {
-    j["strategy"] = strategy_json(strategies[0]);
+    j["strategy"] = strategies[0].ToJson();
   } else {
     Json list = Json::MakeArray();
-    for (const auto& s : strategies) list.Push(strategy_json(s));
+    for (const auto& s : strategies) list.Push(s.ToJson());
     j["strategy"] = list;
   }
   auto& se = j["search"];

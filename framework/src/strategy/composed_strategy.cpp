@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "phaze/core/json.hpp"
 #include "phaze/plugin/registry.hpp"
 
 namespace phaze {
@@ -46,6 +47,18 @@ LayerGraph ComposedStrategy::Slice(const LayerGraph& full, std::int64_t width) c
 std::string StrategyChoice::Name() const {
   if (!over) return component.name;
   return component.name + " over " + over->component.name + "×" + std::to_string(over->width);
+}
+
+Json StrategyChoice::ToJson() const {
+  Json j = Json::MakeObject();
+  j["name"] = component.name;
+  j["params"] = component.Params().ToJson();
+  if (over) {
+    j["over"]["name"] = over->component.name;
+    j["over"]["width"] = over->width;
+    j["over"]["params"] = over->component.Params().ToJson();
+  }
+  return j;
 }
 
 StrategyChoice StrategyChoice::Named(std::string name) {

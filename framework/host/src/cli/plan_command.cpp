@@ -72,8 +72,8 @@ void AddPlanOptions(po::options_description& d) {
       "TDP); below the TDP the tensor cores' clock falls (share/arch/README.md)")(
       "objective", po::value<std::string>(),
       "what plans are ranked by: throughput (fastest first), throughput_per_watt (most samples "
-      "per joule of a device), throughput_per_cost (most samples per dollar); default: the run "
-      "config's search.objective");
+      "per joule of a device), throughput_per_cost (most samples per dollar: at a preset's fixed "
+      "hourly_usd, the fastest); default: the run config's search.objective, throughput");
   AddKernelOptions(d);
 }
 
@@ -208,7 +208,12 @@ int RunPlan(CommandContext& ctx) {
     for (double watts : Numbers<double>(
              ctx.vm, "power-limit-w", "watts",
              [](const std::string&w, std::size_t*used) { return std::stod(w, used); })) {
-      devices.push_back(WithPowerLimit(arch, watts));
+      const ArchConfig device = WithPowerLimit(arch, watts);
+      if (std::ranges::none_of(devices, [&](const ArchConfig& d) {
+            return d.power_limit_w == device.power_limit_w;
+          })) {
+        devices.push_back(device);  // a limit listed twice is tried once
+      }
     }
   } else {
     devices.push_back(arch);
@@ -285,19 +290,21 @@ int RunPlan(CommandContext& ctx) {
   Json j = Json::MakeObject();
   j["model"] = model.name;
   j["arch"] = arch.name;
-  j["device"] = DevicePowerJson(arch);
-  j["objective"] = std::string(ToString(run.search.objective));
-  if (ctx.vm.count("power-limit-w")) {
+  if (devices.size() == 1) {
+    j["device"] = DevicePowerJson(devices.front());
+  } else {  // each plan's `device` says the limit it runs at
+    j["device"]["name"] = arch.name;
+    j["device"]["tdp_w"] = arch.tdp_w;
     Json limits = Json::MakeArray();
     for (const ArchConfig& d : devices) limits.Push(d.power_limit_w);
-    j["power_limits_w"] = limits;  // each plan's own is its `device`
+    j["power_limits_w"] = limits;
   }
-  // The run config's params of the strategies searched (e.g. sequence_parallel's gathered_input).
-  Json strategy_params = Json::MakeObject();
-  for (const StrategyChoice& c : run.strategies) {
-    strategy_params[c.Name()] = c.component.Params().ToJson();
-  }
-  j["strategy_params"] = strategy_params;
+  j["objective"] = std::string(ToString(run.search.objective));
+  // The strategies searched, with the run config's params (e.g. sequence_parallel's
+  // gathered_input).
+  Json searched = Json::MakeArray();
+  for (const StrategyChoice& c : run.strategies) searched.Push(c.ToJson());
+  j["strategies"] = searched;
   j["estimator"] = run.estimator.name;
   j["accelerators"] = K;
   j["global_batch"] = run.training.global_batch;
@@ -420,9 +427,14 @@ int RunPlan(CommandContext& ctx) {
             ? std::to_string(run.cluster.network.Levels().size()) + "-level network"
             : run.cluster.network.Name())
     << ", estimator " << run.estimator.name
-    << (devices.size() == 1 ? PowerLimitText(devices.front())
-                            : ", power limits " + ctx.vm["power-limit-w"].as<std::string>() +
-                                  " W of its " + FormatNumber("%g", arch.tdp_w) + " W TDP")
+    << (devices.size() == 1 ? PowerLimitText(devices.front()) : [&] {
+         std::string limits;
+         for (const ArchConfig& d : devices) {
+           limits += (limits.empty() ? "" : ", ") + FormatNumber("%g", d.power_limit_w);
+         }
+         return ", power limits " + limits + " W of its " + FormatNumber("%g", arch.tdp_w) +
+                " W TDP";
+       }())
     << "), global batch " << run.training.global_batch << " × " << model.sequence_length
     << " tokens"
     << (entry.sequence_length > 0 ? "" : " (the model's sequence; --sequence-length to change)")

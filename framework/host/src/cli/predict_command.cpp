@@ -282,7 +282,7 @@ int RunPredict(CommandContext& ctx) {
   j["model"] = model.name;
   j["arch"] = arch.name;
   j["device"] = DevicePowerJson(arch);
-  j["strategy_params"] = run.strategies.front().component.Params().ToJson();
+  j["strategy"] = run.strategies.front().ToJson();
   j["estimator"] = run.estimator.name;
   j["global_batch"] = run.training.global_batch;
   j["sequence_length"] = model.sequence_length;

@@ -28,6 +28,9 @@ struct StrategyChoice {
   };
   std::optional<Over> over;
   std::string Name() const;  // "S", or "S over I×k" (its name in plans and reports)
+  // {name, params, over: {name, width, params}}: as a run config states it (results.json,
+  // predict.json, plan.json).
+  Json ToJson() const;
   static StrategyChoice Named(std::string name);  // a registered strategy with no params
 };
 
