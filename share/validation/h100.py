@@ -43,9 +43,11 @@ import validate  # noqa: E402  (write_residuals: the file phaze plan's error ban
 # gradient_reduction_overlap, 0.8, the share of that window usable; system/gradient_sync.hpp) and
 # of a tensor-parallel collective run beside the GEMMs (tensor_parallel_overlap, 0.5; graph/
 # tensor_parallel_overlap.hpp). TorchTitan's FSDP2 overlaps its collectives as the sharding model
-# already has it; its TP rows are plain TP or async TP (tp_overlap): no recipe, FlashAttention
-# (PyTorch SDPA) and fp32 reduction set per row.
-SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024"}
+# already has it; its TP rows are plain TP or async TP (tp_overlap): the recipe torchtitan-2025
+# (FlashAttention through PyTorch SDPA, fp32 reduction, PyTorch's cross-entropy, no further
+# overlap; `phaze plan --framework torchtitan` plans with it), the tensor-parallel overlap per row.
+SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024", "torchtitan-2408": "torchtitan-2025",
+                 "torchtitan-2412": "torchtitan-2025", "torchtitan-2506": "torchtitan-2025"}
 # Overrides of those parameters and the architecture's collective_overlap for a scan (`--recipe
 # SOURCE:KEY=VALUE`; None: the recipe's and the architecture's own).
 RECIPES = {"megatron-readme": {"gradient_reduction_overlap": None, "tensor_parallel_overlap": None,
@@ -162,8 +164,6 @@ def recipe_files(directory, row):
             recipe_value("megatron-readme", "tensor_parallel_overlap") if row["tp_overlap"] else 0)
         if row["source"] in SOURCE_RECIPE:
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
-        if row["source"].startswith("torchtitan"):
-            extra += ", loss: torch"
         f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
                 % (ATTENTION[0], extra))
         if row["sequence_parallel"] and row["source"].startswith("torchtitan"):

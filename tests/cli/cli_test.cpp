@@ -1806,5 +1806,79 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
   EXPECT_EQ(Phaze("plan --model x.yaml --arch a100-sxm-80gb").exit_code, 2);  // no --accelerators
 }
 
+// plan --framework torchtitan plans with TorchTitan's recipe and strategies (DTensor's tensor
+// parallelism, which keeps the gathered input) and ranks only what TorchTitan can run as phaze
+// prices it; each plan's job-config keys, read back, say its own t, d, micro-batch, recompute and
+// sharding, and its TOML has them too. No pipeline plan is ranked (phaze prices FSDP2 without
+// one); an unknown framework is refused.
+TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
+  testing::TempDir dir;
+  const std::string out = (dir / "plan.json").string();
+  const std::string plan = "plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                           "--accelerators 16 --global-batch 64 --widths 1,2,4 "
+                           "--micro-batches 1,2,4 --top 8";
+  auto r = Phaze(plan + " --framework torchtitan -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("TorchTitan v0.2.2 arguments"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Megatron-LM arguments"), std::string::npos) << r.out;
+  const ConfigNode j = ConfigNode::ParseFile(out);
+  EXPECT_EQ(j.Child("framework").AsString(), "torchtitan");
+  EXPECT_EQ(j.Child("recipe").AsString(), "torchtitan-2025");
+  EXPECT_EQ(j.Child("loss").AsString(), "torch");
+  EXPECT_EQ(
+      j.Child("strategies").Elements().at(0).Child("params").Child("gathered_input").AsString(),
+      "keep");
+  EXPECT_GT(j.Child("refused").Child("not for TorchTitan (a pipeline)").AsInt(), 0);
+  const auto plans = j.Child("plans").Elements();
+  ASSERT_EQ(plans.size(), 8u);
+  bool tensor_parallel = false;
+  for (const auto& p : plans) {
+    std::map<std::string, std::string> keys;
+    for (const auto& a : p.Child("torchtitan_args").Elements()) {
+      const std::string arg = a.AsString();
+      const std::size_t eq = arg.find('=');
+      keys[arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2)] =
+          eq == std::string::npos ? "true" : arg.substr(eq + 1);
+    }
+    auto num = [&](const std::string& key) { return std::stoll(keys.at("parallelism." + key)); };
+    const std::int64_t t = p.Child("t").AsInt();
+    EXPECT_EQ(p.Child("p").AsInt(), 1);
+    EXPECT_EQ(num("tensor_parallel_degree") * num("context_parallel_degree"), t);
+    EXPECT_EQ(num("data_parallel_replicate_degree") * num("data_parallel_shard_degree"),
+              p.Child("d").AsInt());
+    EXPECT_EQ(num("pipeline_parallel_degree"), 1);
+    EXPECT_EQ(t * p.Child("d").AsInt(), 16);
+    EXPECT_EQ(keys.at("training.local_batch_size"), std::to_string(p.Child("micro_batch").AsInt()));
+    EXPECT_EQ(keys.at("training.global_batch_size"), "64");
+    const std::string recompute = p.Child("recompute").AsString();
+    EXPECT_EQ(keys.at("activation_checkpoint.mode"),
+              recompute == "per-op" ? "selective" : recompute);
+    const std::string sharding = p.Child("sharding").AsString();
+    EXPECT_EQ(keys.count("parallelism.fsdp_reshard_after_forward") == 1, sharding != "none");
+    if (sharding == "gradients")
+      EXPECT_EQ(keys.at("parallelism.fsdp_reshard_after_forward"), "never");
+    EXPECT_EQ(keys.at("compile.enable"), "true");
+    const std::string toml = p.Child("torchtitan_toml").AsString();
+    EXPECT_NE(toml.find("\ntensor_parallel_degree = " +
+                        std::to_string(num("tensor_parallel_degree")) + "\n"),
+              std::string::npos)
+        << toml;
+    EXPECT_NE(toml.find("\nlocal_batch_size = " + keys.at("training.local_batch_size") + "\n"),
+              std::string::npos);
+    if (num("tensor_parallel_degree") > 1) {
+      tensor_parallel = true;  // DTensor's: no Megatron-LM form
+      EXPECT_NE(p.Child("megatron_args_note").AsString().find("gathered_input: keep"),
+                std::string::npos);
+    }
+  }
+  EXPECT_TRUE(tensor_parallel) << "no plan with tensor parallelism among the 8";
+  r = Phaze(plan + " --framework nemo");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--framework: expected megatron-lm or torchtitan, found 'nemo'"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace phaze

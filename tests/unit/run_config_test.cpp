@@ -284,6 +284,13 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_EQ(ds.training.attention, AttentionKernel::kMegatron);
   EXPECT_EQ(ds.training.pipeline_sends, PipelineSends::kBlocking);
   EXPECT_EQ(ds.training.gradient_reduction_overlap, 0.0);
+  // torchtitan-2025: SDPA's FlashAttention, PyTorch's cross-entropy (a recipe's `loss`), fp32.
+  const RunConfig tt = Parse("models: [a]\ntraining: {recipe: torchtitan-2025}\n");
+  EXPECT_EQ(tt.training.attention, AttentionKernel::kFlash);
+  EXPECT_EQ(tt.training.loss, LossKernel::kTorch);
+  EXPECT_EQ(plain.training.loss, LossKernel::kMegatron);
+  EXPECT_EQ(tt.training.gradient_reduction_precision, ReductionPrecision::kFp32);
+  EXPECT_EQ(tt.training.gradient_reduction_overlap, 0.0);
   EXPECT_EQ(plain.training.pipeline_sends, PipelineSends::kBatched);
   EXPECT_EQ(plain.training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(old.training.gradient_reduction_overlap, plain.training.gradient_reduction_overlap);

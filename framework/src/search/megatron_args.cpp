@@ -34,12 +34,7 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
   }
   // PyTorch DTensor's tensor parallelism (the strategy's gathered_input: keep) is not
   // Megatron-LM's.
-  const auto keeps_gathered_input = [](const ComponentChoice& c) {
-    const auto g = c.Params().Optional("gathered_input");
-    return g && g->AsString() == "keep";
-  };
-  if (w.sequence_parallel && (keeps_gathered_input(strategy.component) ||
-                              (strategy.over && keeps_gathered_input(strategy.over->component)))) {
+  if (w.sequence_parallel && KeepsGatheredInput(strategy)) {
     *why = "strategy '" + strategy.Name() +
            "' keeps the gathered input (gathered_input: keep, "
            "PyTorch DTensor's tensor parallelism); Megatron-LM gathers it again in backward";
@@ -50,6 +45,14 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
 }
 
 }  // namespace
+
+bool KeepsGatheredInput(const StrategyChoice& strategy) {
+  const auto keeps = [](const ComponentChoice& c) {
+    const auto g = c.Params().Optional("gathered_input");
+    return g && g->AsString() == "keep";
+  };
+  return keeps(strategy.component) || (strategy.over && keeps(strategy.over->component));
+}
 
 MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
                             std::int64_t sequence_length) {

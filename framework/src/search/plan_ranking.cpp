@@ -136,12 +136,20 @@ bool SamePlan(const RankedPlan& a, const RankedPlan& b) {
 }  // namespace
 
 PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& model,
-                      const ArchConfig& arch, const RunConfig& run, std::size_t top) {
-  const std::vector<PlanRequest> requests = LaunchablePlans(model, run);
-  const std::vector<PlanChoice> choices = evaluator.EvaluatePlans(model, arch, requests);
+                      const ArchConfig& arch, const RunConfig& run, std::size_t top,
+                      const LaunchRefusal& refuse) {
+  std::vector<PlanRequest> requests = LaunchablePlans(model, run);
   PlanRanking ranking;
-  ranking.evaluated = requests.size();
   if (requests.empty()) ranking.none_launchable = WhyNoLaunchablePlan(model, run);
+  if (refuse) {
+    std::erase_if(requests, [&](const PlanRequest& r) {
+      const std::string reason = refuse(r);
+      if (!reason.empty()) ++ranking.refused[RefusalKind(reason)];
+      return !reason.empty();
+    });
+  }
+  const std::vector<PlanChoice> choices = evaluator.EvaluatePlans(model, arch, requests);
+  ranking.evaluated = requests.size();
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (choices[i].feasible) {
       ranking.plans.push_back({requests[i], choices[i]});

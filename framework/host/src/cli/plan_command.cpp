@@ -1,22 +1,28 @@
-// `phaze plan` (issue 40): for a model, a device and a cluster size, the best plans Megatron-LM
-// can launch, ranked by time per step, or samples per joule or per dollar (--objective;
-// framework: search/plan_ranking.hpp), at one or several board power limits (--power-limit-w),
-// each with its breakdown, memory per stage, an error band from the validation residuals of runs
-// of its shape (search/validation_residuals.hpp) and the Megatron-LM arguments that run it
-// (search/megatron_args.hpp). A Markdown table on stdout; -o writes JSON, `plans` best first.
+// `phaze plan` (issue 40): for a model, a device and a cluster size, the best plans, ranked by
+// time per step, or samples per joule or per dollar (--objective; framework:
+// search/plan_ranking.hpp), at one or several board power limits (--power-limit-w), each with its
+// breakdown, memory per stage, an error band from the validation residuals of runs of its shape
+// (search/validation_residuals.hpp) and what launches it: the Megatron-LM arguments
+// (search/megatron_args.hpp) and TorchTitan's job-config keys (search/torchtitan_args.hpp).
+// --framework says whose defaults plan searches and whose arguments it prints: megatron-lm (the
+// recipe megatron-core-2024; every recompute mode and sharding) or torchtitan (the recipe
+// torchtitan-2025; recompute none, per-op, full; sharding none, gradients, parameters; strategies
+// sequence_parallel with DTensor's gathered_input: keep, and context_parallel). A Markdown table
+// on stdout; -o writes JSON, `plans` best first, each with both launches (or why not).
 //   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
 //     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--strategies all|megatron,…]
 //     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch]
 //     [--recipe NAME|FILE] [--power-limit-w 400,500,700] [--objective throughput_per_watt]
+//     [--framework megatron-lm|torchtitan]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]
-// The sweeps are the flags' (their defaults above), not the run config's; the config gives the
-// rest (optimizer, gradient reduction precision and overlap, estimator, cost, network). The
-// training recipe (share/recipes/) is --recipe's, else the run config's, else today's:
-// megatron-core-2024 (FlashAttention, the gradient reduction and the sequence-parallel
-// collectives overlapped), applied before the
-// config's own training keys.
+// The sweeps are the flags' (their defaults above, or the framework's), not the run config's; the
+// config gives the rest (optimizer, gradient reduction precision and overlap, estimator, cost,
+// network). The training recipe (share/recipes/) is --recipe's, else the run config's, else the
+// framework's: megatron-core-2024 (FlashAttention, the gradient reduction and the
+// sequence-parallel collectives overlapped) or torchtitan-2025, applied before the config's own
+// training keys.
 #include <fmt/printf.h>
 
 #include <algorithm>
@@ -30,6 +36,7 @@
 #include "phaze/report/search_report.hpp"
 #include "phaze/search/megatron_args.hpp"
 #include "phaze/search/plan_ranking.hpp"
+#include "phaze/search/torchtitan_args.hpp"
 #include "phaze/search/training_recipe.hpp"
 #include "phaze/search/validation_residuals.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
@@ -55,32 +62,39 @@ void AddPlanOptions(po::options_description& d) {
       "v > 1 tried beside v = 1 (interleaved 1F1B); all: every v Megatron-LM allows (each "
       "dividing the blocks per stage)")(
       "recompute", po::value<std::string>()->default_value("none,selective,full"),
-      "recompute modes")(
+      "recompute modes (--framework torchtitan: none,per-op,full)")(
       "sharding", po::value<std::string>()->default_value("none,optimizer,gradients,parameters"),
-      "data-parallel sharding (gradients and parameters without a pipeline only)")(
+      "data-parallel sharding (gradients and parameters without a pipeline only; "
+      "--framework torchtitan: none,gradients,parameters)")(
       "strategies", po::value<std::string>()->default_value("all"),
       "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
-      "sequence_parallel, context_parallel, moe, then any other by name")(
+      "sequence_parallel, context_parallel, moe, then any other by name (--framework "
+      "torchtitan: sequence_parallel,context_parallel)")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/) or file, over the run config (default: the run "
-      "config's training.recipe, else megatron-core-2024 before the config's own keys)")(
-      "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
+      "config's training.recipe, else the framework's — megatron-core-2024, torchtitan-2025 — "
+      "before the config's own keys)")("hbm-gib", po::value<double>(),
+                                       "HBM per device (default: the architecture's)")(
       "power-limit-w", po::value<std::string>(),
       "board power limits in W, each tried (default: the architecture's power_limit_w, else its "
       "TDP); below the TDP the tensor cores' clock falls (share/arch/README.md)")(
       "objective", po::value<std::string>(),
       "what plans are ranked by: throughput (fastest first), throughput_per_watt (most samples "
       "per joule of a device), throughput_per_cost (most samples per dollar: at a preset's fixed "
-      "hourly_usd, the fastest); default: the run config's search.objective, throughput");
+      "hourly_usd, the fastest); default: the run config's search.objective, throughput")(
+      "framework", po::value<std::string>()->default_value("megatron-lm"),
+      "whose plans: megatron-lm or torchtitan (its recipe, recompute modes, sharding and "
+      "strategies by default, and its job-config keys printed)");
   AddKernelOptions(d);
 }
 
 namespace {
 
-// The recipe plans are launched with unless --recipe or the run config names one.
-constexpr const char* kPlanRecipe = "megatron-core-2024";
+// The recipes plans are launched with unless --recipe or the run config names one.
+constexpr const char* kMegatronRecipe = "megatron-core-2024";
+constexpr const char* kTorchTitanRecipe = "torchtitan-2025";
 
 // The comma-separated numbers of --flag, each read whole by `read` (std::stoll, std::stod), else
 // "--flag: expected comma-separated KIND, found '…'".
@@ -139,7 +153,18 @@ int RunPlan(CommandContext& ctx) {
                        "--help)");
     }
   }
-  const std::string recipe = ctx.vm.count("recipe") ? "" : kPlanRecipe;
+  const std::string framework = ctx.vm["framework"].as<std::string>();
+  if (framework != "megatron-lm" && framework != "torchtitan") {
+    throw UsageError("--framework: expected megatron-lm or torchtitan, found '" + framework + "'");
+  }
+  const bool torchtitan = framework == "torchtitan";
+  // A flag the user left at its default takes the framework's.
+  const auto sweep = [&](const char* flag, const char* torchtitan_default) {
+    return torchtitan && ctx.vm[flag].defaulted() ? std::string(torchtitan_default)
+                                                  : ctx.vm[flag].as<std::string>();
+  };
+  const std::string recipe =
+      ctx.vm.count("recipe") ? "" : (torchtitan ? kTorchTitanRecipe : kMegatronRecipe);
   RunConfig run = RunConfig::Defaults();
   if (!ctx.global.config.empty()) {
     run = RunConfig::ParseFile(ctx.global.config, false, recipe);
@@ -166,22 +191,28 @@ int RunPlan(CommandContext& ctx) {
     run.training.pipeline_schedule = PipelineSchedule::k1F1B;  // v > 1 plans interleave
   }
   run.training.recompute.clear();
-  for (const std::string& w : SplitCommas(ctx.vm["recompute"].as<std::string>())) {
+  for (const std::string& w : SplitCommas(sweep("recompute", "none,per-op,full"))) {
     const auto mode = ParseRecomputeMode(w);
     if (!mode)
       throw UsageError("--recompute: expected none, selective, per-op or full, found '" + w + "'");
     run.training.recompute.push_back(*mode);
   }
   run.training.sharding.clear();
-  for (const std::string& w : SplitCommas(ctx.vm["sharding"].as<std::string>())) {
+  for (const std::string& w : SplitCommas(sweep("sharding", "none,gradients,parameters"))) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
   const std::vector<StrategyChoice> configured = std::move(run.strategies);
   run.strategies.clear();
-  const std::string strategies = ctx.vm["strategies"].as<std::string>();
+  const std::string strategies = sweep("strategies", "sequence_parallel,context_parallel");
   for (const std::string& w :
        strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
-    run.strategies.push_back(NamedStrategy(ctx.registry, "--strategies", w, configured));
+    StrategyChoice& c =
+        run.strategies.emplace_back(NamedStrategy(ctx.registry, "--strategies", w, configured));
+    if (torchtitan && c.component.name == "sequence_parallel" && !c.component.params) {
+      // TorchTitan's tensor parallelism is DTensor's: it keeps the gathered input.
+      c.component.params =
+          ConfigNode::ParseString("gathered_input: keep", "phaze plan --framework torchtitan");
+    }
   }
   KernelsFromFlags(ctx.vm, run);
   if (ctx.vm.count("objective")) {
@@ -249,8 +280,16 @@ int RunPlan(CommandContext& ctx) {
         rp, ctx.registry.CreateEstimator(rp.estimator.name, rp.estimator.Params()),
         ctx.registry.CreateSolverBackend(rp.solver.backend.name, rp.solver.backend.Params()));
     for (std::size_t dev = 0; dev < devices.size(); ++dev) {
-      PlanRanking part =
-          ReadFlag("--arch", [&] { return RankPlans(evaluator, m, devices[dev], rp, top); });
+      // --framework torchtitan ranks only the plans TorchTitan can run as phaze prices them.
+      LaunchRefusal refuse;
+      if (torchtitan) {
+        refuse = [&](const PlanRequest& r) {
+          const std::string why = TorchTitanArgs(r, rp, m.sequence_length).why;
+          return why.empty() ? why : "not for TorchTitan (" + why.substr(0, why.find(':')) + "):";
+        };
+      }
+      PlanRanking part = ReadFlag(
+          "--arch", [&] { return RankPlans(evaluator, m, devices[dev], rp, top, refuse); });
       ranking.evaluated += part.evaluated;
       ranking.feasible += part.feasible;
       if (ranking.none_launchable.empty()) ranking.none_launchable = part.none_launchable;
@@ -300,6 +339,7 @@ int RunPlan(CommandContext& ctx) {
     j["power_limits_w"] = limits;
   }
   j["objective"] = std::string(ToString(run.search.objective));
+  j["framework"] = framework;
   // The strategies searched, with the run config's params (e.g. sequence_parallel's
   // gathered_input).
   Json searched = Json::MakeArray();
@@ -343,9 +383,13 @@ int RunPlan(CommandContext& ctx) {
     const PreparedModel::Slice* slice = mp.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
     const MegatronLaunch launch =
         MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
-    const std::vector<std::string>& args = launch.args;
+    const TorchTitanLaunch titan = TorchTitanArgs(r, rp, mp.sequence_length);
     const bool megatron = launch.widths.has_value();
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
+    // The framework's own: its widths in the table and its arguments printed.
+    const std::vector<std::string> args = torchtitan ? titan.Args() : launch.args;
+    const std::string why = torchtitan ? titan.why : launch.why;
+    const bool launchable = !args.empty();
     const ValidationResiduals::Band band =
         residuals.For(r.tensor_parallel, r.pipeline_stages, K, node, arch.name);
     const double peak = c.plan.PeakMemoryBytes();
@@ -380,13 +424,23 @@ int RunPlan(CommandContext& ctx) {
     bj["p90_abs_error"] = band.p90_abs;
     bj["max_abs_error"] = band.max_abs;
     pj["error_band"] = bj;
-    if (args.empty()) {
-      pj["megatron_args"] = Json();
-      pj["megatron_args_note"] = launch.why;
-    } else {
-      Json a = Json::MakeArray();
-      for (const auto& s : args) a.Push(s);
-      pj["megatron_args"] = a;
+    const auto put_args = [&](const std::string& key, const std::vector<std::string>& list,
+                              const std::string& note) {
+      if (list.empty()) {
+        pj[key] = Json();
+        pj[key + "_note"] = note;
+      } else {
+        Json a = Json::MakeArray();
+        for (const auto& s : list) a.Push(s);
+        pj[key] = a;
+      }
+    };
+    put_args("megatron_args", launch.args, launch.why);
+    put_args("torchtitan_args", titan.Args(), titan.why);
+    if (!titan.settings.empty()) {
+      pj["torchtitan"]["tensor"] = titan.tensor;
+      pj["torchtitan"]["context"] = titan.context;
+      pj["torchtitan_toml"] = titan.Toml();
     }
     pj["result"] = PlanChoiceToJson(c);
     plans.Push(pj);
@@ -400,19 +454,20 @@ int RunPlan(CommandContext& ctx) {
         "| %d | %d | %d | %d | %d | %s | %s | %s | %lld | %s | %s | %s | %s | "
         "%.4g | %.4g | %.1f%% | %.2f | %s | %.0f | %.3g | %s |\n",
         rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel, r.virtual_stages,
-        megatron ? std::to_string(widths.tensor) : "—",
-        megatron ? std::to_string(widths.context) : "—",
-        megatron ? std::to_string(widths.expert) : "—", static_cast<long long>(r.micro_batch),
-        ToString(r.recompute).data(), ToString(r.sharding).data(), ToString(c.precision).data(),
-        c.strategy.c_str(), c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu,
-        peak / 1073741824.0, limit > 0 ? fmt::sprintf("%g", limit) : std::string("—"), c.power_w,
-        c.energy_per_token_j, band_text.c_str());
+        !launchable ? "—" : std::to_string(torchtitan ? titan.tensor : widths.tensor),
+        !launchable ? "—" : std::to_string(torchtitan ? titan.context : widths.context),
+        !launchable ? "—" : (torchtitan ? "1" : std::to_string(widths.expert)),
+        static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
+        ToString(r.sharding).data(), ToString(c.precision).data(), c.strategy.c_str(),
+        c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
+        limit > 0 ? fmt::sprintf("%g", limit) : std::string("—"), c.power_w, c.energy_per_token_j,
+        band_text.c_str());
     commands << rank << ": ";
     if (device.power_limit_w > 0 && device.power_limit_w < device.tdp_w) {
       commands << "[nvidia-smi --power-limit " << FormatNumber("%g", device.power_limit_w) << "] ";
     }
     if (args.empty()) {
-      commands << "(" << launch.why << ")";
+      commands << "(" << why << ")";
     } else {
       for (std::size_t k = 0; k < args.size(); ++k) commands << (k ? " " : "") << args[k];
     }
@@ -476,7 +531,11 @@ int RunPlan(CommandContext& ctx) {
       << fmt::sprintf("%.0f", kTightHbmShare * arch.HbmGiB())
       << " ranks only plans that leave 10% free.\n";
   }
-  o << "\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n" << commands.str();
+  o << (torchtitan ? "\nTorchTitan v0.2.2 arguments, over the model's train config "
+                     "(CONFIG_FILE=… ./run_train.sh ARGS; plan.json's torchtitan_toml has them as "
+                     "TOML):\n\n"
+                   : "\nMegatron-LM arguments (d = world size / (tp·p·cp)):\n\n")
+    << commands.str();
   return 0;
 }
 

@@ -45,6 +45,10 @@ struct MegatronLaunch {
   std::string why;
 };
 
+// Whether the strategy, or the one it is composed over, has params gathered_input: keep (PyTorch
+// DTensor's tensor parallelism: sequence_parallel, moe).
+bool KeepsGatheredInput(const StrategyChoice& strategy);
+
 // `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample.
 MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
                             std::int64_t sequence_length);

@@ -12,16 +12,17 @@
 // Megatron-FSDP runs), and nothing but none when no two devices hold the same weights (d·r = 1).
 // Order: strategy, t, p, b, v, recompute, sharding (each as listed or ascending).
 //
-// RankPlans keeps the feasible ones, best first under run.search.objective (throughput: fastest
-// first; throughput_per_watt: most samples per joule of a device; throughput_per_cost: most
-// samples per dollar; a stable sort: ties keep that order), each
-// plan once — plans with the same t, p, d, v, b and sharding and the same time and peak memory are
-// one plan in effect (two strategies that slice alike, as sequence parallelism at t = 1 does
-// Megatron's; two recompute modes that re-run the same, as selective and none do with
+// RankPlans keeps the feasible ones (of those `refuse` lets through), best first under
+// run.search.objective (throughput: fastest first; throughput_per_watt: most samples per joule of
+// a device; throughput_per_cost: most samples per dollar; a stable sort: ties keep that order),
+// each plan once — plans with the same t, p, d, v, b and sharding and the same time and peak
+// memory are one plan in effect (two strategies that slice alike, as sequence parallelism at
+// t = 1 does Megatron's; two recompute modes that re-run the same, as selective and none do with
 // FlashAttention), the first listed kept — and the first `top` of them.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,8 +52,14 @@ struct PlanRanking {
   std::string none_launchable;  // WhyNoLaunchablePlan when nothing was evaluated
 };
 
+// Why the framework a plan is for cannot launch it ("kind: why"), empty when it can.
+using LaunchRefusal = std::function<std::string(const PlanRequest&)>;
+
+// `refuse`, when given, drops the plans it refuses before they are evaluated, each counted in
+// `refused` under its reason's kind (the text before its first ':').
 PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& model,
-                      const ArchConfig& arch, const RunConfig& run, std::size_t top);
+                      const ArchConfig& arch, const RunConfig& run, std::size_t top,
+                      const LaunchRefusal& refuse = {});
 
 // The key plans are ranked by, smaller first: the step time under the throughput objective, else
 // minus the plan's ObjectiveValue under run.search.objective.

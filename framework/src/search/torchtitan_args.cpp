@@ -1,0 +1,182 @@
+#include "phaze/search/torchtitan_args.hpp"
+
+#include "phaze/graph/attention_kernel.hpp"
+#include "phaze/search/megatron_args.hpp"
+
+namespace phaze {
+
+namespace {
+
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+
+// How the strategy spends width t as TorchTitan's tp and cp; false with *why otherwise.
+bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, std::string* why) {
+  *tp = 1;
+  *cp = 1;
+  if (t == 1) return true;  // every strategy slices nothing at t = 1
+  const std::string& name = strategy.component.name;
+  const std::string inner = strategy.over ? strategy.over->component.name : "";
+  const std::int64_t k = strategy.over ? strategy.over->width : 1;
+  const std::string dtensor =
+      "TorchTitan's tensor parallelism is PyTorch DTensor's, which keeps the gathered input "
+      "(strategy sequence_parallel with params {gathered_input: keep})";
+  if (name == "sequence_parallel" && !strategy.over) {
+    if (!KeepsGatheredInput(strategy)) {
+      *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
+      return false;
+    }
+    *tp = t;
+    return true;
+  }
+  if (name == "context_parallel" && (!strategy.over || k == 1 || inner == "sequence_parallel")) {
+    if (k > 1 && !KeepsGatheredInput(strategy)) {
+      *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
+      return false;
+    }
+    *tp = static_cast<int>(k);
+    *cp = static_cast<int>(t / k);
+    return true;
+  }
+  if (name == "megatron") {
+    *why =
+        "tensor parallelism without sequence parallelism: TorchTitan does not run it; " + dtensor;
+  } else if (name == "moe") {
+    *why =
+        "moe: phaze's spends the tensor width on the experts, TorchTitan's expert "
+        "parallelism borrows data-parallel ranks";
+  } else {
+    *why = "strategy " + strategy.Name() + ": no TorchTitan equivalent";
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> TorchTitanLaunch::Args() const {
+  std::vector<std::string> out;
+  for (const TorchTitanSetting& s : settings) {
+    const std::string flag = "--" + s.section + "." + s.key;
+    if (s.value == "true") {
+      out.push_back(flag);
+    } else if (s.value == "false") {
+      continue;
+    } else if (s.value.front() == '[') {  // ["a", "b"] → a,b
+      std::string list;
+      for (char c : s.value.substr(1, s.value.size() - 2)) {
+        if (c != '"' && c != ' ') list += c;
+      }
+      out.push_back(flag + "=" + list);
+    } else if (s.value.front() == '"') {
+      out.push_back(flag + "=" + s.value.substr(1, s.value.size() - 2));
+    } else {
+      out.push_back(flag + "=" + s.value);
+    }
+  }
+  return out;
+}
+
+std::string TorchTitanLaunch::Toml() const {
+  std::string out =
+      "# TorchTitan v0.2.2 job config keys from phaze plan: merge over the model's own train "
+      "config\n";
+  std::string section;
+  for (const TorchTitanSetting& s : settings) {
+    if (s.section != section) {
+      section = s.section;
+      out += "\n[" + section + "]\n";
+    }
+    out += s.key + " = " + s.value + "\n";
+  }
+  return out;
+}
+
+TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
+                                std::int64_t sequence_length) {
+  TorchTitanLaunch launch;
+  const StrategyChoice& strategy = run.strategies.at(static_cast<std::size_t>(plan.strategy));
+  int tp = 1;
+  int cp = 1;
+  if (!TorchTitanWidths(strategy, plan.tensor_parallel, &tp, &cp, &launch.why)) return launch;
+  const RunConfig::Training& training = run.training;
+  const std::int64_t d = plan.data_parallel;
+  const std::int64_t accumulation = training.global_batch / (plan.micro_batch * d);
+  std::string& why = launch.why;
+  if (plan.pipeline_stages > 1) {
+    why =
+        "a pipeline: phaze prices FSDP2 without one only, and TorchTitan trains a pipeline "
+        "without FSDP2 in FP32";
+  } else if (plan.recompute == RecomputeMode::kSelective) {
+    why =
+        "recompute selective: Megatron-LM's (the attention core); TorchTitan's selective "
+        "activation checkpointing is per-op (--recompute per-op)";
+  } else if (plan.sharding == Sharding::kOptimizer) {
+    why =
+        "sharding optimizer: ZeRO-1, which TorchTitan does not have (its FSDP2 is sharding "
+        "gradients or parameters)";
+  } else if (plan.sharding == Sharding::kNone && (tp > 1 || cp > 1)) {
+    why =
+        "sharding none with tensor or context parallelism: TorchTitan runs DDP alone (with "
+        "context parallelism it shards the weights over it; with tensor parallelism it trains "
+        "in FP32)";
+  } else if (plan.sharding == Sharding::kGradients && accumulation > 1) {
+    why =
+        "sharding gradients over several micro-batches a step: FSDP2 keeping the weights "
+        "from forward to backward gathers them every micro-batch (" +
+        std::to_string(accumulation) + " here), phaze's gradients sharding once a step";
+  } else if (training.precision == Precision::kFp16) {
+    why = "fp16: TorchTitan trains in bfloat16 (or float32)";
+  } else if (training.gradient_reduction_precision != ReductionPrecision::kFp32) {
+    why = "gradients reduced in " + std::string(ToString(training.gradient_reduction_precision)) +
+          ": TorchTitan v0.2.2 reduces them in float32 only (mixed_precision_reduce)";
+  } else if (!IsFlashAttention(training.attention)) {
+    why = "attention " + std::string(ToString(training.attention)) +
+          ": TorchTitan runs PyTorch SDPA's FlashAttention (attention flash or fused)";
+  }
+  if (!why.empty()) return launch;
+
+  launch.tensor = tp;
+  launch.context = cp;
+  auto set = [&](const std::string& section, const std::string& key, const std::string& value) {
+    launch.settings.push_back({section, key, value});
+  };
+  const bool fsdp = plan.sharding != Sharding::kNone;
+  set("parallelism", "data_parallel_replicate_degree", std::to_string(fsdp ? 1 : d));
+  set("parallelism", "data_parallel_shard_degree", std::to_string(fsdp ? d : 1));
+  if (fsdp) {
+    set("parallelism", "fsdp_reshard_after_forward",
+        Quoted(plan.sharding == Sharding::kGradients ? "never" : "default"));
+  }
+  set("parallelism", "tensor_parallel_degree", std::to_string(tp));
+  set("parallelism", "context_parallel_degree", std::to_string(cp));
+  set("parallelism", "pipeline_parallel_degree", "1");
+  set("parallelism", "enable_async_tensor_parallel",
+      tp > 1 && training.tensor_parallel_overlap > 0 ? "true" : "false");
+  set("training", "local_batch_size", std::to_string(plan.micro_batch));
+  set("training", "global_batch_size", std::to_string(training.global_batch));
+  set("training", "seq_len", std::to_string(sequence_length));
+  set("training", "mixed_precision_param", Quoted("bfloat16"));
+  set("training", "mixed_precision_reduce", Quoted("float32"));
+  switch (plan.recompute) {
+    case RecomputeMode::kNone:
+      set("activation_checkpoint", "mode", Quoted("none"));
+      break;
+    case RecomputeMode::kPerOp:
+      set("activation_checkpoint", "mode", Quoted("selective"));
+      set("activation_checkpoint", "selective_ac_option", Quoted("op"));
+      break;
+    case RecomputeMode::kFull:
+      set("activation_checkpoint", "mode", Quoted("full"));
+      break;
+    case RecomputeMode::kSelective:  // refused above
+      break;
+  }
+  if (training.precision == Precision::kFp8) {
+    set("model", "converters", "[\"quantize.linear.float8\"]");
+    set("quantize.linear.float8", "recipe_name", Quoted("tensorwise"));
+    set("quantize.linear.float8", "filter_fqns", "[\"output\"]");
+  }
+  set("compile", "enable", "true");
+  return launch;
+}
+
+}  // namespace phaze

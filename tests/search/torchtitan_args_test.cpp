@@ -1,0 +1,199 @@
+// TorchTitanArgs: the job-config keys that launch a plan on TorchTitan v0.2.2, checked against the
+// configurations TorchTitan's own H100 benchmarks state (torchtitan
+// benchmarks/llama3_h100_202412_torchtitan.md: Llama 3.1 8B on 8 GPUs with FSDP 8, local batch 2,
+// per-op selective activation checkpointing, torch.compile; 70B on 256 GPUs with FSDP 32 and TP 8,
+// local batch 16, full checkpointing, float8), and the plans it refuses with their reasons.
+#include "phaze/search/torchtitan_args.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "phaze/core/config_node.hpp"
+
+namespace phaze {
+namespace {
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    out.push_back(text.substr(at, space - at));
+    at = space + 1;
+  }
+  return out;
+}
+
+StrategyChoice DTensorTensorParallel() {
+  StrategyChoice c = StrategyChoice::Named("sequence_parallel");
+  c.component.params = ConfigNode::ParseString("gathered_input: keep", "test");
+  return c;
+}
+
+// TorchTitan's recipe (share/recipes/torchtitan-2025.yaml) on a run config of defaults.
+RunConfig TorchTitanRun() {
+  RunConfig run = RunConfig::Defaults();
+  run.training.attention = AttentionKernel::kFlash;
+  run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
+  StrategyChoice cp = StrategyChoice::Named("context_parallel");
+  cp.over = StrategyChoice::Over{DTensorTensorParallel().component, 2};
+  run.strategies = {DTensorTensorParallel(),
+                    StrategyChoice::Named("megatron"),
+                    StrategyChoice::Named("sequence_parallel"),
+                    cp,
+                    StrategyChoice::Named("context_parallel"),
+                    StrategyChoice::Named("moe")};
+  return run;
+}
+
+PlanRequest Plan(int strategy, int t, int d, std::int64_t b, RecomputeMode recompute,
+                 Sharding sharding) {
+  PlanRequest r;
+  r.strategy = strategy;
+  r.tensor_parallel = t;
+  r.data_parallel = d;
+  r.micro_batch = b;
+  r.recompute = recompute;
+  r.sharding = sharding;
+  return r;
+}
+
+TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
+  RunConfig run = TorchTitanRun();
+  // 8B, 8 GPUs: FSDP 8, local batch 2 (global 16: no accumulation), per-op checkpointing, bf16.
+  run.training.global_batch = 16;
+  TorchTitanLaunch eight =
+      TorchTitanArgs(Plan(0, 1, 8, 2, RecomputeMode::kPerOp, Sharding::kParameters), run, 8192);
+  EXPECT_EQ(eight.why, "");
+  EXPECT_EQ(
+      eight.Args(),
+      Split("--parallelism.data_parallel_replicate_degree=1 "
+            "--parallelism.data_parallel_shard_degree=8 "
+            "--parallelism.fsdp_reshard_after_forward=default "
+            "--parallelism.tensor_parallel_degree=1 "
+            "--parallelism.context_parallel_degree=1 "
+            "--parallelism.pipeline_parallel_degree=1 --training.local_batch_size=2 "
+            "--training.global_batch_size=16 --training.seq_len=8192 "
+            "--training.mixed_precision_param=bfloat16 "
+            "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=selective "
+            "--activation_checkpoint.selective_ac_option=op --compile.enable"));
+  EXPECT_EQ(eight.Toml(),
+            "# TorchTitan v0.2.2 job config keys from phaze plan: merge over the model's own train "
+            "config\n"
+            "\n[parallelism]\n"
+            "data_parallel_replicate_degree = 1\n"
+            "data_parallel_shard_degree = 8\n"
+            "fsdp_reshard_after_forward = \"default\"\n"
+            "tensor_parallel_degree = 1\n"
+            "context_parallel_degree = 1\n"
+            "pipeline_parallel_degree = 1\n"
+            "enable_async_tensor_parallel = false\n"
+            "\n[training]\n"
+            "local_batch_size = 2\n"
+            "global_batch_size = 16\n"
+            "seq_len = 8192\n"
+            "mixed_precision_param = \"bfloat16\"\n"
+            "mixed_precision_reduce = \"float32\"\n"
+            "\n[activation_checkpoint]\n"
+            "mode = \"selective\"\n"
+            "selective_ac_option = \"op\"\n"
+            "\n[compile]\n"
+            "enable = true\n");
+  // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, float8 (the
+  // LM head, `output`, left in bf16); with the tensor-parallel overlap, async TP.
+  run.training.global_batch = 512;
+  run.training.precision = Precision::kFp8;
+  run.training.tensor_parallel_overlap = 0.5;
+  EXPECT_EQ(
+      TorchTitanArgs(Plan(0, 8, 32, 16, RecomputeMode::kFull, Sharding::kParameters), run, 8192)
+          .Args(),
+      Split("--parallelism.data_parallel_replicate_degree=1 "
+            "--parallelism.data_parallel_shard_degree=32 "
+            "--parallelism.fsdp_reshard_after_forward=default "
+            "--parallelism.tensor_parallel_degree=8 --parallelism.context_parallel_degree=1 "
+            "--parallelism.pipeline_parallel_degree=1 "
+            "--parallelism.enable_async_tensor_parallel --training.local_batch_size=16 "
+            "--training.global_batch_size=512 --training.seq_len=8192 "
+            "--training.mixed_precision_param=bfloat16 "
+            "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=full "
+            "--model.converters=quantize.linear.float8 "
+            "--quantize.linear.float8.recipe_name=tensorwise "
+            "--quantize.linear.float8.filter_fqns=output --compile.enable"));
+}
+
+TEST(TorchTitanArgs, WidthsShardingAndBatches) {
+  RunConfig run = TorchTitanRun();
+  run.training.global_batch = 64;
+  auto settings = [&](const PlanRequest& r) {
+    const TorchTitanLaunch l = TorchTitanArgs(r, run, 4096);
+    EXPECT_EQ(l.why, "");
+    std::string text;
+    for (const std::string& a : l.Args()) {
+      if (a.rfind("--parallelism.", 0) == 0 || a.rfind("--training.local", 0) == 0) {
+        text += (text.empty() ? "" : " ") + a.substr(2);
+      }
+    }
+    return text;
+  };
+  // Context parallelism 4 over DTensor tensor parallelism 2 at t 8; FSDP2 keeping the weights
+  // for backward (sharding gradients) with one micro-batch a step: 4 × 2 × 8 = 64.
+  EXPECT_EQ(settings(Plan(3, 8, 2, 32, RecomputeMode::kNone, Sharding::kGradients)),
+            "parallelism.data_parallel_replicate_degree=1 "
+            "parallelism.data_parallel_shard_degree=2 "
+            "parallelism.fsdp_reshard_after_forward=never parallelism.tensor_parallel_degree=2 "
+            "parallelism.context_parallel_degree=4 parallelism.pipeline_parallel_degree=1 "
+            "training.local_batch_size=32");
+  // TorchTitan's context parallelism alone, over 4 ranks.
+  EXPECT_EQ(settings(Plan(4, 4, 2, 4, RecomputeMode::kNone, Sharding::kParameters)),
+            "parallelism.data_parallel_replicate_degree=1 "
+            "parallelism.data_parallel_shard_degree=2 "
+            "parallelism.fsdp_reshard_after_forward=default parallelism.tensor_parallel_degree=1 "
+            "parallelism.context_parallel_degree=4 parallelism.pipeline_parallel_degree=1 "
+            "training.local_batch_size=4");
+  // Data parallelism alone without sharding: DDP over 8 (any strategy at t 1), 4 micro-batches.
+  EXPECT_EQ(settings(Plan(1, 1, 8, 2, RecomputeMode::kNone, Sharding::kNone)),
+            "parallelism.data_parallel_replicate_degree=8 "
+            "parallelism.data_parallel_shard_degree=1 parallelism.tensor_parallel_degree=1 "
+            "parallelism.context_parallel_degree=1 parallelism.pipeline_parallel_degree=1 "
+            "training.local_batch_size=2");
+}
+
+TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
+  RunConfig run = TorchTitanRun();
+  run.training.global_batch = 64;
+  auto why = [&](const PlanRequest& r) {
+    const TorchTitanLaunch l = TorchTitanArgs(r, run, 4096);
+    EXPECT_TRUE(l.settings.empty());
+    EXPECT_TRUE(l.Args().empty());
+    return l.why.substr(0, l.why.find(':'));
+  };
+  const auto fsdp = Sharding::kParameters;
+  const auto none = RecomputeMode::kNone;
+  EXPECT_EQ(why(Plan(1, 2, 4, 1, none, fsdp)), "tensor parallelism without sequence parallelism");
+  EXPECT_EQ(why(Plan(2, 2, 4, 1, none, fsdp)),
+            "tensor parallelism that gathers the input again in backward");
+  EXPECT_EQ(why(Plan(5, 2, 4, 1, none, fsdp)), "moe");
+  PlanRequest piped = Plan(0, 2, 4, 1, none, fsdp);
+  piped.pipeline_stages = 2;
+  EXPECT_EQ(why(piped), "a pipeline");
+  EXPECT_EQ(why(Plan(0, 2, 4, 1, RecomputeMode::kSelective, fsdp)), "recompute selective");
+  EXPECT_EQ(why(Plan(0, 1, 8, 1, none, Sharding::kOptimizer)), "sharding optimizer");
+  EXPECT_EQ(why(Plan(0, 2, 4, 1, none, Sharding::kNone)),
+            "sharding none with tensor or context parallelism");
+  // 64 / (2 · 8) = 4 micro-batches a step.
+  EXPECT_EQ(why(Plan(0, 1, 8, 2, none, Sharding::kGradients)),
+            "sharding gradients over several micro-batches a step");
+  run.training.gradient_reduction_precision = ReductionPrecision::kBf16;
+  EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "gradients reduced in bf16");
+  run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
+  run.training.attention = AttentionKernel::kMegatron;
+  EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "attention megatron");
+  run.training.attention = AttentionKernel::kFlash;
+  run.training.precision = Precision::kFp16;
+  EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "fp16");
+}
+
+}  // namespace
+}  // namespace phaze
