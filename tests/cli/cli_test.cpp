@@ -1808,9 +1808,9 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
 
 // plan --framework torchtitan plans with TorchTitan's recipe and strategies (DTensor's tensor
 // parallelism, which keeps the gathered input) and ranks only what TorchTitan can run as phaze
-// prices it; each plan's job-config keys, read back, say its own t, d, micro-batch, recompute and
-// sharding, and its TOML has them too. No pipeline plan is ranked (phaze prices FSDP2 without
-// one); an unknown framework is refused.
+// prices it; each plan's job-config keys, read back, say its own t, p, d, micro-batch, recompute
+// and sharding, and its TOML has them too. A pipeline runs under FSDP2 only (sharding optimizer);
+// an unknown framework is refused.
 TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
   testing::TempDir dir;
   const std::string out = (dir / "plan.json").string();
@@ -1829,7 +1829,16 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
   EXPECT_EQ(
       j.Child("strategies").Elements().at(0).Child("params").Child("gathered_input").AsString(),
       "keep");
-  EXPECT_GT(j.Child("refused").Child("not for TorchTitan (a pipeline)").AsInt(), 0);
+  EXPECT_GT(j.Child("refused")
+                .Child("not for TorchTitan (a pipeline without sharding optimizer)")
+                .AsInt(),
+            0);
+  // Refusals counted by their own reason (one naming micro-batches is not the evaluator's "d above
+  // the micro-batches").
+  EXPECT_GT(j.Child("refused")
+                .Child("not for TorchTitan (sharding gradients over several micro-batches a step)")
+                .AsInt(),
+            0);
   const auto plans = j.Child("plans").Elements();
   ASSERT_EQ(plans.size(), 8u);
   bool tensor_parallel = false;
@@ -1843,13 +1852,20 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
     }
     auto num = [&](const std::string& key) { return std::stoll(keys.at("parallelism." + key)); };
     const std::int64_t t = p.Child("t").AsInt();
-    EXPECT_EQ(p.Child("p").AsInt(), 1);
+    const std::int64_t stages = p.Child("p").AsInt();
+    const std::int64_t d = p.Child("d").AsInt();
     EXPECT_EQ(num("tensor_parallel_degree") * num("context_parallel_degree"), t);
-    EXPECT_EQ(num("data_parallel_replicate_degree") * num("data_parallel_shard_degree"),
-              p.Child("d").AsInt());
-    EXPECT_EQ(num("pipeline_parallel_degree"), 1);
-    EXPECT_EQ(t * p.Child("d").AsInt(), 16);
-    EXPECT_EQ(keys.at("training.local_batch_size"), std::to_string(p.Child("micro_batch").AsInt()));
+    EXPECT_EQ(num("data_parallel_replicate_degree") * num("data_parallel_shard_degree"), d);
+    EXPECT_EQ(num("pipeline_parallel_degree"), stages);
+    EXPECT_EQ(t * stages * d, 16);
+    const std::string micro_batch = std::to_string(p.Child("micro_batch").AsInt());
+    if (stages > 1) {
+      EXPECT_EQ(p.Child("sharding").AsString(), "optimizer");
+      EXPECT_EQ(keys.at("parallelism.pipeline_parallel_microbatch_size"), micro_batch);
+      EXPECT_EQ(keys.at("training.local_batch_size"), std::to_string(64 / d));
+    } else {
+      EXPECT_EQ(keys.at("training.local_batch_size"), micro_batch);
+    }
     EXPECT_EQ(keys.at("training.global_batch_size"), "64");
     const std::string recompute = p.Child("recompute").AsString();
     EXPECT_EQ(keys.at("activation_checkpoint.mode"),

@@ -64,9 +64,10 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
   RunConfig run = TorchTitanRun();
   // 8B, 8 GPUs: FSDP 8, local batch 2 (global 16: no accumulation), per-op checkpointing, bf16.
   run.training.global_batch = 16;
-  TorchTitanLaunch eight =
-      TorchTitanArgs(Plan(0, 1, 8, 2, RecomputeMode::kPerOp, Sharding::kParameters), run, 8192);
+  const PlanRequest eight_gpus = Plan(0, 1, 8, 2, RecomputeMode::kPerOp, Sharding::kParameters);
+  TorchTitanLaunch eight = TorchTitanArgs(eight_gpus, run, 32, 8192);
   EXPECT_EQ(eight.why, "");
+  // The false flag in tyro's negated form (a model's config may turn async TP on).
   EXPECT_EQ(
       eight.Args(),
       Split("--parallelism.data_parallel_replicate_degree=1 "
@@ -74,7 +75,8 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
             "--parallelism.fsdp_reshard_after_forward=default "
             "--parallelism.tensor_parallel_degree=1 "
             "--parallelism.context_parallel_degree=1 "
-            "--parallelism.pipeline_parallel_degree=1 --training.local_batch_size=2 "
+            "--parallelism.pipeline_parallel_degree=1 "
+            "--parallelism.no_enable_async_tensor_parallel --training.local_batch_size=2 "
             "--training.global_batch_size=16 --training.seq_len=8192 "
             "--training.mixed_precision_param=bfloat16 "
             "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=selective "
@@ -101,13 +103,21 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
             "selective_ac_option = \"op\"\n"
             "\n[compile]\n"
             "enable = true\n");
-  // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, float8 (the
-  // LM head, `output`, left in bf16); with the tensor-parallel overlap, async TP.
-  run.training.global_batch = 512;
+  // Its float8 run: the linear layers converted but the LM head (`output`), the FSDP all-gathers
+  // left in bf16 as phaze prices them.
   run.training.precision = Precision::kFp8;
+  const std::vector<std::string> fp8 = TorchTitanArgs(eight_gpus, run, 32, 8192).Args();
+  EXPECT_EQ(std::vector<std::string>(fp8.end() - 4, fp8.end()),
+            Split("--model.converters=quantize.linear.float8 "
+                  "--quantize.linear.float8.no_enable_fsdp_float8_all_gather "
+                  "--quantize.linear.float8.filter_fqns=output --compile.enable"));
+  // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, bf16; with the
+  // tensor-parallel overlap, async TP.
+  run.training.precision = Precision::kBf16;
+  run.training.global_batch = 512;
   run.training.tensor_parallel_overlap = 0.5;
   EXPECT_EQ(
-      TorchTitanArgs(Plan(0, 8, 32, 16, RecomputeMode::kFull, Sharding::kParameters), run, 8192)
+      TorchTitanArgs(Plan(0, 8, 32, 16, RecomputeMode::kFull, Sharding::kParameters), run, 80, 8192)
           .Args(),
       Split("--parallelism.data_parallel_replicate_degree=1 "
             "--parallelism.data_parallel_shard_degree=32 "
@@ -118,20 +128,19 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
             "--training.global_batch_size=512 --training.seq_len=8192 "
             "--training.mixed_precision_param=bfloat16 "
             "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=full "
-            "--model.converters=quantize.linear.float8 "
-            "--quantize.linear.float8.recipe_name=tensorwise "
-            "--quantize.linear.float8.filter_fqns=output --compile.enable"));
+            "--compile.enable"));
 }
 
 TEST(TorchTitanArgs, WidthsShardingAndBatches) {
   RunConfig run = TorchTitanRun();
   run.training.global_batch = 64;
-  auto settings = [&](const PlanRequest& r) {
-    const TorchTitanLaunch l = TorchTitanArgs(r, run, 4096);
+  auto settings = [&](const PlanRequest& r, int blocks = 32) {
+    const TorchTitanLaunch l = TorchTitanArgs(r, run, blocks, 4096);
     EXPECT_EQ(l.why, "");
     std::string text;
     for (const std::string& a : l.Args()) {
-      if (a.rfind("--parallelism.", 0) == 0 || a.rfind("--training.local", 0) == 0) {
+      if ((a.rfind("--parallelism.", 0) == 0 && a.find(".no_") == std::string::npos) ||
+          a.rfind("--training.local", 0) == 0) {
         text += (text.empty() ? "" : " ") + a.substr(2);
       }
     }
@@ -152,19 +161,48 @@ TEST(TorchTitanArgs, WidthsShardingAndBatches) {
             "parallelism.fsdp_reshard_after_forward=default parallelism.tensor_parallel_degree=1 "
             "parallelism.context_parallel_degree=4 parallelism.pipeline_parallel_degree=1 "
             "training.local_batch_size=4");
-  // Data parallelism alone without sharding: DDP over 8 (any strategy at t 1), 4 micro-batches.
-  EXPECT_EQ(settings(Plan(1, 1, 8, 2, RecomputeMode::kNone, Sharding::kNone)),
+  // Data parallelism alone without sharding: DDP over 8 (any strategy at t 1), one micro-batch of
+  // 8 a step (TorchTitan's DDP reduces every micro-batch).
+  EXPECT_EQ(settings(Plan(1, 1, 8, 8, RecomputeMode::kNone, Sharding::kNone)),
             "parallelism.data_parallel_replicate_degree=8 "
             "parallelism.data_parallel_shard_degree=1 parallelism.tensor_parallel_degree=1 "
             "parallelism.context_parallel_degree=1 parallelism.pipeline_parallel_degree=1 "
-            "training.local_batch_size=2");
+            "training.local_batch_size=8");
+  // A pipeline under FSDP2 (sharding optimizer): 8 stages of 6 virtual ones over 96 blocks, 2
+  // blocks each; the local batch is the replica's 64 / 8 = 8 samples, micro-batches of 1.
+  PlanRequest piped = Plan(0, 4, 8, 1, RecomputeMode::kNone, Sharding::kOptimizer);
+  piped.pipeline_stages = 8;
+  piped.virtual_stages = 6;
+  EXPECT_EQ(settings(piped, 96),
+            "parallelism.data_parallel_replicate_degree=1 "
+            "parallelism.data_parallel_shard_degree=8 "
+            "parallelism.fsdp_reshard_after_forward=default parallelism.tensor_parallel_degree=4 "
+            "parallelism.context_parallel_degree=1 parallelism.pipeline_parallel_degree=8 "
+            "parallelism.pipeline_parallel_schedule=Interleaved1F1B "
+            "parallelism.pipeline_parallel_layers_per_stage=2 "
+            "parallelism.pipeline_parallel_first_stage_less_layers=0 "
+            "parallelism.pipeline_parallel_last_stage_less_layers=0 "
+            "parallelism.pipeline_parallel_microbatch_size=1 training.local_batch_size=8");
+  // Without interleaving, 30 blocks over 4 stages: TorchTitan's own even split with no weight
+  // for the embedding and head is Megatron's (8, 8, 7, 7), so no layers per stage is given.
+  piped = Plan(0, 2, 2, 4, RecomputeMode::kFull, Sharding::kOptimizer);
+  piped.pipeline_stages = 4;
+  EXPECT_EQ(settings(piped, 30),
+            "parallelism.data_parallel_replicate_degree=1 "
+            "parallelism.data_parallel_shard_degree=2 "
+            "parallelism.fsdp_reshard_after_forward=default parallelism.tensor_parallel_degree=2 "
+            "parallelism.context_parallel_degree=1 parallelism.pipeline_parallel_degree=4 "
+            "parallelism.pipeline_parallel_schedule=1F1B "
+            "parallelism.pipeline_parallel_first_stage_less_layers=0 "
+            "parallelism.pipeline_parallel_last_stage_less_layers=0 "
+            "parallelism.pipeline_parallel_microbatch_size=4 training.local_batch_size=32");
 }
 
 TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   RunConfig run = TorchTitanRun();
   run.training.global_batch = 64;
   auto why = [&](const PlanRequest& r) {
-    const TorchTitanLaunch l = TorchTitanArgs(r, run, 4096);
+    const TorchTitanLaunch l = TorchTitanArgs(r, run, 32, 4096);
     EXPECT_TRUE(l.settings.empty());
     EXPECT_TRUE(l.Args().empty());
     return l.why.substr(0, l.why.find(':'));
@@ -177,11 +215,19 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   EXPECT_EQ(why(Plan(5, 2, 4, 1, none, fsdp)), "moe");
   PlanRequest piped = Plan(0, 2, 4, 1, none, fsdp);
   piped.pipeline_stages = 2;
-  EXPECT_EQ(why(piped), "a pipeline");
+  EXPECT_EQ(why(piped), "a pipeline without sharding optimizer");
   EXPECT_EQ(why(Plan(0, 2, 4, 1, RecomputeMode::kSelective, fsdp)), "recompute selective");
-  EXPECT_EQ(why(Plan(0, 1, 8, 1, none, Sharding::kOptimizer)), "sharding optimizer");
+  EXPECT_EQ(why(Plan(0, 1, 8, 1, none, Sharding::kOptimizer)),
+            "sharding optimizer without a pipeline");
   EXPECT_EQ(why(Plan(0, 2, 4, 1, none, Sharding::kNone)),
             "sharding none with tensor or context parallelism");
+  EXPECT_EQ(why(Plan(0, 1, 16, 1, none, Sharding::kNone)),  // 64 / 16 = 4 micro-batches
+            "sharding none over several micro-batches a step");
+  const auto first_clause = [](const std::string& w) { return w.substr(0, w.find(':')); };
+  EXPECT_EQ(first_clause(TorchTitanArgs(Plan(0, 8, 8, 8, none, fsdp), run, 32, 4100).why),
+            "sequence not a multiple of 2·tp·cp");  // 4100 = 256·16 + 4
+  EXPECT_EQ(why(Plan(3, 3, 8, 8, none, fsdp)),
+            "strategy context_parallel over sequence_parallel×2 at t 3");
   // 64 / (2 · 8) = 4 micro-batches a step.
   EXPECT_EQ(why(Plan(0, 1, 8, 2, none, Sharding::kGradients)),
             "sharding gradients over several micro-batches a step");
@@ -191,6 +237,9 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   run.training.attention = AttentionKernel::kMegatron;
   EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "attention megatron");
   run.training.attention = AttentionKernel::kFlash;
+  run.training.precision = Precision::kFp8;
+  EXPECT_EQ(why(Plan(0, 2, 4, 8, none, fsdp)), "fp8 with tensor parallelism");
+  EXPECT_EQ(TorchTitanArgs(Plan(0, 1, 8, 8, none, fsdp), run, 32, 4096).why, "");
   run.training.precision = Precision::kFp16;
   EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "fp16");
 }

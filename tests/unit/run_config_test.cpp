@@ -288,6 +288,7 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   const RunConfig tt = Parse("models: [a]\ntraining: {recipe: torchtitan-2025}\n");
   EXPECT_EQ(tt.training.attention, AttentionKernel::kFlash);
   EXPECT_EQ(tt.training.loss, LossKernel::kTorch);
+  EXPECT_EQ(tt.training.recipe, "torchtitan-2025");
   EXPECT_EQ(plain.training.loss, LossKernel::kMegatron);
   EXPECT_EQ(tt.training.gradient_reduction_precision, ReductionPrecision::kFp32);
   EXPECT_EQ(tt.training.gradient_reduction_overlap, 0.0);

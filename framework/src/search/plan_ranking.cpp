@@ -144,7 +144,7 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
   if (refuse) {
     std::erase_if(requests, [&](const PlanRequest& r) {
       const std::string reason = refuse(r);
-      if (!reason.empty()) ++ranking.refused[RefusalKind(reason)];
+      if (!reason.empty()) ++ranking.refused[reason.substr(0, reason.find(':'))];
       return !reason.empty();
     });
   }

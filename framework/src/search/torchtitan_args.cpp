@@ -29,7 +29,12 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, s
     return true;
   }
   if (name == "context_parallel" && (!strategy.over || k == 1 || inner == "sequence_parallel")) {
-    if (k > 1 && !KeepsGatheredInput(strategy)) {
+    if (t % k != 0) {
+      *why = "strategy " + strategy.Name() + " at t " + std::to_string(t) +
+             ": the width is not a multiple of the inner one";
+      return false;
+    }
+    if (k > 1 && !KeepsGatheredInput(StrategyChoice{strategy.over->component, std::nullopt})) {
       *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
       return false;
     }
@@ -58,7 +63,9 @@ std::vector<std::string> TorchTitanLaunch::Args() const {
     const std::string flag = "--" + s.section + "." + s.key;
     if (s.value == "true") {
       out.push_back(flag);
-    } else if (s.value == "false") {
+    } else if (s.value == "false") {  // tyro's negation: the model's config may say true
+      out.push_back("--" + s.section + ".no_" + s.key);
+    } else if (s.value.empty()) {
       continue;
     } else if (s.value.front() == '[') {  // ["a", "b"] → a,b
       std::string list;
@@ -90,7 +97,7 @@ std::string TorchTitanLaunch::Toml() const {
   return out;
 }
 
-TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
+TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
                                 std::int64_t sequence_length) {
   TorchTitanLaunch launch;
   const StrategyChoice& strategy = run.strategies.at(static_cast<std::size_t>(plan.strategy));
@@ -99,30 +106,45 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
   if (!TorchTitanWidths(strategy, plan.tensor_parallel, &tp, &cp, &launch.why)) return launch;
   const RunConfig::Training& training = run.training;
   const std::int64_t d = plan.data_parallel;
+  const int p = plan.pipeline_stages;
   const std::int64_t accumulation = training.global_batch / (plan.micro_batch * d);
   std::string& why = launch.why;
-  if (plan.pipeline_stages > 1) {
+  if (p > 1 && plan.sharding != Sharding::kOptimizer) {
     why =
-        "a pipeline: phaze prices FSDP2 without one only, and TorchTitan trains a pipeline "
-        "without FSDP2 in FP32";
+        "a pipeline without sharding optimizer: TorchTitan's pipeline runs under FSDP2, which "
+        "keeps the weights and gradients whole through the step and shards the optimizer "
+        "(phaze's sharding optimizer); without FSDP2 it trains in FP32";
   } else if (plan.recompute == RecomputeMode::kSelective) {
     why =
         "recompute selective: Megatron-LM's (the attention core); TorchTitan's selective "
         "activation checkpointing is per-op (--recompute per-op)";
-  } else if (plan.sharding == Sharding::kOptimizer) {
+  } else if (p == 1 && plan.sharding == Sharding::kOptimizer) {
     why =
-        "sharding optimizer: ZeRO-1, which TorchTitan does not have (its FSDP2 is sharding "
-        "gradients or parameters)";
+        "sharding optimizer without a pipeline: ZeRO-1, which TorchTitan has only under its "
+        "pipeline (FSDP2 alone is sharding gradients or parameters)";
   } else if (plan.sharding == Sharding::kNone && (tp > 1 || cp > 1)) {
     why =
         "sharding none with tensor or context parallelism: TorchTitan runs DDP alone (with "
         "context parallelism it shards the weights over it; with tensor parallelism it trains "
         "in FP32)";
+  } else if (plan.sharding == Sharding::kNone && accumulation > 1) {
+    why =
+        "sharding none over several micro-batches a step: TorchTitan's DDP all-reduces the "
+        "gradients every micro-batch (" +
+        std::to_string(accumulation) + " here), phaze once a step";
   } else if (plan.sharding == Sharding::kGradients && accumulation > 1) {
     why =
         "sharding gradients over several micro-batches a step: FSDP2 keeping the weights "
         "from forward to backward gathers them every micro-batch (" +
         std::to_string(accumulation) + " here), phaze's gradients sharding once a step";
+  } else if (training.precision == Precision::kFp8 && tp > 1) {
+    why =
+        "fp8 with tensor parallelism: TorchTitan v0.2.2 turns on float8 tensor parallelism only "
+        "for a converter named \"float8\", which it no longer registers, so its tensor-parallel "
+        "all-gathers move bf16 where phaze moves FP8";
+  } else if (sequence_length % (2 * tp * cp) != 0) {
+    why = "sequence not a multiple of 2·tp·cp: TorchTitan requires seq_len " +
+          std::to_string(sequence_length) + " to be one of " + std::to_string(2 * tp * cp);
   } else if (training.precision == Precision::kFp16) {
     why = "fp16: TorchTitan trains in bfloat16 (or float32)";
   } else if (training.gradient_reduction_precision != ReductionPrecision::kFp32) {
@@ -148,10 +170,25 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
   }
   set("parallelism", "tensor_parallel_degree", std::to_string(tp));
   set("parallelism", "context_parallel_degree", std::to_string(cp));
-  set("parallelism", "pipeline_parallel_degree", "1");
+  set("parallelism", "pipeline_parallel_degree", std::to_string(p));
+  if (p > 1) {  // Megatron's split: the blocks evenly, the first blocks mod p stages one more
+    set("parallelism", "pipeline_parallel_schedule",
+        Quoted(plan.virtual_stages > 1                                  ? "Interleaved1F1B"
+               : training.pipeline_schedule == PipelineSchedule::kGPipe ? "GPipe"
+                                                                        : "1F1B"));
+    if (plan.virtual_stages > 1) {
+      set("parallelism", "pipeline_parallel_layers_per_stage",
+          std::to_string(blocks / (p * plan.virtual_stages)));
+    }
+    set("parallelism", "pipeline_parallel_first_stage_less_layers", "0");
+    set("parallelism", "pipeline_parallel_last_stage_less_layers", "0");
+    set("parallelism", "pipeline_parallel_microbatch_size", std::to_string(plan.micro_batch));
+  }
   set("parallelism", "enable_async_tensor_parallel",
       tp > 1 && training.tensor_parallel_overlap > 0 ? "true" : "false");
-  set("training", "local_batch_size", std::to_string(plan.micro_batch));
+  // Per data-parallel rank: one micro-batch a step's accumulation, or a pipeline's schedule of all.
+  set("training", "local_batch_size",
+      std::to_string(p > 1 ? training.global_batch / d : plan.micro_batch));
   set("training", "global_batch_size", std::to_string(training.global_batch));
   set("training", "seq_len", std::to_string(sequence_length));
   set("training", "mixed_precision_param", Quoted("bfloat16"));
@@ -172,7 +209,9 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
   }
   if (training.precision == Precision::kFp8) {
     set("model", "converters", "[\"quantize.linear.float8\"]");
-    set("quantize.linear.float8", "recipe_name", Quoted("tensorwise"));
+    // torchao's default recipe (tensorwise scaling); the FSDP all-gathers in bf16, as phaze
+    // prices them (a model config may turn FP8 all-gathers on).
+    set("quantize.linear.float8", "enable_fsdp_float8_all_gather", "false");
     set("quantize.linear.float8", "filter_fqns", "[\"output\"]");
   }
   set("compile", "enable", "true");

@@ -6,9 +6,10 @@
 // (search/megatron_args.hpp) and TorchTitan's job-config keys (search/torchtitan_args.hpp).
 // --framework says whose defaults plan searches and whose arguments it prints: megatron-lm (the
 // recipe megatron-core-2024; every recompute mode and sharding) or torchtitan (the recipe
-// torchtitan-2025; recompute none, per-op, full; sharding none, gradients, parameters; strategies
-// sequence_parallel with DTensor's gathered_input: keep, and context_parallel). A Markdown table
-// on stdout; -o writes JSON, `plans` best first, each with both launches (or why not).
+// torchtitan-2025; recompute none, per-op, full; strategies sequence_parallel with DTensor's
+// gathered_input: keep, and context_parallel; only the plans TorchTitan runs as phaze prices them).
+// A Markdown table on stdout; -o writes JSON, `plans` best first, each with both launches (or why
+// not).
 //   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
 //     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
@@ -64,8 +65,7 @@ void AddPlanOptions(po::options_description& d) {
       "recompute", po::value<std::string>()->default_value("none,selective,full"),
       "recompute modes (--framework torchtitan: none,per-op,full)")(
       "sharding", po::value<std::string>()->default_value("none,optimizer,gradients,parameters"),
-      "data-parallel sharding (gradients and parameters without a pipeline only; "
-      "--framework torchtitan: none,gradients,parameters)")(
+      "data-parallel sharding (gradients and parameters without a pipeline only)")(
       "strategies", po::value<std::string>()->default_value("all"),
       "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
       "sequence_parallel, context_parallel, moe, then any other by name (--framework "
@@ -198,7 +198,7 @@ int RunPlan(CommandContext& ctx) {
     run.training.recompute.push_back(*mode);
   }
   run.training.sharding.clear();
-  for (const std::string& w : SplitCommas(sweep("sharding", "none,gradients,parameters"))) {
+  for (const std::string& w : SplitCommas(ctx.vm["sharding"].as<std::string>())) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
   const std::vector<StrategyChoice> configured = std::move(run.strategies);
@@ -282,9 +282,9 @@ int RunPlan(CommandContext& ctx) {
     for (std::size_t dev = 0; dev < devices.size(); ++dev) {
       // --framework torchtitan ranks only the plans TorchTitan can run as phaze prices them.
       LaunchRefusal refuse;
-      if (torchtitan) {
-        refuse = [&](const PlanRequest& r) {
-          const std::string why = TorchTitanArgs(r, rp, m.sequence_length).why;
+      if (torchtitan && !m.slices.empty()) {
+        refuse = [&, blocks = PipelineUnits(m.slices.front().graph)](const PlanRequest& r) {
+          const std::string why = TorchTitanArgs(r, rp, blocks, m.sequence_length).why;
           return why.empty() ? why : "not for TorchTitan (" + why.substr(0, why.find(':')) + "):";
         };
       }
@@ -383,7 +383,8 @@ int RunPlan(CommandContext& ctx) {
     const PreparedModel::Slice* slice = mp.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
     const MegatronLaunch launch =
         MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
-    const TorchTitanLaunch titan = TorchTitanArgs(r, rp, mp.sequence_length);
+    const TorchTitanLaunch titan =
+        TorchTitanArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
     const bool megatron = launch.widths.has_value();
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     // The framework's own: its widths in the table and its arguments printed.

@@ -9,27 +9,44 @@
 //                  data_parallel_replicate_degree 1, data_parallel_shard_degree d,
 //                  fsdp_reshard_after_forward "default" | "never"   (sharding parameters |
 //                    gradients: FSDP2 gathers the weights again for backward, or keeps them from
-//                    forward; the latter is phaze's gradients only with one micro-batch a step)
+//                    forward; the latter is phaze's gradients only with one micro-batch a step;
+//                    with a pipeline, sharding optimizer: "default" keeps the weights from the
+//                    first forward and PyTorch's pipeline stage reduce-scatters the gradients at
+//                    the last backward, so the step gathers and reduces once, the weights and
+//                    gradients whole and the optimizer sharded — ZeRO-1's memory and traffic)
 //                  tensor_parallel_degree tp, context_parallel_degree cp,
 //                  enable_async_tensor_parallel   (training.tensor_parallel_overlap > 0, tp > 1)
-//   [training]     local_batch_size b, global_batch_size B (gradient accumulation B/(b·d)),
+//                  pipeline_parallel_degree p; p > 1: pipeline_parallel_schedule "1F1B" |
+//                    "GPipe" | "Interleaved1F1B" with pipeline_parallel_layers_per_stage
+//                    blocks/(p·v) (v > 1), pipeline_parallel_first/last_stage_less_layers 0
+//                    (Megatron's split: the blocks evenly, the embedding and head with the first
+//                    and last), pipeline_parallel_microbatch_size b
+//   [training]     local_batch_size b, or B/d with a pipeline (one schedule of all its
+//                  micro-batches), global_batch_size B (gradient accumulation B/(local·d)),
 //                  seq_len S, mixed_precision_param "bfloat16", mixed_precision_reduce "float32"
 //   [activation_checkpoint]  mode "none" | "selective" with selective_ac_option "op" (recompute
 //                    per-op) | "full"
-//   [model]        converters ["quantize.linear.float8"]   (fp8), with [quantize.linear.float8]
-//                    recipe_name "tensorwise", filter_fqns ["output"] (the LM head stays bf16, as
-//                    phaze keeps it; the FSDP all-gathers move bf16, as phaze prices them)
-//   [compile]      enable true (the TorchTitan runs phaze is validated on were compiled: h100.md)
+//   [model]        converters ["quantize.linear.float8"]   (fp8; torchao's tensorwise scaling),
+//                    with [quantize.linear.float8] enable_fsdp_float8_all_gather false (the FSDP
+//                    all-gathers move bf16, as phaze prices them) and filter_fqns ["output"] (the
+//                    LM head stays bf16, as phaze keeps it)
+//   [compile]      enable true (TorchTitan's benchmark runs phaze is validated on were compiled)
 //
 // The width t: sequence_parallel with gathered_input: keep is DTensor's tensor parallelism (tp =
 // t); context_parallel is TorchTitan's (cp = t, or over such tensor parallelism of width k: tp =
 // k, cp = t/k; FSDP2 then shards over d·cp, as phaze does); at t = 1 any strategy. What TorchTitan
 // cannot run as phaze evaluated it has no settings and a reason: Megatron-LM's tensor parallelism
 // (it gathers the input again in backward), moe (TorchTitan's expert parallelism borrows
-// data-parallel ranks), a pipeline (phaze prices FSDP2 without one only, and TorchTitan trains a
-// pipeline without FSDP2 in FP32), recompute selective (Megatron-LM's attention-core recompute),
-// sharding optimizer (ZeRO-1), tensor or context parallelism without FSDP2, fp16, a bf16 gradient
-// reduction, the unfused attention kernels (TorchTitan runs PyTorch SDPA's FlashAttention).
+// data-parallel ranks), a pipeline under another sharding than optimizer (without FSDP2 TorchTitan
+// trains it in FP32), recompute selective (Megatron-LM's attention-core recompute), sharding
+// optimizer without a pipeline (ZeRO-1), tensor or context parallelism without FSDP2, DDP or
+// FSDP2 keeping the weights (sharding none, gradients) over several micro-batches a step
+// (TorchTitan reduces every micro-batch), fp8 with tensor parallelism (v0.2.2's float8 tensor
+// parallelism is off under the converter's current name: its all-gathers move bf16), a sequence
+// not a multiple of 2·tp·cp, fp16, a bf16 gradient reduction, the unfused attention kernels
+// (TorchTitan runs PyTorch SDPA's FlashAttention). A composed strategy TorchTitan runs needs
+// gathered_input: keep on its inner sequence_parallel in the run config (plan --framework
+// torchtitan sets it on a plain sequence_parallel only).
 #pragma once
 
 #include <cstdint>
@@ -55,14 +72,14 @@ struct TorchTitanLaunch {
 
   // The command-line overrides, one token each: --section.key=value (strings unquoted, lists
   // comma-separated, as TorchTitan's parser reads them); a true flag as --section.key alone, a
-  // false one left out (TorchTitan's default for each written here).
+  // false one as tyro's --section.no_key (over a model config that may say true).
   std::vector<std::string> Args() const;
   // The settings as TOML tables, in order, under a comment naming the TorchTitan release.
   std::string Toml() const;
 };
 
-// `sequence_length`: tokens per sample.
-TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
+// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample.
+TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
                                 std::int64_t sequence_length);
 
 }  // namespace phaze
