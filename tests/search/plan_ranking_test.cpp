@@ -179,7 +179,15 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 "
                   "--global-batch-size 1536 --seq-length 2048 --sequence-parallel "
                   "--recompute-granularity selective --use-distributed-optimizer --bf16"));
+  // Megatron-LM asserts one CUDA connection with tensor parallelism (outside Megatron-FSDP), and
+  // sequence parallelism needs the sequence a multiple of tp: 2044 = 8·255 + 4.
+  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).env,
+            std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=1"});
+  EXPECT_NE(MegatronArgs(r, run, 96, 2044).why.find("not a multiple of tp = 8"), std::string::npos);
   r.strategy = 2;  // context parallel 2 over sequence-parallel tensor parallelism 4
+  // Context parallelism cuts the sequence in 2·cp = 4 chunks: 2050 = 4·512 + 2 is refused.
+  EXPECT_NE(MegatronArgs(r, run, 96, 2050).why.find("not a multiple of 2·cp = 4"),
+            std::string::npos);
   r.virtual_stages = 1;
   r.recompute = RecomputeMode::kFull;
   r.sharding = Sharding::kNone;
@@ -211,25 +219,28 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_overlap = 0;
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
-                  "--expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 1536 "
+                  "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
+                  "--micro-batch-size 1 --global-batch-size 1536 "
                   "--seq-length 4096 --sequence-parallel --tp-comm-overlap "
                   "--use-distributed-optimizer "
                   "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
-                  "--fp16"));
+                  "--ckpt-format fsdp_dtensor --fp16"));
   r.strategy = 0;  // plain tensor parallelism: no --tp-comm-overlap (it needs sequence parallelism)
   r.tensor_parallel = 2;
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-distributed-optimizer --use-megatron-fsdp "
-                  "--data-parallel-sharding-strategy optim_grads_params --fp16"));
+                  "--data-parallel-sharding-strategy optim_grads_params --ckpt-format fsdp_dtensor "
+                  "--fp16"));
   r.tensor_parallel = 1;
   r.sharding = Sharding::kGradients;
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-distributed-optimizer --use-megatron-fsdp "
-                  "--data-parallel-sharding-strategy optim_grads --fp16"));
+                  "--data-parallel-sharding-strategy optim_grads --ckpt-format fsdp_dtensor "
+                  "--fp16"));
   run.training.precision = Precision::kFp8;  // Transformer Engine's hybrid recipe over bf16
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
   run.training.attention = AttentionKernel::kFlash;
@@ -237,7 +248,8 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
-                  "--use-flash-attn --bf16 --fp8-format hybrid"));
+                  "--attention-backend flash --bf16 --fp8-format hybrid"));
+  EXPECT_TRUE(MegatronArgs(r, run, 32, 4096).env.empty());  // t 1: no connection limit
   r.strategy = 4;
   const MegatronLaunch none = MegatronArgs(r, run, 32, 4096);
   EXPECT_TRUE(none.args.empty());

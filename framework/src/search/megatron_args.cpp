@@ -68,7 +68,26 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
         "Megatron-LM has no such granularity";
     return launch;
   }
+  // Megatron-LM's checks on the sequence (validate_args): context parallelism splits it in 2·cp
+  // chunks, sequence parallelism each rank's part t ways.
+  if (w.context > 1 && sequence_length % (2 * w.context) != 0) {
+    launch.why = "sequence " + std::to_string(sequence_length) +
+                 " not a multiple of 2·cp = " + std::to_string(2 * w.context) +
+                 ", as Megatron-LM's context parallelism needs";
+    return launch;
+  }
+  if (w.sequence_parallel && (sequence_length / w.context) % w.tensor != 0) {
+    launch.why = "sequence " + std::to_string(sequence_length / w.context) +
+                 " per context rank not a multiple of tp = " + std::to_string(w.tensor) +
+                 ", as Megatron-LM's sequence parallelism needs";
+    return launch;
+  }
   launch.widths = w;
+  // Megatron-LM asserts one CUDA connection with tensor or context parallelism on Hoppers and
+  // older (it orders the collectives and the GEMMs they overlap), and not under Megatron-FSDP.
+  if ((w.tensor > 1 || w.context > 1) && plan.sharding < Sharding::kGradients) {
+    launch.env.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
+  }
   std::vector<std::string>& a = launch.args;
   auto flag = [&](const std::string& name, std::int64_t value) {
     a.push_back(name);
@@ -81,7 +100,10 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
          blocks / (plan.pipeline_stages * plan.virtual_stages));
   }
   if (w.context > 1) flag("--context-parallel-size", w.context);
-  if (w.expert > 1) flag("--expert-model-parallel-size", w.expert);
+  if (w.expert > 1) {  // each expert whole on its rank, as the moe strategy slices it
+    flag("--expert-model-parallel-size", w.expert);
+    flag("--expert-tensor-parallel-size", 1);
+  }
   flag("--micro-batch-size", plan.micro_batch);
   flag("--global-batch-size", run.training.global_batch);
   flag("--seq-length", sequence_length);
@@ -120,8 +142,8 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   if (plan.sharding != Sharding::kNone) a.push_back("--use-distributed-optimizer");
   if (plan.sharding >= Sharding::kGradients) {
     a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
-                       plan.sharding == Sharding::kGradients ? "optim_grads"
-                                                             : "optim_grads_params"});
+                       plan.sharding == Sharding::kGradients ? "optim_grads" : "optim_grads_params",
+                       "--ckpt-format", "fsdp_dtensor"});  // Megatron-FSDP's only format
   }
   // The overlapped reduction: bucketed behind backward; with the distributed optimizer its
   // all-gather of the updated weights too (Megatron-LM allows --overlap-param-gather only there).
@@ -129,7 +151,9 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     a.push_back("--overlap-grad-reduce");
     if (plan.sharding == Sharding::kOptimizer) a.push_back("--overlap-param-gather");
   }
-  if (IsFlashAttention(run.training.attention)) a.push_back("--use-flash-attn");
+  if (IsFlashAttention(run.training.attention)) {
+    a.insert(a.end(), {"--attention-backend", "flash"});
+  }
   // The number format; Megatron-LM with --bf16 reduces gradients in fp32 unless told bf16, with
   // --fp16 in its fp16 gradient buffer. FP8 is Transformer Engine's hybrid recipe over bf16.
   a.push_back(run.training.precision == Precision::kFp16 ? "--fp16" : "--bf16");

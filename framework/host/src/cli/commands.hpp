@@ -11,7 +11,9 @@
 #include "phaze/cli/command_context.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
+#include "phaze/search/megatron_args.hpp"
 #include "phaze/search/run_config.hpp"
+#include "phaze/search/torchtitan_args.hpp"
 
 namespace phaze::cli {
 
@@ -48,6 +50,12 @@ std::string PowerLimitText(const ArchConfig& arch);
 // TDP, the board power limit it ran at (the TDP without one) and its tensor cores' clock relative
 // to the calibration's (DeviceModel::PowerLimitClockScale).
 Json DevicePowerJson(const ArchConfig& arch);
+// What launches a plan, as plan.json's plans and predict.json record it: `megatron` (the widths
+// Megatron-LM gives t), `megatron_args` and `megatron_env` (the environment it needs), `torchtitan`
+// (its tp and cp) with `torchtitan_args` and `torchtitan_toml`; a framework that cannot run the
+// plan as phaze prices it gets null arguments and a `…_args_note` saying why
+// (search/megatron_args.hpp, search/torchtitan_args.hpp).
+void PutLaunches(Json& j, const MegatronLaunch& megatron, const TorchTitanLaunch& torchtitan);
 // --model and --sequence-length: the workload file (a description, a Hugging Face config.json or
 // a graph file) and the tokens per sample it is planned at (default: the model's own — for a
 // Hugging Face config, its max_position_embeddings).

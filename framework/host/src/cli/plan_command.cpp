@@ -35,9 +35,7 @@
 #include "phaze/core/text_format.hpp"
 #include "phaze/graph/tensor_parallel_overlap.hpp"
 #include "phaze/report/search_report.hpp"
-#include "phaze/search/megatron_args.hpp"
 #include "phaze/search/plan_ranking.hpp"
-#include "phaze/search/torchtitan_args.hpp"
 #include "phaze/search/training_recipe.hpp"
 #include "phaze/search/validation_residuals.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
@@ -385,10 +383,11 @@ int RunPlan(CommandContext& ctx) {
         MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
     const TorchTitanLaunch titan =
         TorchTitanArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
-    const bool megatron = launch.widths.has_value();
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     // The framework's own: its widths in the table and its arguments printed.
-    const std::vector<std::string> args = torchtitan ? titan.Args() : launch.args;
+    std::vector<std::string> args = torchtitan ? titan.Args() : launch.args;
+    if (!torchtitan && !args.empty())
+      args.insert(args.begin(), launch.env.begin(), launch.env.end());
     const std::string why = torchtitan ? titan.why : launch.why;
     const bool launchable = !args.empty();
     const ValidationResiduals::Band band =
@@ -407,12 +406,6 @@ int RunPlan(CommandContext& ctx) {
     pj["precision"] = std::string(ToString(c.precision));
     pj["strategy"] = c.strategy;
     pj["device"] = DevicePowerJson(device);
-    if (megatron) {
-      pj["megatron"]["tensor"] = widths.tensor;
-      pj["megatron"]["context"] = widths.context;
-      pj["megatron"]["expert"] = widths.expert;
-      pj["megatron"]["sequence_parallel"] = widths.sequence_parallel;
-    }
     pj["time_per_batch_s"] = c.plan.time_per_batch_s;
     pj["hbm_share"] = peak / static_cast<double>(arch.hbm_bytes);  // of the device's HBM
     if (peak > kTightHbmShare * static_cast<double>(arch.hbm_bytes)) {
@@ -425,24 +418,7 @@ int RunPlan(CommandContext& ctx) {
     bj["p90_abs_error"] = band.p90_abs;
     bj["max_abs_error"] = band.max_abs;
     pj["error_band"] = bj;
-    const auto put_args = [&](const std::string& key, const std::vector<std::string>& list,
-                              const std::string& note) {
-      if (list.empty()) {
-        pj[key] = Json();
-        pj[key + "_note"] = note;
-      } else {
-        Json a = Json::MakeArray();
-        for (const auto& s : list) a.Push(s);
-        pj[key] = a;
-      }
-    };
-    put_args("megatron_args", launch.args, launch.why);
-    put_args("torchtitan_args", titan.Args(), titan.why);
-    if (!titan.settings.empty()) {
-      pj["torchtitan"]["tensor"] = titan.tensor;
-      pj["torchtitan"]["context"] = titan.context;
-      pj["torchtitan_toml"] = titan.Toml();
-    }
+    PutLaunches(pj, launch, titan);
     pj["result"] = PlanChoiceToJson(c);
     plans.Push(pj);
 

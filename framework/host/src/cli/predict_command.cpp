@@ -25,6 +25,7 @@
 #include "phaze/placement/layer_table_file.hpp"
 #include "phaze/report/search_report.hpp"
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/plan_ranking.hpp"
 #include "phaze/search/run_config.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 
@@ -303,6 +304,9 @@ int RunPredict(CommandContext& ctx) {
   }
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
+  // What launches it: Megatron-LM's arguments and TorchTitan's job-config keys, or why not.
+  PutLaunches(j, MegatronArgs(request, run, PipelineUnits(slice), model.sequence_length),
+              TorchTitanArgs(request, run, PipelineUnits(slice), model.sequence_length));
   // A plan above the HBM is infeasible but timed: its figures (what it would take if it fitted) are
   // written beside the reason.
   const bool over_hbm = !choice.feasible && p.time_per_batch_s > 0;

@@ -1,25 +1,34 @@
 // The Megatron-LM command-line arguments that launch a plan (`phaze plan`'s megatron_args), from
-// the plan's request, the run's strategy and training settings:
+// the plan's request, the run's strategy and training settings — the parallelism, batch and
+// training flags, to go beside the model's own (--num-layers, which must equal the blocks here,
+// --hidden-size, --num-experts, …). Checked against Megatron-LM's arguments.py and validate_args
+// at d98e8a64 (2026-08); Megatron-FSDP's flags as named since 2025-08:
 //   --tensor-model-parallel-size tp --pipeline-model-parallel-size p
 //   [--num-layers-per-virtual-pipeline-stage blocks/(p·v)]   (v > 1: interleaved 1F1B)
-//   [--context-parallel-size cp] [--expert-model-parallel-size ep]
+//   [--context-parallel-size cp] [--expert-model-parallel-size ep --expert-tensor-parallel-size 1]
 //   --micro-batch-size b --global-batch-size B --seq-length S
-//   [--sequence-parallel]
+//   [--sequence-parallel] [--make-vocab-size-divisible-by N]   (the strategy's padding, not 128)
+//   [--tp-comm-overlap]                                        (tensor_parallel_overlap > 0, SP)
 //   [--recompute-granularity selective | --recompute-granularity full --recompute-method uniform
 //    --recompute-num-layers 1]
 //   [--use-distributed-optimizer [--use-megatron-fsdp --data-parallel-sharding-strategy
-//    optim_grads | optim_grads_params]]                      (sharding optimizer | gradients |
-//                                                              parameters)
+//    optim_grads | optim_grads_params --ckpt-format fsdp_dtensor]]   (sharding optimizer |
+//                                                              gradients | parameters)
 //   [--overlap-grad-reduce [--overlap-param-gather]]         (gradient_reduction_overlap > 0;
 //                                                              the second with sharding optimizer)
-//   [--use-flash-attn]                                       (training.attention flash)
+//   [--attention-backend flash]                              (training.attention flash, fused)
 //   --bf16 | --fp16 (training.precision; fp8 is --bf16 --fp8-format hybrid, Transformer
 //   Engine's recipe) [--grad-reduce-in-bf16 when gradient_reduction_precision is bf16]
+// and the environment CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism outside
+// Megatron-FSDP (Megatron-LM asserts it on Hopper and older). Megatron-FSDP turns its overlaps on
+// whatever the flags say.
 // The strategy's width t splits as: megatron tp = t; sequence_parallel tp = t and
 // --sequence-parallel; moe tp = ep = t with --sequence-parallel (its attention is sequence
-// parallel); context_parallel cp = t, or over a Megatron width k: tp = k, cp = t/k (with
-// --sequence-parallel when that inner strategy is sequence_parallel). Megatron-LM derives
-// d = world size / (tp·p·cp). Other strategies have no Megatron-LM form.
+// parallel; each expert whole on a rank); context_parallel cp = t, or over a Megatron width k:
+// tp = k, cp = t/k (with --sequence-parallel when that inner strategy is sequence_parallel).
+// Megatron-LM derives d = world size / (tp·p·cp). Other strategies have no Megatron-LM form, nor
+// a sequence Megatron-LM refuses (not a multiple of 2·cp; with sequence parallelism, its part per
+// context rank not a multiple of tp).
 #pragma once
 
 #include <optional>
@@ -42,6 +51,7 @@ struct MegatronWidths {
 struct MegatronLaunch {
   std::optional<MegatronWidths> widths;
   std::vector<std::string> args;
+  std::vector<std::string> env;  // "NAME=value" the launch needs
   std::string why;
 };
 
