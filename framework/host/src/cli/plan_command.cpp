@@ -83,8 +83,8 @@ void AddPlanOptions(po::options_description& d) {
       "per joule of a device), throughput_per_cost (most samples per dollar: at a preset's fixed "
       "hourly_usd, the fastest); default: the run config's search.objective, throughput")(
       "framework", po::value<std::string>()->default_value("megatron-lm"),
-      "whose plans: megatron-lm or torchtitan (its recipe, recompute modes, sharding and "
-      "strategies by default, and its job-config keys printed)");
+      "whose plans: megatron-lm or torchtitan (its recipe, recompute modes and strategies by "
+      "default, only the plans it runs, and its job-config keys printed)");
   AddKernelOptions(d);
 }
 
