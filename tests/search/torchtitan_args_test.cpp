@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -242,6 +244,90 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   EXPECT_EQ(TorchTitanArgs(Plan(0, 1, 8, 8, none, fsdp), run, 32, 4096).why, "");
   run.training.precision = Precision::kFp16;
   EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "fp16");
+}
+
+// Every key written is one of TorchTitan v0.2.2's (it refuses an unknown key), over a sweep of
+// plans: the fields of job_config.py's Parallelism, Training, ActivationCheckpoint, Model, Compile
+// and Float8Linear dataclasses at e347b1e5e, copied here; and each TOML table appears once.
+TEST(TorchTitanArgs, EveryKeyIsTorchTitansOwn) {
+  const std::map<std::string, std::set<std::string>> fields = {
+      {"parallelism",
+       {"data_parallel_replicate_degree",
+        "data_parallel_shard_degree",
+        "fsdp_reshard_after_forward",
+        "tensor_parallel_degree",
+        "disable_loss_parallel",
+        "enable_async_tensor_parallel",
+        "pipeline_parallel_degree",
+        "module_fqns_per_model_part",
+        "pipeline_parallel_first_stage_less_layers",
+        "pipeline_parallel_last_stage_less_layers",
+        "pipeline_parallel_layers_per_stage",
+        "pipeline_parallel_schedule",
+        "pipeline_parallel_schedule_csv",
+        "pipeline_parallel_microbatch_size",
+        "pipeline_parallel_expert_parallel_overlap",
+        "context_parallel_degree",
+        "context_parallel_load_balancer",
+        "context_parallel_rotate_method",
+        "expert_parallel_degree",
+        "expert_tensor_parallel_degree",
+        "expert_parallel_comm_backend"}},
+      {"training",
+       {"dataset", "dataset_path", "local_batch_size", "global_batch_size", "seq_len", "max_norm",
+        "steps", "enable_cpu_offload", "dtype", "mixed_precision_param", "mixed_precision_reduce",
+        "gc_freq", "gc_debug", "dataloader"}},
+      {"activation_checkpoint",
+       {"mode", "selective_ac_option", "per_op_sac_force_recompute_mm_shapes_by_fqns", "early_stop",
+        "memory_budget", "visualize_memory_budget_pareto", "preserve_rng_state",
+        "determinism_check", "debug"}},
+      {"model",
+       {"name", "flavor", "hf_assets_path", "tokenizer_path", "converters",
+        "print_after_conversion"}},
+      {"compile", {"enable", "components", "backend"}},
+      {"quantize.linear.float8",
+       {"enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name",
+        "filter_fqns", "emulate"}},
+  };
+  RunConfig run = TorchTitanRun();
+  run.training.global_batch = 64;
+  std::size_t launched = 0;
+  for (Precision precision : {Precision::kBf16, Precision::kFp8}) {
+    run.training.precision = precision;
+    for (int strategy = 0; strategy < static_cast<int>(run.strategies.size()); ++strategy) {
+      for (int t : {1, 2, 4}) {
+        for (int p : {1, 2}) {
+          for (int v : {1, 2}) {
+            for (RecomputeMode recompute :
+                 {RecomputeMode::kNone, RecomputeMode::kPerOp, RecomputeMode::kFull}) {
+              for (Sharding sharding : {Sharding::kNone, Sharding::kOptimizer, Sharding::kGradients,
+                                        Sharding::kParameters}) {
+                // d = 8/t replicas, one micro-batch of 64/d a step (p = 1)
+                PlanRequest r = Plan(strategy, t, 8 / t, 64 / (8 / t), recompute, sharding);
+                r.pipeline_stages = p;
+                r.virtual_stages = p > 1 ? v : 1;
+                const TorchTitanLaunch l = TorchTitanArgs(r, run, 32, 4096);
+                EXPECT_EQ(l.settings.empty(), !l.why.empty());
+                if (l.settings.empty()) continue;
+                ++launched;
+                std::set<std::string> tables;
+                std::string last;
+                for (const TorchTitanSetting& s : l.settings) {
+                  ASSERT_TRUE(fields.count(s.section)) << s.section;
+                  EXPECT_TRUE(fields.at(s.section).count(s.key)) << s.section << "." << s.key;
+                  if (s.section != last) {
+                    EXPECT_TRUE(tables.insert(s.section).second) << s.section << " twice";
+                    last = s.section;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(launched, 20u);
 }
 
 }  // namespace
