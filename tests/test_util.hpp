@@ -1,12 +1,13 @@
 // Helpers shared by the test programs: temporary directories and files, running a shell command
 // with its stdout, stderr and exit code captured, capturing this process's own fd 1/2, and the
-// message of the phaze::Error a call throws.
+// message of the phaze::Error a call throws, and a command line split at its spaces.
 #pragma once
 
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,10 +15,23 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "phaze/core/error.hpp"
 
 namespace phaze::testing {
+
+// "a b c" → {"a", "b", "c"}: an argument list written as one line.
+inline std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t space = std::min(text.find(' ', at), text.size());
+    out.push_back(text.substr(at, space - at));
+    at = space + 1;
+  }
+  return out;
+}
 
 // What f throws as a phaze::Error, or "<no error>".
 inline std::string ErrorOf(const std::function<void()>& f) {

@@ -3,21 +3,22 @@
 // header's rules), the ranking keeps feasible plans fastest first with the times `phaze predict`
 // gives, Megatron-LM's arguments are those of the plan (written out by hand), and error bands come
 // from the runs of the plan's shape (a hand-made residuals file).
+#include "phaze/search/plan_ranking.hpp"
+
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <tuple>
 
-#include <unistd.h>
-
 #include "phaze/core/error.hpp"
 #include "phaze/search/megatron_args.hpp"
-#include "phaze/search/plan_ranking.hpp"
 #include "phaze/search/validation_residuals.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 #include "plugin_registry.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
@@ -147,16 +148,7 @@ TEST(PlanRanking, FeasiblePlansFastestFirstAsPredictTimesThem) {
   }
 }
 
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t space = std::min(text.find(' ', at), text.size());
-    out.push_back(text.substr(at, space - at));
-    at = space + 1;
-  }
-  return out;
-}
+using testing::Split;
 
 TEST(MegatronArgs, ThePlansArgumentsByHand) {
   RunConfig run = RunConfig::Defaults();

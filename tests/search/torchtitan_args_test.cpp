@@ -13,20 +13,12 @@
 #include <vector>
 
 #include "phaze/core/config_node.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
 
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const std::size_t space = std::min(text.find(' ', at), text.size());
-    out.push_back(text.substr(at, space - at));
-    at = space + 1;
-  }
-  return out;
-}
+using testing::Split;
 
 StrategyChoice DTensorTensorParallel() {
   StrategyChoice c = StrategyChoice::Named("sequence_parallel");

@@ -46,12 +46,14 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
 
 }  // namespace
 
+bool KeepsGatheredInput(const ComponentChoice& component) {
+  const auto g = component.Params().Optional("gathered_input");
+  return g && g->AsString() == "keep";
+}
+
 bool KeepsGatheredInput(const StrategyChoice& strategy) {
-  const auto keeps = [](const ComponentChoice& c) {
-    const auto g = c.Params().Optional("gathered_input");
-    return g && g->AsString() == "keep";
-  };
-  return keeps(strategy.component) || (strategy.over && keeps(strategy.over->component));
+  return KeepsGatheredInput(strategy.component) ||
+         (strategy.over && KeepsGatheredInput(strategy.over->component));
 }
 
 MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,

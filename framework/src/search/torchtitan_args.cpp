@@ -34,7 +34,7 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, s
              ": the width is not a multiple of the inner one";
       return false;
     }
-    if (k > 1 && !KeepsGatheredInput(StrategyChoice{strategy.over->component, std::nullopt})) {
+    if (k > 1 && !KeepsGatheredInput(strategy.over->component)) {
       *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
       return false;
     }

@@ -55,8 +55,9 @@ struct MegatronLaunch {
   std::string why;
 };
 
-// Whether the strategy, or the one it is composed over, has params gathered_input: keep (PyTorch
-// DTensor's tensor parallelism: sequence_parallel, moe).
+// Whether a component has params gathered_input: keep (PyTorch DTensor's tensor parallelism:
+// sequence_parallel, moe); a strategy, when it or the one it is composed over has.
+bool KeepsGatheredInput(const ComponentChoice& component);
 bool KeepsGatheredInput(const StrategyChoice& strategy);
 
 // `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample.
