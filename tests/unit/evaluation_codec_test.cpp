@@ -101,6 +101,9 @@ PlanChoice SamplePlan(double seed, bool feasible) {
   c.strategy_index = 1;
   c.micro_batch = 4;
   c.recompute = RecomputeMode::kSelective;
+  c.sharding = Sharding::kParameters;
+  c.shard_group = kShardWithinNode;
+  c.shard_replicas = 8;
   c.hbm_gib = 80;
   c.tokens_per_s = seed * 1e6;
   c.mfu = 0.41;
@@ -185,6 +188,9 @@ TEST(EvaluationCodec, EveryFieldRoundTrips) {
       EXPECT_EQ(x.strategy_index, y.strategy_index);
       EXPECT_EQ(x.micro_batch, y.micro_batch);
       EXPECT_EQ(x.recompute, y.recompute);
+      EXPECT_EQ(x.sharding, y.sharding);
+      EXPECT_EQ(x.shard_group, y.shard_group);
+      EXPECT_EQ(x.shard_replicas, y.shard_replicas);
       EXPECT_EQ(x.hbm_gib, y.hbm_gib);
       EXPECT_EQ(Bits(x.tokens_per_s), Bits(y.tokens_per_s));
       EXPECT_EQ(Bits(x.mfu), Bits(y.mfu));

@@ -437,12 +437,21 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         const std::int64_t m = (B + d - 1) / d;
         const int level = p.network.LevelHolding(t * s * d);
         // Sharding (header comment): N devices share what it divides; r = 1 in these tables.
+        // Hybrid sharding: the most replicas h dividing d within shard_span devices (t each).
         const bool sharded = p.sharding != Sharding::kNone;
-        const double N = sharded ? static_cast<double>(d) : 1.0;
+        std::int64_t h = d;
+        if (sharded && p.shard_span > 0 && p.shard_span < t * d) {
+          h = 1;
+          for (std::int64_t x = 1; x <= d; ++x) {
+            if (d % x == 0 && t * x <= p.shard_span) h = x;
+          }
+        }
+        const double N = sharded ? static_cast<double>(h) : 1.0;
         const bool grads = p.sharding == Sharding::kGradients || p.sharding == Sharding::kParameters;
         const bool params = p.sharding == Sharding::kParameters;
         const double rho = p.gradient_reduction_bytes_per_weight_byte;
-        const CommGroup group{d, t};
+        const CommGroup group{h, t};
+        const CommGroup replicas{d / h, t * h};  // the groups holding the same shard
         auto send = [&](double bytes) { return v * p.network.SendS(bytes, level); };
         double max_load = 0, sum_load = 0, first_weight = 0, first_step = 0, first_share = 0, first_forward = 0,
                first_backward = 0, first_recompute = 0;
@@ -498,7 +507,7 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           }
           const bool rec = p.recompute && position > 1;
           double collectives = 0, edge = 0;  // every micro-batch, beside the compute
-          if (grads && d > 1) {
+          if (grads && h > 1) {
             const double first = table.layers[i].weight_bytes;  // the stage's first layer's
             collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
             edge = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first, group);
@@ -538,12 +547,15 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         if (!fits || devices > p.num_accelerators / d) continue;
         const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
         double reduce = 0, gathered = 0;
+        if (sharded && d / h > 1) {  // each device's 1/h of the gradients, across the groups
+          reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
+        }
         switch (p.sharding) {
           case Sharding::kNone:
             reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
             break;
           case Sharding::kOptimizer:
-            reduce =
+            reduce +=
                 p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group);
             gathered = gather;
             break;
@@ -621,6 +633,8 @@ void CheckAgainstBruteForce(bool skips) {
     if (c % 3 == 0) p.sends = PipelineSends::kBlocking;
     // Unsharded half the time, else each sharding.
     p.sharding = pick(0, 1) ? Sharding::kNone : static_cast<Sharding>(pick(1, 3));
+    // Every fourth case shards within 2 to 8 devices (hybrid sharding; no draw, as above).
+    if (c % 4 == 1) p.shard_span = 2 + c % 7;
     if (pick(0, 1)) p.gradient_reduction_overlap = uni(0, 1);
     for (int t : {1, 2, 4}) {
       if (pick(0, 2) == 0 && t != 1) continue;

@@ -96,9 +96,9 @@ TEST(StepModel, StageMemoryByHand) {
   EXPECT_DOUBLE_EQ(m.working_bytes, 9);
   EXPECT_DOUBLE_EQ(m.activation_bytes, 36);  // 12 + 2·12 kept
   StepSettings s = Settings(PipelineSchedule::k1F1B);
-  EXPECT_EQ(ShardWays(s, 8, 2), 1);
+  EXPECT_EQ(ShardWays(s, 2, 8, 2), 1);
   s.sharding = Sharding::kOptimizer;
-  EXPECT_EQ(ShardWays(s, 8, 2), 16);
+  EXPECT_EQ(ShardWays(s, 2, 8, 2), 16);
 }
 
 // The paper's flat-network sync: all-reduce of 2W bytes over d = 4 at 1e9 B/s is
@@ -174,6 +174,55 @@ TEST(StepModel, GradientSyncOnAFlatNetwork) {
   EXPECT_DOUBLE_EQ(TiedEmbeddingS(s, 1, 4, 1, 1e9), 0.0);
 }
 
+// Hybrid sharding (StepSettings::shard_span), by hand on the flat network at 1e9 B/s, W = 1e9
+// bytes of weights, 2W of gradients. The replicas h: the most that divide d within the span (t
+// devices each): span 4 at t = 1, d = 8 gives 4; at t = 2, 2; at t = 3, 1; span 6 at t = 1, 4 (6
+// does not divide 8); a span of t·d or more, or none, all d. With h = 4 of d = 8: the distributed
+// optimizer reduce-scatters 2W over 4 ((3/4)·2 = 1.5 s), all-reduces each device's quarter across
+// the 2 groups (2·(1/2)·0.5 = 0.5 s) and all-gathers W over 4 (0.75 s): 2.75 s, against
+// 1.75 + 0.875 = 2.625 s over all 8. Gradients: the 0.5 s and the 0.75 s once a step, the 1.5 s
+// every micro-batch; parameters: the 0.5 s once a step, 1.5 + 2·0.75 = 3 s every micro-batch.
+// Memory divides 4 ways (h·r: 2·2 at t = 2 with 2 replicas), the step's time by 4 and the stage's
+// steps run (8/4)·a/r = 2 for a = r = 1.
+TEST(StepModel, HybridShardingByHand) {
+  StepSettings s = Settings(PipelineSchedule::k1F1B);
+  s.sharding = Sharding::kOptimizer;
+  EXPECT_EQ(ShardReplicas(s, 1, 8), 8);
+  s.shard_span = 4;
+  EXPECT_EQ(ShardReplicas(s, 1, 8), 4);
+  EXPECT_EQ(ShardReplicas(s, 2, 8), 2);
+  EXPECT_EQ(ShardReplicas(s, 3, 8), 1);
+  EXPECT_EQ(ShardReplicas(s, 4, 1), 1);
+  EXPECT_EQ(ShardReplicas(s, 1, 3), 3);  // 4 devices hold all 3
+  s.shard_span = 6;
+  EXPECT_EQ(ShardReplicas(s, 1, 8), 4);
+  s.shard_span = 8;
+  EXPECT_EQ(ShardReplicas(s, 1, 8), 8);
+  s.shard_span = 4;
+  const SyncParts optimizer = GradientSyncPartsS(s, 1, 8, 1, 1e9);
+  EXPECT_DOUBLE_EQ(optimizer.reduce_s, 2.0);
+  EXPECT_DOUBLE_EQ(optimizer.gather_s, 0.75);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 0.0);
+  s.shard_span = 0;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 2.625);
+  s.shard_span = 4;
+  s.sharding = Sharding::kGradients;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 1.25);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 1.5);
+  s.sharding = Sharding::kParameters;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 0.5);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 3.0);
+  EXPECT_EQ(ShardWays(s, 1, 8, 1), 4);
+  EXPECT_EQ(ShardWays(s, 2, 8, 2), 4);
+  s.sharding = Sharding::kOptimizer;
+  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 1, 8.0, 8, 1), 2.0);
+  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 1, 1, 8, 1), 2.0);
+  // Unsharded, the span changes nothing: the all-reduce of 2W over 8, 2·(7/8)·2 = 3.5 s.
+  s.sharding = Sharding::kNone;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 3.5);
+  EXPECT_EQ(ShardWays(s, 1, 8, 1), 1);
+}
+
 // What of the sync the step waits for (gradient_sync.hpp), by hand. The all-reduce above, 3 s:
 // without overlap all of it, whatever the window. With f = 0.5, a backward of 4 s per micro-batch
 // and the first layer 10% of the weights: max(0.1·3, 3 − 0.5·4) = 1 s; a backward of 8 s hides all
@@ -228,11 +277,11 @@ TEST(StepModel, OptimizerStepFromItsOp) {
   EXPECT_DOUBLE_EQ(c.energy.memory_j, 2e9 * 8 * 3.9e-12);
   EXPECT_DOUBLE_EQ(c.energy.TotalJ(), c.energy.memory_j);
   StepSettings s = Settings(PipelineSchedule::k1F1B);
-  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 8.0, 4, 2), 8.0);
-  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 8.0);  // d·a devices
+  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 2, 8.0, 4, 2), 8.0);
+  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 2, 4, 2), 8.0);  // d·a devices
   s.sharding = Sharding::kOptimizer;
-  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 8.0, 4, 2), 1.0);
-  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 4, 2), 1.0);  // a/r
+  EXPECT_DOUBLE_EQ(OptimizerStepS(s, 2, 8.0, 4, 2), 1.0);
+  EXPECT_DOUBLE_EQ(OptimizerStepRuns(s, 2, 2, 4, 2), 1.0);  // a/r
 }
 
 // Layers form a chain when each has an edge from the one before it, whatever else links them; the

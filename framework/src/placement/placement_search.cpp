@@ -38,9 +38,10 @@ struct MemoryClass {
 };
 
 // `replicas`: LayerTable::weight_replicas of the width (sharding divides over them too).
-MemoryClass ClassOf(const PlacementProblem& p, std::int64_t d, int s, std::int64_t replicas) {
+MemoryClass ClassOf(const PlacementProblem& p, int t, std::int64_t d, int s,
+                    std::int64_t replicas) {
   MemoryClass c;
-  c.ways = ShardWays(p, d, replicas);
+  c.ways = ShardWays(p, t, d, replicas);
   if (p.sharding >= Sharding::kGradients) c.comm_d = d;
   if (p.schedule == PipelineSchedule::kGPipe) c.m = p.MicroBatchesPerPipeline(d);
   if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
@@ -395,7 +396,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       for (int s = 1; s <= n; ++s) {
         if (static_cast<std::int64_t>(s) > K / d) break;  // every stage needs a device
         const int level = PipelineLevel(problem, t, s, d);
-        const MemoryClass cls = ClassOf(problem, d, s, table.weight_replicas);
+        const MemoryClass cls = ClassOf(problem, t, d, s, table.weight_replicas);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
           return g.level == level && g.cls == cls;
         });
@@ -553,7 +554,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
       for (const FirstStage& f : g.first[s]) {
         const int j = f.j;
-        const double optimizer = OptimizerStepS(problem, f.step_s, d, st.WeightReplicas());
+        const double optimizer = OptimizerStepS(problem, t, f.step_s, d, st.WeightReplicas());
         const double exposed =
             ExposedGradientSyncS(problem, sync[static_cast<size_t>(j)], st.SyncWindowOf(j, s));
         for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
@@ -654,7 +655,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
   }
   starts.push_back(n);
   const int level = PipelineLevel(problem, fixed.tensor_parallel, p, d);
-  const MemoryClass cls = ClassOf(problem, d, p, it->second.weight_replicas);
+  const MemoryClass cls = ClassOf(problem, fixed.tensor_parallel, d, p, it->second.weight_replicas);
   StageTable st(it->second, problem, fixed.tensor_parallel, level);
   std::int64_t devices = 0;
   std::string overflow;  // the first stage above the HBM

@@ -192,6 +192,9 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   c.micro_batch = problem.micro_batch;
   c.recompute = mode;
   c.sharding = problem.sharding;
+  if (problem.sharding != Sharding::kNone) {
+    c.shard_replicas = ShardReplicas(problem, plan.tensor_parallel, plan.data_parallel);
+  }
   c.precision = run.training.precision;
   c.hbm_gib = arch.HbmGiB();
   // An infeasible plan has no figures, except a fixed plan above the HBM (its figures are what it
@@ -342,8 +345,9 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
         for (const auto& [t, entry] : widths) {
           problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, run.training);
         }
-        for (Sharding sharding : run.training.sharding) {
+        for (const auto& [sharding, group] : ShardingsOf(run.training)) {
           problem.sharding = sharding;
+          problem.shard_span = ShardSpan(group, run.cluster.network);
           for (std::size_t h = 0; h < hbm_list.size(); ++h) {
             // Every HBM size of the sweep is a device of its own; the DP's limit is its HBM.
             const ArchConfig device = arch.WithHbmGiB(hbm_list[h]);
@@ -352,6 +356,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
               PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
               c.strategy = strategy_name;
               c.strategy_index = strategy;
+              c.shard_group = group;
               take(ev.best, c);
               take(ev.best_per_hbm[h], c);
             }
@@ -376,6 +381,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
               }
               x.strategy = strategy_name;
               x.strategy_index = strategy;
+              x.shard_group = group;
               if (!ev.expert) ev.expert = PlanChoice{};
               take(*ev.expert, x);
             }
@@ -774,12 +780,14 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
     problem.widths[r.tensor_parallel] = table->second;
     problem.hbm_bytes = static_cast<double>(arch.hbm_bytes);  // the device's own
     problem.sharding = r.sharding;
+    problem.shard_span = ShardSpan(r.shard_group, run_.cluster.network);
     PlanChoice c = EvaluateFixed(problem, slice->graph,
                                  {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                   r.stage_starts},
                                  r.recompute, model, arch, run_, cost_);
     c.strategy = slice->graph.strategy;
     c.strategy_index = r.strategy;
+    c.shard_group = r.sharding != Sharding::kNone ? r.shard_group : kShardOverAll;
     choices.push_back(std::move(c));
   }
   return choices;

@@ -39,9 +39,18 @@ std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunCo
           for (std::int64_t v : vs) {
             if (v > 1 && (p < 2 || units % (p * v) != 0 || per_replica % p != 0)) continue;
             for (RecomputeMode mode : run.training.recompute) {
-              for (Sharding sharding : run.training.sharding) {
-                if (sharding != Sharding::kNone && d * replicas < 2) continue;
+              std::vector<std::pair<Sharding, std::int64_t>> shards;  // (sharding, h) taken
+              for (const auto& [sharding, group] : ShardingsOf(run.training)) {
                 if (sharding >= Sharding::kGradients && p > 1) continue;
+                StepSettings span;
+                span.sharding = sharding;
+                span.shard_span = ShardSpan(group, run.cluster.network);
+                const std::int64_t h = ShardReplicas(span, t, d);
+                if (sharding != Sharding::kNone && h * replicas < 2) continue;
+                // Two groups that divide over the same replicas here are one plan.
+                const std::pair<Sharding, std::int64_t> key{sharding, h};
+                if (std::find(shards.begin(), shards.end(), key) != shards.end()) continue;
+                shards.push_back(key);
                 PlanRequest r;
                 r.strategy = strategy;
                 r.tensor_parallel = static_cast<int>(t);
@@ -51,6 +60,7 @@ std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunCo
                 r.micro_batch = b;
                 r.recompute = mode;
                 r.sharding = sharding;
+                r.shard_group = group;
                 plans.push_back(r);
               }
             }
@@ -129,6 +139,7 @@ bool SamePlan(const RankedPlan& a, const RankedPlan& b) {
   return x.tensor_parallel == y.tensor_parallel && x.pipeline_stages == y.pipeline_stages &&
          x.data_parallel == y.data_parallel && x.virtual_stages == y.virtual_stages &&
          x.micro_batch == y.micro_batch && x.sharding == y.sharding &&
+         a.choice.shard_replicas == b.choice.shard_replicas &&
          a.choice.plan.time_per_batch_s == b.choice.plan.time_per_batch_s &&
          a.choice.plan.PeakMemoryBytes() == b.choice.plan.PeakMemoryBytes();
 }

@@ -210,6 +210,18 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     }
     if (!v->IsScalar()) CheckDistinct(*v, training.sharding);
   }
+  if (auto v = t.Optional("shard_group")) {
+    training.shard_groups.clear();
+    for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
+      const std::optional<std::int64_t> group = ParseShardGroup(e.AsString());
+      if (!group || *group > limits::kAccelerators) {
+        e.Fail("expected all, node or a device count from 1 to " +
+               std::to_string(limits::kAccelerators));
+      }
+      training.shard_groups.push_back(*group);
+    }
+    if (!v->IsScalar()) CheckDistinct(*v, training.shard_groups);
+  }
   if (auto v = t.Optional("attention")) {
     training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kMegatron,
                                     AttentionKernel::kFlash, AttentionKernel::kFused});
@@ -356,7 +368,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
   if (auto t = training) {
     t->ExpectKeys({"recipe", "global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
                    "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
-                   "distributed_optimizer", "sharding", "precision", "attention", "loss", "bubble",
+                   "distributed_optimizer", "sharding", "shard_group", "precision", "attention", "loss",
+                   "bubble",
                    "pipeline_sends", "gradient_reduction_overlap", "tensor_parallel_overlap",
                    "gradient_reduction_precision", "tokens"});
     // The recipe first: the section's own keys override it.
@@ -544,6 +557,39 @@ std::string_view ToString(SearchObjective objective) {
   return "?";
 }
 
+std::string ShardGroupText(std::int64_t group) {
+  return group == kShardOverAll      ? "all"
+         : group == kShardWithinNode ? "node"
+                                     : std::to_string(group);
+}
+
+std::optional<std::int64_t> ParseShardGroup(const std::string& word) {
+  if (word == "all") return kShardOverAll;
+  if (word == "node") return kShardWithinNode;
+  if (word.empty() || word.size() > 18 ||
+      word.find_first_not_of("0123456789") != std::string::npos || word[0] == '0') {
+    return std::nullopt;
+  }
+  return std::stoll(word);
+}
+
+std::vector<std::pair<Sharding, std::int64_t>> ShardingsOf(const RunConfig::Training& training) {
+  std::vector<std::pair<Sharding, std::int64_t>> out;
+  for (Sharding sharding : training.sharding) {
+    if (sharding == Sharding::kNone) {
+      out.emplace_back(sharding, kShardOverAll);
+      continue;
+    }
+    for (std::int64_t group : training.shard_groups) out.emplace_back(sharding, group);
+  }
+  return out;
+}
+
+std::int64_t ShardSpan(std::int64_t group, const Network& network) {
+  if (group != kShardWithinNode) return group;
+  return network.IsFlat() ? 0 : network.Levels().front().size;
+}
+
 Json RunConfig::ToJson() const {
   Json j = Json::MakeObject();
   j["source"] = source;
@@ -597,6 +643,9 @@ Json RunConfig::ToJson() const {
   Json sharding = Json::MakeArray();
   for (Sharding v : training.sharding) sharding.Push(std::string(ToString(v)));
   t["sharding"] = sharding;
+  Json groups = Json::MakeArray();
+  for (std::int64_t g : training.shard_groups) groups.Push(ShardGroupText(g));
+  t["shard_group"] = groups;
   t["precision"] = std::string(ToString(training.precision));
   t["attention"] = std::string(ToString(training.attention));
   t["loss"] = std::string(ToString(training.loss));

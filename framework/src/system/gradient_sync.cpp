@@ -7,25 +7,44 @@ namespace phaze {
 
 namespace {
 
+// The groups of the reduction at width t and d (ShardReplicas h): the h·r devices t/r ranks apart
+// that shard together (all d·r unless hybrid), and the d/h of them t·h ranks apart that hold the
+// same shard (one without hybrid sharding).
+struct ShardGroups {
+  CommGroup shard;
+  CommGroup replicas;
+};
+ShardGroups GroupsOf(const StepSettings& settings, int t, std::int64_t d, std::int64_t r) {
+  const std::int64_t h = settings.sharding == Sharding::kNone ? d : ShardReplicas(settings, t, d);
+  return {CommGroup{h * r, t / r}, CommGroup{d / h, static_cast<std::int64_t>(t) * h}};
+}
+
 // The step's reduction priced by `price` (Network::CollectiveS or CollectiveJ), as the sharding
 // has it, in its two halves (SyncParts): all-reduce of the gradients; reduce-scatter of them and
 // all-gather of the weights (optimizer); the all-gather only (gradients: reduce-scattered every
-// micro-batch); nothing (parameters).
+// micro-batch); nothing (parameters). Hybrid sharding adds to the gradients' half the all-reduce
+// of each device's 1/(h·r) of them across the d/h shard groups (once a step, as Megatron-LM's
+// distributed-optimizer instances and Megatron-FSDP's outer group run it; FSDP2 runs it every
+// micro-batch unless told otherwise, which the launch writers refuse).
 template <typename Price>
 SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                     double weight_bytes, Price price) {
-  const CommGroup group{d * r, t / r};
+  const ShardGroups g = GroupsOf(settings, t, d, r);
   const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
+  const double across = g.replicas.size > 1 ? price(CollectiveKind::kAllReduce,
+                                                    gradients / static_cast<double>(g.shard.size),
+                                                    g.replicas)
+                                            : 0.0;
   switch (settings.sharding) {
     case Sharding::kNone:
-      return {price(CollectiveKind::kAllReduce, gradients, group), 0.0};
+      return {price(CollectiveKind::kAllReduce, gradients, g.shard), 0.0};
     case Sharding::kOptimizer:
-      return {price(CollectiveKind::kReduceScatter, gradients, group),
-              price(CollectiveKind::kAllGather, weight_bytes, group)};
+      return {price(CollectiveKind::kReduceScatter, gradients, g.shard) + across,
+              price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kGradients:
-      return {0.0, price(CollectiveKind::kAllGather, weight_bytes, group)};
+      return {across, price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kParameters:
-      return {};
+      return {across, 0.0};
   }
   return {};
 }
@@ -49,8 +68,9 @@ double ExposedPart(double total, double pass_s, double f, int v, const SyncWindo
 template <typename Price>
 double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double weight_bytes, Price price, int gathers = 2) {
-  if (settings.sharding < Sharding::kGradients || d * r < 2) return 0.0;
-  const CommGroup group{d * r, t / r};
+  if (settings.sharding < Sharding::kGradients) return 0.0;
+  const CommGroup group = GroupsOf(settings, t, d, r).shard;
+  if (group.size < 2) return 0.0;
   double total = price(CollectiveKind::kReduceScatter,
                        settings.gradient_reduction_bytes_per_weight_byte * weight_bytes, group);
   if (settings.sharding == Sharding::kParameters) {

@@ -13,14 +13,18 @@ OptimizerStepCost CostOptimizerStep(const Operator& step, const ArchConfig& arch
   return c;
 }
 
-double OptimizerStepS(const StepSettings& settings, double stage_step_s, std::int64_t d,
+double OptimizerStepS(const StepSettings& settings, int t, double stage_step_s, std::int64_t d,
                       std::int64_t r) {
-  return settings.sharding != Sharding::kNone ? stage_step_s / static_cast<double>(d * r)
-                                        : stage_step_s;
+  return settings.sharding != Sharding::kNone
+             ? stage_step_s / static_cast<double>(ShardReplicas(settings, t, d) * r)
+             : stage_step_s;
 }
 
-double OptimizerStepRuns(const StepSettings& settings, double a, double d, std::int64_t r) {
-  return settings.sharding != Sharding::kNone ? a / static_cast<double>(r) : d * a;
+double OptimizerStepRuns(const StepSettings& settings, int t, double a, std::int64_t d,
+                         std::int64_t r) {
+  if (settings.sharding == Sharding::kNone) return static_cast<double>(d) * a;
+  const std::int64_t groups = d / ShardReplicas(settings, t, d);
+  return static_cast<double>(groups) * a / static_cast<double>(r);
 }
 
 }  // namespace phaze

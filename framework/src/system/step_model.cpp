@@ -1,5 +1,6 @@
 #include "phaze/system/step_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace phaze {
@@ -46,6 +47,14 @@ std::string_view ToString(Sharding sharding) {
   return "?";
 }
 
+std::int64_t ShardReplicas(const StepSettings& settings, std::int64_t t, std::int64_t d) {
+  if (settings.shard_span <= 0 || settings.shard_span >= t * d) return d;
+  for (std::int64_t h = std::min(d, settings.shard_span / std::max<std::int64_t>(t, 1)); h > 1; --h) {
+    if (d % h == 0) return h;
+  }
+  return 1;
+}
+
 std::string StepSettings::Validate() const {
   if (num_accelerators < 1) return "num_accelerators must be >= 1";
   if (global_batch < 1 || micro_batch < 1) return "global_batch and micro_batch must be >= 1";
@@ -61,6 +70,7 @@ std::string StepSettings::Validate() const {
   if (recompute && schedule != PipelineSchedule::k1F1B) {
     return "the paper's stage recompute is defined for the 1f1b schedule only";
   }
+  if (shard_span < 0) return "shard_span must be >= 0 (0: shard over all data-parallel replicas)";
   if (!(gradient_reduction_overlap >= 0 && gradient_reduction_overlap <= 1)) {
     return "gradient_reduction_overlap must be in [0, 1]";
   }

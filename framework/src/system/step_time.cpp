@@ -46,7 +46,7 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   if (first_weight > 0) window.first_share = table.layers[0].weight_bytes / first_weight;
   const SyncParts parts = GradientSyncPartsS(settings, t, d, r, first_weight);
   const double sync = ExposedGradientSyncS(settings, parts, window);
-  const double optimizer = OptimizerStepS(settings, first_step, d, r);
+  const double optimizer = OptimizerStepS(settings, t, first_step, d, r);
   const double tied = TiedEmbeddingS(settings, t, d, s, table.tied_gradient_bytes);
   plan.micro_batches = B;
   plan.virtual_stages = settings.virtual_stages;
@@ -103,7 +103,7 @@ void FillStepEnergy(const StepSettings& settings, const LayerTable& table, Place
     }
     // Every pipeline runs its share of the B micro-batches: B in all, on each of the a devices.
     e += per_micro_batch * (B * a);
-    e += step * OptimizerStepRuns(settings, a, d, r);
+    e += step * OptimizerStepRuns(settings, t, a, plan.data_parallel, r);
     e.network_j += GradientSyncJ(settings, t, plan.data_parallel, r, weight) * d * a;
     e.network_j += ShardingPerMicroBatchJ(settings, t, plan.data_parallel, r, weight) * B * a;
     for (const auto& edge : table.edges) {  // activations forward, their gradients back

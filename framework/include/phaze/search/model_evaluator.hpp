@@ -67,6 +67,7 @@ struct PlanRequest {
   std::int64_t micro_batch = 1;
   RecomputeMode recompute = RecomputeMode::kNone;
   Sharding sharding = Sharding::kNone;
+  std::int64_t shard_group = kShardOverAll;  // RunConfig::Training::shard_groups' words
   std::vector<int> stage_starts;  // empty: MegatronStageStarts
 };
 

@@ -25,6 +25,9 @@ struct PlanChoice {
   std::int64_t micro_batch = 0;
   RecomputeMode recompute = RecomputeMode::kNone;
   Sharding sharding = Sharding::kNone;
+  std::int64_t shard_group = 0;     // training.shard_group it was found for (kShardOverAll, …)
+  std::int64_t shard_replicas = 0;  // h: the data-parallel replicas the sharding divides over
+                                    // (ShardReplicas: d unless hybrid); 0 unsharded
   Precision precision = Precision::kBf16;
   double hbm_gib = 0;
   double tokens_per_s = 0;

@@ -9,13 +9,16 @@
 // training.virtual_stages for which p > 1, p·v divides the blocks and the micro-batches per replica
 // are a multiple of p (Megatron-LM's interleaving); each recompute mode of training.recompute; each
 // sharding of training.sharding — gradients and parameters only without a pipeline (p = 1, as
-// Megatron-FSDP runs), and nothing but none when no two devices hold the same weights (d·r = 1).
-// Order: strategy, t, p, b, v, recompute, sharding (each as listed or ascending).
+// Megatron-FSDP runs), and nothing but none when no two devices hold the same weights (d·r = 1),
+// each with each shard group of training.shard_group (ShardingsOf) whose replicas h
+// (ShardReplicas) share weights with another device (h·r ≥ 2) and differ from an earlier group's
+// at this t and d. Order: strategy, t, p, b, v, recompute, sharding, shard group (each as listed
+// or ascending).
 //
 // RankPlans keeps the feasible ones (of those `refuse` lets through), best first under
 // run.search.objective (throughput: fastest first; throughput_per_watt: most samples per joule of
 // a device; throughput_per_cost: most samples per dollar; a stable sort: ties keep that order),
-// each plan once — plans with the same t, p, d, v, b and sharding and the same time and peak
+// each plan once — plans with the same t, p, d, v, b, sharding and shard replicas h and the same time and peak
 // memory are one plan in effect (two strategies that slice alike, as sequence parallelism at
 // t = 1 does Megatron's; two recompute modes that re-run the same, as selective and none do with
 // FlashAttention), the first listed kept — and the first `top` of them.

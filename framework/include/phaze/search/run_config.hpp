@@ -41,6 +41,16 @@ enum class SearchObjective { kThroughput, kThroughputPerWatt, kThroughputPerCost
 // throughput | throughput_per_watt | throughput_per_cost
 std::string_view ToString(SearchObjective objective);
 
+// training.shard_group's words beside device counts (RunConfig::Training::shard_groups).
+inline constexpr std::int64_t kShardOverAll = 0;
+inline constexpr std::int64_t kShardWithinNode = -1;
+std::string ShardGroupText(std::int64_t group);  // "all", "node", or the device count
+// The group a word names (all | node | a device count ≥ 1); nullopt when it names none.
+std::optional<std::int64_t> ParseShardGroup(const std::string& word);
+// StepSettings::shard_span of `group` on `network`: `node` is its innermost level's size (0, all,
+// on a flat network, whose one level joins every device).
+std::int64_t ShardSpan(std::int64_t group, const Network& network);
+
 // An expert (hand-chosen) placement {p, d, t}: pipeline stages, data- and tensor-parallel widths.
 struct ExpertPlacement {
   std::int64_t pipeline_stages = 1;
@@ -99,6 +109,12 @@ struct RunConfig {
     // optimizer (ZeRO-1, Megatron's distributed optimizer) | gradients (ZeRO-2) | parameters
     // (ZeRO-3, FSDP); a list is swept. `distributed_optimizer: true` is `sharding: optimizer`.
     std::vector<Sharding> sharding = {Sharding::kNone};
+    // Over how many devices the sharding divides (hybrid sharding, HSDP): each entry all
+    // (kShardOverAll: every data-parallel replica, plain ZeRO/FSDP), node (kShardWithinNode: the
+    // replicas within one node of the network's innermost level, replicated across nodes), or a
+    // device count N (the replicas within N consecutive devices; ShardReplicas). A list is swept
+    // with each sharding but none.
+    std::vector<std::int64_t> shard_groups = {0};
     // The number format (graph/precision.hpp): bf16 | fp16 (the same costs) | fp8 (Transformer
     // Engine's FP8 GEMMs in the blocks, on a device with fp8_tensor_ratio > 0).
     Precision precision = Precision::kBf16;
@@ -208,6 +224,10 @@ struct RunConfig {
 
   Json ToJson() const;
 };
+
+// The (sharding, shard group) pairs `training` sweeps: each sharding with each shard group, none
+// once (with kShardOverAll: it divides nothing).
+std::vector<std::pair<Sharding, std::int64_t>> ShardingsOf(const RunConfig::Training& training);
 
 // Reads the training keys `t` holds into `training`: a run config's training section or a recipe's
 // (search/training_recipe.hpp). Each key present overrides; bad values fail with their location.

@@ -24,12 +24,14 @@ struct OptimizerStepCost {
 OptimizerStepCost CostOptimizerStep(const Operator& step, const ArchConfig& arch,
                                     const EnergyTechnology& energy);
 
-// Seconds of a stage's step (Σ optimizer_step_s of its layers) on each device: the whole step, or
-// 1/(d·r) of it when sharded (any sharding: each device steps its shard).
-double OptimizerStepS(const StepSettings& settings, double stage_step_s, std::int64_t d,
+// Seconds of a stage's step (Σ optimizer_step_s of its layers) on each device at width t: the
+// whole step, or 1/(h·r) of it when sharded (any sharding: each device steps its shard; h =
+// ShardReplicas, d unless hybrid).
+double OptimizerStepS(const StepSettings& settings, int t, double stage_step_s, std::int64_t d,
                       std::int64_t r);
-// Devices' worth of a stage's step a plan runs: d·a, or a/r when sharded (a: the
-// stage's devices), for the step's energy.
-double OptimizerStepRuns(const StepSettings& settings, double a, double d, std::int64_t r);
+// Devices' worth of a stage's step a plan runs: d·a, or (d/h)·a/r when sharded (a: the stage's
+// devices; each of the d/h shard groups steps once), for the step's energy.
+double OptimizerStepRuns(const StepSettings& settings, int t, double a, std::int64_t d,
+                         std::int64_t r);
 
 }  // namespace phaze

@@ -73,11 +73,12 @@ inline double StagePeakBytes(const StageFootprint& f, double stash, double in_fl
 StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_flight,
                              Sharding sharding, std::int64_t ways);
 
-// How many devices share what the sharding divides at d, for a width with `weight_replicas`: d·r,
-// or 1 unsharded.
-inline std::int64_t ShardWays(const StepSettings& settings, std::int64_t d,
+// How many devices share what the sharding divides at width t and d, for a width with
+// `weight_replicas` r: h·r (h = ShardReplicas: d, or fewer under hybrid sharding), or 1 unsharded.
+inline std::int64_t ShardWays(const StepSettings& settings, std::int64_t t, std::int64_t d,
                               std::int64_t weight_replicas) {
-  return settings.sharding != Sharding::kNone ? d * weight_replicas : 1;
+  return settings.sharding != Sharding::kNone ? ShardReplicas(settings, t, d) * weight_replicas
+                                              : 1;
 }
 
 }  // namespace phaze

@@ -177,6 +177,11 @@ struct StepSettings {
   PipelineBubble bubble = PipelineBubble::kStages;
   PipelineSends sends = PipelineSends::kBatched;
   Sharding sharding = Sharding::kNone;
+  // Hybrid sharding (HSDP; Megatron-LM's --num-distributed-optimizer-instances): the sharding
+  // divides over the data-parallel replicas within `shard_span` devices consecutive in rank
+  // (ShardReplicas), each such group holds a whole copy of what it shards, and the groups
+  // all-reduce their gradient shards once a step. 0: over all d (plain ZeRO/FSDP).
+  std::int64_t shard_span = 0;
   double gradient_reduction_overlap = 0;  // share of the first stage's passes the sync hides
                                           // behind (gradient_sync.hpp's ExposedGradientSyncS)
   // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
@@ -192,6 +197,12 @@ struct StepSettings {
   // Empty when valid, else what is wrong.
   std::string Validate() const;
 };
+
+// The data-parallel replicas h the sharding divides over at width t and data-parallel width d
+// (ranks run t innermost, then d: replica k's devices are t·k … t·k + t − 1): all d without a
+// span (or a span of t·d or more), else the largest divisor h of d with t·h ≤ shard_span, at least
+// 1. The d/h groups of h replicas are t·h ranks apart.
+std::int64_t ShardReplicas(const StepSettings& settings, std::int64_t t, std::int64_t d);
 
 // Per device of a stage.
 struct StageMemory {
