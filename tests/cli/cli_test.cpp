@@ -1860,7 +1860,7 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
   const std::string plan = "plan --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
                            "--accelerators 16 --global-batch 64 --widths 1,2,4 "
-                           "--micro-batches 1,2,4 --top 8";
+                           "--micro-batches 1,2,4 --top 12";
   auto r = Phaze(plan + " --framework torchtitan -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("TorchTitan v0.2.2 arguments"), std::string::npos) << r.out;
@@ -1883,8 +1883,9 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
                 .AsInt(),
             0);
   const auto plans = j.Child("plans").Elements();
-  ASSERT_EQ(plans.size(), 8u);
+  ASSERT_EQ(plans.size(), 12u);
   bool tensor_parallel = false;
+  bool hybrid = false;  // --framework torchtitan sweeps shard groups all and node (HSDP)
   for (const auto& p : plans) {
     std::map<std::string, std::string> keys;
     for (const auto& a : p.Child("torchtitan_args").Elements()) {
@@ -1917,6 +1918,12 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
     EXPECT_EQ(keys.count("parallelism.fsdp_reshard_after_forward") == 1, sharding != "none");
     if (sharding == "gradients")
       EXPECT_EQ(keys.at("parallelism.fsdp_reshard_after_forward"), "never");
+    if (sharding != "none") {  // FSDP2 over the plan's h replicas; HSDP in nodes of 8 GPUs
+      const std::int64_t h = p.Child("shard_replicas").AsInt();
+      EXPECT_EQ(num("data_parallel_shard_degree"), h);
+      EXPECT_TRUE(h == d || (p.Child("shard_group").AsString() == "node" && h * t == 8)) << h;
+      hybrid = hybrid || h < d;
+    }
     EXPECT_EQ(keys.at("compile.enable"), "true");
     const std::string toml = p.Child("torchtitan_toml").AsString();
     EXPECT_NE(toml.find("\ntensor_parallel_degree = " +
@@ -1931,7 +1938,8 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
                 std::string::npos);
     }
   }
-  EXPECT_TRUE(tensor_parallel) << "no plan with tensor parallelism among the 8";
+  EXPECT_TRUE(tensor_parallel) << "no plan with tensor parallelism among the 12";
+  EXPECT_TRUE(hybrid) << "no HSDP plan among the 12";
   r = Phaze(plan + " --framework nemo");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--framework: expected megatron-lm or torchtitan, found 'nemo'"),

@@ -148,6 +148,45 @@ TEST(PlanRanking, FeasiblePlansFastestFirstAsPredictTimesThem) {
   }
 }
 
+// Shard groups all, node (8 GPUs on the DGX A100) and 16 devices: each sharded plan once per
+// distinct number of replicas h its groups give (the most dividing d within the span at t devices
+// each; r = 1 for these strategies), and only when h ≥ 2; unsharded plans once.
+TEST(PlanRanking, ShardGroupsAddEachHybridShardingOnce) {
+  RunConfig run = PlanRun(64, 128);
+  const PreparedModel model = Prepare("megatron-8.3b.yaml", run);
+  const std::size_t plain = LaunchablePlans(model, run).size();
+  run.training.shard_groups = {kShardOverAll, kShardWithinNode, 16};
+  std::set<std::pair<Shape, std::int64_t>> expected;
+  for (const PlanRequest& r : [&] {
+         RunConfig all = run;
+         all.training.shard_groups = {kShardOverAll};
+         return LaunchablePlans(model, all);
+       }()) {
+    const std::int64_t d = r.data_parallel, t = r.tensor_parallel;
+    if (r.sharding == Sharding::kNone) {
+      expected.insert({ShapeOf(r), d});
+      continue;
+    }
+    for (std::int64_t span : {t * d, std::int64_t{8}, std::int64_t{16}}) {
+      std::int64_t h = 1;
+      for (std::int64_t x = 1; x <= d; ++x) {
+        if (d % x == 0 && x * t <= span) h = x;
+      }
+      if (h >= 2) expected.insert({ShapeOf(r), h});
+    }
+  }
+  const std::vector<PlanRequest> plans = LaunchablePlans(model, run);
+  std::set<std::pair<Shape, std::int64_t>> found;
+  for (const PlanRequest& r : plans) found.insert({ShapeOf(r), ShardReplicasOf(r, run.cluster.network)});
+  EXPECT_EQ(found.size(), plans.size());  // no plan twice
+  EXPECT_EQ(found, expected);
+  EXPECT_GT(plans.size(), plain);
+  // t 8, d 8, no pipeline: a node holds one replica (no HSDP), 16 devices two.
+  EXPECT_TRUE(found.count({{0, 8, 1, 8, 1, 2, RecomputeMode::kNone, Sharding::kParameters}, 8}));
+  EXPECT_FALSE(found.count({{0, 8, 1, 8, 1, 2, RecomputeMode::kNone, Sharding::kParameters}, 1}));
+  EXPECT_TRUE(found.count({{0, 8, 1, 8, 1, 2, RecomputeMode::kNone, Sharding::kParameters}, 2}));
+}
+
 using testing::Split;
 
 TEST(MegatronArgs, ThePlansArgumentsByHand) {
@@ -247,6 +286,55 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   EXPECT_TRUE(none.args.empty());
   EXPECT_FALSE(none.widths.has_value());
   EXPECT_EQ(none.why, "strategy 'my_strategy' has no Megatron-LM equivalent");
+}
+
+// Hybrid sharding (training.shard_group) on nodes of 8: `node` at t 2 shards over the 4
+// data-parallel replicas a node holds, so d 16 keeps 16/4 = 4 distributed-optimizer instances
+// (Megatron-LM's intra-instance group: the dp·cp/instances consecutive ranks); a span of 32 = t·d
+// or more is plain sharding. Megatron-FSDP takes the same flag; over several micro-batches a step
+// it all-reduces across its instances once, where phaze prices FSDP2's every micro-batch, so that
+// plan has a reason instead.
+TEST(MegatronArgs, HybridShardingByHand) {
+  RunConfig run = RunConfig::Defaults();
+  run.cluster.network = Network({{"node", 8, 300e9, 0}, {"fabric", 0, 50e9, 0}});
+  run.training.global_batch = 64;
+  run.strategies = {StrategyChoice::Named("megatron")};
+  PlanRequest r;
+  r.tensor_parallel = 2;
+  r.pipeline_stages = 4;
+  r.data_parallel = 16;
+  r.micro_batch = 1;
+  r.sharding = Sharding::kOptimizer;
+  r.shard_group = kShardWithinNode;
+  EXPECT_EQ(ShardReplicasOf(r, run.cluster.network), 4);
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+            Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+                  "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 "
+                  "--use-distributed-optimizer --num-distributed-optimizer-instances 4 --bf16"));
+  r.shard_group = 32;
+  EXPECT_EQ(ShardReplicasOf(r, run.cluster.network), 16);
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+            Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+                  "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 "
+                  "--use-distributed-optimizer --bf16"));
+  r.tensor_parallel = 1;
+  r.pipeline_stages = 1;
+  r.data_parallel = 64;
+  r.sharding = Sharding::kParameters;
+  r.shard_group = kShardWithinNode;  // 8 replicas a node: 8 instances
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+            Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
+                  "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 "
+                  "--use-distributed-optimizer --num-distributed-optimizer-instances 8 "
+                  "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+                  "--ckpt-format fsdp_dtensor --bf16"));
+  run.training.global_batch = 128;  // 2 micro-batches a step
+  const MegatronLaunch twice = MegatronArgs(r, run, 32, 4096);
+  EXPECT_TRUE(twice.args.empty());
+  EXPECT_NE(twice.why.find("hybrid sharding of gradients or parameters over 2 micro-batches"),
+            std::string::npos);
+  r.shard_group = kShardOverAll;  // plain Megatron-FSDP reduce-scatters every micro-batch
+  EXPECT_FALSE(MegatronArgs(r, run, 32, 4096).args.empty());
 }
 
 // Eight runs: five at t 8 with a pipeline on several nodes (|errors| 1..5%), two at t 8 without a

@@ -192,6 +192,45 @@ TEST(TorchTitanArgs, WidthsShardingAndBatches) {
             "parallelism.pipeline_parallel_microbatch_size=4 training.local_batch_size=32");
 }
 
+// Hybrid sharding: TorchTitan's HSDP, FSDP2 within dp_shard = h replicas and dp_replicate = d/h
+// copies (its mesh runs pp, dp_replicate, fsdp, tp outermost first, as phaze's ranks). On nodes
+// of 8, `node` at DTensor TP 2 shards over the 4 replicas a node holds, d 32 over 8 copies; with
+// two micro-batches a step too (FSDP2 all-reduces every micro-batch, as phaze prices it). A
+// pipeline under FSDP2 (sharding optimizer) shards within 16 devices at t 4: 4 of d 8.
+TEST(TorchTitanArgs, HybridShardingIsHsdp) {
+  RunConfig run = TorchTitanRun();
+  run.cluster.network = Network({{"node", 8, 300e9, 0}, {"fabric", 0, 50e9, 0}});
+  run.training.global_batch = 128;
+  auto degrees = [&](const PlanRequest& r) {
+    const TorchTitanLaunch l = TorchTitanArgs(r, run, 32, 4096);
+    EXPECT_EQ(l.why, "");
+    std::string text;
+    for (const std::string& a : l.Args()) {
+      if (a.find("_degree=") != std::string::npos) text += (text.empty() ? "" : " ") + a.substr(14);
+    }
+    return text;
+  };
+  PlanRequest r = Plan(0, 2, 32, 2, RecomputeMode::kNone, Sharding::kParameters);
+  r.shard_group = kShardWithinNode;
+  EXPECT_EQ(degrees(r),
+            "data_parallel_replicate_degree=8 data_parallel_shard_degree=4 "
+            "tensor_parallel_degree=2 context_parallel_degree=1 pipeline_parallel_degree=1");
+  r.micro_batch = 1;  // 128 / (1·32) = 4 micro-batches a step
+  EXPECT_EQ(degrees(r),
+            "data_parallel_replicate_degree=8 data_parallel_shard_degree=4 "
+            "tensor_parallel_degree=2 context_parallel_degree=1 pipeline_parallel_degree=1");
+  r.shard_group = kShardOverAll;
+  EXPECT_EQ(degrees(r),
+            "data_parallel_replicate_degree=1 data_parallel_shard_degree=32 "
+            "tensor_parallel_degree=2 context_parallel_degree=1 pipeline_parallel_degree=1");
+  PlanRequest piped = Plan(0, 4, 8, 1, RecomputeMode::kNone, Sharding::kOptimizer);
+  piped.pipeline_stages = 4;
+  piped.shard_group = 16;
+  EXPECT_EQ(degrees(piped),
+            "data_parallel_replicate_degree=2 data_parallel_shard_degree=4 "
+            "tensor_parallel_degree=4 context_parallel_degree=1 pipeline_parallel_degree=4");
+}
+
 TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   RunConfig run = TorchTitanRun();
   run.training.global_batch = 64;

@@ -511,6 +511,10 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
             const double first = table.layers[i].weight_bytes;  // the stage's first layer's
             collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
             edge = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first, group);
+            if (d / h > 1) {  // hybrid: the shards all-reduced across the groups, every micro-batch
+              collectives += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * w / h, replicas);
+              edge += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first / h, replicas);
+            }
             if (params) {
               collectives += 2 * p.network.CollectiveS(CollectiveKind::kAllGather, w, group);
               edge += p.network.CollectiveS(CollectiveKind::kAllGather, first, group);
@@ -547,7 +551,9 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         if (!fits || devices > p.num_accelerators / d) continue;
         const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
         double reduce = 0, gathered = 0;
-        if (sharded && d / h > 1) {  // each device's 1/h of the gradients, across the groups
+        // Hybrid sharding of the optimizer: each device's 1/h of the gradients all-reduced
+        // across the groups once a step.
+        if (p.sharding == Sharding::kOptimizer && d / h > 1) {
           reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
         }
         switch (p.sharding) {

@@ -205,6 +205,21 @@ TEST(RunConfig, SystemModelKeys) {
               Parse("models: [a]\ntraining: {sharding: none, distributed_optimizer: true}\n");
             }).find("give either distributed_optimizer or sharding"),
             std::string::npos);
+  // Shard groups (hybrid sharding): all by default; all, node or device counts; a list sweeps.
+  EXPECT_EQ(Parse("models: [a]\n").training.shard_groups, std::vector<std::int64_t>{kShardOverAll});
+  EXPECT_EQ(Parse("models: [a]\ntraining: {shard_group: [all, node, 16]}\n").training.shard_groups,
+            (std::vector<std::int64_t>{kShardOverAll, kShardWithinNode, 16}));
+  EXPECT_EQ(Parse("models: [a]\ntraining: {shard_group: node}\n")
+                .ToJson().Find("training")->Find("shard_group")->Dump(-1),
+            "[\"node\"]");
+  EXPECT_NE(ErrorOf([] { Parse("models: [a]\ntraining: {shard_group: [all, 0]}\n"); })
+                .find("training.shard_group[1]: expected all, node or a device count"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {shard_group: [node, node]}\n"); }),
+            "run.yaml:2:32: training.shard_group[1]: duplicate value in the list");
+  EXPECT_EQ(ShardSpan(kShardWithinNode, Network::LoadSystem("dgx-a100")), 8);
+  EXPECT_EQ(ShardSpan(kShardWithinNode, Network::Flat(1e9)), 0);  // one level: everything
+  EXPECT_EQ(ShardSpan(16, Network::LoadSystem("dgx-a100")), 16);
   // How attention runs.
   EXPECT_EQ(Parse("models: [a]\n").training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(Parse("models: [a]\ntraining: {attention: flash}\n").training.attention,

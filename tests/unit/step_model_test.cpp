@@ -180,8 +180,9 @@ TEST(StepModel, GradientSyncOnAFlatNetwork) {
 // does not divide 8); a span of t·d or more, or none, all d. With h = 4 of d = 8: the distributed
 // optimizer reduce-scatters 2W over 4 ((3/4)·2 = 1.5 s), all-reduces each device's quarter across
 // the 2 groups (2·(1/2)·0.5 = 0.5 s) and all-gathers W over 4 (0.75 s): 2.75 s, against
-// 1.75 + 0.875 = 2.625 s over all 8. Gradients: the 0.5 s and the 0.75 s once a step, the 1.5 s
-// every micro-batch; parameters: the 0.5 s once a step, 1.5 + 2·0.75 = 3 s every micro-batch.
+// 1.75 + 0.875 = 2.625 s over all 8. Gradients: the 0.75 s once a step, the 1.5 + 0.5 s every
+// micro-batch (FSDP2's HSDP all-reduces after each reduce-scatter); parameters: nothing once a
+// step, 1.5 + 0.5 + 2·0.75 = 3.5 s every micro-batch.
 // Memory divides 4 ways (h·r: 2·2 at t = 2 with 2 replicas), the step's time by 4 and the stage's
 // steps run (8/4)·a/r = 2 for a = r = 1.
 TEST(StepModel, HybridShardingByHand) {
@@ -207,11 +208,12 @@ TEST(StepModel, HybridShardingByHand) {
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 2.625);
   s.shard_span = 4;
   s.sharding = Sharding::kGradients;
-  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 1.25);
-  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 1.5);
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 0.75);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 2.0);
   s.sharding = Sharding::kParameters;
-  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 0.5);
-  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 3.0);
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 0.0);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 3.5);
+  EXPECT_DOUBLE_EQ(ShardingEdgeS(s, 1, 8, 1, 1e9), 1.5 + 0.5 + 0.75);  // one all-gather
   EXPECT_EQ(ShardWays(s, 1, 8, 1), 4);
   EXPECT_EQ(ShardWays(s, 2, 8, 2), 4);
   s.sharding = Sharding::kOptimizer;

@@ -84,6 +84,10 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   j["micro_batch"] = c.micro_batch;
   j["recompute"] = std::string(ToString(c.recompute));
   j["sharding"] = std::string(ToString(c.sharding));
+  if (c.sharding != Sharding::kNone) {
+    j["shard_group"] = ShardGroupText(c.shard_group);
+    j["shard_replicas"] = c.shard_replicas;
+  }
   j["precision"] = std::string(ToString(c.precision));
   j["hbm_gib"] = c.hbm_gib;
   // The choice keeps the names of its stages' first and last layers: enough for the plan writer.

@@ -84,6 +84,19 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
                  ", as Megatron-LM's sequence parallelism needs";
     return launch;
   }
+  // Megatron-FSDP's hybrid sharding all-reduces across its instances at the last micro-batch
+  // only (megatron_fsdp.py: outer_fsdp_group_grad_reduce on is_last_microbatch); phaze prices
+  // FSDP2's, after every micro-batch's reduce-scatter.
+  const std::int64_t h = ShardReplicasOf(plan, run.cluster.network);
+  const std::int64_t accumulation =
+      run.training.global_batch / (plan.micro_batch * plan.data_parallel);
+  if (plan.sharding >= Sharding::kGradients && h < plan.data_parallel && accumulation > 1) {
+    launch.why = "hybrid sharding of gradients or parameters over " +
+                 std::to_string(accumulation) +
+                 " micro-batches a step: Megatron-FSDP all-reduces across its instances once a "
+                 "step, phaze prices FSDP2's all-reduce every micro-batch";
+    return launch;
+  }
   launch.widths = w;
   // Megatron-LM asserts one CUDA connection with tensor or context parallelism on Hoppers and
   // older (it orders the collectives and the GEMMs they overlap), and not under Megatron-FSDP.
@@ -142,6 +155,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
       break;
   }
   if (plan.sharding != Sharding::kNone) a.push_back("--use-distributed-optimizer");
+  // Hybrid sharding: d/h copies of the sharded state, each over h replicas (Megatron-LM's
+  // intra-instance group is dp·cp/instances consecutive ranks; Megatron-FSDP's HSDP likewise).
+  if (plan.sharding != Sharding::kNone && h < plan.data_parallel) {
+    a.insert(a.end(), {"--num-distributed-optimizer-instances",
+                       std::to_string(plan.data_parallel / h)});
+  }
   if (plan.sharding >= Sharding::kGradients) {
     a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
                        plan.sharding == Sharding::kGradients ? "optim_grads" : "optim_grads_params",

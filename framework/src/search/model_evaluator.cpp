@@ -793,6 +793,14 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
   return choices;
 }
 
+std::int64_t ShardReplicasOf(const PlanRequest& plan, const Network& network) {
+  if (plan.sharding == Sharding::kNone) return plan.data_parallel;
+  StepSettings settings;
+  settings.sharding = plan.sharding;
+  settings.shard_span = ShardSpan(plan.shard_group, network);
+  return ShardReplicas(settings, plan.tensor_parallel, plan.data_parallel);
+}
+
 std::vector<int> MegatronStageStarts(const LayerGraph& graph, int p, std::string* reason) {
   std::vector<int> blocks;
   for (std::size_t i = 0; i < graph.layers.size(); ++i) {

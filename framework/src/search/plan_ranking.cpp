@@ -42,25 +42,22 @@ std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunCo
               std::vector<std::pair<Sharding, std::int64_t>> shards;  // (sharding, h) taken
               for (const auto& [sharding, group] : ShardingsOf(run.training)) {
                 if (sharding >= Sharding::kGradients && p > 1) continue;
-                StepSettings span;
-                span.sharding = sharding;
-                span.shard_span = ShardSpan(group, run.cluster.network);
-                const std::int64_t h = ShardReplicas(span, t, d);
+                PlanRequest r;
+                r.tensor_parallel = static_cast<int>(t);
+                r.data_parallel = static_cast<int>(d);
+                r.sharding = sharding;
+                r.shard_group = group;
+                const std::int64_t h = ShardReplicasOf(r, run.cluster.network);
                 if (sharding != Sharding::kNone && h * replicas < 2) continue;
                 // Two groups that divide over the same replicas here are one plan.
                 const std::pair<Sharding, std::int64_t> key{sharding, h};
                 if (std::find(shards.begin(), shards.end(), key) != shards.end()) continue;
                 shards.push_back(key);
-                PlanRequest r;
                 r.strategy = strategy;
-                r.tensor_parallel = static_cast<int>(t);
                 r.pipeline_stages = p;
-                r.data_parallel = static_cast<int>(d);
                 r.virtual_stages = static_cast<int>(v);
                 r.micro_batch = b;
                 r.recompute = mode;
-                r.sharding = sharding;
-                r.shard_group = group;
                 plans.push_back(r);
               }
             }

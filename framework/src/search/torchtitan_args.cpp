@@ -108,6 +108,7 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
   const std::int64_t d = plan.data_parallel;
   const int p = plan.pipeline_stages;
   const std::int64_t accumulation = training.global_batch / (plan.micro_batch * d);
+  const std::int64_t h = ShardReplicasOf(plan, run.cluster.network);
   std::string& why = launch.why;
   if (p > 1 && plan.sharding != Sharding::kOptimizer) {
     why =
@@ -162,8 +163,9 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
     launch.settings.push_back({section, key, value});
   };
   const bool fsdp = plan.sharding != Sharding::kNone;
-  set("parallelism", "data_parallel_replicate_degree", std::to_string(fsdp ? 1 : d));
-  set("parallelism", "data_parallel_shard_degree", std::to_string(fsdp ? d : 1));
+  // FSDP2 over h of the d replicas (HSDP when h < d: the mesh's dp_replicate outside its fsdp).
+  set("parallelism", "data_parallel_replicate_degree", std::to_string(fsdp ? d / h : d));
+  set("parallelism", "data_parallel_shard_degree", std::to_string(fsdp ? h : 1));
   if (fsdp) {
     set("parallelism", "fsdp_reshard_after_forward",
         Quoted(plan.sharding == Sharding::kGradients ? "never" : "default"));

@@ -19,32 +19,38 @@ ShardGroups GroupsOf(const StepSettings& settings, int t, std::int64_t d, std::i
   return {CommGroup{h * r, t / r}, CommGroup{d / h, static_cast<std::int64_t>(t) * h}};
 }
 
+// The all-reduce of each device's 1/(h·r) of `gradients` bytes across the d/h shard groups (0
+// without hybrid sharding).
+template <typename Price>
+double Across(const ShardGroups& g, double gradients, Price price) {
+  return g.replicas.size > 1 ? price(CollectiveKind::kAllReduce,
+                                     gradients / static_cast<double>(g.shard.size), g.replicas)
+                             : 0.0;
+}
+
 // The step's reduction priced by `price` (Network::CollectiveS or CollectiveJ), as the sharding
 // has it, in its two halves (SyncParts): all-reduce of the gradients; reduce-scatter of them and
 // all-gather of the weights (optimizer); the all-gather only (gradients: reduce-scattered every
-// micro-batch); nothing (parameters). Hybrid sharding adds to the gradients' half the all-reduce
-// of each device's 1/(h·r) of them across the d/h shard groups (once a step, as Megatron-LM's
-// distributed-optimizer instances and Megatron-FSDP's outer group run it; FSDP2 runs it every
-// micro-batch unless told otherwise, which the launch writers refuse).
+// micro-batch); nothing (parameters). Hybrid sharding of the optimizer adds to the gradients' half
+// the all-reduce of each device's 1/(h·r) of them across the d/h shard groups (Across: once a step,
+// as Megatron-LM's distributed-optimizer instances run it; sharding gradients or parameters runs
+// it every micro-batch, PerMicroBatch).
 template <typename Price>
 SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                     double weight_bytes, Price price) {
   const ShardGroups g = GroupsOf(settings, t, d, r);
   const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
-  const double across = g.replicas.size > 1 ? price(CollectiveKind::kAllReduce,
-                                                    gradients / static_cast<double>(g.shard.size),
-                                                    g.replicas)
-                                            : 0.0;
   switch (settings.sharding) {
     case Sharding::kNone:
       return {price(CollectiveKind::kAllReduce, gradients, g.shard), 0.0};
     case Sharding::kOptimizer:
-      return {price(CollectiveKind::kReduceScatter, gradients, g.shard) + across,
+      return {price(CollectiveKind::kReduceScatter, gradients, g.shard) +
+                  Across(g, gradients, price),
               price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kGradients:
-      return {across, price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
+      return {0.0, price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kParameters:
-      return {across, 0.0};
+      return {};
   }
   return {};
 }
@@ -63,16 +69,20 @@ double ExposedPart(double total, double pass_s, double f, int v, const SyncWindo
   return std::max(w.first_share * total, std::max(0.0, end));
 }
 
-// The collectives every micro-batch runs: the gradients' reduce-scatter (gradients, parameters)
-// and `gathers` all-gathers of the weights (parameters: two, before forward and backward).
+// The collectives every micro-batch runs: the gradients' reduce-scatter (gradients, parameters),
+// under hybrid sharding the all-reduce of the shards across the groups (FSDP2's HSDP runs it after
+// each reduce-scatter), and `gathers` all-gathers of the weights (parameters: two, before forward
+// and backward).
 template <typename Price>
 double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double weight_bytes, Price price, int gathers = 2) {
   if (settings.sharding < Sharding::kGradients) return 0.0;
-  const CommGroup group = GroupsOf(settings, t, d, r).shard;
+  const ShardGroups g = GroupsOf(settings, t, d, r);
+  const CommGroup& group = g.shard;
   if (group.size < 2) return 0.0;
-  double total = price(CollectiveKind::kReduceScatter,
-                       settings.gradient_reduction_bytes_per_weight_byte * weight_bytes, group);
+  const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
+  double total =
+      price(CollectiveKind::kReduceScatter, gradients, group) + Across(g, gradients, price);
   if (settings.sharding == Sharding::kParameters) {
     total += gathers * price(CollectiveKind::kAllGather, weight_bytes, group);
   }

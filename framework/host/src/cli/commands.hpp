@@ -81,6 +81,11 @@ void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig
 void RecipeFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 // none | optimizer | gradients | parameters, else UsageError naming `flag`.
 Sharding ParseSharding(const std::string& flag, const std::string& word);
+// The shard groups of a comma-separated `text` (all, node, device counts; RunConfig's
+// shard_groups), each once, else a UsageError naming `flag`.
+std::vector<std::int64_t> ParseShardGroups(const std::string& flag, const std::string& text);
+// "optimizer", or "optimizer (8 of 64)" when the sharding divides over h of the d replicas.
+std::string ShardingText(Sharding sharding, std::int64_t h, std::int64_t d);
 // bf16 | fp16 | fp8, else UsageError naming `flag`.
 Precision ParsePrecision(const std::string& flag, const std::string& word);
 // unfused | flash | fused, else UsageError naming `flag`.

@@ -128,6 +128,27 @@ Sharding ParseSharding(const std::string& flag, const std::string& word) {
                                 Sharding::kParameters});
 }
 
+std::vector<std::int64_t> ParseShardGroups(const std::string& flag, const std::string& text) {
+  std::vector<std::int64_t> groups;
+  for (const std::string& w : SplitCommas(text)) {
+    const std::optional<std::int64_t> group = ParseShardGroup(w);
+    if (!group || *group > limits::kAccelerators) {
+      throw UsageError(flag + ": expected all, node or a device count from 1 to " +
+                       std::to_string(limits::kAccelerators) + ", found '" + w + "'");
+    }
+    if (std::find(groups.begin(), groups.end(), *group) == groups.end()) groups.push_back(*group);
+  }
+  return groups;
+}
+
+std::string ShardingText(Sharding sharding, std::int64_t h, std::int64_t d) {
+  std::string text(ToString(sharding));
+  if (sharding != Sharding::kNone && h > 0 && h < d) {
+    text += " (" + std::to_string(h) + " of " + std::to_string(d) + ")";
+  }
+  return text;
+}
+
 Precision ParsePrecision(const std::string& flag, const std::string& word) {
   return ParseWord(flag, word, {Precision::kBf16, Precision::kFp16, Precision::kFp8});
 }

@@ -13,7 +13,8 @@
 //   phaze plan --model M.yaml --arch PRESET|FILE --accelerators K [--system NAME]
 //     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
-//     [--sharding none,optimizer,gradients,parameters] [--strategies all|megatron,…]
+//     [--sharding none,optimizer,gradients,parameters] [--shard-group all,node,16]
+//     [--strategies all|megatron,…]
 //     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch]
 //     [--recipe NAME|FILE] [--power-limit-w 400,500,700] [--objective throughput_per_watt]
 //     [--framework megatron-lm|torchtitan]
@@ -64,6 +65,10 @@ void AddPlanOptions(po::options_description& d) {
       "recompute modes (--framework torchtitan: none,per-op,full)")(
       "sharding", po::value<std::string>()->default_value("none,optimizer,gradients,parameters"),
       "data-parallel sharding (gradients and parameters without a pipeline only)")(
+      "shard-group", po::value<std::string>()->default_value("all"),
+      "over how many devices a sharding divides, each tried: all (every data-parallel replica), "
+      "node (the replicas within a node, replicated across nodes: HSDP), or a device count "
+      "(--framework torchtitan: all,node)")(
       "strategies", po::value<std::string>()->default_value("all"),
       "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
       "sequence_parallel, context_parallel, moe, then any other by name (--framework "
@@ -199,6 +204,7 @@ int RunPlan(CommandContext& ctx) {
   for (const std::string& w : SplitCommas(ctx.vm["sharding"].as<std::string>())) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
+  run.training.shard_groups = ParseShardGroups("--shard-group", sweep("shard-group", "all,node"));
   const std::vector<StrategyChoice> configured = std::move(run.strategies);
   run.strategies.clear();
   const std::string strategies = sweep("strategies", "sequence_parallel,context_parallel");
@@ -403,6 +409,10 @@ int RunPlan(CommandContext& ctx) {
     pj["micro_batch"] = r.micro_batch;
     pj["recompute"] = std::string(ToString(r.recompute));
     pj["sharding"] = std::string(ToString(r.sharding));
+    if (r.sharding != Sharding::kNone) {
+      pj["shard_group"] = ShardGroupText(r.shard_group);
+      pj["shard_replicas"] = c.shard_replicas;  // h of d (HSDP when fewer)
+    }
     pj["precision"] = std::string(ToString(c.precision));
     pj["strategy"] = c.strategy;
     pj["device"] = DevicePowerJson(device);
@@ -435,7 +445,8 @@ int RunPlan(CommandContext& ctx) {
         !launchable ? "—" : std::to_string(torchtitan ? titan.context : widths.context),
         !launchable ? "—" : (torchtitan ? "1" : std::to_string(widths.expert)),
         static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
-        ToString(r.sharding).data(), ToString(c.precision).data(), c.strategy.c_str(),
+        ShardingText(r.sharding, c.shard_replicas, r.data_parallel).c_str(),
+        ToString(c.precision).data(), c.strategy.c_str(),
         c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
         limit > 0 ? fmt::sprintf("%g", limit) : std::string("—"), c.power_w, c.energy_per_token_j,
         band_text.c_str());

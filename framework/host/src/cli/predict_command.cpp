@@ -3,7 +3,8 @@
 // the run config's cluster (or a system from share/systems/). Flags override the run config:
 //   phaze predict --model M.yaml --arch PRESET|FILE [--config RUN.yaml] --plan t,p,d[,v]
 //     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
-//     parameters] [--precision bf16|fp16|fp8] [--attention unfused|megatron|flash|fused]
+//     parameters] [--shard-group all|node|N] [--precision bf16|fp16|fp8]
+//     [--attention unfused|megatron|flash|fused]
 //     [--loss megatron|torch] [--sequence-parallel]
 //     [--strategy NAME]
 //     [--global-batch B] [--sequence-length S]
@@ -45,6 +46,10 @@ void AddPredictOptions(po::options_description& d) {
       "sharding", po::value<std::string>(),
       "none | optimizer (ZeRO-1, the distributed optimizer) | gradients (ZeRO-2) | parameters "
       "(ZeRO-3, FSDP); default: the run config's first training.sharding")(
+      "shard-group", po::value<std::string>(),
+      "over how many devices the sharding divides: all (every data-parallel replica), node (the "
+      "replicas within a node, replicated across: HSDP) or a device count; default: the run "
+      "config's first training.shard_group")(
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
       "recipe", po::value<std::string>(),
@@ -188,6 +193,14 @@ int RunPredict(CommandContext& ctx) {
     request.sharding = ParseSharding("--sharding", ctx.vm["sharding"].as<std::string>());
   }
   run.training.sharding = {request.sharding};
+  request.shard_group = run.training.shard_groups.front();
+  if (ctx.vm.count("shard-group")) {
+    const std::vector<std::int64_t> groups =
+        ParseShardGroups("--shard-group", ctx.vm["shard-group"].as<std::string>());
+    if (groups.size() != 1) throw UsageError("--shard-group: expected one group, all, node or N");
+    request.shard_group = groups.front();
+  }
+  run.training.shard_groups = {request.shard_group};
   if (ctx.vm.count("precision")) {
     run.training.precision = ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
   }
@@ -346,7 +359,8 @@ int RunPredict(CommandContext& ctx) {
   o << ", micro-batch " << request.micro_batch << ", batch " << run.training.global_batch << " × "
     << model.sequence_length << " tokens, recompute " << ToString(request.recompute)
     << (request.sharding != Sharding::kNone
-            ? ", sharding " + std::string(ToString(request.sharding))
+            ? ", sharding " +
+                  ShardingText(request.sharding, choice.shard_replicas, request.data_parallel)
             : std::string())
     << (run.training.precision != Precision::kBf16
             ? ", " + std::string(ToString(run.training.precision))

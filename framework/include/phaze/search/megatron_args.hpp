@@ -14,6 +14,10 @@
 //   [--use-distributed-optimizer [--use-megatron-fsdp --data-parallel-sharding-strategy
 //    optim_grads | optim_grads_params --ckpt-format fsdp_dtensor]]   (sharding optimizer |
 //                                                              gradients | parameters)
+//   [--num-distributed-optimizer-instances d/h]   (hybrid sharding over h = ShardReplicasOf < d
+//                                                  replicas: the intra-instance group of h·cp
+//                                                  consecutive data-parallel ranks, the
+//                                                  instances all-reducing their shards once a step)
 //   [--overlap-grad-reduce [--overlap-param-gather]]         (gradient_reduction_overlap > 0;
 //                                                              the second with sharding optimizer)
 //   [--attention-backend flash]                              (training.attention flash, fused)
@@ -28,7 +32,9 @@
 // tp = k, cp = t/k (with --sequence-parallel when that inner strategy is sequence_parallel).
 // Megatron-LM derives d = world size / (tp·p·cp). Other strategies have no Megatron-LM form, nor
 // a sequence Megatron-LM refuses (not a multiple of 2·cp; with sequence parallelism, its part per
-// context rank not a multiple of tp).
+// context rank not a multiple of tp), nor hybrid sharding of gradients or parameters over several
+// micro-batches a step (Megatron-FSDP all-reduces across its instances once a step; phaze prices
+// FSDP2's every micro-batch).
 #pragma once
 
 #include <optional>

@@ -71,6 +71,10 @@ struct PlanRequest {
   std::vector<int> stage_starts;  // empty: MegatronStageStarts
 };
 
+// The data-parallel replicas h a plan's sharding divides over on `network`: ShardReplicas at its
+// t and d for its shard group's span (d unless hybrid, and d unsharded).
+std::int64_t ShardReplicasOf(const PlanRequest& plan, const Network& network);
+
 // First layer of every stage after the first when p stages split the graph as Megatron-LM does:
 // the transformer blocks evenly (the first blocks mod p stages take one more), the embedding with
 // the first stage and the head with the last. Layers of other kinds (an imported graph): the even

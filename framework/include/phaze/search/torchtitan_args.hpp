@@ -6,7 +6,9 @@
 //
 //   [parallelism]  data_parallel_replicate_degree d, data_parallel_shard_degree 1   (sharding
 //                    none: DDP, which TorchTitan runs only alone, t = p = 1)
-//                  data_parallel_replicate_degree 1, data_parallel_shard_degree d,
+//                  data_parallel_replicate_degree d/h, data_parallel_shard_degree h (h =
+//                    ShardReplicasOf: d, or fewer with a shard group — HSDP, FSDP2 within each
+//                    group of h, the d/h groups all-reducing their shards),
 //                  fsdp_reshard_after_forward "default" | "never"   (sharding parameters |
 //                    gradients: FSDP2 gathers the weights again for backward, or keeps them from
 //                    forward; the latter is phaze's gradients only with one micro-batch a step;

@@ -3,7 +3,10 @@
 // LayerTable::weight_replicas) — once per step as the sharding has it (all-reduce; reduce-scatter
 // of the gradients and all-gather of the weights; …) and, sharding gradients or parameters, every
 // micro-batch — in the precision the settings give; and the tied embedding's all-reduce between
-// the first and the last stage.
+// the first and the last stage. Under hybrid sharding (StepSettings::shard_span) the sharded
+// collectives run within groups of h·r devices (h = ShardReplicas), and the d/h groups all-reduce
+// each device's 1/(h·r) of the gradients: once a step with the optimizer sharded, every
+// micro-batch with the gradients or parameters.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +59,10 @@ double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::i
                      double weight_bytes);
 
 // Seconds and joules per device of the collectives a stage holding `weight_bytes` per device runs
-// for every micro-batch (sharding gradients: reduce-scatter of the gradients; parameters: that and
-// two all-gathers of the weights); 0 unsharded, with optimizer sharding, or with d·r = 1.
+// for every micro-batch (sharding gradients: reduce-scatter of the gradients, and under hybrid
+// sharding the all-reduce of their shards across the d/h groups, as FSDP2's HSDP runs it;
+// parameters: those and two all-gathers of the weights); 0 unsharded, with optimizer sharding, or
+// with h·r = 1.
 double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d,
                               std::int64_t r, double weight_bytes);
 double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d,
