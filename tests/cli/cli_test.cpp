@@ -1810,6 +1810,51 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
 // (by hand for t 2, p 2, d 2 under today's recipe: no sequence parallelism, so no
 // --tp-comm-overlap; the reduction overlapped; FlashAttention), TorchTitan's keys for an FSDP plan
 // with per-op checkpointing under TorchTitan's recipe, and each framework's reason where it cannot.
+// Hybrid sharding from the command line: FSDP within each node of 8 on 16 H100s, so each device
+// holds 1/8 of the weights, gradients and optimizer state, twice FSDP over all 16's 1/16; the
+// plan says so, records its group and replicas, and launches with two Megatron-LM distributed-
+// optimizer instances (one micro-batch a step). A group that is no group is refused.
+TEST(Cli, PredictShardsWithinANode) {
+  testing::TempDir dir;
+  const std::string predict = "predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                              "--accelerators 16 --global-batch 16 --plan 1,1,16 --micro-batch 1 "
+                              "--sharding parameters --hbm-gib 1024 -o ";
+  const std::string node = (dir / "node.json").string(), all = (dir / "all.json").string();
+  auto r = Phaze(predict + node + " --shard-group node");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sharding parameters (8 of 16)"), std::string::npos) << r.out;
+  r = Phaze(predict + all + " --shard-group all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sharding parameters\n"), std::string::npos) << r.out;
+  const ConfigNode hsdp = ConfigNode::ParseFile(node), fsdp = ConfigNode::ParseFile(all);
+  EXPECT_EQ(hsdp.Child("result").Child("shard_group").AsString(), "node");
+  EXPECT_EQ(hsdp.Child("result").Child("shard_replicas").AsInt(), 8);
+  EXPECT_EQ(fsdp.Child("result").Child("shard_replicas").AsInt(), 16);
+  auto memory = [](const ConfigNode& j, const char* part) {
+    return j.Child("result")
+        .Child("plan")
+        .Child("stages")
+        .Elements()
+        .at(0)
+        .Child("memory")
+        .Child(part)
+        .AsDouble();
+  };
+  for (const char* part : {"weight_bytes", "gradient_bytes", "optimizer_state_bytes"}) {
+    EXPECT_DOUBLE_EQ(memory(hsdp, part), 2 * memory(fsdp, part)) << part;
+  }
+  std::string args;
+  for (const auto& a : hsdp.Child("megatron_args").Elements()) args += " " + a.AsString();
+  EXPECT_NE(args.find(" --use-distributed-optimizer --num-distributed-optimizer-instances 2 "),
+            std::string::npos)
+      << args;
+  r = Phaze(predict + node + " --shard-group 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--shard-group: expected all, node or a device count"), std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, PredictRecordsWhatLaunchesThePlan) {
   testing::TempDir dir;
   const std::string out = (dir / "predict.json").string();

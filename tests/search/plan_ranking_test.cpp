@@ -177,7 +177,8 @@ TEST(PlanRanking, ShardGroupsAddEachHybridShardingOnce) {
   }
   const std::vector<PlanRequest> plans = LaunchablePlans(model, run);
   std::set<std::pair<Shape, std::int64_t>> found;
-  for (const PlanRequest& r : plans) found.insert({ShapeOf(r), ShardReplicasOf(r, run.cluster.network)});
+  for (const PlanRequest& r : plans)
+    found.insert({ShapeOf(r), ShardReplicasOf(r, run.cluster.network)});
   EXPECT_EQ(found.size(), plans.size());  // no plan twice
   EXPECT_EQ(found, expected);
   EXPECT_GT(plans.size(), plain);

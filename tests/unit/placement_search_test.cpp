@@ -512,7 +512,8 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
             collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
             edge = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first, group);
             if (d / h > 1) {  // hybrid: the shards all-reduced across the groups, every micro-batch
-              collectives += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * w / h, replicas);
+              collectives +=
+                  p.network.CollectiveS(CollectiveKind::kAllReduce, rho * w / h, replicas);
               edge += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first / h, replicas);
             }
             if (params) {
@@ -554,7 +555,8 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         // Hybrid sharding of the optimizer: each device's 1/h of the gradients all-reduced
         // across the groups once a step.
         if (p.sharding == Sharding::kOptimizer && d / h > 1) {
-          reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
+          reduce =
+              p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
         }
         switch (p.sharding) {
           case Sharding::kNone:

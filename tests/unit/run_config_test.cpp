@@ -210,10 +210,14 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(Parse("models: [a]\ntraining: {shard_group: [all, node, 16]}\n").training.shard_groups,
             (std::vector<std::int64_t>{kShardOverAll, kShardWithinNode, 16}));
   EXPECT_EQ(Parse("models: [a]\ntraining: {shard_group: node}\n")
-                .ToJson().Find("training")->Find("shard_group")->Dump(-1),
+                .ToJson()
+                .Find("training")
+                ->Find("shard_group")
+                ->Dump(-1),
             "[\"node\"]");
-  EXPECT_NE(ErrorOf([] { Parse("models: [a]\ntraining: {shard_group: [all, 0]}\n"); })
-                .find("training.shard_group[1]: expected all, node or a device count"),
+  EXPECT_NE(ErrorOf([] {
+              Parse("models: [a]\ntraining: {shard_group: [all, 0]}\n");
+            }).find("training.shard_group[1]: expected all, node or a device count"),
             std::string::npos);
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {shard_group: [node, node]}\n"); }),
             "run.yaml:2:32: training.shard_group[1]: duplicate value in the list");

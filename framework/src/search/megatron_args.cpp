@@ -91,8 +91,7 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   const std::int64_t accumulation =
       run.training.global_batch / (plan.micro_batch * plan.data_parallel);
   if (plan.sharding >= Sharding::kGradients && h < plan.data_parallel && accumulation > 1) {
-    launch.why = "hybrid sharding of gradients or parameters over " +
-                 std::to_string(accumulation) +
+    launch.why = "hybrid sharding of gradients or parameters over " + std::to_string(accumulation) +
                  " micro-batches a step: Megatron-FSDP all-reduces across its instances once a "
                  "step, phaze prices FSDP2's all-reduce every micro-batch";
     return launch;
@@ -158,8 +157,8 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   // Hybrid sharding: d/h copies of the sharded state, each over h replicas (Megatron-LM's
   // intra-instance group is dp·cp/instances consecutive ranks; Megatron-FSDP's HSDP likewise).
   if (plan.sharding != Sharding::kNone && h < plan.data_parallel) {
-    a.insert(a.end(), {"--num-distributed-optimizer-instances",
-                       std::to_string(plan.data_parallel / h)});
+    a.insert(a.end(),
+             {"--num-distributed-optimizer-instances", std::to_string(plan.data_parallel / h)});
   }
   if (plan.sharding >= Sharding::kGradients) {
     a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",

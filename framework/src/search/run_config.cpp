@@ -366,12 +366,27 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
     ApplyTrainingRecipe(default_recipe, rc.training);
   }
   if (auto t = training) {
-    t->ExpectKeys({"recipe", "global_batch", "micro_batches", "tensor_parallel_widths", "hbm_gib",
-                   "recompute", "optimizer", "pipeline_schedule", "virtual_stages",
-                   "distributed_optimizer", "sharding", "shard_group", "precision", "attention", "loss",
+    t->ExpectKeys({"recipe",
+                   "global_batch",
+                   "micro_batches",
+                   "tensor_parallel_widths",
+                   "hbm_gib",
+                   "recompute",
+                   "optimizer",
+                   "pipeline_schedule",
+                   "virtual_stages",
+                   "distributed_optimizer",
+                   "sharding",
+                   "shard_group",
+                   "precision",
+                   "attention",
+                   "loss",
                    "bubble",
-                   "pipeline_sends", "gradient_reduction_overlap", "tensor_parallel_overlap",
-                   "gradient_reduction_precision", "tokens"});
+                   "pipeline_sends",
+                   "gradient_reduction_overlap",
+                   "tensor_parallel_overlap",
+                   "gradient_reduction_precision",
+                   "tokens"});
     // The recipe first: the section's own keys override it.
     if (auto r = t->Optional("recipe")) {
       std::string name = r->AsString();

@@ -44,9 +44,9 @@ SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::in
     case Sharding::kNone:
       return {price(CollectiveKind::kAllReduce, gradients, g.shard), 0.0};
     case Sharding::kOptimizer:
-      return {price(CollectiveKind::kReduceScatter, gradients, g.shard) +
-                  Across(g, gradients, price),
-              price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
+      return {
+          price(CollectiveKind::kReduceScatter, gradients, g.shard) + Across(g, gradients, price),
+          price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kGradients:
       return {0.0, price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kParameters:

@@ -446,10 +446,9 @@ int RunPlan(CommandContext& ctx) {
         !launchable ? "—" : (torchtitan ? "1" : std::to_string(widths.expert)),
         static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
         ShardingText(r.sharding, c.shard_replicas, r.data_parallel).c_str(),
-        ToString(c.precision).data(), c.strategy.c_str(),
-        c.plan.time_per_batch_s, c.tokens_per_s, 100 * c.mfu, peak / 1073741824.0,
-        limit > 0 ? fmt::sprintf("%g", limit) : std::string("—"), c.power_w, c.energy_per_token_j,
-        band_text.c_str());
+        ToString(c.precision).data(), c.strategy.c_str(), c.plan.time_per_batch_s, c.tokens_per_s,
+        100 * c.mfu, peak / 1073741824.0, limit > 0 ? fmt::sprintf("%g", limit) : std::string("—"),
+        c.power_w, c.energy_per_token_j, band_text.c_str());
     commands << rank << ": ";
     if (device.power_limit_w > 0 && device.power_limit_w < device.tdp_w) {
       commands << "[nvidia-smi --power-limit " << FormatNumber("%g", device.power_limit_w) << "] ";

@@ -18,10 +18,10 @@
 // RankPlans keeps the feasible ones (of those `refuse` lets through), best first under
 // run.search.objective (throughput: fastest first; throughput_per_watt: most samples per joule of
 // a device; throughput_per_cost: most samples per dollar; a stable sort: ties keep that order),
-// each plan once — plans with the same t, p, d, v, b, sharding and shard replicas h and the same time and peak
-// memory are one plan in effect (two strategies that slice alike, as sequence parallelism at
-// t = 1 does Megatron's; two recompute modes that re-run the same, as selective and none do with
-// FlashAttention), the first listed kept — and the first `top` of them.
+// each plan once — plans with the same t, p, d, v, b, sharding and shard replicas h and the same
+// time and peak memory are one plan in effect (two strategies that slice alike, as sequence
+// parallelism at t = 1 does Megatron's; two recompute modes that re-run the same, as selective and
+// none do with FlashAttention), the first listed kept — and the first `top` of them.
 #pragma once
 
 #include <cstddef>

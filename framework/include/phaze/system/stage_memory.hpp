@@ -77,8 +77,7 @@ StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_fl
 // `weight_replicas` r: h·r (h = ShardReplicas: d, or fewer under hybrid sharding), or 1 unsharded.
 inline std::int64_t ShardWays(const StepSettings& settings, std::int64_t t, std::int64_t d,
                               std::int64_t weight_replicas) {
-  return settings.sharding != Sharding::kNone ? ShardReplicas(settings, t, d) * weight_replicas
-                                              : 1;
+  return settings.sharding != Sharding::kNone ? ShardReplicas(settings, t, d) * weight_replicas : 1;
 }
 
 }  // namespace phaze
