@@ -304,7 +304,10 @@ TEST(PlacementSearch, OptimizerStepSyncOverlapAndTiedEmbeddingByHand) {
 //               2e9 + 2e9 + 12e9 + (1/2)·(2·1e9 + 1e9) = 17.5e9
 // With fw 0.25 s, bw 0.5 s (compute 3 s) the collectives bound the load: parameters
 // max(3 + 1.5, 8) → 4·8 = 32 s, of which sharding 4·(8 − 3) = 20 s; gradients max(3 + 1, 4) →
-// 4·4 + 2 = 18 s.
+// 4·4 + 2 = 18 s. With 0.1 s per ring step, each of the 4 layers (FSDP's units) pays its own
+// calls' latency: a reduce-scatter and two all-gathers over 2, 3·0.1 s, so the collectives take
+// 8 + 4·0.3 = 9.2 s (8.3 as one call per stage) and the first layer's edge 1.5 + 0.2 s:
+// max(3 + 1.7, 9.2) → 4·9.2 = 36.8 s.
 TEST(PlacementSearch, ShardingByHand) {
   auto p = Problem(Chain(4, 1, 2, 1e9, 0, 0), 2, 8, 1e12);
   for (auto& l : p.widths[1].layers) l.optimizer_state_bytes = 6e9;
@@ -336,6 +339,13 @@ TEST(PlacementSearch, ShardingByHand) {
   p.sharding = Sharding::kGradients;
   plan = PlacementSearch().Evaluate(p, {1, 2, 1});
   EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 18);
+  p.network = Network::Flat(1e9, 0.1);
+  p.sharding = Sharding::kParameters;
+  plan = PlacementSearch().Evaluate(p, {1, 2, 1});
+  EXPECT_DOUBLE_EQ(plan.stages[0].load_s, 9.2);
+  EXPECT_DOUBLE_EQ(plan.time_per_batch_s, 36.8);
+  EXPECT_LE(PlacementSearch().Place(p).time_per_batch_s, 36.8 * (1 + 1e-12));
+  p.network = Network::Flat(1e9);
   // Out of memory unsharded, it fits sharded: 32e9 > 20e9 ≥ 18.5e9.
   p.hbm_bytes = 19e9;
   p.sharding = Sharding::kNone;
@@ -509,17 +519,18 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           double collectives = 0, edge = 0;  // every micro-batch, beside the compute
           if (grads && h > 1) {
             const double first = table.layers[i].weight_bytes;  // the stage's first layer's
-            collectives = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * w, group);
-            edge = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first, group);
-            if (d / h > 1) {  // hybrid: the shards all-reduced across the groups, every micro-batch
-              collectives +=
-                  p.network.CollectiveS(CollectiveKind::kAllReduce, rho * w / h, replicas);
-              edge += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first / h, replicas);
-            }
-            if (params) {
-              collectives += 2 * p.network.CollectiveS(CollectiveKind::kAllGather, w, group);
-              edge += p.network.CollectiveS(CollectiveKind::kAllGather, first, group);
-            }
+            // Each layer's own calls (FSDP's units), each paying its latency.
+            auto calls = [&](double bytes, int gathers) {
+              if (!(bytes > 0)) return 0.0;
+              double sum = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * bytes, group);
+              if (d / h > 1) {  // hybrid: the shards all-reduced across the groups
+                sum += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * bytes / h, replicas);
+              }
+              if (params) sum += gathers * p.network.CollectiveS(CollectiveKind::kAllGather, bytes, group);
+              return sum;
+            };
+            for (int l = i; l < j; ++l) collectives += calls(table.layers[l].weight_bytes, 2);
+            edge = calls(first, 1);
           }
           // Blocking sends: the stage also waits for its own, one per edge with one end in it.
           double out = 0;

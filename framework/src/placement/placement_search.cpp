@@ -84,12 +84,17 @@ class StageTable {
   double Load(int i, int j, int position) const {
     return StageRecompute(position) ? load_recompute_[At(i, j)] : load_plain_[At(i, j)];
   }
-  // … and the sharding's collectives beside it, at c.comm_d (0 when it runs none), with the part
-  // no compute hides (ShardingEdgeS: the stage's first layer's).
+  // … and the sharding's collectives beside it, at c.comm_d (0 when it runs none): one set of
+  // calls per layer holding weights (FSDP's unit, a transformer block: each pays its calls'
+  // latency), summed from layer i up; with the part no compute hides (ShardingEdgeS: the stage's
+  // first layer's).
+  double LayerShardingS(int l, const MemoryClass& c) const {
+    return ShardingPerMicroBatchS(problem_, t_, c.comm_d, WeightReplicas(), WeightBytes(l, l + 1));
+  }
   double ShardingS(int i, int j, const MemoryClass& c) const {
-    return c.comm_d > 0 ? ShardingPerMicroBatchS(problem_, t_, c.comm_d, WeightReplicas(),
-                                                 WeightBytes(i, j))
-                        : 0.0;
+    double sum = 0;
+    for (int l = i; c.comm_d > 0 && l < j; ++l) sum += LayerShardingS(l, c);
+    return sum;
   }
   double ShardingEdge(int i, const MemoryClass& c) const {
     return c.comm_d > 0
@@ -454,10 +459,14 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       if (group.cls.comm_d > 0) {
         g.sharding.assign(static_cast<size_t>(n + 1) * (n + 1), 0.0);
         g.edge.assign(static_cast<size_t>(n), 0.0);
+        std::vector<double> layer(static_cast<size_t>(n));
+        for (int l = 0; l < n; ++l) layer[static_cast<size_t>(l)] = st.LayerShardingS(l, group.cls);
         for (int i = 0; i < n; ++i) {
           g.edge[static_cast<size_t>(i)] = st.ShardingEdge(i, group.cls);
+          double sum = 0;  // ShardingS(i, j), summed in its order
           for (int j = i + 1; j <= n; ++j) {
-            g.sharding[static_cast<size_t>(i) * (n + 1) + j] = st.ShardingS(i, j, group.cls);
+            sum += layer[static_cast<size_t>(j - 1)];
+            g.sharding[static_cast<size_t>(i) * (n + 1) + j] = sum;
           }
         }
       }
