@@ -180,7 +180,8 @@ struct StepSettings {
   // Hybrid sharding (HSDP; Megatron-LM's --num-distributed-optimizer-instances): the sharding
   // divides over the data-parallel replicas within `shard_span` devices consecutive in rank
   // (ShardReplicas), each such group holds a whole copy of what it shards, and the groups
-  // all-reduce their gradient shards once a step. 0: over all d (plain ZeRO/FSDP).
+  // all-reduce their gradient shards (gradient_sync.hpp: once a step with the optimizer sharded,
+  // every micro-batch with the gradients or parameters). 0: over all d (plain ZeRO/FSDP).
   std::int64_t shard_span = 0;
   double gradient_reduction_overlap = 0;  // share of the first stage's passes the sync hides
                                           // behind (gradient_sync.hpp's ExposedGradientSyncS)
