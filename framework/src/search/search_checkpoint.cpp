@@ -17,7 +17,9 @@ namespace phaze {
 namespace {
 
 constexpr const char* kMagic = "phaze search checkpoint";
-constexpr std::int64_t kFormat = 3;  // 2: a breakdown's data_parallel_total_s; 3: a stage's step memory
+// 2: a breakdown's data_parallel_total_s; 3: a stage's step memory; 4: a choice's shard group
+// and replicas (hybrid sharding).
+constexpr std::int64_t kFormat = 4;
 
 std::uint64_t Fnv1a(std::string_view bytes) {
   std::uint64_t h = 14695981039346656037ULL;
