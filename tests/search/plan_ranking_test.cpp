@@ -336,6 +336,16 @@ TEST(MegatronArgs, HybridShardingByHand) {
             std::string::npos);
   r.shard_group = kShardOverAll;  // plain Megatron-FSDP reduce-scatters every micro-batch
   EXPECT_FALSE(MegatronArgs(r, run, 32, 4096).args.empty());
+  // Priced as Megatron-FSDP runs it (the megatron-core-2024 recipe's once_a_step), it launches.
+  r.shard_group = kShardWithinNode;
+  run.training.hybrid_all_reduce = HybridAllReduce::kOnceAStep;
+  const MegatronLaunch once = MegatronArgs(r, run, 32, 4096);
+  EXPECT_EQ(once.why, "");
+  EXPECT_EQ(once.args, Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
+                             "--micro-batch-size 1 --global-batch-size 128 --seq-length 4096 "
+                             "--use-distributed-optimizer --num-distributed-optimizer-instances 8 "
+                             "--use-megatron-fsdp --data-parallel-sharding-strategy "
+                             "optim_grads_params --ckpt-format fsdp_dtensor --bf16"));
 }
 
 // Eight runs: five at t 8 with a pipeline on several nodes (|errors| 1..5%), two at t 8 without a

@@ -223,6 +223,11 @@ TEST(TorchTitanArgs, HybridShardingIsHsdp) {
   EXPECT_EQ(degrees(r),
             "data_parallel_replicate_degree=1 data_parallel_shard_degree=32 "
             "tensor_parallel_degree=2 context_parallel_degree=1 pipeline_parallel_degree=1");
+  // Priced with the all-reduce once a step (Megatron-FSDP's), 4 micro-batches are not FSDP2's.
+  r.shard_group = kShardWithinNode;
+  run.training.hybrid_all_reduce = HybridAllReduce::kOnceAStep;
+  EXPECT_NE(TorchTitanArgs(r, run, 32, 4096).why.find("every micro-batch (4 here"),
+            std::string::npos);
   PlanRequest piped = Plan(0, 4, 8, 1, RecomputeMode::kNone, Sharding::kOptimizer);
   piped.pipeline_stages = 4;
   piped.shard_group = 16;

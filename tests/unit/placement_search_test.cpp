@@ -457,6 +457,7 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           }
         }
         const double N = sharded ? static_cast<double>(h) : 1.0;
+        const bool once = p.hybrid_all_reduce == HybridAllReduce::kOnceAStep;
         const bool grads = p.sharding == Sharding::kGradients || p.sharding == Sharding::kParameters;
         const bool params = p.sharding == Sharding::kParameters;
         const double rho = p.gradient_reduction_bytes_per_weight_byte;
@@ -523,7 +524,7 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
             auto calls = [&](double bytes, int gathers) {
               if (!(bytes > 0)) return 0.0;
               double sum = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * bytes, group);
-              if (d / h > 1) {  // hybrid: the shards all-reduced across the groups
+              if (!once && d / h > 1) {  // hybrid: the shards all-reduced across the groups
                 sum += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * bytes / h, replicas);
               }
               if (params) sum += gathers * p.network.CollectiveS(CollectiveKind::kAllGather, bytes, group);
@@ -563,9 +564,9 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         if (!fits || devices > p.num_accelerators / d) continue;
         const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
         double reduce = 0, gathered = 0;
-        // Hybrid sharding of the optimizer: each device's 1/h of the gradients all-reduced
-        // across the groups once a step.
-        if (p.sharding == Sharding::kOptimizer && d / h > 1) {
+        // Hybrid sharding: each device's 1/h of the gradients all-reduced across the groups once
+        // a step — the optimizer's always, the gradients' and parameters' when told so.
+        if (sharded && (p.sharding == Sharding::kOptimizer || once) && d / h > 1) {
           reduce =
               p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
         }
@@ -654,6 +655,7 @@ void CheckAgainstBruteForce(bool skips) {
     p.sharding = pick(0, 1) ? Sharding::kNone : static_cast<Sharding>(pick(1, 3));
     // Every fourth case shards within 2 to 8 devices (hybrid sharding; no draw, as above).
     if (c % 4 == 1) p.shard_span = 2 + c % 7;
+    if (c % 8 == 1) p.hybrid_all_reduce = HybridAllReduce::kOnceAStep;
     if (pick(0, 1)) p.gradient_reduction_overlap = uni(0, 1);
     for (int t : {1, 2, 4}) {
       if (pick(0, 2) == 0 && t != 1) continue;

@@ -311,6 +311,20 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_EQ(plain.training.loss, LossKernel::kMegatron);
   EXPECT_EQ(tt.training.gradient_reduction_precision, ReductionPrecision::kFp32);
   EXPECT_EQ(tt.training.gradient_reduction_overlap, 0.0);
+  // When hybrid sharding all-reduces across its groups: FSDP2's every micro-batch (the default
+  // and TorchTitan's), Megatron-FSDP's once a step (Megatron-Core's recipe).
+  EXPECT_EQ(plain.training.hybrid_all_reduce, HybridAllReduce::kEveryMicroBatch);
+  EXPECT_EQ(tt.training.hybrid_all_reduce, HybridAllReduce::kEveryMicroBatch);
+  EXPECT_EQ(core.training.hybrid_all_reduce, HybridAllReduce::kOnceAStep);
+  EXPECT_EQ(core.ToJson().Find("training")->Find("hybrid_all_reduce")->AsString(), "once_a_step");
+  EXPECT_EQ(Parse("models: [a]\ntraining: {recipe: torchtitan-2025, hybrid_all_reduce: "
+                  "once_a_step}\n")
+                .training.hybrid_all_reduce,
+            HybridAllReduce::kOnceAStep);
+  EXPECT_NE(ErrorOf([] {
+              Parse("models: [a]\ntraining: {hybrid_all_reduce: never}\n");
+            }).find("training.hybrid_all_reduce: expected one of every_micro_batch, once_a_step"),
+            std::string::npos);
   EXPECT_EQ(plain.training.pipeline_sends, PipelineSends::kBatched);
   EXPECT_EQ(plain.training.attention, AttentionKernel::kUnfused);
   EXPECT_EQ(old.training.gradient_reduction_overlap, plain.training.gradient_reduction_overlap);

@@ -182,7 +182,9 @@ TEST(StepModel, GradientSyncOnAFlatNetwork) {
 // the 2 groups (2·(1/2)·0.5 = 0.5 s) and all-gathers W over 4 (0.75 s): 2.75 s, against
 // 1.75 + 0.875 = 2.625 s over all 8. Gradients: the 0.75 s once a step, the 1.5 + 0.5 s every
 // micro-batch (FSDP2's HSDP all-reduces after each reduce-scatter); parameters: nothing once a
-// step, 1.5 + 0.5 + 2·0.75 = 3.5 s every micro-batch.
+// step, 1.5 + 0.5 + 2·0.75 = 3.5 s every micro-batch. All-reduced once a step instead
+// (Megatron-FSDP's outer group), the 0.5 s moves to the step: gradients 1.25 s a step and 1.5 s a
+// micro-batch, parameters 0.5 s and 3 s.
 // Memory divides 4 ways (h·r: 2·2 at t = 2 with 2 replicas), the step's time by 4 and the stage's
 // steps run (8/4)·a/r = 2 for a = r = 1.
 TEST(StepModel, HybridShardingByHand) {
@@ -214,6 +216,17 @@ TEST(StepModel, HybridShardingByHand) {
   EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 0.0);
   EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 3.5);
   EXPECT_DOUBLE_EQ(ShardingEdgeS(s, 1, 8, 1, 1e9), 1.5 + 0.5 + 0.75);  // one all-gather
+  s.hybrid_all_reduce = HybridAllReduce::kOnceAStep;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 0.5);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 3.0);
+  s.sharding = Sharding::kGradients;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 1.25);
+  EXPECT_DOUBLE_EQ(ShardingPerMicroBatchS(s, 1, 8, 1, 1e9), 1.5);
+  s.sharding = Sharding::kOptimizer;  // the same either way
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 2.75);
+  s.hybrid_all_reduce = HybridAllReduce::kEveryMicroBatch;
+  EXPECT_DOUBLE_EQ(GradientSyncS(s, 1, 8, 1, 1e9), 2.75);
+  s.sharding = Sharding::kParameters;
   EXPECT_EQ(ShardWays(s, 1, 8, 1), 4);
   EXPECT_EQ(ShardWays(s, 2, 8, 2), 4);
   s.sharding = Sharding::kOptimizer;

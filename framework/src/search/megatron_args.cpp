@@ -85,15 +85,17 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     return launch;
   }
   // Megatron-FSDP's hybrid sharding all-reduces across its instances at the last micro-batch
-  // only (megatron_fsdp.py: outer_fsdp_group_grad_reduce on is_last_microbatch); phaze prices
-  // FSDP2's, after every micro-batch's reduce-scatter.
+  // only (megatron_fsdp.py: outer_fsdp_group_grad_reduce on is_last_microbatch): priced as
+  // training.hybrid_all_reduce once_a_step (the megatron-core-2024 recipe), not FSDP2's.
   const std::int64_t h = ShardReplicasOf(plan, run.cluster.network);
   const std::int64_t accumulation =
       run.training.global_batch / (plan.micro_batch * plan.data_parallel);
-  if (plan.sharding >= Sharding::kGradients && h < plan.data_parallel && accumulation > 1) {
+  if (plan.sharding >= Sharding::kGradients && h < plan.data_parallel && accumulation > 1 &&
+      run.training.hybrid_all_reduce != HybridAllReduce::kOnceAStep) {
     launch.why = "hybrid sharding of gradients or parameters over " + std::to_string(accumulation) +
-                 " micro-batches a step: Megatron-FSDP all-reduces across its instances once a "
-                 "step, phaze prices FSDP2's all-reduce every micro-batch";
+                 " micro-batches a step priced with the all-reduce every micro-batch (FSDP2's): "
+                 "Megatron-FSDP all-reduces across its instances once a step "
+                 "(training.hybrid_all_reduce: once_a_step)";
     return launch;
   }
   launch.widths = w;

@@ -176,6 +176,7 @@ PlacementProblem BaseProblem(const RunConfig& run, const ArchConfig& arch, std::
   problem.bubble = run.training.bubble;
   problem.sends = run.training.pipeline_sends;
   problem.gradient_reduction_overlap = run.training.gradient_reduction_overlap;
+  problem.hybrid_all_reduce = run.training.hybrid_all_reduce;
   problem.gradient_reduction_bytes_per_weight_byte =
       static_cast<double>(run.training.GradientReductionBytes()) / static_cast<double>(dtype_bytes);
   return problem;

@@ -222,6 +222,10 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     }
     if (!v->IsScalar()) CheckDistinct(*v, training.shard_groups);
   }
+  if (auto v = t.Optional("hybrid_all_reduce")) {
+    training.hybrid_all_reduce =
+        v->AsEnum({HybridAllReduce::kEveryMicroBatch, HybridAllReduce::kOnceAStep});
+  }
   if (auto v = t.Optional("attention")) {
     training.attention = v->AsEnum({AttentionKernel::kUnfused, AttentionKernel::kMegatron,
                                     AttentionKernel::kFlash, AttentionKernel::kFused});
@@ -378,6 +382,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
                    "distributed_optimizer",
                    "sharding",
                    "shard_group",
+                   "hybrid_all_reduce",
                    "precision",
                    "attention",
                    "loss",
@@ -661,6 +666,7 @@ Json RunConfig::ToJson() const {
   Json groups = Json::MakeArray();
   for (std::int64_t g : training.shard_groups) groups.Push(ShardGroupText(g));
   t["shard_group"] = groups;
+  t["hybrid_all_reduce"] = std::string(ToString(training.hybrid_all_reduce));
   t["precision"] = std::string(ToString(training.precision));
   t["attention"] = std::string(ToString(training.attention));
   t["loss"] = std::string(ToString(training.loss));

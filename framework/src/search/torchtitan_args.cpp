@@ -138,6 +138,12 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
         "sharding gradients over several micro-batches a step: FSDP2 keeping the weights "
         "from forward to backward gathers them every micro-batch (" +
         std::to_string(accumulation) + " here), phaze's gradients sharding once a step";
+  } else if (p == 1 && plan.sharding >= Sharding::kGradients && h < d && accumulation > 1 &&
+             training.hybrid_all_reduce == HybridAllReduce::kOnceAStep) {
+    why =
+        "hybrid sharding priced with the all-reduce once a step over several micro-batches: "
+        "FSDP2 all-reduces across the replicas every micro-batch (" +
+        std::to_string(accumulation) + " here; training.hybrid_all_reduce: every_micro_batch)";
   } else if (training.precision == Precision::kFp8 && tp > 1) {
     why =
         "fp8 with tensor parallelism: TorchTitan v0.2.2 turns on float8 tensor parallelism only "

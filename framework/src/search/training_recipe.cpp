@@ -13,7 +13,7 @@ void ApplyTrainingRecipe(const std::string& name_or_path, RunConfig::Training& t
   const ConfigNode root = ConfigNode::ParseFile(file.string());
   root.ExpectKeys({"name", "description", "training"});
   const ConfigNode t = root.Child("training");
-  t.ExpectKeys({"attention", "loss", "precision", "sharding", "pipeline_sends",
+  t.ExpectKeys({"attention", "loss", "precision", "sharding", "hybrid_all_reduce", "pipeline_sends",
                 "gradient_reduction_overlap", "tensor_parallel_overlap",
                 "gradient_reduction_precision"});
   ReadTrainingKeys(t, training);

@@ -31,15 +31,16 @@ double Across(const ShardGroups& g, double gradients, Price price) {
 // The step's reduction priced by `price` (Network::CollectiveS or CollectiveJ), as the sharding
 // has it, in its two halves (SyncParts): all-reduce of the gradients; reduce-scatter of them and
 // all-gather of the weights (optimizer); the all-gather only (gradients: reduce-scattered every
-// micro-batch); nothing (parameters). Hybrid sharding of the optimizer adds to the gradients' half
-// the all-reduce of each device's 1/(h·r) of them across the d/h shard groups (Across: once a step,
-// as Megatron-LM's distributed-optimizer instances run it; sharding gradients or parameters runs
-// it every micro-batch, PerMicroBatch).
+// micro-batch); nothing (parameters). Hybrid sharding adds to the gradients' half the all-reduce
+// of each device's 1/(h·r) of them across the d/h shard groups (Across) — always with the
+// optimizer sharded (Megatron-LM's distributed-optimizer instances), with the gradients or
+// parameters only when it runs once a step (HybridAllReduce; else PerMicroBatch runs it).
 template <typename Price>
 SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                     double weight_bytes, Price price) {
   const ShardGroups g = GroupsOf(settings, t, d, r);
   const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
+  const bool once = settings.hybrid_all_reduce == HybridAllReduce::kOnceAStep;
   switch (settings.sharding) {
     case Sharding::kNone:
       return {price(CollectiveKind::kAllReduce, gradients, g.shard), 0.0};
@@ -48,9 +49,10 @@ SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::in
           price(CollectiveKind::kReduceScatter, gradients, g.shard) + Across(g, gradients, price),
           price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kGradients:
-      return {0.0, price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
+      return {once ? Across(g, gradients, price) : 0.0,
+              price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
     case Sharding::kParameters:
-      return {};
+      return {once ? Across(g, gradients, price) : 0.0, 0.0};
   }
   return {};
 }
@@ -70,9 +72,9 @@ double ExposedPart(double total, double pass_s, double f, int v, const SyncWindo
 }
 
 // The collectives every micro-batch runs: the gradients' reduce-scatter (gradients, parameters),
-// under hybrid sharding the all-reduce of the shards across the groups (FSDP2's HSDP runs it after
-// each reduce-scatter), and `gathers` all-gathers of the weights (parameters: two, before forward
-// and backward).
+// under hybrid sharding run every micro-batch the all-reduce of the shards across the groups
+// (FSDP2's HSDP runs it after each reduce-scatter), and `gathers` all-gathers of the weights
+// (parameters: two, before forward and backward).
 template <typename Price>
 double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double weight_bytes, Price price, int gathers = 2) {
@@ -81,8 +83,10 @@ double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::i
   const CommGroup& group = g.shard;
   if (group.size < 2) return 0.0;
   const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
-  double total =
-      price(CollectiveKind::kReduceScatter, gradients, group) + Across(g, gradients, price);
+  double total = price(CollectiveKind::kReduceScatter, gradients, group);
+  if (settings.hybrid_all_reduce == HybridAllReduce::kEveryMicroBatch) {
+    total += Across(g, gradients, price);
+  }
   if (settings.sharding == Sharding::kParameters) {
     total += gathers * price(CollectiveKind::kAllGather, weight_bytes, group);
   }

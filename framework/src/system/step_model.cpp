@@ -33,6 +33,10 @@ std::string_view ToString(PipelineSends sends) {
   return sends == PipelineSends::kBlocking ? "blocking" : "batched";
 }
 
+std::string_view ToString(HybridAllReduce when) {
+  return when == HybridAllReduce::kOnceAStep ? "once_a_step" : "every_micro_batch";
+}
+
 std::string_view ToString(Sharding sharding) {
   switch (sharding) {
     case Sharding::kNone:

@@ -33,8 +33,9 @@
 // Megatron-LM derives d = world size / (tp·p·cp). Other strategies have no Megatron-LM form, nor
 // a sequence Megatron-LM refuses (not a multiple of 2·cp; with sequence parallelism, its part per
 // context rank not a multiple of tp), nor hybrid sharding of gradients or parameters over several
-// micro-batches a step (Megatron-FSDP all-reduces across its instances once a step; phaze prices
-// FSDP2's every micro-batch).
+// micro-batches a step priced with FSDP2's all-reduce every micro-batch (Megatron-FSDP all-reduces
+// across its instances once a step: training.hybrid_all_reduce once_a_step, the
+// megatron-core-2024 recipe's).
 #pragma once
 
 #include <optional>

@@ -115,6 +115,10 @@ struct RunConfig {
     // device count N (the replicas within N consecutive devices; ShardReplicas). A list is swept
     // with each sharding but none.
     std::vector<std::int64_t> shard_groups = {0};
+    // When hybrid sharding of the gradients or parameters all-reduces the shards across the
+    // groups (system/step_model.hpp): every_micro_batch (FSDP2, TorchTitan) | once_a_step
+    // (Megatron-FSDP; the megatron-core-2024 recipe).
+    HybridAllReduce hybrid_all_reduce = HybridAllReduce::kEveryMicroBatch;
     // The number format (graph/precision.hpp): bf16 | fp16 (the same costs) | fp8 (Transformer
     // Engine's FP8 GEMMs in the blocks, on a device with fp8_tensor_ratio > 0).
     Precision precision = Precision::kBf16;

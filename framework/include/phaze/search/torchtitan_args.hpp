@@ -43,7 +43,9 @@
 // trains it in FP32), recompute selective (Megatron-LM's attention-core recompute), sharding
 // optimizer without a pipeline (ZeRO-1), tensor or context parallelism without FSDP2, DDP or
 // FSDP2 keeping the weights (sharding none, gradients) over several micro-batches a step
-// (TorchTitan reduces every micro-batch), fp8 with tensor parallelism (v0.2.2's float8 tensor
+// (TorchTitan reduces every micro-batch), hybrid sharding of gradients or parameters over several
+// micro-batches without a pipeline priced with its all-reduce once a step (FSDP2 runs it every
+// micro-batch; training.hybrid_all_reduce), fp8 with tensor parallelism (v0.2.2's float8 tensor
 // parallelism is off under the converter's current name: its all-gathers move bf16), a sequence
 // not a multiple of 2·tp·cp, fp16, a bf16 gradient reduction, the unfused attention kernels
 // (TorchTitan runs PyTorch SDPA's FlashAttention). A composed strategy TorchTitan runs needs

@@ -5,8 +5,8 @@
 // micro-batch — in the precision the settings give; and the tied embedding's all-reduce between
 // the first and the last stage. Under hybrid sharding (StepSettings::shard_span) the sharded
 // collectives run within groups of h·r devices (h = ShardReplicas), and the d/h groups all-reduce
-// each device's 1/(h·r) of the gradients: once a step with the optimizer sharded, every
-// micro-batch with the gradients or parameters.
+// each device's 1/(h·r) of the gradients: once a step with the optimizer sharded; with the
+// gradients or parameters every micro-batch or once a step (StepSettings::hybrid_all_reduce).
 #pragma once
 
 #include <cstdint>
@@ -60,7 +60,8 @@ double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::i
 
 // Seconds and joules per device of the collectives a stage holding `weight_bytes` per device runs
 // for every micro-batch (sharding gradients: reduce-scatter of the gradients, and under hybrid
-// sharding the all-reduce of their shards across the d/h groups, as FSDP2's HSDP runs it;
+// sharding every micro-batch the all-reduce of their shards across the d/h groups, as FSDP2's
+// HSDP runs it;
 // parameters: those and two all-gathers of the weights); 0 unsharded, with optimizer sharding, or
 // with h·r = 1.
 double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d,

@@ -141,6 +141,14 @@ struct LayerTable {
 enum class Sharding { kNone, kOptimizer, kGradients, kParameters };
 std::string_view ToString(Sharding sharding);  // "none", "optimizer", "gradients", "parameters"
 
+// When hybrid sharding of the gradients or parameters (StepSettings::shard_span) all-reduces the
+// shards across the groups (training.hybrid_all_reduce): after every micro-batch's reduce-scatter,
+// beside the compute (FSDP2's HSDP: TorchTitan never defers it), or once a step, with the
+// step's reduction (Megatron-FSDP's outer group: at the last micro-batch only). Sharding the
+// optimizer all-reduces once a step either way.
+enum class HybridAllReduce { kEveryMicroBatch, kOnceAStep };
+std::string_view ToString(HybridAllReduce when);  // "every_micro_batch", "once_a_step"
+
 enum class PipelineSchedule { k1F1B, kInterleaved, kGPipe };
 std::string_view ToString(PipelineSchedule schedule);  // "1f1b", "interleaved", "gpipe"
 
@@ -180,9 +188,10 @@ struct StepSettings {
   // Hybrid sharding (HSDP; Megatron-LM's --num-distributed-optimizer-instances): the sharding
   // divides over the data-parallel replicas within `shard_span` devices consecutive in rank
   // (ShardReplicas), each such group holds a whole copy of what it shards, and the groups
-  // all-reduce their gradient shards (gradient_sync.hpp: once a step with the optimizer sharded,
-  // every micro-batch with the gradients or parameters). 0: over all d (plain ZeRO/FSDP).
+  // all-reduce their gradient shards (gradient_sync.hpp: once a step with the optimizer sharded;
+  // with the gradients or parameters as hybrid_all_reduce says). 0: over all d (plain ZeRO/FSDP).
   std::int64_t shard_span = 0;
+  HybridAllReduce hybrid_all_reduce = HybridAllReduce::kEveryMicroBatch;
   double gradient_reduction_overlap = 0;  // share of the first stage's passes the sync hides
                                           // behind (gradient_sync.hpp's ExposedGradientSyncS)
   // Bytes the data-parallel sync reduces per byte of weights: 2 for fp32 gradients of 16-bit
