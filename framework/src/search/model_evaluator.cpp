@@ -795,7 +795,6 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
 }
 
 std::int64_t ShardReplicasOf(const PlanRequest& plan, const Network& network) {
-  if (plan.sharding == Sharding::kNone) return plan.data_parallel;
   StepSettings settings;
   settings.sharding = plan.sharding;
   settings.shard_span = ShardSpan(plan.shard_group, network);

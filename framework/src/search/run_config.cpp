@@ -214,10 +214,7 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     training.shard_groups.clear();
     for (const auto& e : v->IsScalar() ? std::vector<ConfigNode>{*v} : v->Elements()) {
       const std::optional<std::int64_t> group = ParseShardGroup(e.AsString());
-      if (!group || *group > limits::kAccelerators) {
-        e.Fail("expected all, node or a device count from 1 to " +
-               std::to_string(limits::kAccelerators));
-      }
+      if (!group) e.Fail("expected " + ShardGroupChoices());
       training.shard_groups.push_back(*group);
     }
     if (!v->IsScalar()) CheckDistinct(*v, training.shard_groups);
@@ -590,7 +587,13 @@ std::optional<std::int64_t> ParseShardGroup(const std::string& word) {
       word.find_first_not_of("0123456789") != std::string::npos || word[0] == '0') {
     return std::nullopt;
   }
-  return std::stoll(word);
+  const std::int64_t devices = std::stoll(word);
+  if (devices > limits::kAccelerators) return std::nullopt;
+  return devices;
+}
+
+std::string ShardGroupChoices() {
+  return "all, node or a device count from 1 to " + std::to_string(limits::kAccelerators);
 }
 
 std::vector<std::pair<Sharding, std::int64_t>> ShardingsOf(const RunConfig::Training& training) {

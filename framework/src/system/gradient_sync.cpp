@@ -15,7 +15,7 @@ struct ShardGroups {
   CommGroup replicas;
 };
 ShardGroups GroupsOf(const StepSettings& settings, int t, std::int64_t d, std::int64_t r) {
-  const std::int64_t h = settings.sharding == Sharding::kNone ? d : ShardReplicas(settings, t, d);
+  const std::int64_t h = ShardReplicas(settings, t, d);
   return {CommGroup{h * r, t / r}, CommGroup{d / h, static_cast<std::int64_t>(t) * h}};
 }
 

@@ -52,7 +52,10 @@ std::string_view ToString(Sharding sharding) {
 }
 
 std::int64_t ShardReplicas(const StepSettings& settings, std::int64_t t, std::int64_t d) {
-  if (settings.shard_span <= 0 || settings.shard_span >= t * d) return d;
+  if (settings.sharding == Sharding::kNone || settings.shard_span <= 0 ||
+      settings.shard_span >= t * d) {
+    return d;
+  }
   for (std::int64_t h = std::min(d, settings.shard_span / std::max<std::int64_t>(t, 1)); h > 1;
        --h) {
     if (d % h == 0) return h;

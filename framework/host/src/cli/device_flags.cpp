@@ -132,10 +132,8 @@ std::vector<std::int64_t> ParseShardGroups(const std::string& flag, const std::s
   std::vector<std::int64_t> groups;
   for (const std::string& w : SplitCommas(text)) {
     const std::optional<std::int64_t> group = ParseShardGroup(w);
-    if (!group || *group > limits::kAccelerators) {
-      throw UsageError(flag + ": expected all, node or a device count from 1 to " +
-                       std::to_string(limits::kAccelerators) + ", found '" + w + "'");
-    }
+    if (!group)
+      throw UsageError(flag + ": expected " + ShardGroupChoices() + ", found '" + w + "'");
     if (std::find(groups.begin(), groups.end(), *group) == groups.end()) groups.push_back(*group);
   }
   return groups;

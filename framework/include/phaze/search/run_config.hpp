@@ -45,8 +45,11 @@ std::string_view ToString(SearchObjective objective);
 inline constexpr std::int64_t kShardOverAll = 0;
 inline constexpr std::int64_t kShardWithinNode = -1;
 std::string ShardGroupText(std::int64_t group);  // "all", "node", or the device count
-// The group a word names (all | node | a device count ≥ 1); nullopt when it names none.
+// The group a word names (all | node | a device count from 1 to limits::kAccelerators); nullopt
+// when it names none.
 std::optional<std::int64_t> ParseShardGroup(const std::string& word);
+// What ParseShardGroup reads, for errors: "all, node or a device count from 1 to …".
+std::string ShardGroupChoices();
 // StepSettings::shard_span of `group` on `network`: `node` is its innermost level's size (0, all,
 // on a flat network, whose one level joins every device).
 std::int64_t ShardSpan(std::int64_t group, const Network& network);

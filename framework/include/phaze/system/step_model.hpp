@@ -211,7 +211,8 @@ struct StepSettings {
 // The data-parallel replicas h the sharding divides over at width t and data-parallel width d
 // (ranks run t innermost, then d: replica k's devices are t·k … t·k + t − 1): all d without a
 // span (or a span of t·d or more), else the largest divisor h of d with t·h ≤ shard_span, at least
-// 1. The d/h groups of h replicas are t·h ranks apart.
+// 1 (d unsharded: the sharding divides nothing, and every replica reduces with every other). The
+// d/h groups of h replicas are t·h ranks apart.
 std::int64_t ShardReplicas(const StepSettings& settings, std::int64_t t, std::int64_t d);
 
 // Per device of a stage.
