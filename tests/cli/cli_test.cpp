@@ -1855,6 +1855,98 @@ TEST(Cli, PredictShardsWithinANode) {
       << r.err;
 }
 
+// The moe strategy's experts folded over data-parallel replicas (--expert-parallel e at t 1):
+// each device holds E/e experts, their optimizer state divided over the d/e replicas holding the
+// same ones. Mixtral 8x7B's experts: 32 layers × 8 × 3·4096·14336 parameters, 2 bytes each.
+TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
+  testing::TempDir dir;
+  const std::string predict = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --system "
+                              "dgx-h100 --micro-batch 1 --recompute full --hbm-gib 1024 "
+                              "--strategy moe --recipe megatron-core-2024 ";
+  const std::string on16 = predict + "--accelerators 16 --global-batch 16 --plan 1,1,16 ";
+  const std::string e8 = (dir / "e8.json").string(), e2 = (dir / "e2.json").string();
+  auto r = Phaze(on16 + "--sharding optimizer --expert-parallel 8 -o " + e8);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Phaze(on16 + "--sharding optimizer --expert-parallel 2 -o " + e2);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode a = ConfigNode::ParseFile(e8), b = ConfigNode::ParseFile(e2);
+  auto memory = [](const ConfigNode& j, const char* part) {
+    return j.Child("result")
+        .Child("plan")
+        .Child("stages")
+        .Elements()
+        .at(0)
+        .Child("memory")
+        .Child(part)
+        .AsDouble();
+  };
+  const double experts = 32.0 * 8 * 3 * 4096 * 14336 * 2;
+  EXPECT_DOUBLE_EQ(memory(b, "weight_bytes") - memory(a, "weight_bytes"), experts * (0.5 - 0.125));
+  // Each device's optimizer state is 1/d of the experts' either way: E/e experts over d/e.
+  EXPECT_NEAR(memory(a, "optimizer_state_bytes"), memory(b, "optimizer_state_bytes"), 1.0);
+  EXPECT_EQ(a.Child("strategy").Child("params").Child("expert_parallel").AsInt(), 8);
+  EXPECT_EQ(a.Child("megatron").Child("expert").AsInt(), 8);
+  std::string args;
+  for (const auto& x : a.Child("megatron_args").Elements()) args += " " + x.AsString();
+  EXPECT_NE(args.find(" --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
+                      "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "),
+            std::string::npos)
+      << args;
+  r = Phaze(on16 + "--expert-parallel 3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("the 8 experts are not divisible by expert_parallel 3"), std::string::npos)
+      << r.err;
+  r = Phaze(on16 + "--sharding parameters --expert-parallel 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("with sharding parameters are not modelled"), std::string::npos) << r.err;
+  r = Phaze(predict + "--accelerators 12 --global-batch 12 --plan 1,1,12 --expert-parallel 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("fold over 8 data-parallel replicas, which do not divide d 12"),
+            std::string::npos)
+      << r.err;
+  r = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+            "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --plan 1,1,8 --global-batch 8 "
+            "--micro-batch 1 --expert-parallel 8");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--expert-parallel: expert parallelism is the moe strategy's, not "
+                       "'megatron' (give --strategy moe)"),
+            std::string::npos)
+      << r.err;
+}
+
+// Megatron-LM's MoE guide (megatron/core/transformer/moe/README.md at d98e8a64, "Best Practices",
+// Guideline 4: "For Mixtral 8x7B, EP8×TP1 outperforms EP4×TP2"): with the experts folded over
+// data-parallel replicas (--expert-parallel), phaze's fastest EP8×TP1 plan on 64 H100s beats its
+// fastest EP4×TP2 one, and every plan's arguments carry its expert-parallel size.
+TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
+  testing::TempDir dir;
+  const std::string out = (dir / "plan.json").string();
+  auto r = Phaze("-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                 "--accelerators 64 --global-batch 256 --strategies moe --expert-parallel "
+                 "width,4,8 --top 400 -o " +
+                 out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::pair<std::int64_t, std::int64_t>, double> fastest;  // (tp, ep) → step
+  for (const auto& plan : ConfigNode::ParseFile(out).Child("plans").Elements()) {
+    const std::int64_t tp = plan.Child("megatron").Child("tensor").AsInt();
+    const std::int64_t ep = plan.Child("megatron").Child("expert").AsInt();
+    fastest.emplace(std::pair{tp, ep}, plan.Child("time_per_batch_s").AsDouble());
+    std::string args;
+    for (const auto& a : plan.Child("megatron_args").Elements()) args += " " + a.AsString();
+    if (ep > 1) {
+      EXPECT_NE(args.find(" --expert-model-parallel-size " + std::to_string(ep) + " "),
+                std::string::npos)
+          << args;
+    }
+    EXPECT_EQ(ep % tp, 0) << args;
+    EXPECT_EQ(plan.Child("d").AsInt() * tp % ep, 0) << args;  // EP divides tp·d
+  }
+  ASSERT_TRUE(fastest.count({1, 8}) && fastest.count({2, 4}));
+  EXPECT_LT(fastest.at({1, 8}), fastest.at({2, 4}));
+}
+
 TEST(Cli, PredictRecordsWhatLaunchesThePlan) {
   testing::TempDir dir;
   const std::string out = (dir / "predict.json").string();

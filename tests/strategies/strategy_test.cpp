@@ -385,6 +385,64 @@ TEST(Moe, ExpertsPerDeviceAllToAllsAndParameters) {
   EXPECT_EQ(moe->Refusal(Full("mixtral-8x7b", 1), 8), "");
 }
 
+TEST(Moe, ExpertParallelFoldsOverDataParallelReplicas) {
+  // The moe strategy with expert_parallel e at width w: E/e whole experts per device, each
+  // receiving the routed tokens of e devices (T·k/E · e/w), all-to-alls over the e consecutive
+  // ranks carrying this device's share of the routed tokens, as unfolded; the graph says the
+  // experts fold over e/w data-parallel replicas.
+  const std::int64_t E = 8, k = 2, h = 4096, f = 14336, kv = 8 * 128, s = 4096, L = 32, b = 1;
+  const std::int64_t T = b * s, per_expert = T * k / E;
+  for (auto [w, e] :
+       {std::pair<std::int64_t, std::int64_t>{1, 8}, {2, 8}, {4, 8}, {1, 2}, {2, 4}}) {
+    auto moe = Strategies().CreateStrategy(
+        "moe", ConfigNode::ParseString("expert_parallel: " + std::to_string(e), "run.yaml"));
+    ASSERT_EQ(moe->Refusal(Full("mixtral-8x7b", b), w), "");
+    const LayerGraph g = SliceLayerGraph(*moe, "moe", Full("mixtral-8x7b", b), w, true);
+    const std::string where = "w=" + std::to_string(w) + " e=" + std::to_string(e);
+    EXPECT_EQ(g.expert_fold, e / w) << where;
+    std::set<std::int64_t> experts;
+    std::int64_t expert_flops = 0;
+    for (const auto& op : Block(g).forward.Ops()) {
+      if (op.expert < 0) continue;
+      experts.insert(op.expert);
+      expert_flops += op.GemmFlops();
+      if (op.gemm) EXPECT_EQ(op.gemm->m, per_expert * e / w) << where << " " << op.name;
+    }
+    EXPECT_EQ(static_cast<std::int64_t>(experts.size()), E / e) << where;
+    // The same expert work per device as E/w experts of T·k/E tokens.
+    EXPECT_EQ(expert_flops, (E / w) * 3 * 2 * per_expert * h * f) << where;
+    for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+      int a2a = 0;
+      for (const auto& op : pass->Ops()) {
+        if (op.kind != OpKind::kCollective || op.collective != CollectiveKind::kAllToAll) continue;
+        ++a2a;
+        EXPECT_EQ(op.collective_group, e) << where;
+        EXPECT_EQ(op.collective_stride, 1) << where;
+        EXPECT_EQ(op.collective_bytes, E * per_expert * h * 2 / w) << where;
+      }
+      EXPECT_EQ(a2a, 2) << where;
+    }
+    const std::int64_t V = w == 4 ? 32256 : 32000;  // padded to a multiple of 128·w
+    const std::int64_t block = (2 * h * h + 2 * h * kv) / w + 2 * h + h * E + (E / e) * 3 * h * f;
+    EXPECT_EQ(g.Parameters(), V * h / w + L * block + h + V * h / w) << where;
+  }
+  auto with = [](std::int64_t e) {
+    return Strategies().CreateStrategy(
+        "moe", ConfigNode::ParseString("expert_parallel: " + std::to_string(e), "run.yaml"));
+  };
+  EXPECT_EQ(with(3)->Refusal(Full("mixtral-8x7b", 1), 1),
+            "the 8 experts are not divisible by expert_parallel 3");
+  EXPECT_EQ(with(2)->Refusal(Full("mixtral-8x7b", 1), 4).substr(0, 46),
+            "expert_parallel 2 is not a multiple of the wid");
+  // A dense model under the same strategy folds nothing.
+  EXPECT_EQ(SliceLayerGraph(*with(8), "moe", Full("megatron-8.3b", 1), 1, true).expert_fold, 1);
+  EXPECT_NE(ConfigErrorOf([] {
+              Strategies().CreateStrategy(
+                  "megatron", ConfigNode::ParseString("expert_parallel: 8", "run.yaml"));
+            }).find("run.yaml:1:18: expert_parallel: needs the moe strategy"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace phaze
 

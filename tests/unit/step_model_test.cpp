@@ -187,6 +187,50 @@ TEST(StepModel, GradientSyncOnAFlatNetwork) {
 // micro-batch, parameters 0.5 s and 3 s.
 // Memory divides 4 ways (h·r: 2·2 at t = 2 with 2 replicas), the step's time by 4 and the stage's
 // steps run (8/4)·a/r = 2 for a = r = 1.
+// Experts folded over data-parallel replicas (LayerTable::expert_fold): their weights are held,
+// reduced and sharded by the d/j replicas t·j ranks apart, the rest by all d. By hand: a layer of
+// 100 weight bytes, 80 of them experts, 600 bytes of optimizer state, 50 of step time.
+TEST(StepModel, FoldedExpertsByHand) {
+  PlacementLayer l;
+  l.weight_bytes = 100;
+  l.expert_weight_bytes = 80;
+  l.optimizer_state_bytes = 600;
+  l.optimizer_step_s = 50;
+  l.activation_bytes = 10;
+  LayerTable table;
+  table.layers = {l};
+  table.expert_fold = 4;  // t 2, d 8: experts over 2 replicas 8 ranks apart
+  StepSettings s;
+  s.num_accelerators = 16;
+  s.sharding = Sharding::kOptimizer;
+  s.network = Network::Flat(1.0);  // 1 byte/s, no latency: seconds are bytes
+  const WeightClass experts = ExpertClass(table, 2, 8);
+  EXPECT_EQ(experts.t, 8);
+  EXPECT_EQ(experts.d, 2);
+  const ShardDivisors n = ShardWaysOf(s, table, 2, 8);
+  EXPECT_EQ(n.ways, 8);
+  EXPECT_EQ(n.expert_ways, 2);
+  StageFootprint f;
+  f.Add(l);
+  // Optimizer state: dense 120/8 = 15, experts 480/2 = 240.
+  const StageMemory m = StageMemoryParts(f, f.Stash(false), 1, Sharding::kOptimizer, n);
+  EXPECT_DOUBLE_EQ(m.optimizer_state_bytes, 15 + 240);
+  // Resident 100 + 100 (gradients) + 600 + 10, less 7/8 of 120 and 1/2 of 480.
+  EXPECT_DOUBLE_EQ(StagePeakBytes(f, f.Stash(false), 1, Sharding::kOptimizer, n), 810 - 105 - 240);
+  // The step: 10 s of dense step over 8, 40 s of experts over 2.
+  EXPECT_DOUBLE_EQ(StageOptimizerStepS(s, table, 2, 8, 50, 40), 10.0 / 8 + 40.0 / 2);
+  // The reduction (fp32 gradients: 2 bytes per weight byte): reduce-scatter of 40 bytes over 8
+  // and of 160 over 2, all-gather of 20 over 8 and of 80 over 2 (ring: (n − 1)/n of the bytes).
+  const SyncParts sync = StageSyncPartsS(s, table, 2, 8, 100, 80);
+  EXPECT_DOUBLE_EQ(sync.reduce_s, 40.0 * 7 / 8 + 160.0 / 2);
+  EXPECT_DOUBLE_EQ(sync.gather_s, 20.0 * 7 / 8 + 80.0 / 2);
+  // Unfolded, the same layer is one class.
+  table.expert_fold = 1;
+  EXPECT_EQ(ShardWaysOf(s, table, 2, 8).expert_ways, 8);
+  EXPECT_DOUBLE_EQ(StageSyncPartsS(s, table, 2, 8, 100, 80).reduce_s, 200.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(StageOptimizerStepS(s, table, 2, 8, 50, 40), 50.0 / 8);
+}
+
 TEST(StepModel, HybridShardingByHand) {
   StepSettings s = Settings(PipelineSchedule::k1F1B);
   s.sharding = Sharding::kOptimizer;

@@ -325,6 +325,7 @@ Json LayerGraphToJson(const LayerGraph& graph) {
   model["tensor_parallel"] = graph.tensor_parallel;
   if (!graph.strategy.empty()) model["strategy"] = graph.strategy;
   if (graph.weight_replicas != 1) model["weight_replicas"] = graph.weight_replicas;
+  if (graph.expert_fold != 1) model["expert_fold"] = graph.expert_fold;
   if (graph.heads > 0) model["heads"] = graph.heads;
   if (graph.kv_heads > 0) model["kv_heads"] = graph.kv_heads;
   if (graph.vocab > 0) model["vocab"] = graph.vocab;
@@ -399,8 +400,9 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   LayerGraph g;
   const ConfigNode model = root.Child("model");
   model.ExpectKeys({"name", "family", "micro_batch", "sequence_length", "dtype_bytes",
-                    "tensor_parallel", "strategy", "weight_replicas", "heads", "kv_heads", "vocab", "padded_vocab", "fused", "optimizer",
-                    "parameters", "published_parameters", "forward_flops", "backward_flops"});
+                    "tensor_parallel", "strategy", "weight_replicas", "expert_fold", "heads",
+                    "kv_heads", "vocab", "padded_vocab", "fused", "optimizer", "parameters",
+                    "published_parameters", "forward_flops", "backward_flops"});
   g.model = model.Child("name").AsString();
   if (auto n = model.Optional("family")) g.family = n->AsString();
   g.micro_batch = model.Child("micro_batch").AsPositiveInt();
@@ -409,6 +411,7 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   if (auto n = model.Optional("tensor_parallel")) g.tensor_parallel = n->AsPositiveInt();
   if (auto n = model.Optional("strategy")) g.strategy = n->AsString();
   if (auto n = model.Optional("weight_replicas")) g.weight_replicas = n->AsPositiveInt();
+  if (auto n = model.Optional("expert_fold")) g.expert_fold = n->AsPositiveInt();
   if (auto n = model.Optional("heads")) g.heads = n->AsPositiveInt();
   if (auto n = model.Optional("kv_heads")) g.kv_heads = n->AsPositiveInt();
   if (auto n = model.Optional("vocab")) g.vocab = n->AsPositiveInt();

@@ -30,18 +30,18 @@ std::string BytesText(double bytes) {
 // What the memory check depends on besides the stage and its position (header comment).
 // (And the load: sharding gradients or parameters adds collectives that depend on d.)
 struct MemoryClass {
-  std::int64_t ways = 1;    // devices sharing what the sharding divides
+  ShardDivisors ways;       // devices sharing what the sharding divides (dense, experts)
   std::int64_t m = 1;       // micro-batches per pipeline (GPipe)
   int s = 1;                // stages (interleaved)
   std::int64_t comm_d = 0;  // d, when the sharding runs collectives every micro-batch; else 0
   bool operator==(const MemoryClass&) const = default;
 };
 
-// `replicas`: LayerTable::weight_replicas of the width (sharding divides over them too).
+// `table`: the width's (its weight_replicas and expert_fold set what the sharding divides over).
 MemoryClass ClassOf(const PlacementProblem& p, int t, std::int64_t d, int s,
-                    std::int64_t replicas) {
+                    const LayerTable& table) {
   MemoryClass c;
-  c.ways = ShardWays(p, t, d, replicas);
+  c.ways = ShardWaysOf(p, table, t, d);
   if (p.sharding >= Sharding::kGradients) c.comm_d = d;
   if (p.schedule == PipelineSchedule::kGPipe) c.m = p.MicroBatchesPerPipeline(d);
   if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
@@ -64,8 +64,9 @@ class StageTable {
       succs_[e.from].push_back(link);
     }
     const size_t cells = static_cast<size_t>(n_ + 1) * (n_ + 1);
-    for (auto* vec : {&load_plain_, &load_recompute_, &stash_, &optimizer_step_, &forward_,
-                      &backward_, &recompute_in_backward_, &recompute_stage_}) {
+    for (auto* vec :
+         {&load_plain_, &load_recompute_, &stash_, &optimizer_step_, &expert_optimizer_step_,
+          &expert_weight_, &forward_, &backward_, &recompute_in_backward_, &recompute_stage_}) {
       vec->assign(cells, 0);
     }
     footprint_.assign(cells, StageFootprint{});
@@ -79,6 +80,7 @@ class StageTable {
   int t() const { return t_; }
   double TiedGradientBytes() const { return table_.tied_gradient_bytes; }
   std::int64_t WeightReplicas() const { return table_.weight_replicas; }
+  const LayerTable& Table() const { return table_; }
   bool StageRecompute(int position) const { return problem_.recompute && position > 1; }
   // Per micro-batch: the compute (forward, backward, recompute and waits for sends)…
   double Load(int i, int j, int position) const {
@@ -123,9 +125,10 @@ class StageTable {
   // than one shard way, which unsharded classes never have — subtracts the part it divides, so it
   // is left out), so once a stage does not fit, no longer one from the same layer does.
   bool FitsOnlyShorter(int position, const MemoryClass& c) const {
-    return c.ways <= 1 && InFlight(position, c) >= 1;
+    return c.ways.ways <= 1 && c.ways.expert_ways <= 1 && InFlight(position, c) >= 1;
   }
   double WeightBytes(int i, int j) const { return footprint_[At(i, j)].weight; }
+  double ExpertWeightBytes(int i, int j) const { return expert_weight_[At(i, j)]; }
   // What the first stage [0, j) of s offers its reduction to hide behind (FinishStep's window).
   SyncWindow SyncWindowOf(int j, int s) const {
     const size_t k = At(0, j);
@@ -137,6 +140,7 @@ class StageTable {
     return w;
   }
   double OptimizerStepS(int i, int j) const { return optimizer_step_[At(i, j)]; }
+  double ExpertOptimizerStepS(int i, int j) const { return expert_optimizer_step_[At(i, j)]; }
   // Devices of the stage: t if it holds a tensor-parallel layer, else 1.
   int Devices(int i, int j) const { return has_tp_[At(i, j)] ? t_ : 1; }
   // Counts toward m (stages with a = 1) only when t > 1.
@@ -184,6 +188,7 @@ class StageTable {
     for (int i = 0; i < n_; ++i) {
       StageFootprint f;
       double fw = 0, recompute = 0, step = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0;
+      double expert_step = 0, experts = 0;
       bool tp = false;
       for (int l = i; l < n_; ++l) {  // the stage [i, l + 1)
         double start = 0;
@@ -200,6 +205,8 @@ class StageTable {
         recompute += L[l].RecomputeForwardS();
         f.Add(L[l]);
         step += L[l].optimizer_step_s;
+        expert_step += L[l].ExpertShare() * L[l].optimizer_step_s;
+        experts += L[l].expert_weight_bytes;
         fw_sum += L[l].forward_s;
         bw_sum += L[l].backward_s;
         rc_sum += L[l].backward_recompute_s;
@@ -209,6 +216,8 @@ class StageTable {
         footprint_[k] = f;
         stash_[k] = f.Stash(problem_.recompute);
         optimizer_step_[k] = step;
+        expert_optimizer_step_[k] = expert_step;
+        expert_weight_[k] = experts;
         forward_[k] = fw_sum;
         backward_[k] = bw_sum;
         recompute_in_backward_[k] = rc_sum;
@@ -293,8 +302,8 @@ class StageTable {
   const LayerTable& table_;
   std::vector<std::vector<Link>> preds_, succs_;
   std::vector<StageFootprint> footprint_;
-  std::vector<double> load_plain_, load_recompute_, stash_, optimizer_step_, forward_, backward_,
-      recompute_in_backward_, recompute_stage_;
+  std::vector<double> load_plain_, load_recompute_, stash_, optimizer_step_, expert_optimizer_step_,
+      expert_weight_, forward_, backward_, recompute_in_backward_, recompute_stage_;
   std::vector<char> has_tp_;
 };
 
@@ -309,8 +318,8 @@ class SyncTable {
     if (v.empty()) {
       v.assign(static_cast<size_t>(st.n() + 1), SyncParts{});
       for (int j = 1; j <= st.n(); ++j) {
-        v[static_cast<size_t>(j)] =
-            GradientSyncPartsS(p_, st.t(), d, st.WeightReplicas(), st.WeightBytes(0, j));
+        v[static_cast<size_t>(j)] = StageSyncPartsS(p_, st.Table(), st.t(), d, st.WeightBytes(0, j),
+                                                    st.ExpertWeightBytes(0, j));
       }
     }
     return v;
@@ -323,6 +332,23 @@ class SyncTable {
 
 // Lexicographic preference among equal times: smaller d, fewer stages, earlier split, fewer a = 1.
 using Key = std::tuple<double, std::int64_t, int, int, int>;
+
+// Why a width's experts cannot fold over data-parallel replicas under `p` ("" when they can, or
+// are not folded): the sharding divides weights it gathers over one group (gradients,
+// parameters), or context parallelism's replicas hold the same experts.
+std::string FoldRefusal(const PlacementProblem& p, const LayerTable& table) {
+  if (table.expert_fold <= 1) return "";
+  const std::string folded =
+      "experts folded over " + std::to_string(table.expert_fold) + " data-parallel replicas";
+  if (table.weight_replicas > 1) {
+    return folded + " with weight replicas (context parallelism) are not modelled";
+  }
+  if (p.sharding >= Sharding::kGradients) {
+    return folded + " with sharding " + std::string(ToString(p.sharding)) +
+           " are not modelled (none or optimizer: Megatron-LM's distributed optimizer)";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -339,6 +365,10 @@ std::string PlacementProblem::Validate() const {
       return w + "weight_replicas must divide the width, got " +
              std::to_string(table.weight_replicas);
     }
+    if (table.expert_fold < 1) {
+      return w + "expert_fold must be >= 1, got " + std::to_string(table.expert_fold);
+    }
+
     const int n = static_cast<int>(table.layers.size());
     for (const auto& l : table.layers) {
       for (double v : {l.forward_s, l.backward_s, l.RecomputeForwardS(), l.backward_recompute_s,
@@ -371,15 +401,24 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
   best.reason = "no placement fits: every stage split exceeds the HBM (" +
                 std::to_string(problem.hbm_bytes) + " bytes) or needs more accelerators than " +
                 std::to_string(K);
-  // The d worth evaluating: where ⌊K/d⌋ or ⌈B/d⌉ changes (for equal values the smallest d is best).
-  std::vector<std::int64_t> ds;
+  // The d worth evaluating, multiples of a width's expert fold j (1: every d): where ⌊K/d⌋ or
+  // ⌈B/d⌉ changes from the previous multiple (for equal values the smallest d is best).
   const std::int64_t dmax = std::min<std::int64_t>(K, B);
-  for (std::int64_t d = 1; d <= dmax; ++d) {
-    if (d > 1 && K / d == K / (d - 1) && (B + d - 1) / d == (B + d - 2) / (d - 1)) continue;
-    ds.push_back(d);
-  }
+  auto ds_of = [&](std::int64_t j) {
+    std::vector<std::int64_t> ds;
+    for (std::int64_t d = j; d <= dmax; d += j) {
+      const std::int64_t e = d - j;
+      if (e > 0 && K / d == K / e && (B + d - 1) / d == (B + e - 1) / e) continue;
+      ds.push_back(d);
+    }
+    return ds;
+  };
   std::optional<Key> best_key;
   for (const auto& [t, table] : problem.widths) {
+    if (std::string why = FoldRefusal(problem, table); !why.empty()) {
+      if (problem.widths.size() == 1) best.reason = "width " + std::to_string(t) + ": " + why;
+      continue;
+    }
     const int n = static_cast<int>(table.layers.size());
     int q = 0;
     if (t > 1) {
@@ -397,11 +436,11 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       std::vector<std::pair<std::int64_t, int>> pairs;  // (d, s)
     };
     std::vector<Group> groups;
-    for (std::int64_t d : ds) {
+    for (std::int64_t d : ds_of(table.expert_fold)) {
       for (int s = 1; s <= n; ++s) {
         if (static_cast<std::int64_t>(s) > K / d) break;  // every stage needs a device
         const int level = PipelineLevel(problem, t, s, d);
-        const MemoryClass cls = ClassOf(problem, t, d, s, table.weight_replicas);
+        const MemoryClass cls = ClassOf(problem, t, d, s, table);
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
           return g.level == level && g.cls == cls;
         });
@@ -415,7 +454,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     struct FirstStage {
       int j;
       std::int64_t a0;  // its devices
-      double load_s, step_s;
+      double load_s, step_s, expert_step_s;
     };
     struct Solved {
       const Group* group;
@@ -514,7 +553,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
             if (shorter) break;
             continue;
           }
-          const FirstStage f{j, st.Devices(0, j), g.Load(0, j, s, n), st.OptimizerStepS(0, j)};
+          const FirstStage f{j, st.Devices(0, j), g.Load(0, j, s, n), st.OptimizerStepS(0, j),
+                             st.ExpertOptimizerStepS(0, j)};
           g.first[s].push_back(f);
           for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
             fastest = std::min(fastest, std::max(dp[idx(j, s - 1, mr)], f.load_s));
@@ -563,7 +603,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
       const double tied = TiedEmbeddingS(problem, t, d, s, st.TiedGradientBytes());
       for (const FirstStage& f : g.first[s]) {
         const int j = f.j;
-        const double optimizer = OptimizerStepS(problem, t, f.step_s, d, st.WeightReplicas());
+        const double optimizer =
+            StageOptimizerStepS(problem, table, t, d, f.step_s, f.expert_step_s);
         const double exposed =
             ExposedGradientSyncS(problem, sync[static_cast<size_t>(j)], st.SyncWindowOf(j, s));
         for (int mr = 0; mr < M && mr <= s - 1; ++mr) {
@@ -642,6 +683,15 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
                   " micro-batches per batch";
     return plan;
   }
+  if (std::string why = FoldRefusal(problem, it->second); !why.empty()) {
+    plan.reason = name + why;
+    return plan;
+  }
+  if (d % it->second.expert_fold != 0) {
+    plan.reason = name + "the experts fold over " + std::to_string(it->second.expert_fold) +
+                  " data-parallel replicas, which do not divide d " + std::to_string(d);
+    return plan;
+  }
   std::vector<int> starts = {0};
   if (fixed.stage_starts.empty()) {
     for (int k = 0, i = 0; k + 1 < p; ++k) {
@@ -664,7 +714,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
   }
   starts.push_back(n);
   const int level = PipelineLevel(problem, fixed.tensor_parallel, p, d);
-  const MemoryClass cls = ClassOf(problem, fixed.tensor_parallel, d, p, it->second.weight_replicas);
+  const MemoryClass cls = ClassOf(problem, fixed.tensor_parallel, d, p, it->second);
   StageTable st(it->second, problem, fixed.tensor_parallel, level);
   std::int64_t devices = 0;
   std::string overflow;  // the first stage above the HBM

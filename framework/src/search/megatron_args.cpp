@@ -16,7 +16,10 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
     }
     w.tensor = t;
     w.sequence_parallel = name != "megatron" && t > 1;
-    if (name == "moe") w.expert = t;
+    if (name == "moe") {  // the strategy's expert_parallel e (a multiple of t), else t
+      const auto e = strategy.component.Params().Optional("expert_parallel");
+      w.expert = e ? static_cast<int>(e->AsPositiveInt()) : t;
+    }
   } else if (name == "context_parallel") {
     const std::int64_t k = strategy.over ? strategy.over->width : 1;
     const std::string inner = strategy.over ? strategy.over->component.name : "megatron";

@@ -135,6 +135,9 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
     l.working_bytes = static_cast<double>(u.WorkingBytes(mode) + u.transient_bytes);
     l.step_working_bytes = static_cast<double>(u.step_working_bytes);
+    for (const Operator& op : u.forward.Ops()) {
+      if (op.expert >= 0) l.expert_weight_bytes += static_cast<double>(op.weight_bytes);
+    }
     l.tensor_parallel = u.tensor_parallel;
     table.layers.push_back(l);
   }
@@ -143,6 +146,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
   }
   table.tied_gradient_bytes = TiedGradientBytes(graph, training);
   table.weight_replicas = graph.weight_replicas;
+  table.expert_fold = graph.expert_fold;
   return table;
 }
 

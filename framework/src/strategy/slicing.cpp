@@ -46,6 +46,22 @@ void SplitAlong(Operator& op, Axis axis, std::int64_t ways) {
   if (op.kind == OpKind::kCollective) divide(op.collective_bytes, "bytes");
 }
 
+void GrowAlong(Operator& op, Axis axis, std::int64_t factor) {
+  if (factor == 1 || axis == Axis::kNone) return;
+  if (op.gemm) {
+    if (op.axes.batch == axis) op.gemm->batch *= factor;
+    if (op.axes.m == axis) op.gemm->m *= factor;
+    if (op.axes.n == axis) op.gemm->n *= factor;
+    if (op.axes.k == axis) op.gemm->k *= factor;
+  }
+  if (!op.axes.Spans(axis)) return;
+  for (auto& v : op.vector) {
+    v.elements *= factor;
+    if (op.axes.row == axis) v.row_elements *= factor;
+  }
+  if (op.kind == OpKind::kCollective) op.collective_bytes *= factor;
+}
+
 void ResizeAxis(LayerGraph& graph, Axis axis, std::int64_t from, std::int64_t to) {
   if (from == to || from < 1 || axis == Axis::kNone) return;
   auto resize = [&](std::int64_t& x) {

@@ -122,6 +122,25 @@ double GradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::i
   return p.reduce_s + p.gather_s;
 }
 
+SyncParts StageSyncPartsS(const StepSettings& settings, const LayerTable& table, int t,
+                          std::int64_t d, double weight_bytes, double expert_bytes) {
+  const WeightClass dense = DenseClass(table, t, d);
+  if (table.expert_fold <= 1) return GradientSyncPartsS(settings, t, d, dense.r, weight_bytes);
+  const WeightClass experts = ExpertClass(table, t, d);
+  const SyncParts a = GradientSyncPartsS(settings, t, d, dense.r, weight_bytes - expert_bytes);
+  const SyncParts b = GradientSyncPartsS(settings, experts.t, experts.d, experts.r, expert_bytes);
+  return {a.reduce_s + b.reduce_s, a.gather_s + b.gather_s};
+}
+
+double StageSyncJ(const StepSettings& settings, const LayerTable& table, int t, std::int64_t d,
+                  double weight_bytes, double expert_bytes) {
+  const WeightClass dense = DenseClass(table, t, d);
+  if (table.expert_fold <= 1) return GradientSyncJ(settings, t, d, dense.r, weight_bytes);
+  const WeightClass experts = ExpertClass(table, t, d);
+  return GradientSyncJ(settings, t, d, dense.r, weight_bytes - expert_bytes) +
+         GradientSyncJ(settings, experts.t, experts.d, experts.r, expert_bytes);
+}
+
 double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts,
                             const SyncWindow& window) {
   const double f = settings.gradient_reduction_overlap;

@@ -27,4 +27,24 @@ double OptimizerStepRuns(const StepSettings& settings, int t, double a, std::int
   return static_cast<double>(groups) * a / static_cast<double>(r);
 }
 
+double StageOptimizerStepS(const StepSettings& settings, const LayerTable& table, int t,
+                           std::int64_t d, double stage_step_s, double expert_step_s) {
+  const WeightClass dense = DenseClass(table, t, d);
+  if (table.expert_fold <= 1) return OptimizerStepS(settings, t, stage_step_s, d, dense.r);
+  const WeightClass experts = ExpertClass(table, t, d);
+  return OptimizerStepS(settings, t, stage_step_s - expert_step_s, d, dense.r) +
+         OptimizerStepS(settings, experts.t, expert_step_s, experts.d, experts.r);
+}
+
+Energy StageOptimizerStepJ(const StepSettings& settings, const LayerTable& table, int t,
+                           std::int64_t d, double a, const Energy& step,
+                           const Energy& expert_step) {
+  const WeightClass dense = DenseClass(table, t, d);
+  if (table.expert_fold <= 1) return step * OptimizerStepRuns(settings, t, a, d, dense.r);
+  const WeightClass experts = ExpertClass(table, t, d);
+  const Energy rest = step + expert_step * -1.0;
+  return rest * OptimizerStepRuns(settings, t, a, d, dense.r) +
+         expert_step * OptimizerStepRuns(settings, experts.t, a, experts.d, experts.r);
+}
+
 }  // namespace phaze

@@ -16,24 +16,38 @@ void StageFootprint::Add(const PlacementLayer& l) {
   step_working += l.step_working_bytes;
   largest_gradient = std::max(largest_gradient, l.GradientBytes());
   largest_gathered = std::max(largest_gathered, 2 * l.weight_bytes + l.GradientBytes());
+  if (l.expert_weight_bytes > 0) {
+    const double x = l.ExpertShare();
+    expert_weight += x * (l.weight_bytes + l.cached_weight_bytes);
+    expert_gradient += x * l.GradientBytes();
+    expert_optimizer_state += x * l.optimizer_state_bytes;
+    expert_step_working += x * l.step_working_bytes;
+  }
 }
 
 StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_flight,
-                             Sharding sharding, std::int64_t ways) {
-  const bool sharded = ways > 1 && sharding != Sharding::kNone;
-  const double n = sharded ? static_cast<double>(ways) : 1.0;
+                             Sharding sharding, const ShardDivisors& n) {
+  const bool on = sharding != Sharding::kNone;
+  const double ways = on && n.ways > 1 ? static_cast<double>(n.ways) : 1.0;
+  const double expert_ways = on && n.expert_ways > 1 ? static_cast<double>(n.expert_ways) : 1.0;
+  // A class's bytes divided by its ways: the dense part (all but `expert`) and the experts'.
+  auto divided = [&](double all, double expert) {
+    return n.expert_ways == n.ways ? all / ways : (all - expert) / ways + expert / expert_ways;
+  };
   StageMemory m;
-  m.weight_bytes = sharding == Sharding::kParameters ? (f.weight + f.cached) / n : f.weight + f.cached;
-  m.gradient_bytes = sharding >= Sharding::kGradients ? f.gradient / n : f.gradient;
-  m.optimizer_state_bytes = f.optimizer_state / n;
-  m.gathered_bytes = sharded ? (1 - 1 / n) * f.Gathered(sharding) : 0.0;
+  m.weight_bytes = sharding == Sharding::kParameters ? divided(f.weight + f.cached, f.expert_weight)
+                                                     : f.weight + f.cached;
+  m.gradient_bytes =
+      sharding >= Sharding::kGradients ? divided(f.gradient, f.expert_gradient) : f.gradient;
+  m.optimizer_state_bytes = divided(f.optimizer_state, f.expert_optimizer_state);
+  m.gathered_bytes = ways > 1 ? (1 - 1 / ways) * f.Gathered(sharding) : 0.0;
   m.in_flight = in_flight;
   m.working_bytes = f.working;
-  const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, ways);
+  const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, n);
   m.activation_bytes = backward - m.weight_bytes - m.gradient_bytes - m.optimizer_state_bytes -
                        m.gathered_bytes - f.working;
-  m.step_working_bytes = f.step_working / n;
-  m.peak_at_step = f.step_working > 0 && StepPeakBytes(f, sharding, ways) > backward;
+  m.step_working_bytes = divided(f.step_working, f.expert_step_working);
+  m.peak_at_step = f.step_working > 0 && StepPeakBytes(f, sharding, n) > backward;
   return m;
 }
 

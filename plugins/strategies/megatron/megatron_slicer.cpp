@@ -65,23 +65,30 @@ i64 ExpertCount(const OperatorGraph& g) {
 // copied in order; each gets the collectives its role needs around it.
 class ForwardSlicer {
  public:
+  // `fold`: the data-parallel replicas the expert group spans besides the w devices (its
+  // all-to-alls run over w·fold devices; each kept expert receives fold× the tokens).
   ForwardSlicer(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep,
-                bool keep_gathered)
+                bool keep_gathered, i64 fold)
       : g_(g),
         group_(group),
+        expert_group_{group.size * fold, group.stride},
         w_(group.size),
+        fold_(fold),
         tokens_(tokens),
         sp_(sp),
         ep_(ep),
         keep_gathered_(sp && keep_gathered),
-        kept_experts_(ep ? ExpertCount(g) / group.size : 0) {}
+        kept_experts_(ep ? ExpertCount(g) / (group.size * fold) : 0) {}
 
   OperatorGraph Slice() {
     const std::vector<bool> split = SplitTensors();
+    const std::vector<bool> grown = ExpertBuffers();
     for (size_t t = 0; t < g_.Tensors().size(); ++t) {
       const Tensor& tensor = g_.GetTensor(static_cast<int>(t));
-      s_.AddTensor(tensor.name, split[t] ? tensor.elements / w_ : tensor.elements,
-                   tensor.dtype_bytes, tensor.requires_grad);
+      const i64 elements = split[t]   ? tensor.elements / w_
+                           : grown[t] ? tensor.elements * fold_
+                                      : tensor.elements;
+      s_.AddTensor(tensor.name, elements, tensor.dtype_bytes, tensor.requires_grad);
     }
     replaced_.resize(g_.Tensors().size());
     for (size_t t = 0; t < replaced_.size(); ++t) replaced_[t] = static_cast<int>(t);
@@ -105,6 +112,18 @@ class ForwardSlicer {
       }
     }
     return false;
+  }
+
+  // What an expert holds of its tokens: the buffers the dispatch fills for the experts and every
+  // tensor an expert writes (fold× the tokens of the unfolded slice).
+  std::vector<bool> ExpertBuffers() const {
+    std::vector<bool> grown(g_.Tensors().size(), false);
+    if (!ep_ || fold_ == 1) return grown;
+    for (const auto& op : g_.Ops()) {
+      if (op.expert < 0 && !FeedsExperts(op)) continue;
+      for (int t : op.outputs) grown[t] = true;
+    }
+    return grown;
   }
 
   // Split tensors: outputs of column-parallel and sharded ops (not a loss's scalar); with sequence
@@ -162,14 +181,15 @@ class ForwardSlicer {
     for (int& t : op.inputs) t = replaced_[t];
     for (int& t : op.saved) t = replaced_[t];
     if (dispatches) Dispatch(op);
-    if (op.gemm && role == Role::kColumn) GatherInput(op);
+    if (ep_ && op.expert >= 0) GrowAlong(op, Axis::kTokens, fold_);
+    if (op.gemm && role == Role::kColumn && w_ > 1) GatherInput(op);
     if (Divided(op, sp_)) {
       SplitAlong(op, SplitAxis(op, role), w_);
       if (role != Role::kReplicated) op.weight_bytes /= w_;  // replicated weights stay whole
     }
     s_.AddOp(op);
     const int y = op.outputs.empty() ? -1 : op.outputs[0];
-    if (role == Role::kRow) {
+    if (role == Role::kRow && w_ > 1) {
       // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
       const Tensor& src = s_.GetTensor(y);
       replaced_[original.outputs[0]] =
@@ -179,12 +199,9 @@ class ForwardSlicer {
                                 src.Bytes(), src.elements, op.axes);
     }
     if (collects) {  // all-to-all of the experts' results back to their tokens' devices
-      const Tensor& src = s_.GetTensor(y);
-      replaced_[original.outputs[0]] =
-          AddCollectiveOn(y, ".all_to_all", CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
-                          src.Bytes(), src.elements, op.axes);
+      replaced_[original.outputs[0]] = AddAllToAll(y, op.axes);
     }
-    if (op.kind == OpKind::kLoss) {
+    if (op.kind == OpKind::kLoss && w_ > 1) {
       // Vocabulary-parallel cross-entropy: max logit, sum of exponentials, target logit.
       int last = y;
       for (const char* step : {"max", "sum_exp", "target"}) {
@@ -197,11 +214,7 @@ class ForwardSlicer {
 
   // All-to-all of the routed tokens to the experts' devices; drop the other devices' buffers.
   void Dispatch(Operator& op) {
-    for (int& t : op.inputs) {
-      const Tensor& src = s_.GetTensor(t);
-      t = AddCollectiveOn(t, ".all_to_all", CollectiveKind::kAllToAll, CollectiveKind::kAllToAll,
-                          src.Bytes(), src.elements, op.axes);
-    }
+    for (int& t : op.inputs) t = AddAllToAll(t, op.axes);
     std::vector<int> outputs;
     for (int t : op.outputs) {
       bool used = g_.IsOutput(t);
@@ -209,6 +222,17 @@ class ForwardSlicer {
       if (used) outputs.push_back(t);
     }
     op.outputs = outputs;
+  }
+
+  // An all-to-all of tensor `t` (its bytes per device) over the expert group, both passes.
+  int AddAllToAll(int t, const OpAxes& of) {
+    const Tensor src = s_.GetTensor(t);
+    const std::string name = src.name + ".all_to_all";
+    const int out = s_.AddTensor(name, src.elements, src.dtype_bytes);
+    s_.AddOp(MakeCollective(name, CollectiveKind::kAllToAll, CollectiveKind::kAllToAll, src.Bytes(),
+                            expert_group_.size, expert_group_.stride, t, out,
+                            OpAxes{.spans = of.spans}));
+    return out;
   }
 
   // Before a column-parallel GEMM: f (identity forward, all-reduce of the input gradient
@@ -249,8 +273,8 @@ class ForwardSlicer {
   }
 
   const OperatorGraph& g_;
-  const Group group_;
-  const i64 w_, tokens_;
+  const Group group_, expert_group_;
+  const i64 w_, fold_, tokens_;
   const bool sp_, ep_;
   const bool keep_gathered_;  // TensorParallelOptions::keep_gathered_input, under sp_
   const i64 kept_experts_;
@@ -288,16 +312,26 @@ MegatronRole MegatronRoleOf(const Operator& op) {
 
 std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
                                   const TensorParallelOptions& options) {
-  if (w == 1) return "";
+  if (w == 1 && ExpertParallelSize(options, w) == 1) return "";
   const LayerGraph full = PadVocabulary(unpadded, w, options);
   auto not_divisible = [&](const std::string& what) {
     return what + " are not divisible by " + std::to_string(w);
   };
   if (options.expert_parallel) {
+    const i64 e = ExpertParallelSize(options, w);
+    if (e % w != 0) {
+      return "expert_parallel " + std::to_string(e) + " is not a multiple of the width " +
+             std::to_string(w) +
+             " (experts split within a device, Megatron-LM's expert tensor parallelism, are not "
+             "modelled)";
+    }
     for (const auto& u : full.unique_layers) {
       const i64 experts = ExpertCount(u.forward);
       if (experts == 0) continue;
-      if (experts % w != 0) return not_divisible("the " + std::to_string(experts) + " experts");
+      if (experts % e != 0) {
+        return "the " + std::to_string(experts) + " experts are not divisible by " +
+               (e == w ? std::to_string(w) : "expert_parallel " + std::to_string(e));
+      }
     }
   }
   if (full.heads > 0 && full.heads % w != 0) {
@@ -336,7 +370,13 @@ std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
 
 TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
                                                 TensorParallelOptions defaults) {
-  params.ExpectKeys({"make_vocab_size_divisible_by", "gathered_input"});
+  params.ExpectKeys({"make_vocab_size_divisible_by", "gathered_input", "expert_parallel"});
+  if (auto n = params.Optional("expert_parallel")) {
+    if (!defaults.expert_parallel) {
+      n->Fail("needs the moe strategy (expert parallelism)");
+    }
+    defaults.expert_parallel_size = n->AsIntInRange(1, 1 << 20);
+  }
   if (auto n = params.Optional("make_vocab_size_divisible_by")) {
     defaults.vocab_multiple = n->AsIntInRange(1, 1 << 20);
   }
@@ -362,13 +402,18 @@ LayerGraph TensorParallelSlice(const LayerGraph& unpadded, i64 w,
                                const TensorParallelOptions& options) {
   const LayerGraph full = PadVocabulary(unpadded, w, options);
   LayerGraph out = full;
-  const bool ep = options.expert_parallel && w > 1;
+  const i64 e = options.expert_parallel ? ExpertParallelSize(options, w) : w;
+  const i64 fold = e / w;
+  const bool ep = options.expert_parallel && e > 1;
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
+  for (const auto& u : full.unique_layers) {
+    if (ep && ExpertCount(u.forward) > 0) out.expert_fold = fold;  // a dense model folds nothing
+  }
   for (auto& layer : out.unique_layers) {
-    if (w > 1) {
+    if (w > 1 || ep) {
       layer.forward = ForwardSlicer(layer.forward, Group{w, full.tensor_parallel},
                                     full.micro_batch * full.sequence_length, sp, ep,
-                                    options.keep_gathered_input)
+                                    options.keep_gathered_input, fold)
                           .Slice();
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel

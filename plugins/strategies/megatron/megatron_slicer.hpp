@@ -21,7 +21,9 @@
 // keep` (PyTorch DTensor, TorchTitan), the GEMM keeps the gathered input and nothing re-gathers.
 // Expert parallelism (MoE): experts e < E/w stay on the device (whole: each receives its routed
 // tokens from every device), the rest are dropped; all-to-alls of the routed-token buffer before
-// the experts and after them; the rest is sliced as with sequence parallelism.
+// the experts and after them; the rest is sliced as with sequence parallelism. With an expert
+// width e = j·w (TensorParallelOptions::expert_parallel_size), E/e experts stay, each with j× the
+// tokens, and the all-to-alls span the e devices.
 // Collective bytes are per device: the full tensor for all-reduce, the gathered (output) tensor
 // for all-gather, the input tensor for reduce-scatter and all-to-all.
 #pragma once
@@ -59,6 +61,14 @@ struct TensorParallelOptions {
   // experts/w whole experts; an all-to-all sends every token's routed copies to the experts'
   // devices before the experts (dispatch) and back after them (combine), in both passes.
   bool expert_parallel = false;
+  // The expert-parallel width e (the moe strategy's `expert_parallel` param; 0: the width w): a
+  // multiple of w, whose e/w data-parallel replicas join the width's devices in each expert group
+  // (Megatron-LM's MoE parallel folding with expert tensor parallelism 1, TorchTitan's expert
+  // parallelism borrowing data-parallel ranks): each device keeps experts/e whole experts, each
+  // receiving the tokens of e devices; the all-to-alls run over the e devices (consecutive ranks:
+  // the width innermost); LayerGraph::expert_fold = e/w tells the placement that the experts'
+  // weights are held by d/(e/w) replicas.
+  std::int64_t expert_parallel_size = 0;
   // Under sequence parallelism, what a column-parallel GEMM saves of its all-gathered input for
   // the weight gradient (`gathered_input` in the strategy's params): false, `regather`
   // (Megatron-LM): its sequence shard, all-gathered again in backward (the `.regather`
@@ -67,6 +77,11 @@ struct TensorParallelOptions {
   // all-gather (under recompute the re-run's gather stands in for it).
   bool keep_gathered_input = false;
 };
+
+// The expert-parallel width of `options` at width w (expert_parallel_size, or w).
+inline std::int64_t ExpertParallelSize(const TensorParallelOptions& options, std::int64_t w) {
+  return options.expert_parallel_size > 0 ? options.expert_parallel_size : w;
+}
 
 // "" when `width` splits every head, key/value head and split dimension (and, with sequence
 // parallelism, the sequence); else the first op or hyperparameter that does not divide.

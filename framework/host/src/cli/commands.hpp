@@ -67,6 +67,12 @@ ModelEntry ModelFromFlags(const boost::program_options::variables_map& vm);
 StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
                              const std::string& name,
                              const std::vector<StrategyChoice>& configured = {});
+// `strategy` (the moe strategy, else UsageError naming `flag`) with its expert_parallel param set
+// to e (0: removed, the width), over its other params.
+StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e, const std::string& flag);
+// The expert-parallel widths of `text`: comma-separated "width" (0: the strategy's width) and
+// counts from 1, each once, else UsageError naming `flag`.
+std::vector<std::int64_t> ParseExpertParallel(const std::string& flag, const std::string& text);
 // A plan whose peak memory is above this share of the HBM is named as tight (predict, plan):
 // phaze counts the live tensors, and the caching allocator reserves more (kAllocatorNote).
 constexpr double kTightHbmShare = 0.9;

@@ -1,5 +1,7 @@
 // The flags `phaze predict` and `phaze plan` share: the device, its HBM, the network, the recipe,
 // sharding.
+#include <algorithm>
+
 #include "commands.hpp"
 #include "phaze/core/limits.hpp"
 #include "phaze/core/text_format.hpp"
@@ -86,6 +88,45 @@ StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
     if (c.component.name == name && !c.over) return c;  // with the run config's params
   }
   return StrategyChoice::Named(name);
+}
+
+StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
+                                  const std::string& flag) {
+  if (strategy.component.name != "moe" || strategy.over) {
+    throw UsageError(flag + ": expert parallelism is the moe strategy's, not '" + strategy.Name() +
+                     "' (give --strategy moe)");
+  }
+  Json kept = Json::MakeObject();
+  if (strategy.component.params && strategy.component.params->IsMap()) {
+    for (const auto& [key, value] : strategy.component.params->ToJson().AsObject()) {
+      if (key != "expert_parallel") kept[key] = value;
+    }
+  }
+  if (e > 0) kept["expert_parallel"] = e;
+  strategy.component.params = ConfigNode::ParseString(kept.Dump(0), "phaze " + flag);
+  return strategy;
+}
+
+std::vector<std::int64_t> ParseExpertParallel(const std::string& flag, const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const std::string& w : SplitCommas(text)) {
+    std::int64_t e = 0;
+    if (w != "width") {
+      try {
+        std::size_t used = 0;
+        e = std::stoll(w, &used);
+        if (used != w.size() || e < 1 || e > limits::kAccelerators) e = -1;
+      } catch (const std::exception&) {
+        e = -1;
+      }
+      if (e < 0) {
+        throw UsageError(flag + ": expected width or an expert-parallel size from 1 to " +
+                         std::to_string(limits::kAccelerators) + ", found '" + w + "'");
+      }
+    }
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  }
+  return out;
 }
 
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {

@@ -69,6 +69,9 @@ void AddPlanOptions(po::options_description& d) {
       "over how many devices a sharding divides, each tried: all (every data-parallel replica), "
       "node (the replicas within a node, replicated across nodes: HSDP), or a device count "
       "(--framework torchtitan: all,node)")(
+      "expert-parallel", po::value<std::string>()->default_value("width"),
+      "the moe strategy's expert-parallel sizes e, each tried: width (e = t) or a count (a "
+      "multiple of t; its e/t data-parallel replicas join each expert group)")(
       "strategies", po::value<std::string>()->default_value("all"),
       "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
       "sequence_parallel, context_parallel, moe, then any other by name (--framework "
@@ -218,6 +221,20 @@ int RunPlan(CommandContext& ctx) {
           ConfigNode::ParseString("gathered_input: keep", "phaze plan --framework torchtitan");
     }
   }
+  // The moe strategy once per expert-parallel size (width: the plan's t), in place.
+  const std::vector<std::int64_t> experts =
+      ParseExpertParallel("--expert-parallel", ctx.vm["expert-parallel"].as<std::string>());
+  std::vector<StrategyChoice> swept;
+  for (const StrategyChoice& c : run.strategies) {
+    if (c.component.name != "moe" || c.over) {
+      swept.push_back(c);
+      continue;
+    }
+    for (std::int64_t e : experts) {
+      swept.push_back(WithExpertParallel(c, e, "--expert-parallel"));
+    }
+  }
+  run.strategies = std::move(swept);
   KernelsFromFlags(ctx.vm, run);
   if (ctx.vm.count("objective")) {
     const std::string word = ctx.vm["objective"].as<std::string>();

@@ -58,6 +58,9 @@ void AddPredictOptions(po::options_description& d) {
       "run config; the other flags override it (default: the run config's, else phaze's "
       "defaults, which are megatron-lm-2021's but for its softmax rule, --attention megatron)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
+      "expert-parallel", po::value<std::string>(),
+      "the moe strategy's expert-parallel size e (default: t; a multiple of t): each expert group "
+      "spans e/t data-parallel replicas too (Megatron-LM's --expert-model-parallel-size)")(
       "strategy", po::value<std::string>(),
       "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
       "t is its whole width, as phaze plan's t column (default: the run config's first)")(
@@ -242,6 +245,12 @@ int RunPredict(CommandContext& ctx) {
     run.strategies = {NamedStrategy(ctx.registry, "--strategy", name, run.strategies)};
   }
   run.strategies.resize(1);  // a plan is costed under one strategy: the first listed
+  if (ctx.vm.count("expert-parallel")) {
+    const std::vector<std::int64_t> e =
+        ParseExpertParallel("--expert-parallel", ctx.vm["expert-parallel"].as<std::string>());
+    if (e.size() != 1) throw UsageError("--expert-parallel: one size for a plan");
+    run.strategies[0] = WithExpertParallel(run.strategies[0], e[0], "--expert-parallel");
+  }
   run.training.micro_batches = {request.micro_batch};
   run.training.tensor_parallel_widths = {request.tensor_parallel};
   run.training.recompute = {request.recompute};

@@ -30,6 +30,9 @@ Operator MakeCollective(const std::string& name, std::optional<CollectiveKind> f
 // untouched (whether they are split is the strategy's call). Exact: throws InvalidArgumentError
 // naming the op when a divided count is not a multiple of `ways`.
 void SplitAlong(Operator& op, Axis axis, std::int64_t ways);
+// The converse: multiplies the same counts by `factor` (an expert that receives the tokens of
+// `factor` times as many devices).
+void GrowAlong(Operator& op, Axis axis, std::int64_t factor);
 
 // Resizes a dimension of the whole model from `from` to `to` (a vocabulary padded to a multiple,
 // as Megatron-LM pads it): in every unique layer's forward graph, each GEMM dimension on `axis`,

@@ -30,6 +30,16 @@ struct SyncParts {
 SyncParts GradientSyncPartsS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                              double weight_bytes);
 
+// The reduction of a stage of `table` at width t and d holding `weight_bytes` per device, of
+// which `expert_bytes` are experts: with the experts folded (LayerTable::expert_fold j > 1) each
+// class over its own devices (step_model.hpp's DenseClass, ExpertClass: the experts over the d/j
+// replicas t·j ranks apart), the two one after the other; else GradientSyncPartsS of the whole,
+// bit for bit.
+SyncParts StageSyncPartsS(const StepSettings& settings, const LayerTable& table, int t,
+                          std::int64_t d, double weight_bytes, double expert_bytes);
+double StageSyncJ(const StepSettings& settings, const LayerTable& table, int t, std::int64_t d,
+                  double weight_bytes, double expert_bytes);
+
 // What the first stage's compute offers a reduction to hide behind, per micro-batch.
 struct SyncWindow {
   double backward_s = 0;   // the stage's backward (with the recompute inside it)

@@ -34,4 +34,12 @@ double OptimizerStepS(const StepSettings& settings, int t, double stage_step_s, 
 double OptimizerStepRuns(const StepSettings& settings, int t, double a, std::int64_t d,
                          std::int64_t r);
 
+// The same for a stage of `table` whose step has `expert_step_s` seconds (and energy) of
+// experts: with the experts folded (LayerTable::expert_fold > 1) each class divided, and run, as
+// its own devices shard it (step_model.hpp's DenseClass, ExpertClass); else the one-class value.
+double StageOptimizerStepS(const StepSettings& settings, const LayerTable& table, int t,
+                           std::int64_t d, double stage_step_s, double expert_step_s);
+Energy StageOptimizerStepJ(const StepSettings& settings, const LayerTable& table, int t,
+                           std::int64_t d, double a, const Energy& step, const Energy& expert_step);
+
 }  // namespace phaze

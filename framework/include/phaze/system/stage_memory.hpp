@@ -23,6 +23,13 @@ struct StageFootprint {
   double step_working = 0;      // Σ step working bytes (the optimizer step's fp32 gradient copies)
   double largest_gradient = 0;  // max gradient bytes of a layer
   double largest_gathered = 0;  // max 2·weight + gradient bytes of a layer
+  // Of weight + cached, gradient, optimizer_state and step_working, the experts' part
+  // (PlacementLayer::ExpertShare of each layer's), which the sharding divides over the experts'
+  // own replicas (ExpertShardWays).
+  double expert_weight = 0;
+  double expert_gradient = 0;
+  double expert_optimizer_state = 0;
+  double expert_step_working = 0;
 
   // Adds the next layer of the stage.
   void Add(const PlacementLayer& layer);
@@ -35,6 +42,10 @@ struct StageFootprint {
     return optimizer_state + (sharding >= Sharding::kGradients ? gradient : 0.0) +
            (sharding == Sharding::kParameters ? weight + cached : 0.0);
   }
+  double ExpertSharded(Sharding sharding) const {
+    return expert_optimizer_state + (sharding >= Sharding::kGradients ? expert_gradient : 0.0) +
+           (sharding == Sharding::kParameters ? expert_weight : 0.0);
+  }
   double Gathered(Sharding sharding) const {
     return sharding == Sharding::kParameters  ? largest_gathered
            : sharding == Sharding::kGradients ? largest_gradient
@@ -42,42 +53,77 @@ struct StageFootprint {
   }
 };
 
-// Peak bytes per device of a stage with `in_flight` micro-batches kept and `ways` devices sharing
+// The devices sharing what the sharding divides: `ways` for a stage's weights but the experts',
+// `expert_ways` for those (ShardWaysOf; equal to `ways` unless the experts are folded, and then
+// every formula below is the one-class one, bit for bit).
+struct ShardDivisors {
+  ShardDivisors(std::int64_t n = 1) : ways(n), expert_ways(n) {}  // one class: N for all
+  ShardDivisors(std::int64_t n, std::int64_t experts) : ways(n), expert_ways(experts) {}
+  std::int64_t ways;
+  std::int64_t expert_ways;
+  bool operator==(const ShardDivisors&) const = default;
+};
+// Peak bytes per device of a stage with `in_flight` micro-batches kept and `n` devices sharing
 // what `sharding` divides (ways = 1 or kNone: nothing is): the larger of the forward and backward
-// phase's (BackwardPeakBytes) and the optimizer step's (StepPeakBytes).
+// phase's (BackwardPeakBytes) and the optimizer step's (StepPeakBytes). Each class's sharded bytes
+// lose (1 − 1/N) of themselves, N its ways; what the sharding holds whole while a layer works is
+// gathered over the `ways` (the experts fold only under sharding none or optimizer, which gather
+// nothing).
 inline double BackwardPeakBytes(const StageFootprint& f, double stash, double in_flight,
-                                Sharding sharding, std::int64_t ways) {
+                                Sharding sharding, const ShardDivisors& n) {
   double memory = f.resident + (in_flight - 1) * stash + f.working;
-  if (ways > 1 && sharding != Sharding::kNone) {
-    memory += (1 - 1 / static_cast<double>(ways)) * (f.Gathered(sharding) - f.Sharded(sharding));
+  if (sharding == Sharding::kNone) return memory;
+  const double expert = n.expert_ways != n.ways ? f.ExpertSharded(sharding) : 0.0;
+  if (n.ways > 1) {
+    memory += (1 - 1 / static_cast<double>(n.ways)) *
+              (f.Gathered(sharding) - (f.Sharded(sharding) - expert));
+  }
+  if (n.expert_ways > 1 && expert > 0) {
+    memory -= (1 - 1 / static_cast<double>(n.expert_ways)) * expert;
   }
   return memory;
 }
 // The step holds the weights, gradients and state (what the sharding divides, divided) and the
 // step's working bytes — of the shard it updates when sharded — with no activation and nothing
 // gathered.
-inline double StepPeakBytes(const StageFootprint& f, Sharding sharding, std::int64_t ways) {
+inline double StepPeakBytes(const StageFootprint& f, Sharding sharding, const ShardDivisors& n) {
   double memory = f.resident - f.activation + f.step_working;
-  if (ways > 1 && sharding != Sharding::kNone) {
-    memory -= (1 - 1 / static_cast<double>(ways)) * (f.Sharded(sharding) + f.step_working);
+  if (sharding == Sharding::kNone) return memory;
+  const double expert =
+      n.expert_ways != n.ways ? f.ExpertSharded(sharding) + f.expert_step_working : 0.0;
+  if (n.ways > 1) {
+    memory -=
+        (1 - 1 / static_cast<double>(n.ways)) * ((f.Sharded(sharding) + f.step_working) - expert);
+  }
+  if (n.expert_ways > 1 && expert > 0) {
+    memory -= (1 - 1 / static_cast<double>(n.expert_ways)) * expert;
   }
   return memory;
 }
 inline double StagePeakBytes(const StageFootprint& f, double stash, double in_flight,
-                             Sharding sharding, std::int64_t ways) {
-  const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, ways);
-  return f.step_working > 0 ? std::max(backward, StepPeakBytes(f, sharding, ways)) : backward;
+                             Sharding sharding, const ShardDivisors& n) {
+  const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, n);
+  return f.step_working > 0 ? std::max(backward, StepPeakBytes(f, sharding, n)) : backward;
 }
 
 // The same, part by part.
 StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_flight,
-                             Sharding sharding, std::int64_t ways);
+                             Sharding sharding, const ShardDivisors& n);
 
 // How many devices share what the sharding divides at width t and d, for a width with
 // `weight_replicas` r: h·r (h = ShardReplicas: d, or fewer under hybrid sharding), or 1 unsharded.
 inline std::int64_t ShardWays(const StepSettings& settings, std::int64_t t, std::int64_t d,
                               std::int64_t weight_replicas) {
   return settings.sharding != Sharding::kNone ? ShardReplicas(settings, t, d) * weight_replicas : 1;
+}
+inline std::int64_t ShardWays(const StepSettings& settings, const WeightClass& c) {
+  return ShardWays(settings, c.t, c.d, c.r);
+}
+// Both classes of a table's weights at t and d (step_model.hpp's DenseClass and ExpertClass).
+inline ShardDivisors ShardWaysOf(const StepSettings& settings, const LayerTable& table, int t,
+                                 std::int64_t d) {
+  return {ShardWays(settings, DenseClass(table, t, d)),
+          ShardWays(settings, ExpertClass(table, t, d))};
 }
 
 }  // namespace phaze

@@ -109,10 +109,18 @@ struct PlacementLayer {
   double activation_bytes = 0;  // kept per in-flight micro-batch
   double working_bytes = 0;     // transient, during the layer's backward
   double step_working_bytes = 0;  // transient, during the optimizer step (activations freed)
+  // Of weight_bytes, the MoE experts' (Operator::expert ≥ 0). When the width's experts spread
+  // over data-parallel replicas too (LayerTable::expert_fold j > 1) they are held by d/j replicas
+  // t·j ranks apart, not by all d; ExpertShare() of the layer's gradients, optimizer state, step
+  // working bytes and optimizer step go with them.
+  double expert_weight_bytes = 0;
   bool tensor_parallel = false;
 
   double RecomputeForwardS() const { return recompute_forward_s.value_or(forward_s); }
   double GradientBytes() const { return gradient_bytes.value_or(weight_bytes); }
+  double ExpertShare() const {
+    return expert_weight_bytes > 0 ? expert_weight_bytes / weight_bytes : 0.0;
+  }
 };
 
 struct PlacementEdge {
@@ -133,7 +141,29 @@ struct LayerTable {
   // (r divides t); gradients are reduced over d·r devices t/r ranks apart, and sharding divides
   // over them.
   std::int64_t weight_replicas = 1;
+  // j: each device's experts are whole and its expert group spans j data-parallel replicas besides
+  // its t devices (expert parallelism e = j·t: Megatron-LM's MoE parallel folding with expert
+  // tensor parallelism 1; TorchTitan's expert parallelism borrowing data-parallel ranks). The
+  // layers' expert weights are then reduced and sharded over the d/j replicas t·j ranks apart that
+  // hold the same experts (ExpertClass); j divides d. 1: the experts are replicated like the rest.
+  std::int64_t expert_fold = 1;
 };
+
+// The devices that hold the same weights, as the data-parallel reduction and the sharding see
+// them: d replicas t ranks apart, r of a replica's t devices (LayerTable::weight_replicas) — or,
+// for the experts folded over j replicas, d/j replicas t·j apart (r = 1).
+struct WeightClass {
+  int t = 1;
+  std::int64_t d = 1;
+  std::int64_t r = 1;
+};
+inline WeightClass DenseClass(const LayerTable& table, int t, std::int64_t d) {
+  return {t, d, table.weight_replicas};
+}
+inline WeightClass ExpertClass(const LayerTable& table, int t, std::int64_t d) {
+  const std::int64_t j = table.expert_fold;
+  return {static_cast<int>(t * j), d / j, table.expert_fold > 1 ? 1 : table.weight_replicas};
+}
 
 // What the d·r devices holding the same weights divide among themselves (header comment):
 // nothing, the optimizer state (ZeRO-1, Megatron-LM's distributed optimizer), also the gradients
