@@ -1624,13 +1624,19 @@ moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}
     const std::string out = (dir / "predict.json").string();
     auto r = Phaze("-q predict --model " + (dir / "tiny-moe.yaml").string() +
                    " --arch a100-sxm-80gb --system dgx-a100 --global-batch 32 --recipe "
-                   "megatron-core-2024 --plan " + std::to_string(ranked.Child("t").AsInt()) + "," +
+                   "megatron-core-2024 --plan " +
+                   std::to_string(ranked.Child("t").AsInt()) + "," +
                    std::to_string(ranked.Child("p").AsInt()) + "," +
                    std::to_string(ranked.Child("d").AsInt()) + " --micro-batch " +
                    std::to_string(ranked.Child("micro_batch").AsInt()) + " --recompute " +
                    ranked.Child("recompute").AsString() + " --sharding " +
                    ranked.Child("sharding").AsString() + " --strategy " +
-                   ranked.Child("strategy").AsString() + " -o " + out);
+                   ranked.Child("strategy").AsString() +
+                   (ranked.Child("strategy").AsString() == "moe"
+                        ? " --expert-parallel " +
+                              std::to_string(ranked.Child("megatron").Child("expert").AsInt())
+                        : std::string()) +
+                   " -o " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(ConfigNode::ParseFile(out).Child("result").Child("time_per_batch_s").AsDouble(),
               ranked.Child("time_per_batch_s").AsDouble());

@@ -439,9 +439,14 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
       }
       stages.emplace_back(start, n);
       const int s = static_cast<int>(stages.size());
-      for (std::int64_t d = 1; d <= std::min<std::int64_t>(p.num_accelerators, B); ++d) {
-        if (p.sharding != Sharding::kNone && d > 1 && p.num_accelerators / d == p.num_accelerators / (d - 1) &&
-            (B + d - 1) / d == (B + d - 2) / (d - 1)) {
+      // Experts folded over j replicas: d a multiple of j.
+      const std::int64_t j_fold = table.expert_fold;
+      for (std::int64_t d = j_fold; d <= std::min<std::int64_t>(p.num_accelerators, B);
+           d += j_fold) {
+        const std::int64_t e = d - j_fold;  // the previous d
+        if ((p.sharding != Sharding::kNone || j_fold > 1) && e > 0 &&
+            p.num_accelerators / d == p.num_accelerators / e &&
+            (B + d - 1) / d == (B + e - 1) / e) {
           continue;  // the documented restriction of sharding
         }
         const std::int64_t m = (B + d - 1) / d;
@@ -449,14 +454,21 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         // Sharding (header comment): N devices share what it divides; r = 1 in these tables.
         // Hybrid sharding: the most replicas h dividing d within shard_span devices (t each).
         const bool sharded = p.sharding != Sharding::kNone;
-        std::int64_t h = d;
-        if (sharded && p.shard_span > 0 && p.shard_span < t * d) {
-          h = 1;
-          for (std::int64_t x = 1; x <= d; ++x) {
-            if (d % x == 0 && t * x <= p.shard_span) h = x;
+        auto replicas_of = [&](std::int64_t tt, std::int64_t dd) {
+          std::int64_t hh = dd;
+          if (sharded && p.shard_span > 0 && p.shard_span < tt * dd) {
+            hh = 1;
+            for (std::int64_t x = 1; x <= dd; ++x) {
+              if (dd % x == 0 && tt * x <= p.shard_span) hh = x;
+            }
           }
-        }
+          return hh;
+        };
+        const std::int64_t h = replicas_of(t, d);
         const double N = sharded ? static_cast<double>(h) : 1.0;
+        // The experts' class: d/j replicas t·j ranks apart, h_e of them sharding together.
+        const std::int64_t te = t * j_fold, de = d / j_fold, he = replicas_of(te, de);
+        const double Ne = sharded ? static_cast<double>(he) : 1.0;
         const bool once = p.hybrid_all_reduce == HybridAllReduce::kOnceAStep;
         const bool grads = p.sharding == Sharding::kGradients || p.sharding == Sharding::kParameters;
         const bool params = p.sharding == Sharding::kParameters;
@@ -464,8 +476,9 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         const CommGroup group{h, t};
         const CommGroup replicas{d / h, t * h};  // the groups holding the same shard
         auto send = [&](double bytes) { return v * p.network.SendS(bytes, level); };
-        double max_load = 0, sum_load = 0, first_weight = 0, first_step = 0, first_share = 0, first_forward = 0,
-               first_backward = 0, first_recompute = 0;
+        double max_load = 0, sum_load = 0, first_weight = 0, first_step = 0, first_share = 0,
+               first_forward = 0, first_backward = 0, first_recompute = 0, first_experts = 0,
+               first_expert_step = 0;
         int devices = 0;
         bool fits = true;
         for (int k = 0; k < s; ++k) {
@@ -499,14 +512,23 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
             }
             return phase;
           };
-          double rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0,
-                 whole = 0;
+          double rfw = 0, static_mem = 0, act = 0, w = 0, step = 0, working = 0, whole = 0,
+                 experts = 0, expert_step = 0;
           bool tp = false;
           for (int l = i; l < j; ++l) {
             const auto& L = table.layers[l];
             rfw += L.RecomputeForwardS();
-            static_mem += L.weight_bytes / (params ? N : 1) + L.GradientBytes() / (grads ? N : 1) +
-                          L.optimizer_state_bytes / N;
+            if (j_fold > 1) {  // sharding none or optimizer: only the state is divided
+              const double x = L.expert_weight_bytes / L.weight_bytes;
+              static_mem += L.weight_bytes + L.GradientBytes() +
+                            (1 - x) * L.optimizer_state_bytes / N +
+                            x * L.optimizer_state_bytes / Ne;
+              experts += L.expert_weight_bytes;
+              expert_step += x * L.optimizer_step_s;
+            } else {
+              static_mem += L.weight_bytes / (params ? N : 1) +
+                            L.GradientBytes() / (grads ? N : 1) + L.optimizer_state_bytes / N;
+            }
             whole = std::max(whole, params  ? 2 * L.weight_bytes + L.GradientBytes()
                                     : grads ? L.GradientBytes()
                                             : 0.0);
@@ -553,6 +575,8 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           if (k == 0) {
             first_weight = w;
             first_step = step;
+            first_experts = experts;
+            first_expert_step = expert_step;
             first_share = w > 0 ? table.layers[0].weight_bytes / w : 0.0;
             for (int l = i; l < j; ++l) {
               first_forward += table.layers[l].forward_s;
@@ -562,6 +586,21 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           }
         }
         if (!fits || devices > p.num_accelerators / d) continue;
+        // The experts' reduction (sharding none or optimizer), over their own groups.
+        double expert_reduce = 0, expert_gather = 0;
+        if (j_fold > 1) {
+          const CommGroup eg{he, te}, er{de / he, te * he};
+          const double G = rho * first_experts;
+          if (p.sharding == Sharding::kNone) {
+            expert_reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, G, eg);
+          } else {
+            expert_reduce =
+                p.network.CollectiveS(CollectiveKind::kReduceScatter, G, eg) +
+                (de / he > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, G / he, er) : 0.0);
+            expert_gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+          }
+          first_weight -= first_experts;  // the rest is the dense class's
+        }
         const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
         double reduce = 0, gathered = 0;
         // Hybrid sharding: each device's 1/h of the gradients all-reduced across the groups once
@@ -596,12 +635,16 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
             end = std::max(end, -f * (k * s + 1) * pass / v + (k + 1) * X / v);
           return std::max(first_share * X, end);
         };
+        reduce += expert_reduce;
+        gathered += expert_gather;
+        if (j_fold > 1) first_share = table.layers[0].weight_bytes / (first_weight + first_experts);
         const double sync =
             exposed(reduce, first_backward + first_recompute) + exposed(gathered, first_forward);
         const double tied = s > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
                                                           {2, t * d * (s - 1)})
                                   : 0;
-        const double rest = sync + first_step / N + tied;
+        const double rest =
+            sync + (first_step - first_expert_step) / N + first_expert_step / Ne + tied;
         best.bottleneck = std::min(best.bottleneck, (m + (s - 1) / v) * max_load + rest);
         best.stages = std::min(best.stages, m * max_load + (sum_load - max_load) / v + rest);
       }
@@ -681,6 +724,12 @@ void CheckAgainstBruteForce(bool skips) {
         }
       }
       if (pick(0, 1)) table.tied_gradient_bytes = uni(0, 2);
+      // Every fifth case folds experts over 2 or 4 replicas, under sharding none or optimizer
+      // (no draw: the other cases' values stay).
+      if (c % 5 == 2 && p.sharding <= Sharding::kOptimizer) {
+        table.expert_fold = 2 + 2 * (c % 2);
+        for (auto& l : table.layers) l.expert_weight_bytes = l.weight_bytes * (c % 3) / 3;
+      }
       p.widths[t] = table;
     }
     p.hbm_bytes = uni(3, 40);

@@ -40,13 +40,18 @@ LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Trainin
       training.tensor_parallel_overlap);
 }
 
-PreparedModel PrepareModel(const ModelEntry& entry, const RunConfig& run,
-                           const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
-                           bool require_slices) {
-  const ModelSpec spec = LoadNamed(entry.file_node, [&] {
+ModelSpec LoadModelSpec(const ModelEntry& entry) {
+  return LoadNamed(entry.file_node, [&] {
     return entry.hf ? LoadHfConfig(entry.resolved, entry.sequence_length)
                     : LoadWorkload(entry.resolved, entry.sequence_length);
   });
+}
+
+PreparedModel PrepareModel(
+    const ModelEntry& entry, const RunConfig& run,
+    const std::vector<std::shared_ptr<const ParallelismStrategy>>& strategies,
+    bool require_slices) {
+  const ModelSpec spec = LoadModelSpec(entry);
   PreparedModel m;
   m.name = spec.name;
   m.file = entry.file;

@@ -47,8 +47,9 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, s
         "tensor parallelism without sequence parallelism: TorchTitan does not run it; " + dtensor;
   } else if (name == "moe") {
     *why =
-        "moe: phaze's spends the tensor width on the experts, TorchTitan's expert "
-        "parallelism borrows data-parallel ranks";
+        "moe: TorchTitan's expert parallelism shards the experts with FSDP2 over the "
+        "data-parallel ranks it does not borrow, which phaze's experts folded over data-parallel "
+        "replicas (expert_parallel) do not model yet (sharding none or optimizer only)";
   } else {
     *why = "strategy " + strategy.Name() + ": no TorchTitan equivalent";
   }

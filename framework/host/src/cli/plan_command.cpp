@@ -69,9 +69,10 @@ void AddPlanOptions(po::options_description& d) {
       "over how many devices a sharding divides, each tried: all (every data-parallel replica), "
       "node (the replicas within a node, replicated across nodes: HSDP), or a device count "
       "(--framework torchtitan: all,node)")(
-      "expert-parallel", po::value<std::string>()->default_value("width"),
-      "the moe strategy's expert-parallel sizes e, each tried: width (e = t) or a count (a "
-      "multiple of t; its e/t data-parallel replicas join each expert group)")(
+      "expert-parallel", po::value<std::string>()->default_value("all"),
+      "the moe strategy's expert-parallel sizes e, each tried: width (e = t), a count (a "
+      "multiple of t: its e/t data-parallel replicas join each expert group), or all (width and "
+      "every divisor of the model's experts)")(
       "strategies", po::value<std::string>()->default_value("all"),
       "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
       "sequence_parallel, context_parallel, moe, then any other by name (--framework "
@@ -221,9 +222,20 @@ int RunPlan(CommandContext& ctx) {
           ConfigNode::ParseString("gathered_input: keep", "phaze plan --framework torchtitan");
     }
   }
-  // The moe strategy once per expert-parallel size (width: the plan's t), in place.
-  const std::vector<std::int64_t> experts =
-      ParseExpertParallel("--expert-parallel", ctx.vm["expert-parallel"].as<std::string>());
+  // The moe strategy once per expert-parallel size (width: the plan's t), in place; all: the
+  // width and every divisor of the model's experts above 1.
+  const ModelEntry entry = ModelFromFlags(ctx.vm);
+  const std::string ep_text = ctx.vm["expert-parallel"].as<std::string>();
+  std::vector<std::int64_t> experts = {0};
+  if (ep_text != "all") {
+    experts = ParseExpertParallel("--expert-parallel", ep_text);
+  } else if (std::any_of(run.strategies.begin(), run.strategies.end(),
+                         [](const StrategyChoice& c) { return c.component.name == "moe"; })) {
+    const std::int64_t E = ReadFlag("--model", [&] { return LoadModelSpec(entry); }).experts;
+    for (std::int64_t e = 2; e <= E; ++e) {
+      if (E % e == 0) experts.push_back(e);
+    }
+  }
   std::vector<StrategyChoice> swept;
   for (const StrategyChoice& c : run.strategies) {
     if (c.component.name != "moe" || c.over) {
@@ -278,7 +290,6 @@ int RunPlan(CommandContext& ctx) {
   }
 
   // One ranking per number format (each its own slices) and device, merged best first.
-  const ModelEntry entry = ModelFromFlags(ctx.vm);
   std::vector<RunConfig> runs;          // per precision
   std::vector<PreparedModel> models;    // per precision
   std::vector<std::size_t> format_of;   // per ranked plan: its index in runs/models

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "phaze/graph/layer_graph.hpp"
+#include "phaze/graph/model_spec.hpp"
 #include "phaze/search/run_config.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 
@@ -46,6 +47,9 @@ struct PreparedModel {
 // number format (graph/precision.hpp), then its tensor-parallel communication overlap
 // (graph/tensor_parallel_overlap.hpp).
 LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Training& training);
+
+// The model an entry names (a workload or a Hugging Face config; errors located at the entry).
+ModelSpec LoadModelSpec(const ModelEntry& entry);
 
 // Builds every (micro-batch, strategy, width) slice; `strategies` are run.strategies' objects
 // (CreateRunStrategies). Throws ConfigError (located at the entry) when the model file is bad or,
