@@ -2,7 +2,7 @@
 """Predicts published H100 training runs with `phaze predict` and reports the errors.
 
 For every row of published-h100.csv (its header cites the sources) it writes the workload (a
-Megatron GPT with untied embeddings, or a Llama 3), runs `phaze predict --arch ARCH
+Megatron GPT with untied embeddings, a Llama 3, or Mixtral 8x7B's mixture of experts), runs `phaze predict --arch ARCH
 --system dgx-h100` on the row's device preset (TorchTitan's H100s: h100-sxm-96gb-hbm2e) with the
 row's plan, micro-batch, batch, recompute, sequence parallelism, sharding, precision and
 FlashAttention, and compares the
@@ -46,7 +46,8 @@ import validate  # noqa: E402  (write_residuals: the file phaze plan's error ban
 # already has it; its TP rows are plain TP or async TP (tp_overlap): the recipe torchtitan-2025
 # (FlashAttention through PyTorch SDPA, fp32 reduction, PyTorch's cross-entropy, no further
 # overlap; `phaze plan --framework torchtitan` plans with it), the tensor-parallel overlap per row.
-SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024", "torchtitan-2408": "torchtitan-2025",
+SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024", "megatron-moe-readme": "megatron-core-2024",
+                 "torchtitan-2408": "torchtitan-2025",
                  "torchtitan-2412": "torchtitan-2025", "torchtitan-2506": "torchtitan-2025"}
 # Overrides of those parameters and the architecture's collective_overlap for a scan (`--recipe
 # SOURCE:KEY=VALUE`; None: the recipe's and the architecture's own).
@@ -82,7 +83,7 @@ OVERLAP_PAIRS = [(name + "_vanillatp", name + "_asynctp") for name in (
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NUMBERS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "gpus", "t",
-           "p", "d", "v", "micro_batch", "global_batch"]
+           "p", "d", "v", "micro_batch", "global_batch", "experts", "top_k", "ep"]
 
 
 def load_rows(path):
@@ -108,11 +109,21 @@ def model_file(directory, row):
                 % (row["name"], row["family"], row["layers"], row["hidden"], row["heads"],
                    row["kv_heads"], row["ffn_hidden"], row["vocab"], row["seq_len"], row["seq_len"]))
         f.write("tied_embeddings: false\n")
+        if row["experts"]:  # a mixture of SwiGLU experts of the FFN's width
+            f.write("moe: {experts: %d, top_k: %d, expert_ffn_hidden: %d}\n"
+                    % (row["experts"], row["top_k"], row["ffn_hidden"]))
     return path
 
 
 def measured_seconds(row):
     B, s, L, h, V = row["global_batch"], row["seq_len"], row["layers"], row["hidden"], row["vocab"]
+    if row["metric"] == "tflops_per_gpu" and row["experts"]:
+        # Megatron-LM's num_floating_point_operations with grouped-query attention, SwiGLU and
+        # top-k experts (megatron/training/training.py, 2024): 12·B·s·L·h² times the attention's
+        # (1 + g/a + s/h)·q/h (q = h: heads of h/a), the MLP's f/h·k·3/2 and the logits' V/(2·L·h).
+        g, a, f, k = row["kv_heads"], row["heads"], row["ffn_hidden"], row["top_k"]
+        flops = 12 * B * s * L * h * h * ((1 + g / a + s / h) + f / h * k * 1.5 + V / (2 * L * h))
+        return flops / (row["value"] * 1e12 * row["gpus"])
     if row["metric"] == "tflops_per_gpu":  # Megatron-LM's num_floating_point_operations
         flops = 72 * B * s * L * h * h + 12 * B * s * s * L * h + 6 * B * s * h * V
         return flops / (row["value"] * 1e12 * row["gpus"])
@@ -196,6 +207,8 @@ def predict(args, directory, row):
                row["sharding"], "--precision", row["precision"], "-o", out]
         if row["sequence_parallel"]:
             cmd.append("--sequence-parallel")  # with the run config's params (TorchTitan's)
+        if row["experts"]:  # experts folded over ep / t data-parallel replicas
+            cmd += ["--strategy", "moe", "--expert-parallel", str(row["ep"])]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             tried.append("b %d v %d %s: %s" % (b, v, rc, (r.stderr or r.stdout).strip().splitlines()[-1]))
@@ -326,7 +339,9 @@ def main():
                     "stage's last backward the data-parallel reduction hides behind (on all nine) "
                     "and the share of a tensor-parallel all-gather or reduce-scatter hidden beside "
                     "its GEMM (on the three with one pipeline stage and t > 1): %s. TorchTitan's "
-                    "rows are not fitted (its async-TP rows take the second value). Sources and how "
+                    "rows are not fitted (its async-TP rows take the second value), nor are "
+                    "Megatron-LM's Mixtral 8x7B rows (moe strategy, experts folded over "
+                    "data-parallel replicas). Sources and how "
                     "each counts its figure: the CSV's header; the discussion: README.md.\n\n" % ", ".join(
                         "%s %s = %g" % (src, k, recipe_value(src, k)) for src, kv in RECIPES.items()
                         for k in kv if recipe_value(src, k) is not None) + "\n".join(summary) + "\n\n" + "\n".join(lines) + "\n\n"
