@@ -1903,9 +1903,15 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("the 8 experts are not divisible by expert_parallel 3"), std::string::npos)
       << r.err;
-  r = Phaze(on16 + "--sharding parameters --expert-parallel 8");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("with sharding parameters are not modelled"), std::string::npos) << r.err;
+  // Sharding the parameters too (FSDP): each device's weights are 1/d of the whole either way,
+  // the experts' E/e over the d/e replicas holding them.
+  const std::string p8 = (dir / "p8.json").string(), p2 = (dir / "p2.json").string();
+  ASSERT_EQ(Phaze(on16 + "--sharding parameters --expert-parallel 8 -o " + p8).exit_code, 0);
+  ASSERT_EQ(Phaze(on16 + "--sharding parameters --expert-parallel 2 -o " + p2).exit_code, 0);
+  const ConfigNode z8 = ConfigNode::ParseFile(p8), z2 = ConfigNode::ParseFile(p2);
+  const double whole = memory(a, "weight_bytes") - experts / 8;  // the rest, unsharded
+  EXPECT_NEAR(memory(z8, "weight_bytes"), (whole + experts) / 16, 1.0);
+  EXPECT_NEAR(memory(z2, "weight_bytes"), (whole + experts) / 16, 1.0);
   r = Phaze(predict + "--accelerators 12 --global-batch 12 --plan 1,1,12 --expert-parallel 8");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("fold over 8 data-parallel replicas, which do not divide d 12"),

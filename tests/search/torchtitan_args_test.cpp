@@ -236,6 +236,49 @@ TEST(TorchTitanArgs, HybridShardingIsHsdp) {
             "tensor_parallel_degree=4 context_parallel_degree=1 pipeline_parallel_degree=4");
 }
 
+// The moe strategy's expert groups over e consecutive ranks of data_parallel_shard_degree·tp
+// (TorchTitan v0.2.2's sparse mesh: pp, dp_replicate, efsdp, ep, etp, with ep dividing
+// dp_shard·cp·tp): expert_parallel_degree e, expert_tensor_parallel_degree 1, as phaze folds them.
+TEST(TorchTitanArgs, ExpertParallelBorrowsShardRanks) {
+  RunConfig run = TorchTitanRun();
+  run.cluster.network = Network({{"node", 8, 300e9, 0}, {"fabric", 0, 50e9, 0}});
+  run.training.global_batch = 64;
+  StrategyChoice moe = StrategyChoice::Named("moe");
+  moe.component.params =
+      ConfigNode::ParseString("{gathered_input: keep, expert_parallel: 8}", "test");
+  run.strategies = {moe};
+  auto launch = [&](int t, int d, std::int64_t group) {
+    PlanRequest r = Plan(0, t, d, 4 / t, RecomputeMode::kNone, Sharding::kParameters);
+    r.shard_group = group;
+    return TorchTitanArgs(r, run, 32, 4096);
+  };
+  auto degrees = [](const TorchTitanLaunch& l) {
+    std::string text;
+    for (const std::string& a : l.Args()) {
+      if (a.find("_degree=") != std::string::npos) text += (text.empty() ? "" : " ") + a.substr(14);
+    }
+    return text;
+  };
+  TorchTitanLaunch l = launch(2, 16, kShardOverAll);  // 2 × 16 ranks: e 8 = tp 2 × 4 of dp_shard
+  ASSERT_EQ(l.why, "");
+  EXPECT_EQ(l.expert, 8);
+  EXPECT_EQ(degrees(l),
+            "data_parallel_replicate_degree=1 data_parallel_shard_degree=16 "
+            "tensor_parallel_degree=2 context_parallel_degree=1 expert_parallel_degree=8 "
+            "expert_tensor_parallel_degree=1 pipeline_parallel_degree=1");
+  l = launch(1, 16, kShardWithinNode);  // HSDP: dp_shard 8, and 8 divides 8·1
+  ASSERT_EQ(l.why, "");
+  EXPECT_NE(degrees(l).find("data_parallel_shard_degree=8 "), std::string::npos);
+  l = launch(1, 16, 4);  // dp_shard 4: the expert group of 8 does not fit in 4·1 ranks
+  EXPECT_EQ(l.why.substr(0, l.why.find(':')), "expert_parallel 8");
+  EXPECT_NE(l.why.find("(4 here)"), std::string::npos) << l.why;
+  // Without DTensor's kept input its tensor parallelism is not TorchTitan's.
+  run.strategies[0].component.params = ConfigNode::ParseString("expert_parallel: 8", "test");
+  l = launch(2, 16, kShardOverAll);
+  EXPECT_EQ(l.why.substr(0, l.why.find(':')),
+            "tensor parallelism that gathers the input again in backward");
+}
+
 TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   RunConfig run = TorchTitanRun();
   run.training.global_batch = 64;
@@ -250,7 +293,8 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   EXPECT_EQ(why(Plan(1, 2, 4, 1, none, fsdp)), "tensor parallelism without sequence parallelism");
   EXPECT_EQ(why(Plan(2, 2, 4, 1, none, fsdp)),
             "tensor parallelism that gathers the input again in backward");
-  EXPECT_EQ(why(Plan(5, 2, 4, 1, none, fsdp)), "moe");
+  EXPECT_EQ(why(Plan(5, 2, 4, 1, none, fsdp)),
+            "tensor parallelism that gathers the input again in backward");
   PlanRequest piped = Plan(0, 2, 4, 1, none, fsdp);
   piped.pipeline_stages = 2;
   EXPECT_EQ(why(piped), "a pipeline without sharding optimizer");

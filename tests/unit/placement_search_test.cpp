@@ -518,20 +518,24 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           for (int l = i; l < j; ++l) {
             const auto& L = table.layers[l];
             rfw += L.RecomputeForwardS();
-            if (j_fold > 1) {  // sharding none or optimizer: only the state is divided
+            const double held = params  ? 2 * L.weight_bytes + L.GradientBytes()
+                                : grads ? L.GradientBytes()
+                                        : 0.0;
+            if (j_fold > 1) {  // each class divided by its own ways; the layer's whole likewise
               const double x = L.expert_weight_bytes / L.weight_bytes;
-              static_mem += L.weight_bytes + L.GradientBytes() +
-                            (1 - x) * L.optimizer_state_bytes / N +
-                            x * L.optimizer_state_bytes / Ne;
+              auto split = [&](double bytes, bool divided) {
+                return divided ? (1 - x) * bytes / N + x * bytes / Ne : bytes;
+              };
+              static_mem += split(L.weight_bytes, params) + split(L.GradientBytes(), grads) +
+                            split(L.optimizer_state_bytes, true);
+              whole = std::max(whole, (1 - 1 / N) * (1 - x) * held + (1 - 1 / Ne) * x * held);
               experts += L.expert_weight_bytes;
               expert_step += x * L.optimizer_step_s;
             } else {
               static_mem += L.weight_bytes / (params ? N : 1) +
                             L.GradientBytes() / (grads ? N : 1) + L.optimizer_state_bytes / N;
+              whole = std::max(whole, held);
             }
-            whole = std::max(whole, params  ? 2 * L.weight_bytes + L.GradientBytes()
-                                    : grads ? L.GradientBytes()
-                                            : 0.0);
             act += L.activation_bytes;
             w += L.weight_bytes;
             step += L.optimizer_step_s;
@@ -540,20 +544,29 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           }
           const bool rec = p.recompute && position > 1;
           double collectives = 0, edge = 0;  // every micro-batch, beside the compute
-          if (grads && h > 1) {
-            const double first = table.layers[i].weight_bytes;  // the stage's first layer's
-            // Each layer's own calls (FSDP's units), each paying its latency.
-            auto calls = [&](double bytes, int gathers) {
-              if (!(bytes > 0)) return 0.0;
-              double sum = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * bytes, group);
-              if (!once && d / h > 1) {  // hybrid: the shards all-reduced across the groups
-                sum += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * bytes / h, replicas);
+          if (grads) {
+            // Each layer's own calls (FSDP's units), each paying its latency; with folded experts
+            // the rest's over {h, t} and the experts' over {h_e, t·j}, one after the other.
+            auto calls_in = [&](double bytes, int gathers, std::int64_t hh, std::int64_t dd,
+                                const CommGroup& g, const CommGroup& across) {
+              if (!(bytes > 0) || hh < 2) return 0.0;
+              double sum = p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * bytes, g);
+              if (!once && dd / hh > 1) {  // hybrid: the shards all-reduced across the groups
+                sum += p.network.CollectiveS(CollectiveKind::kAllReduce, rho * bytes / hh, across);
               }
-              if (params) sum += gathers * p.network.CollectiveS(CollectiveKind::kAllGather, bytes, group);
+              if (params)
+                sum += gathers * p.network.CollectiveS(CollectiveKind::kAllGather, bytes, g);
               return sum;
             };
-            for (int l = i; l < j; ++l) collectives += calls(table.layers[l].weight_bytes, 2);
-            edge = calls(first, 1);
+            auto calls = [&](const PlacementLayer& L, int gathers) {
+              if (j_fold == 1) return calls_in(L.weight_bytes, gathers, h, d, group, replicas);
+              return calls_in(L.weight_bytes - L.expert_weight_bytes, gathers, h, d, group,
+                              replicas) +
+                     calls_in(L.expert_weight_bytes, gathers, he, de, CommGroup{he, te},
+                              CommGroup{de / he, te * he});
+            };
+            for (int l = i; l < j; ++l) collectives += calls(table.layers[l], 2);
+            edge = calls(table.layers[i], 1);  // the stage's first layer's
           }
           // Blocking sends: the stage also waits for its own, one per edge with one end in it.
           double out = 0;
@@ -565,7 +578,7 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           const double load = collectives > 0 ? std::max(collectives, compute + edge) : compute;
           max_load = std::max(max_load, load);
           sum_load += load;
-          static_mem += (1 - 1 / N) * whole;
+          static_mem += j_fold > 1 ? whole : (1 - 1 / N) * whole;
           double in_flight = position;
           if (p.schedule == PipelineSchedule::kGPipe) in_flight = static_cast<double>(m);
           if (p.schedule == PipelineSchedule::kInterleaved) in_flight = (2.0 * (position - 1) + (v - 1) * s + 1) / v;
@@ -591,13 +604,23 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         if (j_fold > 1) {
           const CommGroup eg{he, te}, er{de / he, te * he};
           const double G = rho * first_experts;
-          if (p.sharding == Sharding::kNone) {
-            expert_reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, G, eg);
-          } else {
-            expert_reduce =
-                p.network.CollectiveS(CollectiveKind::kReduceScatter, G, eg) +
-                (de / he > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, G / he, er) : 0.0);
-            expert_gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+          const double across =
+              de / he > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, G / he, er) : 0.0;
+          switch (p.sharding) {
+            case Sharding::kNone:
+              expert_reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, G, eg);
+              break;
+            case Sharding::kOptimizer:
+              expert_reduce = p.network.CollectiveS(CollectiveKind::kReduceScatter, G, eg) + across;
+              expert_gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+              break;
+            case Sharding::kGradients:
+              expert_reduce = once ? across : 0.0;
+              expert_gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+              break;
+            case Sharding::kParameters:
+              expert_reduce = once ? across : 0.0;
+              break;
           }
           first_weight -= first_experts;  // the rest is the dense class's
         }
@@ -724,9 +747,9 @@ void CheckAgainstBruteForce(bool skips) {
         }
       }
       if (pick(0, 1)) table.tied_gradient_bytes = uni(0, 2);
-      // Every fifth case folds experts over 2 or 4 replicas, under sharding none or optimizer
-      // (no draw: the other cases' values stay).
-      if (c % 5 == 2 && p.sharding <= Sharding::kOptimizer) {
+      // Every fifth case folds experts over 2 or 4 replicas (no draw: the other cases' values
+      // stay).
+      if (c % 5 == 2) {
         table.expert_fold = 2 + 2 * (c % 2);
         for (auto& l : table.layers) l.expert_weight_bytes = l.weight_bytes * (c % 3) / 3;
       }

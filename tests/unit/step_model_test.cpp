@@ -224,6 +224,10 @@ TEST(StepModel, FoldedExpertsByHand) {
   const SyncParts sync = StageSyncPartsS(s, table, 2, 8, 100, 80);
   EXPECT_DOUBLE_EQ(sync.reduce_s, 40.0 * 7 / 8 + 160.0 / 2);
   EXPECT_DOUBLE_EQ(sync.gather_s, 20.0 * 7 / 8 + 80.0 / 2);
+  // Sharding the parameters: the layer holds its 2·100 weight and 100 gradient bytes whole while
+  // it works, 60 of them the rest's (less 1/8) and 240 the experts' (less 1/2).
+  EXPECT_DOUBLE_EQ(LayerGatheredAway(l, Sharding::kParameters, n), 60.0 * 7 / 8 + 240.0 / 2);
+  EXPECT_DOUBLE_EQ(LayerGatheredAway(l, Sharding::kGradients, n), 20.0 * 7 / 8 + 80.0 / 2);
   // Unfolded, the same layer is one class.
   table.expert_fold = 1;
   EXPECT_EQ(ShardWaysOf(s, table, 2, 8).expert_ways, 8);

@@ -1,11 +1,14 @@
 #include "phaze/placement/placement_search.hpp"
 
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <optional>
 #include <tuple>
-#include <fmt/printf.h>
 
 #include "phaze/system/gradient_sync.hpp"
 #include "phaze/system/optimizer_step.hpp"
@@ -52,8 +55,15 @@ MemoryClass ClassOf(const PlacementProblem& p, int t, std::int64_t d, int s,
 // pipeline level (the level changes the send times inside the loads).
 class StageTable {
  public:
-  StageTable(const LayerTable& table, const PlacementProblem& problem, int t, int level)
-      : n_(static_cast<int>(table.layers.size())), t_(t), problem_(problem), table_(table) {
+  // `split`: the memory class's divisors when its stages' gathered layers depend on them
+  // (SplitsGather: folded experts under sharding gradients or parameters), else none.
+  StageTable(const LayerTable& table, const PlacementProblem& problem, int t, int level,
+             std::optional<ShardDivisors> split = std::nullopt)
+      : n_(static_cast<int>(table.layers.size())),
+        t_(t),
+        problem_(problem),
+        table_(table),
+        split_(split) {
     preds_.resize(n_);
     succs_.resize(n_);
     const double v = problem_.virtual_stages;
@@ -91,7 +101,8 @@ class StageTable {
   // latency), summed from layer i up; with the part no compute hides (ShardingEdgeS: the stage's
   // first layer's).
   double LayerShardingS(int l, const MemoryClass& c) const {
-    return ShardingPerMicroBatchS(problem_, t_, c.comm_d, WeightReplicas(), WeightBytes(l, l + 1));
+    return StageShardingPerMicroBatchS(problem_, table_, t_, c.comm_d, WeightBytes(l, l + 1),
+                                       ExpertWeightBytes(l, l + 1));
   }
   double ShardingS(int i, int j, const MemoryClass& c) const {
     double sum = 0;
@@ -99,9 +110,9 @@ class StageTable {
     return sum;
   }
   double ShardingEdge(int i, const MemoryClass& c) const {
-    return c.comm_d > 0
-               ? ShardingEdgeS(problem_, t_, c.comm_d, WeightReplicas(), WeightBytes(i, i + 1))
-               : 0.0;
+    return c.comm_d > 0 ? StageShardingEdgeS(problem_, table_, t_, c.comm_d, WeightBytes(i, i + 1),
+                                             ExpertWeightBytes(i, i + 1))
+                        : 0.0;
   }
   double InFlight(int position, const MemoryClass& c) const {
     return InFlightMicroBatches(problem_, position, c.s, c.m);
@@ -204,6 +215,10 @@ class StageTable {
         fw = std::max(fw, finish[l]);
         recompute += L[l].RecomputeForwardS();
         f.Add(L[l]);
+        if (split_) {
+          f.gathered_away =
+              std::max(f.gathered_away, LayerGatheredAway(L[l], problem_.sharding, *split_));
+        }
         step += L[l].optimizer_step_s;
         expert_step += L[l].ExpertShare() * L[l].optimizer_step_s;
         experts += L[l].expert_weight_bytes;
@@ -300,6 +315,7 @@ class StageTable {
   int n_, t_;
   const PlacementProblem& problem_;
   const LayerTable& table_;
+  std::optional<ShardDivisors> split_;
   std::vector<std::vector<Link>> preds_, succs_;
   std::vector<StageFootprint> footprint_;
   std::vector<double> load_plain_, load_recompute_, stash_, optimizer_step_, expert_optimizer_step_,
@@ -333,21 +349,19 @@ class SyncTable {
 // Lexicographic preference among equal times: smaller d, fewer stages, earlier split, fewer a = 1.
 using Key = std::tuple<double, std::int64_t, int, int, int>;
 
-// Why a width's experts cannot fold over data-parallel replicas under `p` ("" when they can, or
-// are not folded): the sharding divides weights it gathers over one group (gradients,
-// parameters), or context parallelism's replicas hold the same experts.
-std::string FoldRefusal(const PlacementProblem& p, const LayerTable& table) {
-  if (table.expert_fold <= 1) return "";
-  const std::string folded =
-      "experts folded over " + std::to_string(table.expert_fold) + " data-parallel replicas";
-  if (table.weight_replicas > 1) {
-    return folded + " with weight replicas (context parallelism) are not modelled";
-  }
-  if (p.sharding >= Sharding::kGradients) {
-    return folded + " with sharding " + std::string(ToString(p.sharding)) +
-           " are not modelled (none or optimizer: Megatron-LM's distributed optimizer)";
-  }
-  return "";
+// Why a width's experts cannot fold over data-parallel replicas ("" when they can, or are not
+// folded): context parallelism's replicas would hold the same experts.
+std::string FoldRefusal(const LayerTable& table) {
+  if (table.expert_fold <= 1 || table.weight_replicas <= 1) return "";
+  return "experts folded over " + std::to_string(table.expert_fold) +
+         " data-parallel replicas with weight replicas (context parallelism) are not modelled";
+}
+
+// The stage table key of a memory class: the level, and the class's divisors when the table's
+// gathered layers depend on them (SplitsGather).
+using TableKey = std::tuple<int, std::int64_t, std::int64_t>;
+std::optional<ShardDivisors> SplitOf(const PlacementProblem& p, const MemoryClass& c) {
+  return SplitsGather(p.sharding, c.ways) ? std::optional(c.ways) : std::nullopt;
 }
 
 }  // namespace
@@ -415,7 +429,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
   };
   std::optional<Key> best_key;
   for (const auto& [t, table] : problem.widths) {
-    if (std::string why = FoldRefusal(problem, table); !why.empty()) {
+    if (std::string why = FoldRefusal(table); !why.empty()) {
       if (problem.widths.size() == 1) best.reason = "width " + std::to_string(t) + ": " + why;
       continue;
     }
@@ -448,7 +462,7 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
         it->pairs.emplace_back(d, s);
       }
     }
-    std::vector<std::optional<StageTable>> tables(problem.network.Levels().size());
+    std::map<TableKey, StageTable> tables;
     SyncTable syncs(problem);
     // Per group: the suffix DP, and the first stages [0, j) that fit at each position s.
     struct FirstStage {
@@ -485,12 +499,19 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
     std::vector<Solved> solved;
     solved.reserve(groups.size());
     for (const Group& group : groups) {
-      auto& slot = tables[static_cast<size_t>(group.level)];
-      if (!slot) slot.emplace(table, problem, t, group.level);
+      const std::optional<ShardDivisors> split = SplitOf(problem, group.cls);
+      const TableKey key{group.level, split ? split->ways : 0, split ? split->expert_ways : 0};
+      auto slot = tables.find(key);
+      if (slot == tables.end()) {
+        slot = tables
+                   .emplace(std::piecewise_construct, std::forward_as_tuple(key),
+                            std::forward_as_tuple(table, problem, t, group.level, split))
+                   .first;
+      }
       Solved& g = solved.emplace_back();
       g.group = &group;
-      g.st = &*slot;
-      const StageTable& st = *slot;
+      g.st = &slot->second;
+      const StageTable& st = slot->second;
       int smax = 0;
       for (const auto& pr : group.pairs) smax = std::max(smax, pr.second);
       // A stage's load per micro-batch: its compute, or the sharding's collectives when longer
@@ -683,7 +704,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
                   " micro-batches per batch";
     return plan;
   }
-  if (std::string why = FoldRefusal(problem, it->second); !why.empty()) {
+  if (std::string why = FoldRefusal(it->second); !why.empty()) {
     plan.reason = name + why;
     return plan;
   }
@@ -715,7 +736,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
   starts.push_back(n);
   const int level = PipelineLevel(problem, fixed.tensor_parallel, p, d);
   const MemoryClass cls = ClassOf(problem, fixed.tensor_parallel, d, p, it->second);
-  StageTable st(it->second, problem, fixed.tensor_parallel, level);
+  StageTable st(it->second, problem, fixed.tensor_parallel, level, SplitOf(problem, cls));
   std::int64_t devices = 0;
   std::string overflow;  // the first stage above the HBM
   for (int k = 0; k < p; ++k) {

@@ -36,8 +36,8 @@ std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunCo
           if (p > units || units % p != 0) continue;
           const std::int64_t per_replica = batch / (b * d);
           const std::int64_t replicas = slice->graph.weight_replicas;
-          // Experts folded over j replicas: j divides d, under sharding none or optimizer
-          // (PlacementSearch's FoldRefusal says why the rest are not modelled).
+          // Experts folded over j replicas: j divides d, without context parallelism's weight
+          // replicas (PlacementSearch refuses those).
           const std::int64_t fold = slice->graph.expert_fold;
           if (d % fold != 0 || (fold > 1 && replicas > 1)) continue;
           for (std::int64_t v : vs) {
@@ -45,7 +45,7 @@ std::vector<PlanRequest> LaunchablePlans(const PreparedModel& model, const RunCo
             for (RecomputeMode mode : run.training.recompute) {
               std::vector<std::pair<Sharding, std::int64_t>> shards;  // (sharding, h) taken
               for (const auto& [sharding, group] : ShardingsOf(run.training)) {
-                if (sharding >= Sharding::kGradients && (p > 1 || fold > 1)) continue;
+                if (sharding >= Sharding::kGradients && p > 1) continue;
                 PlanRequest r;
                 r.tensor_parallel = static_cast<int>(t);
                 r.data_parallel = static_cast<int>(d);

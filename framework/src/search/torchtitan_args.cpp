@@ -9,17 +9,32 @@ namespace {
 
 std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
 
-// How the strategy spends width t as TorchTitan's tp and cp; false with *why otherwise.
-bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, std::string* why) {
+// How the strategy spends width t as TorchTitan's tp and cp, and its expert-parallel degree ep;
+// false with *why otherwise.
+bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, int* ep,
+                      std::string* why) {
   *tp = 1;
   *cp = 1;
-  if (t == 1) return true;  // every strategy slices nothing at t = 1
+  *ep = 1;
   const std::string& name = strategy.component.name;
   const std::string inner = strategy.over ? strategy.over->component.name : "";
   const std::int64_t k = strategy.over ? strategy.over->width : 1;
   const std::string dtensor =
       "TorchTitan's tensor parallelism is PyTorch DTensor's, which keeps the gathered input "
-      "(strategy sequence_parallel with params {gathered_input: keep})";
+      "(strategy sequence_parallel or moe with params {gathered_input: keep})";
+  if (name == "moe" && !strategy.over) {
+    // Its experts whole on each rank (expert_tensor_parallel_degree 1), the expert groups over
+    // e consecutive ranks of dp_shard·tp, as phaze folds them.
+    if (t > 1 && !KeepsGatheredInput(strategy)) {
+      *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
+      return false;
+    }
+    const auto e = strategy.component.Params().Optional("expert_parallel");
+    *tp = t;
+    *ep = e ? static_cast<int>(e->AsPositiveInt()) : t;
+    return true;
+  }
+  if (t == 1) return true;  // every other strategy slices nothing at t = 1
   if (name == "sequence_parallel" && !strategy.over) {
     if (!KeepsGatheredInput(strategy)) {
       *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
@@ -45,11 +60,6 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, s
   if (name == "megatron") {
     *why =
         "tensor parallelism without sequence parallelism: TorchTitan does not run it; " + dtensor;
-  } else if (name == "moe") {
-    *why =
-        "moe: TorchTitan's expert parallelism shards the experts with FSDP2 over the "
-        "data-parallel ranks it does not borrow, which phaze's experts folded over data-parallel "
-        "replicas (expert_parallel) do not model yet (sharding none or optimizer only)";
   } else {
     *why = "strategy " + strategy.Name() + ": no TorchTitan equivalent";
   }
@@ -104,7 +114,10 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
   const StrategyChoice& strategy = run.strategies.at(static_cast<std::size_t>(plan.strategy));
   int tp = 1;
   int cp = 1;
-  if (!TorchTitanWidths(strategy, plan.tensor_parallel, &tp, &cp, &launch.why)) return launch;
+  int ep = 1;
+  if (!TorchTitanWidths(strategy, plan.tensor_parallel, &tp, &cp, &ep, &launch.why)) {
+    return launch;
+  }
   const RunConfig::Training& training = run.training;
   const std::int64_t d = plan.data_parallel;
   const int p = plan.pipeline_stages;
@@ -161,11 +174,17 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
   } else if (!IsFlashAttention(training.attention)) {
     why = "attention " + std::string(ToString(training.attention)) +
           ": TorchTitan runs PyTorch SDPA's FlashAttention (attention flash or fused)";
+  } else if (ep > 1 && (plan.sharding != Sharding::kNone ? h : 1) * tp * cp % ep != 0) {
+    why = "expert_parallel " + std::to_string(ep) +
+          ": TorchTitan's expert groups borrow data_parallel_shard_degree·tp·cp ranks (" +
+          std::to_string((plan.sharding != Sharding::kNone ? h : 1) * tp * cp) +
+          " here), which it must divide";
   }
   if (!why.empty()) return launch;
 
   launch.tensor = tp;
   launch.context = cp;
+  launch.expert = ep;
   auto set = [&](const std::string& section, const std::string& key, const std::string& value) {
     launch.settings.push_back({section, key, value});
   };
@@ -179,6 +198,10 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
   }
   set("parallelism", "tensor_parallel_degree", std::to_string(tp));
   set("parallelism", "context_parallel_degree", std::to_string(cp));
+  if (ep > 1) {  // whole experts on each rank, over ep consecutive ranks of dp_shard·cp·tp
+    set("parallelism", "expert_parallel_degree", std::to_string(ep));
+    set("parallelism", "expert_tensor_parallel_degree", "1");
+  }
   set("parallelism", "pipeline_parallel_degree", std::to_string(p));
   if (p > 1) {  // Megatron's split: the blocks evenly, the first blocks mod p stages one more
     set("parallelism", "pipeline_parallel_schedule",

@@ -165,6 +165,46 @@ double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::i
   return PerMicroBatch(settings, t, d, r, first_layer_weight_bytes, SecondsOn(settings), 1);
 }
 
+namespace {
+
+// f over the two classes of a table's weights (`weight_bytes`, `expert_bytes` of them experts):
+// the rest's over {d·r, t/r}, the experts' over their replicas (ExpertClass), summed; f of the
+// whole when the experts are not folded.
+template <typename F>
+double OverClasses(const LayerTable& table, int t, std::int64_t d, double weight_bytes,
+                   double expert_bytes, F f) {
+  const WeightClass dense = DenseClass(table, t, d);
+  if (table.expert_fold <= 1) return f(dense, weight_bytes);
+  return f(dense, weight_bytes - expert_bytes) + f(ExpertClass(table, t, d), expert_bytes);
+}
+
+}  // namespace
+
+double StageShardingPerMicroBatchS(const StepSettings& settings, const LayerTable& table, int t,
+                                   std::int64_t d, double weight_bytes, double expert_bytes) {
+  return OverClasses(table, t, d, weight_bytes, expert_bytes,
+                     [&](const WeightClass& c, double bytes) {
+                       return ShardingPerMicroBatchS(settings, c.t, c.d, c.r, bytes);
+                     });
+}
+
+double StageShardingPerMicroBatchJ(const StepSettings& settings, const LayerTable& table, int t,
+                                   std::int64_t d, double weight_bytes, double expert_bytes) {
+  return OverClasses(table, t, d, weight_bytes, expert_bytes,
+                     [&](const WeightClass& c, double bytes) {
+                       return ShardingPerMicroBatchJ(settings, c.t, c.d, c.r, bytes);
+                     });
+}
+
+double StageShardingEdgeS(const StepSettings& settings, const LayerTable& table, int t,
+                          std::int64_t d, double first_layer_weight_bytes,
+                          double first_layer_expert_bytes) {
+  return OverClasses(table, t, d, first_layer_weight_bytes, first_layer_expert_bytes,
+                     [&](const WeightClass& c, double bytes) {
+                       return ShardingEdgeS(settings, c.t, c.d, c.r, bytes);
+                     });
+}
+
 double ShardedLoadS(double compute_s, double collectives_s, double edge_s) {
   return collectives_s > 0 ? std::max(compute_s + edge_s, collectives_s) : compute_s;
 }

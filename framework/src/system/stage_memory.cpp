@@ -25,6 +25,15 @@ void StageFootprint::Add(const PlacementLayer& l) {
   }
 }
 
+double LayerGatheredAway(const PlacementLayer& l, Sharding sharding, const ShardDivisors& n) {
+  if (sharding < Sharding::kGradients) return 0.0;
+  const double whole = sharding == Sharding::kParameters ? 2 * l.weight_bytes + l.GradientBytes()
+                                                         : l.GradientBytes();
+  const double expert = l.ExpertShare() * whole;
+  auto away = [](std::int64_t ways) { return ways > 1 ? 1 - 1 / static_cast<double>(ways) : 0.0; };
+  return away(n.ways) * (whole - expert) + away(n.expert_ways) * expert;
+}
+
 StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_flight,
                              Sharding sharding, const ShardDivisors& n) {
   const bool on = sharding != Sharding::kNone;
@@ -40,7 +49,9 @@ StageMemory StageMemoryParts(const StageFootprint& f, double stash, double in_fl
   m.gradient_bytes =
       sharding >= Sharding::kGradients ? divided(f.gradient, f.expert_gradient) : f.gradient;
   m.optimizer_state_bytes = divided(f.optimizer_state, f.expert_optimizer_state);
-  m.gathered_bytes = ways > 1 ? (1 - 1 / ways) * f.Gathered(sharding) : 0.0;
+  m.gathered_bytes = SplitsGather(sharding, n) ? f.gathered_away
+                     : ways > 1                ? (1 - 1 / ways) * f.Gathered(sharding)
+                                               : 0.0;
   m.in_flight = in_flight;
   m.working_bytes = f.working;
   const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, n);

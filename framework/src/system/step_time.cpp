@@ -86,7 +86,6 @@ void FillStepEnergy(const StepSettings& settings, const LayerTable& table, Place
   const double B = static_cast<double>(settings.MicroBatches());
   const double d = plan.data_parallel;
   const double v = settings.virtual_stages;
-  const std::int64_t r = table.weight_replicas;
   const int s = plan.pipeline_stages;
   Energy e;
   std::int64_t devices = 0;
@@ -108,7 +107,9 @@ void FillStepEnergy(const StepSettings& settings, const LayerTable& table, Place
     e += per_micro_batch * (B * a);
     e += StageOptimizerStepJ(settings, table, t, plan.data_parallel, a, step, expert_step);
     e.network_j += StageSyncJ(settings, table, t, plan.data_parallel, weight, experts) * d * a;
-    e.network_j += ShardingPerMicroBatchJ(settings, t, plan.data_parallel, r, weight) * B * a;
+    e.network_j +=
+        StageShardingPerMicroBatchJ(settings, table, t, plan.data_parallel, weight, experts) * B *
+        a;
     for (const auto& edge : table.edges) {  // activations forward, their gradients back
       if (edge.from < stage.first_layer || edge.from > stage.last_layer ||
           edge.to <= stage.last_layer) {

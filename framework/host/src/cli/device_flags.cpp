@@ -98,7 +98,8 @@ StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
   }
   Json kept = Json::MakeObject();
   if (strategy.component.params && strategy.component.params->IsMap()) {
-    for (const auto& [key, value] : strategy.component.params->ToJson().AsObject()) {
+    const Json params = strategy.component.params->ToJson();  // outlives the loop over it
+    for (const auto& [key, value] : params.AsObject()) {
       if (key != "expert_parallel") kept[key] = value;
     }
   }

@@ -36,6 +36,7 @@ void PutLaunches(Json& j, const MegatronLaunch& megatron, const TorchTitanLaunch
   if (!torchtitan.settings.empty()) {
     j["torchtitan"]["tensor"] = torchtitan.tensor;
     j["torchtitan"]["context"] = torchtitan.context;
+    j["torchtitan"]["expert"] = torchtitan.expert;
     j["torchtitan_toml"] = torchtitan.Toml();
   }
 }

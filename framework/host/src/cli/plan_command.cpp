@@ -216,7 +216,8 @@ int RunPlan(CommandContext& ctx) {
        strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
     StrategyChoice& c =
         run.strategies.emplace_back(NamedStrategy(ctx.registry, "--strategies", w, configured));
-    if (torchtitan && c.component.name == "sequence_parallel" && !c.component.params) {
+    if (torchtitan && (c.component.name == "sequence_parallel" || c.component.name == "moe") &&
+        !c.component.params) {
       // TorchTitan's tensor parallelism is DTensor's: it keeps the gathered input.
       c.component.params =
           ConfigNode::ParseString("gathered_input: keep", "phaze plan --framework torchtitan");
@@ -471,7 +472,7 @@ int RunPlan(CommandContext& ctx) {
         rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel, r.virtual_stages,
         !launchable ? "—" : std::to_string(torchtitan ? titan.tensor : widths.tensor),
         !launchable ? "—" : std::to_string(torchtitan ? titan.context : widths.context),
-        !launchable ? "—" : (torchtitan ? "1" : std::to_string(widths.expert)),
+        !launchable ? "—" : std::to_string(torchtitan ? titan.expert : widths.expert),
         static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
         ShardingText(r.sharding, c.shard_replicas, r.data_parallel).c_str(),
         ToString(c.precision).data(), c.strategy.c_str(), c.plan.time_per_batch_s, c.tokens_per_s,

@@ -73,6 +73,7 @@ struct TorchTitanLaunch {
   std::string why;
   int tensor = 0;   // tensor_parallel_degree (0 without settings)
   int context = 0;  // context_parallel_degree
+  int expert = 0;   // expert_parallel_degree (1: none)
 
   // The command-line overrides, one token each: --section.key=value (strings unquoted, lists
   // comma-separated, as TorchTitan's parser reads them); a true flag as --section.key alone, a

@@ -84,6 +84,15 @@ double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t 
 // shares the links with it (FSDP2 runs them on two streams, over one network).
 double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
                      double first_layer_weight_bytes);
+// The same three for weights of `table` with `expert_bytes` of experts among them: each class over
+// its own devices (as StageSyncPartsS), the one-class value when the experts are not folded.
+double StageShardingPerMicroBatchS(const StepSettings& settings, const LayerTable& table, int t,
+                                   std::int64_t d, double weight_bytes, double expert_bytes);
+double StageShardingPerMicroBatchJ(const StepSettings& settings, const LayerTable& table, int t,
+                                   std::int64_t d, double weight_bytes, double expert_bytes);
+double StageShardingEdgeS(const StepSettings& settings, const LayerTable& table, int t,
+                          std::int64_t d, double first_layer_weight_bytes,
+                          double first_layer_expert_bytes);
 // A stage's load per micro-batch with the sharding's collectives beside its compute: the compute
 // and the edge one after the other, or the collectives when longer (the compute without any).
 double ShardedLoadS(double compute_s, double collectives_s, double edge_s);

@@ -30,6 +30,9 @@ struct StageFootprint {
   double expert_gradient = 0;
   double expert_optimizer_state = 0;
   double expert_step_working = 0;
+  // Set by the caller when the experts fold under sharding gradients or parameters (SplitsGather):
+  // the most a layer holds whole beyond its shards, max over the layers of LayerGatheredAway.
+  double gathered_away = 0;
 
   // Adds the next layer of the stage.
   void Add(const PlacementLayer& layer);
@@ -67,14 +70,19 @@ struct ShardDivisors {
 // what `sharding` divides (ways = 1 or kNone: nothing is): the larger of the forward and backward
 // phase's (BackwardPeakBytes) and the optimizer step's (StepPeakBytes). Each class's sharded bytes
 // lose (1 − 1/N) of themselves, N its ways; what the sharding holds whole while a layer works is
-// gathered over the `ways` (the experts fold only under sharding none or optimizer, which gather
-// nothing).
+// (1 − 1/N)·Gathered over the `ways` — or, with the experts folded, the stage's gathered_away
+// (each layer's classes over their own ways, LayerGatheredAway).
 inline double BackwardPeakBytes(const StageFootprint& f, double stash, double in_flight,
                                 Sharding sharding, const ShardDivisors& n) {
   double memory = f.resident + (in_flight - 1) * stash + f.working;
   if (sharding == Sharding::kNone) return memory;
-  const double expert = n.expert_ways != n.ways ? f.ExpertSharded(sharding) : 0.0;
-  if (n.ways > 1) {
+  const bool split = n.expert_ways != n.ways;
+  const double expert = split ? f.ExpertSharded(sharding) : 0.0;
+  if (split && sharding >= Sharding::kGradients) {
+    memory += f.gathered_away;
+    if (n.ways > 1)
+      memory -= (1 - 1 / static_cast<double>(n.ways)) * (f.Sharded(sharding) - expert);
+  } else if (n.ways > 1) {
     memory += (1 - 1 / static_cast<double>(n.ways)) *
               (f.Gathered(sharding) - (f.Sharded(sharding) - expert));
   }
@@ -104,6 +112,16 @@ inline double StagePeakBytes(const StageFootprint& f, double stash, double in_fl
                              Sharding sharding, const ShardDivisors& n) {
   const double backward = BackwardPeakBytes(f, stash, in_flight, sharding, n);
   return f.step_working > 0 ? std::max(backward, StepPeakBytes(f, sharding, n)) : backward;
+}
+
+// What a layer holds whole while it works beyond its shards (sharding gradients: its gradients;
+// parameters: twice its weights and its gradients), each class less 1/N of its ways: the rest's
+// over n.ways, the experts' (ExpertShare of it) over n.expert_ways.
+double LayerGatheredAway(const PlacementLayer& layer, Sharding sharding, const ShardDivisors& n);
+// Whether a table's stages need it: experts folded (ways differ) under sharding gradients or
+// parameters.
+inline bool SplitsGather(Sharding sharding, const ShardDivisors& n) {
+  return sharding >= Sharding::kGradients && n.expert_ways != n.ways;
 }
 
 // The same, part by part.

@@ -68,12 +68,14 @@
 //   its reduction and step are what the step waits for; tied = all-reduce of the width's
 //   tied_gradient_bytes between the first and the last stage (group {2, stride t·d·(s − 1)}) when
 //   s > 1.
-// * experts folded over j data-parallel replicas (LayerTable::expert_fold > 1; sharding none or
-//   optimizer, r = 1): each layer's expert_weight_bytes (and that share of its gradients,
-//   optimizer state, step working bytes, optimizer step and its energy) belong to a second class
-//   held by the d/j replicas t·j ranks apart (ExpertClass): the sharding divides them over those,
-//   and the step's sync adds their reduction over that group to the rest's over {d, t}; d must be
-//   a multiple of j.
+// * experts folded over j data-parallel replicas (LayerTable::expert_fold > 1; r = 1): each
+//   layer's expert_weight_bytes (and that share of its gradients, optimizer state, step working
+//   bytes, optimizer step and its energy) belong to a second class held by the d/j replicas t·j
+//   ranks apart (ExpertClass, N_e = h_e of them sharding together): the sharding divides them by
+//   N_e, each layer holds whole (1 − 1/N)·its rest's and (1 − 1/N_e)·its experts' gathered bytes
+//   (stage_memory.hpp's LayerGatheredAway, max over the stage's layers), and every collective —
+//   the step's sync, the per-micro-batch ones per layer — runs per class over its own group, the
+//   two one after the other; d must be a multiple of j.
 // * throughput = global_batch / time per batch.
 // * energy per step (the chosen plan only): Σ over stages of a·B·Σ_layers (forward + backward +
 //   recompute energy; + forward again with the paper's stage recompute) + the optimizer step on
