@@ -832,6 +832,44 @@ namespace {
 // 16-bit weights) over 2 devices: 2·(1/2)·8e8 / 1e9 B/s = 0.8 s. A distributed optimizer
 // reduce-scatters them instead, (1/2)·8e8 / 1e9 = 0.4 s, and all-gathers the 4e8 weight bytes,
 // 0.2 s; it shards its step over the same 2: 4 layers × 1 s / 2.
+// A layer table file's folded experts (share/placement/README.md), by hand: one layer of 100
+// weight bytes, 80 of them experts over 4 replicas, on 8 devices of a flat 1 byte/s network, one
+// micro-batch each (3 s of passes). Its fp32 gradients all-reduce as two classes: 2·20 bytes over
+// the 8 replicas (2·7/8·40 = 70 s) and 2·80 over the 2 holding the same experts (2·1/2·160 =
+// 160 s); unfolded, 2·100 over 8 (350 s).
+TEST(PlacementSearch, LayerTableFileFoldsExperts) {
+  auto problem = [](const std::string& fold, const std::string& experts) {
+    return ParseLayerTableFile(ConfigNode::ParseString(
+        "{num_accelerators: 8, global_batch: 8, micro_batch: 1, link_bandwidth_bytes_per_s: 1, "
+        "hbm_bytes: 1.0e12, widths: {'1': {" +
+            fold +
+            "layers: [{name: moe, forward_s: 1, "
+            "backward_s: 2, weight_bytes: 100, " +
+            experts + "activation_bytes: 0}]}}}",
+        "table.yaml"));
+  };
+  const PlacementPlan folded = PlacementSearch().Evaluate(
+      problem("expert_fold: 4, ", "expert_weight_bytes: 80, "), {1, 8, 1});
+  ASSERT_TRUE(folded.feasible) << folded.reason;
+  EXPECT_DOUBLE_EQ(folded.time_per_batch_s, 3 + 70 + 160);
+  EXPECT_DOUBLE_EQ(PlacementSearch().Evaluate(problem("", ""), {1, 8, 1}).time_per_batch_s,
+                   3 + 350);
+  EXPECT_NE(PlacementSearch()
+                .Evaluate(problem("expert_fold: 3, ", "expert_weight_bytes: 80, "), {1, 8, 1})
+                .reason.find("which do not divide d 8"),
+            std::string::npos);
+  std::string error;
+  try {
+    problem("", "expert_weight_bytes: 120, ");
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("table.yaml:1:"), std::string::npos) << error;
+  EXPECT_NE(error.find("expert_weight_bytes are part of weight_bytes (100), found 120"),
+            std::string::npos)
+      << error;
+}
+
 TEST(PlacementSearch, WeightReplicasReduceGradientsAcrossTheWidth) {
   for (std::int64_t r : {1, 2}) {
     for (bool distributed : {false, true}) {

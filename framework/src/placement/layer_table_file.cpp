@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "phaze/core/json.hpp"
 #include "phaze/core/limits.hpp"
 
 namespace phaze {
@@ -55,9 +56,10 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       t = 0;
     }
     if (t == 0) node.Fail("width keys must be positive integers (the tensor-parallel width), found '" + key + "'");
-    node.ExpectKeys({"layers", "edges", "tied_gradient_bytes"});
+    node.ExpectKeys({"layers", "edges", "tied_gradient_bytes", "expert_fold"});
     LayerTable table;
     if (auto v = node.Optional("tied_gradient_bytes")) table.tied_gradient_bytes = Bytes(*v);
+    if (auto v = node.Optional("expert_fold")) table.expert_fold = v->AsIntInRange(1, 1 << 20);
     std::map<std::string, int> index;
     const ConfigNode layers = node.Child("layers");
     if (layers.IsSequence() &&
@@ -72,7 +74,8 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
                      "backward_recompute_s", "optimizer_step_s", "weight_bytes",
                      "cached_weight_bytes", "gradient_bytes", "optimizer_state_bytes",
-                     "activation_bytes", "working_bytes", "step_working_bytes", "tensor_parallel"});
+                     "activation_bytes", "working_bytes", "step_working_bytes",
+                     "expert_weight_bytes", "tensor_parallel"});
       PlacementLayer l;
       auto name = ln.Child("name");
       l.name = name.AsString();
@@ -89,6 +92,13 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = Bytes(*v);
       if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = Bytes(*v);
       l.activation_bytes = Bytes(ln.Child("activation_bytes"));
+      if (auto v = ln.Optional("expert_weight_bytes")) {
+        l.expert_weight_bytes = Bytes(*v);
+        if (l.expert_weight_bytes > l.weight_bytes) {
+          v->Fail("expert_weight_bytes are part of weight_bytes (" + FormatDouble(l.weight_bytes) +
+                  "), found " + FormatDouble(l.expert_weight_bytes));
+        }
+      }
       if (auto v = ln.Optional("tensor_parallel")) l.tensor_parallel = v->AsBool();
       index[l.name] = static_cast<int>(table.layers.size());
       table.layers.push_back(l);
