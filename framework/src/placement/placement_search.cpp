@@ -57,13 +57,21 @@ class StageTable {
  public:
   // `split`: the memory class's divisors when its stages' gathered layers depend on them
   // (SplitsGather: folded experts under sharding gradients or parameters), else none.
+  // `bounds`: when given (a fixed placement's stage boundaries, 0 and n included), only the
+  // stages between two of them are filled — O(p·n) instead of O(n²), the rest of the cells left
+  // at 0.
   StageTable(const LayerTable& table, const PlacementProblem& problem, int t, int level,
-             std::optional<ShardDivisors> split = std::nullopt)
+             std::optional<ShardDivisors> split = std::nullopt,
+             const std::vector<int>* bounds = nullptr)
       : n_(static_cast<int>(table.layers.size())),
         t_(t),
         problem_(problem),
         table_(table),
-        split_(split) {
+        split_(split),
+        bound_(static_cast<size_t>(n_) + 1, bounds ? 0 : 1) {
+    if (bounds) {
+      for (int b : *bounds) bound_.at(static_cast<size_t>(b)) = 1;
+    }
     preds_.resize(n_);
     succs_.resize(n_);
     const double v = problem_.virtual_stages;
@@ -101,8 +109,9 @@ class StageTable {
   // latency), summed from layer i up; with the part no compute hides (ShardingEdgeS: the stage's
   // first layer's).
   double LayerShardingS(int l, const MemoryClass& c) const {
-    return StageShardingPerMicroBatchS(problem_, table_, t_, c.comm_d, WeightBytes(l, l + 1),
-                                       ExpertWeightBytes(l, l + 1));
+    const PlacementLayer& layer = table_.layers[static_cast<size_t>(l)];
+    return StageShardingPerMicroBatchS(problem_, table_, t_, c.comm_d, layer.weight_bytes,
+                                       layer.expert_weight_bytes);
   }
   double ShardingS(int i, int j, const MemoryClass& c) const {
     double sum = 0;
@@ -110,8 +119,9 @@ class StageTable {
     return sum;
   }
   double ShardingEdge(int i, const MemoryClass& c) const {
-    return c.comm_d > 0 ? StageShardingEdgeS(problem_, table_, t_, c.comm_d, WeightBytes(i, i + 1),
-                                             ExpertWeightBytes(i, i + 1))
+    const PlacementLayer& first = table_.layers[static_cast<size_t>(i)];
+    return c.comm_d > 0 ? StageShardingEdgeS(problem_, table_, t_, c.comm_d, first.weight_bytes,
+                                             first.expert_weight_bytes)
                         : 0.0;
   }
   double InFlight(int position, const MemoryClass& c) const {
@@ -197,6 +207,7 @@ class StageTable {
     const auto& L = table_.layers;
     std::vector<double> finish(static_cast<size_t>(n_));
     for (int i = 0; i < n_; ++i) {
+      if (!bound_[static_cast<size_t>(i)]) continue;  // no stage starts here
       StageFootprint f;
       double fw = 0, recompute = 0, step = 0, fw_sum = 0, bw_sum = 0, rc_sum = 0;
       double expert_step = 0, experts = 0;
@@ -258,6 +269,7 @@ class StageTable {
       return phase;
     };
     for (int j = 1; j <= n_; ++j) {  // every stage [l, j) at once: its phase is a suffix max
+      if (!bound_[static_cast<size_t>(j)]) continue;  // no stage ends here
       backward(0, j, 0.0, [&](int l, double phase) {
         const size_t k = At(l, j);
         const double fw = load_plain_[k];
@@ -268,6 +280,7 @@ class StageTable {
     if (!problem_.recompute) return;  // Load() reads load_recompute_ only when recomputing
     for (int i = 0; i < n_; ++i) {
       for (int j = i + 1; j <= n_; ++j) {
+        if (!bound_[static_cast<size_t>(i)] || !bound_[static_cast<size_t>(j)]) continue;
         const size_t k = At(i, j);
         load_recompute_[k] =
             load_recompute_[k] + backward(i, j, recompute_stage_[k], [](int, double) {});
@@ -316,6 +329,7 @@ class StageTable {
   const PlacementProblem& problem_;
   const LayerTable& table_;
   std::optional<ShardDivisors> split_;
+  std::vector<char> bound_;  // per layer index: a stage may start or end there
   std::vector<std::vector<Link>> preds_, succs_;
   std::vector<StageFootprint> footprint_;
   std::vector<double> load_plain_, load_recompute_, stash_, optimizer_step_, expert_optimizer_step_,
@@ -382,13 +396,15 @@ std::string PlacementProblem::Validate() const {
     if (table.expert_fold < 1) {
       return w + "expert_fold must be >= 1, got " + std::to_string(table.expert_fold);
     }
-
     const int n = static_cast<int>(table.layers.size());
     for (const auto& l : table.layers) {
       for (double v : {l.forward_s, l.backward_s, l.RecomputeForwardS(), l.backward_recompute_s,
                        l.optimizer_step_s, l.weight_bytes, l.cached_weight_bytes, l.GradientBytes(),
                        l.optimizer_state_bytes, l.activation_bytes, l.working_bytes}) {
         if (!Finite(v)) return w + "layer '" + l.name + "' has a negative or non-finite value";
+      }
+      if (!Finite(l.expert_weight_bytes) || l.expert_weight_bytes > l.weight_bytes) {
+        return w + "layer '" + l.name + "': expert_weight_bytes must be within its weight_bytes";
       }
     }
     for (const auto& e : table.edges) {
@@ -736,7 +752,7 @@ PlacementPlan PlacementSearch::Evaluate(const PlacementProblem& problem,
   starts.push_back(n);
   const int level = PipelineLevel(problem, fixed.tensor_parallel, p, d);
   const MemoryClass cls = ClassOf(problem, fixed.tensor_parallel, d, p, it->second);
-  StageTable st(it->second, problem, fixed.tensor_parallel, level, SplitOf(problem, cls));
+  StageTable st(it->second, problem, fixed.tensor_parallel, level, SplitOf(problem, cls), &starts);
   std::int64_t devices = 0;
   std::string overflow;  // the first stage above the HBM
   for (int k = 0; k < p; ++k) {

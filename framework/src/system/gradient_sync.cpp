@@ -105,6 +105,17 @@ auto JoulesOn(const StepSettings& settings) {
   };
 }
 
+// f over the two classes of a table's weights (`weight_bytes`, `expert_bytes` of them experts):
+// the rest's over {d·r, t/r}, the experts' over their replicas (ExpertClass), summed; f of the
+// whole when the experts are not folded.
+template <typename F>
+double OverClasses(const LayerTable& table, int t, std::int64_t d, double weight_bytes,
+                   double expert_bytes, F f) {
+  const WeightClass dense = DenseClass(table, t, d);
+  if (table.expert_fold <= 1) return f(dense, weight_bytes);
+  return f(dense, weight_bytes - expert_bytes) + f(ExpertClass(table, t, d), expert_bytes);
+}
+
 CommGroup TiedGroup(int t, std::int64_t d, int stages) {
   return CommGroup{2, static_cast<std::int64_t>(t) * d * (stages - 1)};
 }
@@ -134,11 +145,10 @@ SyncParts StageSyncPartsS(const StepSettings& settings, const LayerTable& table,
 
 double StageSyncJ(const StepSettings& settings, const LayerTable& table, int t, std::int64_t d,
                   double weight_bytes, double expert_bytes) {
-  const WeightClass dense = DenseClass(table, t, d);
-  if (table.expert_fold <= 1) return GradientSyncJ(settings, t, d, dense.r, weight_bytes);
-  const WeightClass experts = ExpertClass(table, t, d);
-  return GradientSyncJ(settings, t, d, dense.r, weight_bytes - expert_bytes) +
-         GradientSyncJ(settings, experts.t, experts.d, experts.r, expert_bytes);
+  return OverClasses(table, t, d, weight_bytes, expert_bytes,
+                     [&](const WeightClass& c, double bytes) {
+                       return GradientSyncJ(settings, c.t, c.d, c.r, bytes);
+                     });
 }
 
 double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts,
@@ -164,21 +174,6 @@ double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::i
                      double first_layer_weight_bytes) {
   return PerMicroBatch(settings, t, d, r, first_layer_weight_bytes, SecondsOn(settings), 1);
 }
-
-namespace {
-
-// f over the two classes of a table's weights (`weight_bytes`, `expert_bytes` of them experts):
-// the rest's over {d·r, t/r}, the experts' over their replicas (ExpertClass), summed; f of the
-// whole when the experts are not folded.
-template <typename F>
-double OverClasses(const LayerTable& table, int t, std::int64_t d, double weight_bytes,
-                   double expert_bytes, F f) {
-  const WeightClass dense = DenseClass(table, t, d);
-  if (table.expert_fold <= 1) return f(dense, weight_bytes);
-  return f(dense, weight_bytes - expert_bytes) + f(ExpertClass(table, t, d), expert_bytes);
-}
-
-}  // namespace
 
 double StageShardingPerMicroBatchS(const StepSettings& settings, const LayerTable& table, int t,
                                    std::int64_t d, double weight_bytes, double expert_bytes) {

@@ -25,7 +25,7 @@ struct StageFootprint {
   double largest_gathered = 0;  // max 2·weight + gradient bytes of a layer
   // Of weight + cached, gradient, optimizer_state and step_working, the experts' part
   // (PlacementLayer::ExpertShare of each layer's), which the sharding divides over the experts'
-  // own replicas (ExpertShardWays).
+  // own replicas (ShardWaysOf).
   double expert_weight = 0;
   double expert_gradient = 0;
   double expert_optimizer_state = 0;
