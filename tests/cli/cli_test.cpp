@@ -1820,6 +1820,18 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
 // holds 1/8 of the weights, gradients and optimizer state, twice FSDP over all 16's 1/16; the
 // plan says so, records its group and replicas, and launches with two Megatron-LM distributed-
 // optimizer instances (one micro-batch a step). A group that is no group is refused.
+// A predict JSON's first stage's memory part (weight_bytes, gradient_bytes, …).
+double FirstStageMemory(const ConfigNode& predicted, const char* part) {
+  return predicted.Child("result")
+      .Child("plan")
+      .Child("stages")
+      .Elements()
+      .at(0)
+      .Child("memory")
+      .Child(part)
+      .AsDouble();
+}
+
 TEST(Cli, PredictShardsWithinANode) {
   testing::TempDir dir;
   const std::string predict = "predict --model " + std::string(PHAZE_SOURCE_DIR) +
@@ -1837,18 +1849,8 @@ TEST(Cli, PredictShardsWithinANode) {
   EXPECT_EQ(hsdp.Child("result").Child("shard_group").AsString(), "node");
   EXPECT_EQ(hsdp.Child("result").Child("shard_replicas").AsInt(), 8);
   EXPECT_EQ(fsdp.Child("result").Child("shard_replicas").AsInt(), 16);
-  auto memory = [](const ConfigNode& j, const char* part) {
-    return j.Child("result")
-        .Child("plan")
-        .Child("stages")
-        .Elements()
-        .at(0)
-        .Child("memory")
-        .Child(part)
-        .AsDouble();
-  };
   for (const char* part : {"weight_bytes", "gradient_bytes", "optimizer_state_bytes"}) {
-    EXPECT_DOUBLE_EQ(memory(hsdp, part), 2 * memory(fsdp, part)) << part;
+    EXPECT_DOUBLE_EQ(FirstStageMemory(hsdp, part), 2 * FirstStageMemory(fsdp, part)) << part;
   }
   std::string args;
   for (const auto& a : hsdp.Child("megatron_args").Elements()) args += " " + a.AsString();
@@ -1877,20 +1879,12 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
   r = Phaze(on16 + "--sharding optimizer --expert-parallel 2 -o " + e2);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ConfigNode a = ConfigNode::ParseFile(e8), b = ConfigNode::ParseFile(e2);
-  auto memory = [](const ConfigNode& j, const char* part) {
-    return j.Child("result")
-        .Child("plan")
-        .Child("stages")
-        .Elements()
-        .at(0)
-        .Child("memory")
-        .Child(part)
-        .AsDouble();
-  };
   const double experts = 32.0 * 8 * 3 * 4096 * 14336 * 2;
-  EXPECT_DOUBLE_EQ(memory(b, "weight_bytes") - memory(a, "weight_bytes"), experts * (0.5 - 0.125));
+  EXPECT_DOUBLE_EQ(FirstStageMemory(b, "weight_bytes") - FirstStageMemory(a, "weight_bytes"),
+                   experts * (0.5 - 0.125));
   // Each device's optimizer state is 1/d of the experts' either way: E/e experts over d/e.
-  EXPECT_NEAR(memory(a, "optimizer_state_bytes"), memory(b, "optimizer_state_bytes"), 1.0);
+  EXPECT_NEAR(FirstStageMemory(a, "optimizer_state_bytes"),
+              FirstStageMemory(b, "optimizer_state_bytes"), 1.0);
   EXPECT_EQ(a.Child("strategy").Child("params").Child("expert_parallel").AsInt(), 8);
   EXPECT_EQ(a.Child("megatron").Child("expert").AsInt(), 8);
   std::string args;
@@ -1909,9 +1903,9 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
   ASSERT_EQ(Phaze(on16 + "--sharding parameters --expert-parallel 8 -o " + p8).exit_code, 0);
   ASSERT_EQ(Phaze(on16 + "--sharding parameters --expert-parallel 2 -o " + p2).exit_code, 0);
   const ConfigNode z8 = ConfigNode::ParseFile(p8), z2 = ConfigNode::ParseFile(p2);
-  const double whole = memory(a, "weight_bytes") - experts / 8;  // the rest, unsharded
-  EXPECT_NEAR(memory(z8, "weight_bytes"), (whole + experts) / 16, 1.0);
-  EXPECT_NEAR(memory(z2, "weight_bytes"), (whole + experts) / 16, 1.0);
+  const double whole = FirstStageMemory(a, "weight_bytes") - experts / 8;  // the rest, unsharded
+  EXPECT_NEAR(FirstStageMemory(z8, "weight_bytes"), (whole + experts) / 16, 1.0);
+  EXPECT_NEAR(FirstStageMemory(z2, "weight_bytes"), (whole + experts) / 16, 1.0);
   r = Phaze(predict + "--accelerators 12 --global-batch 12 --plan 1,1,12 --expert-parallel 8");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("fold over 8 data-parallel replicas, which do not divide d 12"),

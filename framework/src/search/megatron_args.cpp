@@ -16,10 +16,7 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
     }
     w.tensor = t;
     w.sequence_parallel = name != "megatron" && t > 1;
-    if (name == "moe") {  // the strategy's expert_parallel e (a multiple of t), else t
-      const auto e = strategy.component.Params().Optional("expert_parallel");
-      w.expert = e ? static_cast<int>(e->AsPositiveInt()) : t;
-    }
+    if (name == "moe") w.expert = ExpertParallelOf(strategy, t);
   } else if (name == "context_parallel") {
     const std::int64_t k = strategy.over ? strategy.over->width : 1;
     const std::string inner = strategy.over ? strategy.over->component.name : "megatron";
@@ -48,6 +45,11 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
 }
 
 }  // namespace
+
+int ExpertParallelOf(const StrategyChoice& strategy, int t) {
+  const auto e = strategy.component.Params().Optional("expert_parallel");
+  return e ? static_cast<int>(e->AsPositiveInt()) : t;
+}
 
 bool KeepsGatheredInput(const ComponentChoice& component) {
   const auto g = component.Params().Optional("gathered_input");

@@ -115,6 +115,14 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
                           const RunConfig::Training& training) {
   LayerTable table;
   const std::vector<double>& recompute = times.recompute.at(mode);
+  std::vector<double> expert_bytes;  // per unique layer: its experts' weights
+  for (const auto& u : graph.unique_layers) {
+    double bytes = 0;
+    for (const Operator& op : u.forward.Ops()) {
+      if (op.expert >= 0) bytes += static_cast<double>(op.weight_bytes);
+    }
+    expert_bytes.push_back(bytes);
+  }
   for (const auto& instance : graph.layers) {
     const UniqueLayer& u = graph.unique_layers.at(instance.unique_id);
     PlacementLayer l;
@@ -135,9 +143,7 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.activation_bytes = static_cast<double>(u.SavedBytes(mode));
     l.working_bytes = static_cast<double>(u.WorkingBytes(mode) + u.transient_bytes);
     l.step_working_bytes = static_cast<double>(u.step_working_bytes);
-    for (const Operator& op : u.forward.Ops()) {
-      if (op.expert >= 0) l.expert_weight_bytes += static_cast<double>(op.weight_bytes);
-    }
+    l.expert_weight_bytes = expert_bytes[instance.unique_id];
     l.tensor_parallel = u.tensor_parallel;
     table.layers.push_back(l);
   }

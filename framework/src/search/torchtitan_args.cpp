@@ -29,9 +29,8 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, i
       *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
       return false;
     }
-    const auto e = strategy.component.Params().Optional("expert_parallel");
     *tp = t;
-    *ep = e ? static_cast<int>(e->AsPositiveInt()) : t;
+    *ep = ExpertParallelOf(strategy, t);
     return true;
   }
   if (t == 1) return true;  // every other strategy slices nothing at t = 1

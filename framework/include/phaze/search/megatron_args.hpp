@@ -64,6 +64,8 @@ struct MegatronLaunch {
 
 // Whether a component has params gathered_input: keep (PyTorch DTensor's tensor parallelism:
 // sequence_parallel, moe); a strategy, when it or the one it is composed over has.
+// The moe strategy's expert-parallel size at width t: its expert_parallel param, else t.
+int ExpertParallelOf(const StrategyChoice& strategy, int t);
 bool KeepsGatheredInput(const ComponentChoice& component);
 bool KeepsGatheredInput(const StrategyChoice& strategy);
 
