@@ -68,8 +68,12 @@ struct Context {
   Logger log{sink, LogLevel::kQuiet};
   RunConfig run;
   std::unique_ptr<SearchContext> context;
-  explicit Context(const std::string& search) {
-    run = RunConfig::ParseFile((Setup(search) / "run.yaml").string());
+  struct InDir {
+    fs::path dir;  // holding run.yaml and what it names
+  };
+  explicit Context(const std::string& search) : Context(InDir{Setup(search)}) {}
+  explicit Context(const InDir& in) {
+    run = RunConfig::ParseFile((in.dir / "run.yaml").string());
     context = std::make_unique<SearchContext>(run, testing::BuiltPlugins(), log);
   }
 };
@@ -279,6 +283,58 @@ TEST(SearchStrategies, SeveralStrategiesFindTheBestOfEachAlone) {
     }
   }
   EXPECT_GT(decided, 0);  // the choice between them is exercised
+}
+
+TEST(SearchStrategies, ExpertParallelSizesSweptTogether) {
+  // The moe strategy listed twice, at e = t and at expert_parallel 4 (at t 1 four data-parallel
+  // replicas share each expert group, at t 2 two): per config, the best of the two searched alone,
+  // and the plan names the size it was found at, in results.json's plan too.
+  const std::string moe =
+      "name: tiny-moe\nfamily: llama\nlayers: 2\nhidden: 64\nheads: 4\nkv_heads: 2\n"
+      "ffn_hidden: 128\nvocab: 256\nmax_positions: 64\nsequence_length: 64\n"
+      "moe: {experts: 4, top_k: 2, expert_ffn_hidden: 128}\n";
+  auto context = [&](const std::string& strategy) {
+    const fs::path dir = phaze::Setup(strategy);
+    Write(dir / "moe.yaml", moe);
+    Write(dir / "run.yaml",
+          "models:\n  - file: moe.yaml\narch: {space: space.yaml}\n"
+          "cluster: {num_accelerators: 64}\n"
+          "training: {global_batch: 256, micro_batches: [1], tensor_parallel_widths: [1, 2],\n"
+          "           hbm_gib: [32], recompute: [none]}\n"
+          "estimator: {name: device, params: {kernel_overhead_s: 0}}\n"
+          "solver: {backend: cbc, node_limit: 5, relative_gap: 0.05, search_nodes: 2000,\n"
+          "         max_exact_ops: 24, params: {cuts: false}}\n" +
+              strategy);
+    return std::make_unique<Context>(Context::InDir{dir});
+  };
+  const std::string folded = "{name: moe, params: {expert_parallel: 4}}";
+  auto both = context("strategy: [moe, " + folded + "]\n");
+  auto plain = context("strategy: moe\n");
+  auto four = context("strategy: " + folded + "\n");
+  const auto& configs = both->context->Configs();
+  int decided = 0, folded_won = 0;
+  for (std::size_t i = 0; i < configs.size(); i += 11) {
+    const ArchConfig& arch = configs[i].arch;
+    SCOPED_TRACE(arch.name);
+    auto best_of = [&](const Context& c) {
+      return c.context->Evaluator().Evaluate(c.context->Models()[0], arch, false).best;
+    };
+    const PlanChoice best = best_of(*both);
+    const double alone[2] = {best_of(*plain).Throughput(), best_of(*four).Throughput()};
+    EXPECT_DOUBLE_EQ(best.Throughput(), std::max(alone[0], alone[1]));
+    if (!best.feasible) continue;
+    EXPECT_EQ(best.strategy, "moe");
+    EXPECT_DOUBLE_EQ(best.Throughput(), alone[best.strategy_index]);
+    const std::int64_t t = best.plan.tensor_parallel;
+    EXPECT_EQ(best.expert_parallel, best.strategy_index == 0 ? t : 4);
+    const Json* e = PlanChoiceToJson(best).Find("plan")->Find("expert_parallel");
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->AsDouble(), static_cast<double>(best.expert_parallel));
+    decided += alone[0] > 0 && alone[1] > 0 && alone[0] != alone[1];
+    folded_won += best.strategy_index == 1;
+  }
+  EXPECT_GT(decided, 0);
+  EXPECT_GT(folded_won, 0);  // the folded groups do win somewhere
 }
 
 // The winners and Pareto fronts the search reports, as architecture names.

@@ -122,6 +122,21 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
                       "('megatron')"),
             std::string::npos)
       << ErrorOf([] { Parse("models: [a]\nstrategy: {name: megatron, over: {name: megatron, width: 2}}\n"); });
+  // A strategy may be listed again with other params (moe at several expert-parallel sizes),
+  // not as it was.
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nstrategy: [megatron, moe, megatron]\n"); }),
+            "run.yaml:2:27: strategy[2]: strategy 'megatron' is listed twice");
+  EXPECT_EQ(ErrorOf([] {
+              Parse(
+                  "models: [a]\nstrategy: [moe, {name: moe, params: {expert_parallel: 8}},\n"
+                  "  {name: moe, params: {expert_parallel: 8}}]\n");
+            }),
+            "run.yaml:3:3: strategy[2]: strategy 'moe' is listed twice with the same params");
+  const RunConfig swept = Parse(
+      "models: [a]\nstrategy: [moe, {name: moe, params: {expert_parallel: 2}},\n"
+      "  {name: moe, params: {expert_parallel: 8}}]\n");
+  ASSERT_EQ(swept.strategies.size(), 3u);
+  EXPECT_EQ(swept.strategies[2].component.Params().Child("expert_parallel").AsInt(), 8);
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsearch: {mode: fastest}\n"); }),
             "run.yaml:2:16: search.mode: expected one of hysteresis, exhaustive; found 'fastest'");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolvr: {}\n"); }).substr(0, 63),

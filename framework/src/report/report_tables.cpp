@@ -11,10 +11,14 @@ namespace phaze::report {
 
 std::string PlanText(const PlanChoice& c) {
   if (!c.feasible) return "infeasible";
-  // The strategy is named when it splits anything (t > 1).
+  // The strategy is named when it splits anything (t > 1, or experts over e > 1 devices), and
+  // the moe strategy's expert-parallel size when it is not t.
+  const std::int64_t t = c.plan.tensor_parallel, e = c.expert_parallel;
+  std::string strategy;
+  if ((t > 1 || e > 1) && !c.strategy.empty()) strategy = " " + c.strategy;
+  if (e > 0 && e != t) strategy += " EP " + std::to_string(e);
   return "{p " + std::to_string(c.plan.pipeline_stages) + ", d " +
-         std::to_string(c.plan.data_parallel) + ", t " + std::to_string(c.plan.tensor_parallel) +
-         (c.plan.tensor_parallel > 1 && !c.strategy.empty() ? " " + c.strategy : "") + "}";
+         std::to_string(c.plan.data_parallel) + ", t " + std::to_string(t) + strategy + "}";
 }
 
 std::string ArchText(const ArchConfig& a) {

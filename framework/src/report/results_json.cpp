@@ -100,6 +100,7 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   }
   j["plan"] = PlacementPlanToJson(c.plan, names);
   j["plan"]["strategy"] = c.strategy;
+  if (c.expert_parallel > 0) j["plan"]["expert_parallel"] = c.expert_parallel;
   return j;
 }
 

@@ -14,6 +14,7 @@
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
+#include "phaze/search/megatron_args.hpp"
 #include "phaze/system/optimizer_step.hpp"
 #include "phaze/system/pipeline.hpp"
 
@@ -234,6 +235,17 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 
 // A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`
 // or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
+// Names the strategy `c` was found with: run.strategies[index], sliced as `name`, and the moe
+// strategy's expert-parallel size at the plan's t.
+void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const std::string& name) {
+  c.strategy = name;
+  c.strategy_index = index;
+  const StrategyChoice& s = run.strategies.at(static_cast<std::size_t>(index));
+  c.expert_parallel = s.component.name == "moe" && !s.over
+                          ? ExpertParallelOf(s, static_cast<int>(c.plan.tensor_parallel))
+                          : 0;
+}
+
 PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& graph,
                          FixedStrategy strategy, RecomputeMode mode, const PreparedModel& model,
                          const ArchConfig& device, const RunConfig& run, const CostModel& cost) {
@@ -365,8 +377,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
             if (slots != Slots::kExpert) {
               PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
-              c.strategy = strategy_name;
-              c.strategy_index = strategy;
+              NameStrategy(c, run, strategy, strategy_name);
               c.shard_group = group;
               take(ev.best, c);
               take(ev.best_per_hbm[h], c);
@@ -390,8 +401,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
                                   {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
                                   model, device, run, cost);
               }
-              x.strategy = strategy_name;
-              x.strategy_index = strategy;
+              NameStrategy(x, run, strategy, strategy_name);
               x.shard_group = group;
               if (!ev.expert) ev.expert = PlanChoice{};
               take(*ev.expert, x);
@@ -796,8 +806,7 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
                                  {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                   r.stage_starts},
                                  r.recompute, model, arch, run_, cost_);
-    c.strategy = slice->graph.strategy;
-    c.strategy_index = r.strategy;
+    NameStrategy(c, run_, r.strategy, slice->graph.strategy);
     c.shard_group = r.sharding != Sharding::kNone ? r.shard_group : kShardOverAll;
     choices.push_back(std::move(c));
   }

@@ -439,9 +439,13 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
     if (items.empty()) e->Fail("expected at least one parallelism strategy");
     for (const auto& item : items) {
       rc.strategies.push_back(ParseStrategy(item));
+      // The same strategy may be listed again with other params (the moe strategy at several
+      // expert_parallel sizes); results tell them apart by index and plan.expert_parallel.
+      const std::string stated = rc.strategies.back().ToJson().Dump(-1);
       for (size_t i = 0; i + 1 < rc.strategies.size(); ++i) {
-        if (rc.strategies[i].Name() == rc.strategies.back().Name()) {
-          item.Fail("strategy '" + rc.strategies.back().Name() + "' is listed twice");
+        if (rc.strategies[i].ToJson().Dump(-1) == stated) {
+          item.Fail("strategy '" + rc.strategies.back().Name() + "' is listed twice" +
+                    (item.IsScalar() ? "" : " with the same params"));
         }
       }
     }
