@@ -1876,6 +1876,7 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
   const std::string e8 = (dir / "e8.json").string(), e2 = (dir / "e2.json").string();
   auto r = Phaze(on16 + "--sharding optimizer --expert-parallel 8 -o " + e8);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("strategy moe, expert parallel 8\n"), std::string::npos) << r.out;
   r = Phaze(on16 + "--sharding optimizer --expert-parallel 2 -o " + e2);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ConfigNode a = ConfigNode::ParseFile(e8), b = ConfigNode::ParseFile(e2);
@@ -1887,6 +1888,7 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
               FirstStageMemory(b, "optimizer_state_bytes"), 1.0);
   EXPECT_EQ(a.Child("strategy").Child("params").Child("expert_parallel").AsInt(), 8);
   EXPECT_EQ(a.Child("megatron").Child("expert").AsInt(), 8);
+  EXPECT_EQ(a.Child("result").Child("plan").Child("expert_parallel").AsInt(), 8);
   std::string args;
   for (const auto& x : a.Child("megatron_args").Elements()) args += " " + x.AsString();
   EXPECT_NE(args.find(" --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "

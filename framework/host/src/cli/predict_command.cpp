@@ -378,6 +378,8 @@ int RunPredict(CommandContext& ctx) {
     << (strategy == "megatron"            ? std::string()
         : strategy == "sequence_parallel" ? std::string(", sequence parallel")
                                           : ", strategy " + strategy)
+    << (choice.expert_parallel > 0 ? ", expert parallel " + std::to_string(choice.expert_parallel)
+                                   : std::string())
     << (std::ranges::any_of(slice.unique_layers,
                             [](const UniqueLayer& u) {
                               return std::ranges::any_of(u.forward.Ops(), [](const Operator& op) {
