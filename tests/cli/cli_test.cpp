@@ -542,7 +542,7 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
   const std::string text = testing::Slurp(dir / "out1" / "results.json");
   const ConfigNode j = ConfigNode::ParseString(text, "results.json");
   // explored.csv: a header, then one row per explored config and model, each with the header's
-  // 35 columns and the figures of results.json.
+  // 38 columns and the figures of results.json.
   {
     std::istringstream csv(testing::Slurp(dir / "out1" / "explored.csv"));
     std::vector<std::vector<std::string>> rows;
@@ -555,13 +555,14 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
     }
     const auto configs = j.Child("explored").Elements();
     ASSERT_EQ(rows.size(), 1 + configs.size());  // one model
-    EXPECT_EQ(rows[0].size(), 35u);
-    EXPECT_EQ(rows[0][29], "power_w");
-    EXPECT_EQ(rows[0][30], "energy_per_sample_j");
+    EXPECT_EQ(rows[0].size(), 38u);
+    EXPECT_EQ(rows[0][32], "power_w");
+    EXPECT_EQ(rows[0][33], "energy_per_sample_j");
     EXPECT_EQ(rows[0][16], "throughput_samples_per_s");
+    EXPECT_EQ(rows[0][28], "expert_parallel");
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto& row = rows[i + 1];
-      ASSERT_EQ(row.size(), 35u) << i;
+      ASSERT_EQ(row.size(), 38u) << i;
       EXPECT_EQ(row[1], configs[i].Child("arch").Child("name").AsString());
       EXPECT_EQ(row[13], "tiny-gpt");
       const ConfigNode best = configs[i].Child("models").Elements()[0].Child("best");
@@ -570,9 +571,12 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
         EXPECT_DOUBLE_EQ(std::stod(row[16]), best.Child("throughput_samples_per_s").AsDouble());
         EXPECT_EQ(row[20], std::to_string(best.Child("plan").Child("pipeline_stages").AsInt()));
         EXPECT_EQ(row[25], best.Child("recompute").AsString());
-        EXPECT_DOUBLE_EQ(std::stod(row[29]), best.Child("power_w").AsDouble());
-        EXPECT_DOUBLE_EQ(std::stod(row[30]), best.Child("energy_per_sample_j").AsDouble());
-        EXPECT_GT(std::stod(row[29]), 0);
+        EXPECT_EQ(row[26], best.Child("sharding").AsString());
+        EXPECT_EQ(row[27], best.Child("plan").Child("strategy").AsString());
+        EXPECT_EQ(row[28], "");  // not the moe strategy: no expert-parallel size
+        EXPECT_DOUBLE_EQ(std::stod(row[32]), best.Child("power_w").AsDouble());
+        EXPECT_DOUBLE_EQ(std::stod(row[33]), best.Child("energy_per_sample_j").AsDouble());
+        EXPECT_GT(std::stod(row[32]), 0);
       }
     }
   }
@@ -1895,10 +1899,8 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
                       "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "),
             std::string::npos)
       << args;
-  r = Phaze(on16 + "--expert-parallel 3");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("the 8 experts are not divisible by expert_parallel 3"), std::string::npos)
-      << r.err;
+  EXPECT_USAGE_ERROR(Phaze(on16 + "--expert-parallel 3"),
+                     "--expert-parallel 3: the 8 experts of mixtral-8x7b are not divisible by 3");
   // Sharding the parameters too (FSDP): each device's weights are 1/d of the whole either way,
   // the experts' E/e over the d/e replicas holding them.
   const std::string p8 = (dir / "p8.json").string(), p2 = (dir / "p2.json").string();
@@ -1944,7 +1946,8 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
     std::string args;
     for (const auto& a : plan.Child("megatron_args").Elements()) args += " " + a.AsString();
     if (ep > 1) {
-      EXPECT_NE(args.find(" --expert-model-parallel-size " + std::to_string(ep) + " "),
+      EXPECT_NE(args.find(" --expert-model-parallel-size " + std::to_string(ep) +
+                          " --expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall "),
                 std::string::npos)
           << args;
     }
@@ -1953,6 +1956,39 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
   }
   ASSERT_TRUE(fastest.count({1, 8}) && fastest.count({2, 4}));
   EXPECT_LT(fastest.at({1, 8}), fastest.at({2, 4}));
+  // Sizes that cannot place the experts are refused, not skipped.
+  const std::string plan = "-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --accelerators 64 "
+                           "--global-batch 256 -o " +
+                           out;
+  EXPECT_USAGE_ERROR(Phaze(plan + " --expert-parallel 3"),
+                     "--expert-parallel 3: the 8 experts of mixtral-8x7b are not divisible by 3");
+  EXPECT_USAGE_ERROR(Phaze(plan + " --expert-parallel 8 --strategies megatron"),
+                     "--expert-parallel: expert parallelism is the moe strategy's, and "
+                     "--strategies lists none (add moe)");
+}
+
+// A model without experts has none to place: --expert-parallel is refused, and under the moe
+// strategy (which then slices as megatron with sequence parallelism) its launch has no expert
+// parallelism.
+TEST(Cli, DenseModelsLaunchNoExpertParallelism) {
+  testing::TempDir dir;
+  const std::string out = (dir / "p.json").string();
+  const std::string predict = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --micro-batch 1 "
+                              "--global-batch 4 --strategy moe --plan 2,1,2 -o " +
+                              out;
+  EXPECT_USAGE_ERROR(Phaze(predict + " --expert-parallel 2"),
+                     "--expert-parallel 2: tiny-gpt has no experts to place");
+  const auto r = Phaze(predict);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("expert parallel"), std::string::npos) << r.out;
+  const ConfigNode j = ConfigNode::ParseFile(out);
+  std::string args;
+  for (const auto& a : j.Child("megatron_args").Elements()) args += " " + a.AsString();
+  EXPECT_NE(args.find(" --tensor-model-parallel-size 2 "), std::string::npos) << args;
+  EXPECT_EQ(args.find("expert"), std::string::npos) << args;
+  EXPECT_FALSE(j.Child("result").Child("plan").Has("expert_parallel"));
 }
 
 TEST(Cli, PredictRecordsWhatLaunchesThePlan) {

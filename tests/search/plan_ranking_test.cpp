@@ -252,6 +252,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
                   "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
+                  "--moe-token-dispatcher-type alltoall "
                   "--micro-batch-size 1 --global-batch-size 1536 "
                   "--seq-length 4096 --sequence-parallel --tp-comm-overlap "
                   "--use-distributed-optimizer "

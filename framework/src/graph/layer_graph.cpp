@@ -74,6 +74,15 @@ std::vector<int> LayerGraph::InstanceCounts() const {
   return counts;
 }
 
+bool LayerGraph::HasExperts() const {
+  for (const auto& u : unique_layers) {
+    for (const auto& op : u.forward.Ops()) {
+      if (op.expert >= 0) return true;
+    }
+  }
+  return false;
+}
+
 std::string LayerGraph::Validate() const {
   const int n = static_cast<int>(layers.size());
   if (n == 0) return "the layer graph has no layers";

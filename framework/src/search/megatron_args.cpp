@@ -62,13 +62,14 @@ bool KeepsGatheredInput(const StrategyChoice& strategy) {
 }
 
 MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                            std::int64_t sequence_length) {
+                            std::int64_t sequence_length, bool experts) {
   MegatronLaunch launch;
   MegatronWidths w;
   if (!MegatronWidthsOf(run.strategies.at(static_cast<std::size_t>(plan.strategy)),
                         plan.tensor_parallel, &w, &launch.why)) {
     return launch;
   }
+  if (!experts) w.expert = 1;
   if (plan.recompute == RecomputeMode::kPerOp) {
     launch.why =
         "recompute per-op is TorchTitan's per-op selective activation checkpointing; "
@@ -124,6 +125,7 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   if (w.expert > 1) {  // each expert whole on its rank, as the moe strategy slices it
     flag("--expert-model-parallel-size", w.expert);
     flag("--expert-tensor-parallel-size", 1);
+    a.insert(a.end(), {"--moe-token-dispatcher-type", "alltoall"});
   }
   flag("--micro-batch-size", plan.micro_batch);
   flag("--global-batch-size", run.training.global_batch);

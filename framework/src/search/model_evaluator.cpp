@@ -235,13 +235,13 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 
 // A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`
 // or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
-// Names the strategy `c` was found with: run.strategies[index], sliced as `name`, and the moe
-// strategy's expert-parallel size at the plan's t.
-void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const std::string& name) {
-  c.strategy = name;
+// Names the strategy `c` was found with: run.strategies[index], sliced as `graph` (its name), and
+// the moe strategy's expert-parallel size at the plan's t when the model has experts.
+void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const LayerGraph& graph) {
+  c.strategy = graph.strategy;
   c.strategy_index = index;
   const StrategyChoice& s = run.strategies.at(static_cast<std::size_t>(index));
-  c.expert_parallel = s.component.name == "moe" && !s.over
+  c.expert_parallel = s.component.name == "moe" && !s.over && graph.HasExperts()
                           ? ExpertParallelOf(s, static_cast<int>(c.plan.tensor_parallel))
                           : 0;
 }
@@ -354,7 +354,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
   for (const auto& [key, widths] : sliced) {
     if (only && key != *only) continue;
     const auto [b, strategy] = key;
-    const std::string& strategy_name = widths.begin()->second.first->strategy;
+    const LayerGraph& graph = *widths.begin()->second.first;  // the group's name and experts
     for (RecomputeMode mode : modes) {
       for (std::int64_t v : vs) {
         PlacementProblem problem =
@@ -377,7 +377,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
             if (slots != Slots::kExpert) {
               PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
-              NameStrategy(c, run, strategy, strategy_name);
+              NameStrategy(c, run, strategy, graph);
               c.shard_group = group;
               take(ev.best, c);
               take(ev.best_per_hbm[h], c);
@@ -401,7 +401,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
                                   {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
                                   model, device, run, cost);
               }
-              NameStrategy(x, run, strategy, strategy_name);
+              NameStrategy(x, run, strategy, graph);
               x.shard_group = group;
               if (!ev.expert) ev.expert = PlanChoice{};
               take(*ev.expert, x);
@@ -806,7 +806,7 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
                                  {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                   r.stage_starts},
                                  r.recompute, model, arch, run_, cost_);
-    NameStrategy(c, run_, r.strategy, slice->graph.strategy);
+    NameStrategy(c, run_, r.strategy, slice->graph);
     c.shard_group = r.sharding != Sharding::kNone ? r.shard_group : kShardOverAll;
     choices.push_back(std::move(c));
   }

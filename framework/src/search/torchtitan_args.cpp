@@ -108,7 +108,7 @@ std::string TorchTitanLaunch::Toml() const {
 }
 
 TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                                std::int64_t sequence_length) {
+                                std::int64_t sequence_length, bool experts) {
   TorchTitanLaunch launch;
   const StrategyChoice& strategy = run.strategies.at(static_cast<std::size_t>(plan.strategy));
   int tp = 1;
@@ -117,6 +117,7 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
   if (!TorchTitanWidths(strategy, plan.tensor_parallel, &tp, &cp, &ep, &launch.why)) {
     return launch;
   }
+  if (!experts) ep = 1;
   const RunConfig::Training& training = run.training;
   const std::int64_t d = plan.data_parallel;
   const int p = plan.pipeline_stages;
@@ -175,9 +176,10 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
           ": TorchTitan runs PyTorch SDPA's FlashAttention (attention flash or fused)";
   } else if (ep > 1 && (plan.sharding != Sharding::kNone ? h : 1) * tp * cp % ep != 0) {
     why = "expert_parallel " + std::to_string(ep) +
-          ": TorchTitan's expert groups borrow data_parallel_shard_degree·tp·cp ranks (" +
+          " not dividing data_parallel_shard_degree·tp·cp (" +
           std::to_string((plan.sharding != Sharding::kNone ? h : 1) * tp * cp) +
-          " here), which it must divide";
+          "): TorchTitan's expert groups borrow those ranks, which the expert-parallel degree "
+          "must divide";
   }
   if (!why.empty()) return launch;
 

@@ -73,6 +73,11 @@ StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e, const
 // The expert-parallel widths of `text`: comma-separated "width" (0: the strategy's width) and
 // counts from 1, each once, else UsageError naming `flag`.
 std::vector<std::int64_t> ParseExpertParallel(const std::string& flag, const std::string& text);
+// UsageError naming `flag` unless every size of `sizes` (ParseExpertParallel's; 0, the width,
+// always passes) can place `model`'s experts: a model without experts has none to place, and a
+// size must divide its experts (each device keeps E/e whole ones).
+void CheckExpertParallel(const std::string& flag, const std::vector<std::int64_t>& sizes,
+                         const ModelSpec& model);
 // A plan whose peak memory is above this share of the HBM is named as tight (predict, plan):
 // phaze counts the live tensors, and the caching allocator reserves more (kAllocatorNote).
 constexpr double kTightHbmShare = 0.9;

@@ -130,6 +130,22 @@ std::vector<std::int64_t> ParseExpertParallel(const std::string& flag, const std
   return out;
 }
 
+void CheckExpertParallel(const std::string& flag, const std::vector<std::int64_t>& sizes,
+                         const ModelSpec& model) {
+  for (std::int64_t e : sizes) {
+    if (e == 0) continue;
+    if (model.experts == 0) {
+      throw UsageError(flag + " " + std::to_string(e) + ": " + model.name +
+                       " has no experts to place (expert parallelism is for a mixture of experts)");
+    }
+    if (model.experts % e != 0) {
+      throw UsageError(flag + " " + std::to_string(e) + ": the " + std::to_string(model.experts) +
+                       " experts of " + model.name + " are not divisible by " + std::to_string(e) +
+                       " (each device keeps E/e whole experts)");
+    }
+  }
+}
+
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
   if (vm.count("system")) {
     run.cluster.network =

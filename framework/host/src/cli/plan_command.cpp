@@ -228,10 +228,18 @@ int RunPlan(CommandContext& ctx) {
   const ModelEntry entry = ModelFromFlags(ctx.vm);
   const std::string ep_text = ctx.vm["expert-parallel"].as<std::string>();
   std::vector<std::int64_t> experts = {0};
+  const bool moe = std::any_of(run.strategies.begin(), run.strategies.end(),
+                               [](const StrategyChoice& c) { return c.component.name == "moe"; });
   if (ep_text != "all") {
     experts = ParseExpertParallel("--expert-parallel", ep_text);
-  } else if (std::any_of(run.strategies.begin(), run.strategies.end(),
-                         [](const StrategyChoice& c) { return c.component.name == "moe"; })) {
+    if (!moe) {
+      throw UsageError(
+          "--expert-parallel: expert parallelism is the moe strategy's, and "
+          "--strategies lists none (add moe)");
+    }
+    CheckExpertParallel("--expert-parallel", experts,
+                        ReadFlag("--model", [&] { return LoadModelSpec(entry); }));
+  } else if (moe) {
     const std::int64_t E = ReadFlag("--model", [&] { return LoadModelSpec(entry); }).experts;
     for (std::int64_t e = 2; e <= E; ++e) {
       if (E % e == 0) experts.push_back(e);
@@ -316,8 +324,9 @@ int RunPlan(CommandContext& ctx) {
       // --framework torchtitan ranks only the plans TorchTitan can run as phaze prices them.
       LaunchRefusal refuse;
       if (torchtitan && !m.slices.empty()) {
-        refuse = [&, blocks = PipelineUnits(m.slices.front().graph)](const PlanRequest& r) {
-          const std::string why = TorchTitanArgs(r, rp, blocks, m.sequence_length).why;
+        refuse = [&, blocks = PipelineUnits(m.slices.front().graph),
+                  experts = m.slices.front().graph.HasExperts()](const PlanRequest& r) {
+          const std::string why = TorchTitanArgs(r, rp, blocks, m.sequence_length, experts).why;
           return why.empty() ? why : "not for TorchTitan (" + why.substr(0, why.find(':')) + "):";
         };
       }
@@ -414,10 +423,11 @@ int RunPlan(CommandContext& ctx) {
     const PlanRequest& r = ranked.request;
     const PlanChoice& c = ranked.choice;
     const PreparedModel::Slice* slice = mp.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
+    const bool experts = slice->graph.HasExperts();
     const MegatronLaunch launch =
-        MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
+        MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length, experts);
     const TorchTitanLaunch titan =
-        TorchTitanArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length);
+        TorchTitanArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length, experts);
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     // The framework's own: its widths in the table and its arguments printed.
     std::vector<std::string> args = torchtitan ? titan.Args() : launch.args;

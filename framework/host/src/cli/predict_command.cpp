@@ -249,6 +249,8 @@ int RunPredict(CommandContext& ctx) {
     const std::vector<std::int64_t> e =
         ParseExpertParallel("--expert-parallel", ctx.vm["expert-parallel"].as<std::string>());
     if (e.size() != 1) throw UsageError("--expert-parallel: one size for a plan");
+    CheckExpertParallel("--expert-parallel", e,
+                        ReadFlag("--model", [&] { return LoadModelSpec(ModelFromFlags(ctx.vm)); }));
     run.strategies[0] = WithExpertParallel(run.strategies[0], e[0], "--expert-parallel");
   }
   run.training.micro_batches = {request.micro_batch};
@@ -327,8 +329,11 @@ int RunPredict(CommandContext& ctx) {
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   // What launches it: Megatron-LM's arguments and TorchTitan's job-config keys, or why not.
-  PutLaunches(j, MegatronArgs(request, run, PipelineUnits(slice), model.sequence_length),
-              TorchTitanArgs(request, run, PipelineUnits(slice), model.sequence_length));
+  PutLaunches(
+      j,
+      MegatronArgs(request, run, PipelineUnits(slice), model.sequence_length, slice.HasExperts()),
+      TorchTitanArgs(request, run, PipelineUnits(slice), model.sequence_length,
+                     slice.HasExperts()));
   // A plan above the HBM is infeasible but timed: its figures (what it would take if it fitted) are
   // written beside the reason.
   const bool over_hbm = !choice.feasible && p.time_per_batch_s > 0;
@@ -397,7 +402,8 @@ int RunPredict(CommandContext& ctx) {
   }
   o << "  iteration         " << Seconds(p.time_per_batch_s) << "\n"
     << "    forward         " << Seconds(b.forward_s) << "   (bottleneck stage "
-    << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel << " micro-batches)\n"
+    << b.bottleneck_stage << ", " << p.micro_batches / request.data_parallel
+    << " micro-batches a replica)\n"
     << "    backward        " << Seconds(b.backward_s) << "\n"
     << "    recompute       " << Seconds(b.recompute_s) << "\n"
     << "    pipeline sends  " << Seconds(b.pipeline_send_s)

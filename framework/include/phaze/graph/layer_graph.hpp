@@ -171,6 +171,8 @@ struct LayerGraph {
   std::int64_t BackwardFlops() const;
   // How many instances use each unique layer.
   std::vector<int> InstanceCounts() const;
+  // Whether a layer routes to experts (an op of an expert's branch: Operator::expert ≥ 0).
+  bool HasExperts() const;
   // Empty when consistent, else what is wrong (unique ids in range, edges forward, …).
   std::string Validate() const;
 };

@@ -5,7 +5,9 @@
 // at d98e8a64 (2026-08); Megatron-FSDP's flags as named since 2025-08:
 //   --tensor-model-parallel-size tp --pipeline-model-parallel-size p
 //   [--num-layers-per-virtual-pipeline-stage blocks/(p·v)]   (v > 1: interleaved 1F1B)
-//   [--context-parallel-size cp] [--expert-model-parallel-size ep --expert-tensor-parallel-size 1]
+//   [--context-parallel-size cp] [--expert-model-parallel-size ep --expert-tensor-parallel-size 1
+//    --moe-token-dispatcher-type alltoall]   (ep > 1: the all-to-all dispatch phaze prices, not
+//                                             Megatron-LM's default allgather)
 //   --micro-batch-size b --global-batch-size B --seq-length S
 //   [--sequence-parallel] [--make-vocab-size-divisible-by N]   (the strategy's padding, not 128)
 //   [--tp-comm-overlap]                                        (tensor_parallel_overlap > 0, SP)
@@ -69,8 +71,10 @@ int ExpertParallelOf(const StrategyChoice& strategy, int t);
 bool KeepsGatheredInput(const ComponentChoice& component);
 bool KeepsGatheredInput(const StrategyChoice& strategy);
 
-// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample.
+// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample;
+// `experts`: whether the model routes to experts (LayerGraph::HasExperts) — a dense model under
+// the moe strategy launches no expert parallelism.
 MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                            std::int64_t sequence_length);
+                            std::int64_t sequence_length, bool experts = true);
 
 }  // namespace phaze

@@ -83,8 +83,9 @@ struct TorchTitanLaunch {
   std::string Toml() const;
 };
 
-// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample.
+// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample;
+// `experts`: as MegatronArgs'.
 TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                                std::int64_t sequence_length);
+                                std::int64_t sequence_length, bool experts = true);
 
 }  // namespace phaze
