@@ -1968,6 +1968,33 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
                      "--strategies lists none (add moe)");
 }
 
+// A search lists the moe strategy at two expert-parallel sizes, one of which no width allows (3
+// does not divide the 4 experts): the search runs on the other and says so on stderr.
+TEST(Cli, SearchSaysWhichListedStrategySlicesNothing) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "moe.yaml",
+                     "name: tiny-moe\nfamily: llama\nlayers: 2\nhidden: 64\nheads: 4\n"
+                     "kv_heads: 2\nffn_hidden: 128\nvocab: 256\nmax_positions: 64\n"
+                     "sequence_length: 32\nmoe: {experts: 4, top_k: 2}\n");
+  testing::WriteFile(dir / "run.yaml",
+                     "models: [moe.yaml]\narch: {space: space.yaml}\n"
+                     "cluster: {num_accelerators: 16}\n"
+                     "training: {global_batch: 16, micro_batches: [1], tensor_parallel_widths: "
+                     "[1, 2], hbm_gib: [32], recompute: [none]}\n"
+                     "solver: {backend: cbc, node_limit: 5, max_exact_ops: 24}\n"
+                     "strategy: [moe, {name: moe, params: {expert_parallel: 3}}]\n");
+  const auto r = Phaze("search --config " + (dir / "run.yaml").string() +
+                       " --max-configs 1 --output-dir " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.err.find("tiny-moe: strategy[1] {\"name\":\"moe\",\"params\":{\"expert_parallel\":3}} "
+                 "slices it at none of the tensor-parallel widths (t=1: the 4 experts are "
+                 "not divisible by expert_parallel 3); its search goes on without it"),
+      std::string::npos)
+      << r.err;
+}
+
 // A model without experts has none to place: --expert-parallel is refused, and under the moe
 // strategy (which then slices as megatron with sequence parallelism) its launch has no expert
 // parallelism.

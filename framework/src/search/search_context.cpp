@@ -2,6 +2,7 @@
 
 #include <fmt/printf.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -83,6 +84,24 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
     log.Verbose("model " + m.name + ": " + std::to_string(m.slices.size()) +
                 " (micro-batch, width) slices");
     for (const auto& r : m.refused) log.Verbose("  " + m.name + " " + r);
+    // A strategy listed beside others that slices the model at no width drops out of its search:
+    // said, since a typo in its params (an expert_parallel no width allows) would go unnoticed.
+    for (std::size_t i = 0; i < run_.strategies.size() && run_.strategies.size() > 1; ++i) {
+      if (std::ranges::any_of(m.slices,
+                              [&](const auto& s) { return s.strategy == static_cast<int>(i); })) {
+        continue;
+      }
+      const std::string name = run_.strategies[i].Name();
+      std::string why;
+      for (const auto& r : m.refused) {
+        if (why.empty() && r.rfind(name + " ", 0) == 0)
+          why = " (" + r.substr(name.size() + 1) + ")";
+      }
+      log.Warn(m.name + ": strategy[" + std::to_string(i) + "] " +
+               run_.strategies[i].ToJson().Dump(-1) +
+               " slices it at none of the tensor-parallel widths" + why +
+               "; its search goes on without it");
+    }
   }
 
   // The baselines' presets, read now so that a typo fails before the search, not after it.
