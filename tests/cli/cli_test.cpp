@@ -877,6 +877,20 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_USAGE_ERROR(refused,
                      "cannot split megatron-8.3b 3 ways: the 32 attention heads are not "
                      "divisible by 3");
+  // Mixtral's experts over eight devices: one whole expert each, beside the rest whole — by hand,
+  // the published 46,702,792,704 less 7 of the 8 experts (32 layers × 3·4096·14336 each) — and
+  // the dispatch and combine all-to-alls over the eight.
+  const std::string mixtral = std::string(PHAZE_SOURCE_DIR) + "/workloads/mixtral-8x7b.yaml";
+  auto folded = Phaze("graph --model " + mixtral + " --strategy moe --expert-parallel 8");
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  EXPECT_NE(folded.out.find("parameters   7,242,780,672 "), std::string::npos) << folded.out;
+  EXPECT_NE(folded.out.find("block forward: 2 x all_to_all, 134,217,728 bytes in all, group 8"),
+            std::string::npos)
+      << folded.out;
+  EXPECT_USAGE_ERROR(Phaze("graph --model " + mixtral + " --expert-parallel 8"),
+                     "phaze graph: --expert-parallel needs --strategy moe");
+  EXPECT_USAGE_ERROR(Phaze("graph --model " + mixtral + " --strategy moe --expert-parallel 3"),
+                     "--expert-parallel 3: the 8 experts of mixtral-8x7b are not divisible by 3");
   auto plugins = Phaze("plugins");
   EXPECT_NE(plugins.out.find("strategy   megatron"), std::string::npos) << plugins.out;
   EXPECT_NE(plugins.out.find("strategy   sequence_parallel"), std::string::npos) << plugins.out;

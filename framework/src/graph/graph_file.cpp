@@ -595,17 +595,20 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
     for (const auto& [pass, g] :
          {std::pair<const char*, const OperatorGraph*>{"forward", &l.forward},
           {"backward", &l.backward}}) {
-      std::map<std::string, std::pair<int, std::int64_t>> collectives;  // kind → count, bytes
+      // (kind, group) → count, bytes: the devices each runs over (an expert group's all-to-alls
+      // span e devices, the tensor-parallel collectives the width).
+      std::map<std::pair<std::string, std::int64_t>, std::pair<int, std::int64_t>> collectives;
       for (const auto& op : g->Ops()) {
         if (op.kind != OpKind::kCollective || !op.collective) continue;
-        auto& [count, bytes] = collectives[std::string(ToString(*op.collective))];
+        auto& [count, bytes] =
+            collectives[{std::string(ToString(*op.collective)), op.collective_group}];
         ++count;
         bytes += op.collective_bytes;
       }
       for (const auto& [kind, cb] : collectives) {
         collective_lines += "  " + l.name + " " + pass + ": " + std::to_string(cb.first) + " x " +
-                            kind + ", " + WithThousands(cb.second) + " bytes in all, group " +
-                            std::to_string(graph.tensor_parallel) + "\n";
+                            kind.first + ", " + WithThousands(cb.second) + " bytes in all, group " +
+                            std::to_string(kind.second) + "\n";
       }
     }
     activations += counts[u] * l.activation_bytes;

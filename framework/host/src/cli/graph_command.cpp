@@ -31,7 +31,10 @@ void AddGraphOptions(po::options_description& d) {
       "format", po::value<std::string>()->default_value("summary"), "summary | json | dot")(
       "strategy", po::value<std::string>(), "slice with this parallelism strategy (megatron, …)")(
       "width", po::value<std::int64_t>()->default_value(1),
-      "the strategy's width (devices per slice)");
+      "the strategy's width (devices per slice)")(
+      "expert-parallel", po::value<std::string>(),
+      "with --strategy moe: its expert-parallel size e (a multiple of --width dividing the "
+      "experts): E/e whole experts per device");
 }
 
 std::int64_t CheckRange(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
@@ -91,8 +94,8 @@ int RunGraph(CommandContext& ctx) {
               root.Describe());
   }
   if (IsLayerGraphDocument(root)) {
-    for (const char* option :
-         {"micro-batch", "sequence-length", "no-fusion", "optimizer", "strategy", "width"}) {
+    for (const char* option : {"micro-batch", "sequence-length", "no-fusion", "optimizer",
+                               "strategy", "width", "expert-parallel"}) {
       if (ctx.vm.count(option) && !ctx.vm[option].defaulted()) {
         throw UsageError(std::string("--") + option +
                          " applies to model descriptions; a graph file is already built");
@@ -106,16 +109,28 @@ int RunGraph(CommandContext& ctx) {
       throw UsageError("phaze graph: --width " + std::to_string(width) +
                        " needs --strategy (megatron, …) to slice the graph");
     }
+    if (ctx.vm.count("expert-parallel") && !ctx.vm.count("strategy")) {
+      throw UsageError("phaze graph: --expert-parallel needs --strategy moe");
+    }
     const ModelSpec model = ParseWorkload(root, options.sequence_length);
     try {
       if (ctx.vm.count("strategy")) {
+        // The strategy with the run config's params for it (--config), as predict takes it.
+        const RunConfig configured = ctx.global.config.empty()
+                                         ? RunConfig::Defaults()
+                                         : RunConfig::ParseFile(ctx.global.config, false);
         const std::string name = ctx.vm["strategy"].as<std::string>();
-        RunConfig run = RunConfig::Defaults();
-        run.strategies = {StrategyChoice::Named(name)};
-        run.CheckComponents(ctx.registry, false, false, true);
-        const auto strategy = CreateStrategy(ctx.registry, run.strategies.front());
-        graph = BuildSlicedLayerGraph(*strategy, name, model, options,
-                                      width);
+        StrategyChoice choice =
+            NamedStrategy(ctx.registry, "--strategy", name, configured.strategies);
+        if (ctx.vm.count("expert-parallel")) {
+          const std::vector<std::int64_t> e =
+              ParseExpertParallel("--expert-parallel", ctx.vm["expert-parallel"].as<std::string>());
+          if (e.size() != 1) throw UsageError("--expert-parallel: one size for a graph");
+          CheckExpertParallel("--expert-parallel", e, model);
+          choice = WithExpertParallel(choice, e[0], "--expert-parallel");
+        }
+        const auto strategy = CreateStrategy(ctx.registry, choice);
+        graph = BuildSlicedLayerGraph(*strategy, choice.Name(), model, options, width);
       } else {
         graph = BuildLayerGraph(model, options);
       }
