@@ -1924,11 +1924,10 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
   const double whole = FirstStageMemory(a, "weight_bytes") - experts / 8;  // the rest, unsharded
   EXPECT_NEAR(FirstStageMemory(z8, "weight_bytes"), (whole + experts) / 16, 1.0);
   EXPECT_NEAR(FirstStageMemory(z2, "weight_bytes"), (whole + experts) / 16, 1.0);
-  r = Phaze(predict + "--accelerators 12 --global-batch 12 --plan 1,1,12 --expert-parallel 8");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("fold over 8 data-parallel replicas, which do not divide d 12"),
-            std::string::npos)
-      << r.err;
+  EXPECT_USAGE_ERROR(
+      Phaze(predict + "--accelerators 12 --global-batch 12 --plan 1,1,12 --expert-parallel 8"),
+      "--plan d = 12: the experts fold over 8 data-parallel replicas (expert parallel 8 at t 1), "
+      "which must divide d");
   r = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
             "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --plan 1,1,8 --global-batch 8 "
             "--micro-batch 1 --expert-parallel 8");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "phaze/core/limits.hpp"
 #include "phaze/strategy/slicing.hpp"
 
 namespace phaze::strategies {
@@ -375,7 +376,7 @@ TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
     if (!defaults.expert_parallel) {
       n->Fail("needs the moe strategy (expert parallelism)");
     }
-    defaults.expert_parallel_size = n->AsIntInRange(1, 1 << 20);
+    defaults.expert_parallel_size = n->AsIntInRange(1, limits::kAccelerators);  // as the CLI's
   }
   if (auto n = params.Optional("make_vocab_size_divisible_by")) {
     defaults.vocab_multiple = n->AsIntInRange(1, 1 << 20);

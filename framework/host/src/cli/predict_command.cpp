@@ -137,6 +137,13 @@ void CheckPlanAgainstModel(const LayerGraph& graph, const PlanRequest& r,
                        std::to_string(p) + "; a replica has " + std::to_string(per_replica));
     }
   }
+  if (graph.expert_fold > 1 && r.data_parallel % graph.expert_fold != 0) {
+    throw UsageError("--plan d = " + std::to_string(r.data_parallel) + ": the experts fold over " +
+                     std::to_string(graph.expert_fold) +
+                     " data-parallel replicas (expert parallel " +
+                     std::to_string(graph.expert_fold * r.tensor_parallel) + " at t " +
+                     std::to_string(r.tensor_parallel) + "), which must divide d");
+  }
   if (r.stage_starts.empty()) return;
   if (static_cast<int>(r.stage_starts.size()) != p - 1) {
     throw UsageError("--stage-starts: expected p − 1 = " + std::to_string(p - 1) +
