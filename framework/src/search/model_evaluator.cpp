@@ -233,8 +233,6 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
   return c;
 }
 
-// A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`
-// or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
 // Names the strategy `c` was found with: run.strategies[index], sliced as `graph` (its name), and
 // the moe strategy's expert-parallel size at the plan's t when the model has experts.
 void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const LayerGraph& graph) {
@@ -246,6 +244,8 @@ void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const LayerGra
                           : 0;
 }
 
+// A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`
+// or, when they are empty, as Megatron-LM splits it; infeasibility is a choice with the reason.
 PlanChoice EvaluateFixed(const PlacementProblem& problem, const LayerGraph& graph,
                          FixedStrategy strategy, RecomputeMode mode, const PreparedModel& model,
                          const ArchConfig& device, const RunConfig& run, const CostModel& cost) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "phaze/core/limits.hpp"
 #include "phaze/strategy/slicing.hpp"
 
 namespace phaze::strategies {
@@ -376,7 +375,9 @@ TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
     if (!defaults.expert_parallel) {
       n->Fail("needs the moe strategy (expert parallelism)");
     }
-    defaults.expert_parallel_size = n->AsIntInRange(1, limits::kAccelerators);  // as the CLI's
+    // Up to the host's accelerator limit (limits::kAccelerators, outside the plugin SDK), as the
+    // CLI's --expert-parallel.
+    defaults.expert_parallel_size = n->AsIntInRange(1, std::int64_t{1} << 24);
   }
   if (auto n = params.Optional("make_vocab_size_divisible_by")) {
     defaults.vocab_multiple = n->AsIntInRange(1, 1 << 20);

@@ -336,11 +336,9 @@ int RunPredict(CommandContext& ctx) {
   j["cluster"]["levels"] = run.cluster.network.ToJson();
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   // What launches it: Megatron-LM's arguments and TorchTitan's job-config keys, or why not.
-  PutLaunches(
-      j,
-      MegatronArgs(request, run, PipelineUnits(slice), model.sequence_length, slice.HasExperts()),
-      TorchTitanArgs(request, run, PipelineUnits(slice), model.sequence_length,
-                     slice.HasExperts()));
+  const bool experts = slice.HasExperts();
+  PutLaunches(j, MegatronArgs(request, run, PipelineUnits(slice), model.sequence_length, experts),
+              TorchTitanArgs(request, run, PipelineUnits(slice), model.sequence_length, experts));
   // A plan above the HBM is infeasible but timed: its figures (what it would take if it fitted) are
   // written beside the reason.
   const bool over_hbm = !choice.feasible && p.time_per_batch_s > 0;

@@ -23,7 +23,8 @@ struct PlanChoice {
   std::string strategy;   // the parallelism strategy it was found with (RunConfig's Name())
   int strategy_index = 0;  // its index in RunConfig::strategies
   // e: the devices each expert group spans under the moe strategy (its params' expert_parallel,
-  // else t; Megatron-LM's --expert-model-parallel-size); 0 when the strategy is not moe.
+  // else t; Megatron-LM's --expert-model-parallel-size); 0 when the strategy is not moe or the
+  // model has no experts.
   std::int64_t expert_parallel = 0;
   std::int64_t micro_batch = 0;
   RecomputeMode recompute = RecomputeMode::kNone;
