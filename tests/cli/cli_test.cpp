@@ -513,6 +513,37 @@ TEST(Cli, ResumeAfterAKillGivesTheUninterruptedResults) {
   ASSERT_EQ(torn.exit_code, 0) << torn.err;
   EXPECT_TRUE(results("torn") == expected);
   EXPECT_EQ(std::filesystem::file_size(dir / "torn" / "search.checkpoint"), full_size);
+  // A smaller budget than the journal's reports its first configs, says so, and keeps the rest.
+  auto fewer = Phaze("search --resume " + (dir / "torn").string() + " --threads 1 --max-configs 2");
+  ASSERT_EQ(fewer.exit_code, 0) << fewer.err;
+  EXPECT_NE(
+      fewer.err.find("configs and search.max_configs 2 reports the first 2; the journal keeps "
+                     "the rest"),
+      std::string::npos)
+      << fewer.err;
+  EXPECT_EQ(ConfigNode::ParseFile((dir / "torn" / "results.json").string())
+                .Child("explored")
+                .Elements()
+                .size(),
+            2u);
+  EXPECT_EQ(std::filesystem::file_size(dir / "torn" / "search.checkpoint"), full_size);
+  ASSERT_EQ(Phaze("search --resume " + (dir / "torn").string() + " --threads 1").exit_code, 0);
+  EXPECT_TRUE(results("torn") == expected);
+  // A search stopped by its budget (no seed: it visits by decreasing area) continues in that order
+  // to the same winners.
+  ASSERT_EQ(Phaze(search + " --max-configs 3 --output-dir " + (dir / "capped").string()).exit_code,
+            0);
+  const auto continued = Phaze("search --resume " + (dir / "capped").string() + " --threads 1");
+  ASSERT_EQ(continued.exit_code, 0) << continued.err;
+  auto winners = [&](const std::string& out) {
+    return ConfigNode::ParseFile((dir / out / "results.json").string())
+        .Child("winners")
+        .Child("common")
+        .Child("arch")
+        .Child("name")
+        .AsString();
+  };
+  EXPECT_EQ(winners("capped"), winners("whole"));
 
   // A journal of another search, and no journal, are refused plainly.
   std::string other_config = config;

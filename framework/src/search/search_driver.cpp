@@ -77,6 +77,7 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     if (options.resume) {
       checkpoint = SearchCheckpoint::Resume(options.checkpoint, context.Fingerprint(), every,
                                             &so.resumed);
+      res.resumed = static_cast<std::int64_t>(so.resumed.size());
     } else {
       checkpoint = SearchCheckpoint::Create(
           options.checkpoint, context.Fingerprint(),
@@ -85,7 +86,16 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     so.on_finished = [&](std::int64_t index, const ConfigEvaluation& e) { checkpoint->Add(index, e); };
   }
   auto t0 = std::chrono::steady_clock::now();
-  if (so.exhaustive && so.prune == PruneMode::kWinners && so.max_configs == 0) {
+  const bool seeds = so.exhaustive && so.prune == PruneMode::kWinners;
+  if (seeds && !so.resumed.empty()) {
+    // A resumed journal keeps its own visiting order, whatever this run's budget: a seeded one
+    // (its first config not the largest) starts from that seed again, an unseeded one from none.
+    if (const auto& [config, evaluation] = so.resumed.front(); config != 0) {
+      res.seed = {config, context.Configs().at(static_cast<std::size_t>(config)).arch.name,
+                  evaluation};
+      so.seed = {{config, evaluation}};
+    }
+  } else if (seeds && so.max_configs == 0) {
     // The whole space, pruned for the winners: start from a promising config.
     res.seed = context.SeedIncumbent(so.threads, progress, options.stop);
     if (res.seed.config >= 0) so.seed = {{res.seed.config, res.seed.evaluation}};

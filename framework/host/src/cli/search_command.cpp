@@ -131,6 +131,15 @@ int RunSearch(CommandContext& ctx) {
     ctx.log.Info("distributed search: " + std::to_string(ctx.cluster->Size()) + " ranks");
   }
   const SearchResults results = RunSearchDriver(context, ctx.progress, options);
+  if (const auto shown = static_cast<std::int64_t>(results.outcome.explored.size());
+      results.resumed > shown) {
+    ctx.log.Warn("--resume " + resume + ": the checkpoint holds " +
+                 std::to_string(results.resumed) + " configs and search.max_configs " +
+                 std::to_string(run.search.max_configs) + " reports the first " +
+                 std::to_string(shown) +
+                 "; the journal keeps the rest (resume without a smaller "
+                 "--max-configs to report them)");
+  }
   WriteSearchOutputs(results, *output, run.output.plots);
   if (!ctx.global.output.empty()) {
     WriteTextFileAtomic(ctx.global.output, [&](std::ostream& out) {

@@ -65,6 +65,9 @@ struct SearchResults {
   std::optional<HysteresisComparison> hysteresis;
   // Where pruning for the winners started from (SearchContext::SeedIncumbent).
   SearchContext::Seed seed;
+  // Configs a resumed run read back from its checkpoint journal (more than outcome.explored
+  // when a smaller search.max_configs than the run's reports only the first of them).
+  std::int64_t resumed = 0;
   std::vector<PluginRecord> plugins;  // versions of what was used
   std::string solver_version;
   struct Timings {
