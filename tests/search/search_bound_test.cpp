@@ -327,7 +327,8 @@ TEST(SearchStrategies, ExpertParallelSizesSweptTogether) {
     EXPECT_DOUBLE_EQ(best.Throughput(), alone[best.strategy_index]);
     const std::int64_t t = best.plan.tensor_parallel;
     EXPECT_EQ(best.expert_parallel, best.strategy_index == 0 ? t : 4);
-    const Json* e = PlanChoiceToJson(best).Find("plan")->Find("expert_parallel");
+    const Json written = PlanChoiceToJson(best);  // kept: Find points into it
+    const Json* e = written.Find("plan")->Find("expert_parallel");
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->AsDouble(), static_cast<double>(best.expert_parallel));
     decided += alone[0] > 0 && alone[1] > 0 && alone[0] != alone[1];
