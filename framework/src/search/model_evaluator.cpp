@@ -234,12 +234,14 @@ PlanChoice MakeChoice(const PlacementPlan& plan, const PlacementProblem& problem
 }
 
 // Names the strategy `c` was found with: run.strategies[index], sliced as `graph` (its name), and
-// the moe strategy's expert-parallel size at the plan's t when the model has experts.
-void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const LayerGraph& graph) {
+// the moe strategy's expert-parallel size at the plan's t when the model has `experts`
+// (graph.HasExperts(), asked once per graph by the callers' loops).
+void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const LayerGraph& graph,
+                  bool experts) {
   c.strategy = graph.strategy;
   c.strategy_index = index;
   const StrategyChoice& s = run.strategies.at(static_cast<std::size_t>(index));
-  c.expert_parallel = s.component.name == "moe" && !s.over && graph.HasExperts()
+  c.expert_parallel = s.component.name == "moe" && !s.over && experts
                           ? ExpertParallelOf(s, static_cast<int>(c.plan.tensor_parallel))
                           : 0;
 }
@@ -355,6 +357,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
     if (only && key != *only) continue;
     const auto [b, strategy] = key;
     const LayerGraph& graph = *widths.begin()->second.first;  // the group's name and experts
+    const bool experts = graph.HasExperts();
     for (RecomputeMode mode : modes) {
       for (std::int64_t v : vs) {
         PlacementProblem problem =
@@ -377,7 +380,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
             problem.hbm_bytes = static_cast<double>(device.hbm_bytes);
             if (slots != Slots::kExpert) {
               PlanChoice c = MakeChoice(dp.Place(problem), problem, mode, model, device, run, cost);
-              NameStrategy(c, run, strategy, graph);
+              NameStrategy(c, run, strategy, graph, experts);
               c.shard_group = group;
               take(ev.best, c);
               take(ev.best_per_hbm[h], c);
@@ -401,7 +404,7 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
                                   {r.pipeline_stages, r.data_parallel, r.tensor_parallel, {}}, mode,
                                   model, device, run, cost);
               }
-              NameStrategy(x, run, strategy, graph);
+              NameStrategy(x, run, strategy, graph, experts);
               x.shard_group = group;
               if (!ev.expert) ev.expert = PlanChoice{};
               take(*ev.expert, x);
@@ -806,7 +809,7 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
                                  {r.pipeline_stages, r.data_parallel, r.tensor_parallel,
                                   r.stage_starts},
                                  r.recompute, model, arch, run_, cost_);
-    NameStrategy(c, run_, r.strategy, slice->graph);
+    NameStrategy(c, run_, r.strategy, slice->graph, slice->graph.HasExperts());
     c.shard_group = r.sharding != Sharding::kNone ? r.shard_group : kShardOverAll;
     choices.push_back(std::move(c));
   }
