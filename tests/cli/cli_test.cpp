@@ -1144,6 +1144,15 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
                              by_precision[1].Child("time_per_batch_s").AsDouble();
   EXPECT_GT(fp8_speedup, 1.1);
   EXPECT_LT(fp8_speedup, 1.8);
+  // Current scaling (torchao's float8, TE's Float8CurrentScaling) adds the amax and cast passes
+  // TE's delayed scaling fuses away: the same plan is slower, and the JSON names the recipe.
+  const auto by_recipe = ResultsOver(gpt3_h100, "--precision fp8 --fp8-recipe",
+                                     {"delayed", "tensorwise"}, fp8_dir.path());
+  ASSERT_EQ(by_recipe.size(), 2u);
+  EXPECT_EQ(by_recipe[0].Child("time_per_batch_s").AsDouble(),
+            by_precision[1].Child("time_per_batch_s").AsDouble());  // delayed: the default
+  EXPECT_GT(by_recipe[1].Child("time_per_batch_s").AsDouble(),
+            by_recipe[0].Child("time_per_batch_s").AsDouble());
   auto a100_fp8 = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
                         "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --plan 1,1,1 --micro-batch 1 "
                         "--global-batch 8 --precision fp8");
@@ -2121,6 +2130,7 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
   EXPECT_EQ(j.Child("framework").AsString(), "torchtitan");
   EXPECT_EQ(j.Child("recipe").AsString(), "torchtitan-2025");
   EXPECT_EQ(j.Child("loss").AsString(), "torch");
+  EXPECT_EQ(j.Child("fp8_recipe").AsString(), "tensorwise");  // torchao's float8
   EXPECT_EQ(
       j.Child("strategies").Elements().at(0).Child("params").Child("gathered_input").AsString(),
       "keep");

@@ -179,6 +179,19 @@ TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
   const OpEstimate cast = gpu->Estimate(fp8, h100, Pass::kForward);
   EXPECT_NEAR(cast.all_cores_s - 2e-5, t8 + 3.0 * (1 << 20) / (3.35e12 * 0.5), 1e-12);
   EXPECT_EQ(cast.kernels, 2);
+  // The backward's FP8 GEMMs accumulate exactly: this compute-bound one at 0.94 of the rate
+  // (DeviceTechnology::fp8_exact_accumulation's default), a BF16 one unchanged.
+  fp8.fp8_cast_elements = 0;
+  EXPECT_NEAR(gpu->Estimate(fp8, h100, Pass::kBackward).all_cores_s - 1e-5, t8 / 0.94, 1e-9 * t8);
+  EXPECT_EQ(gpu->Estimate(bf16, h100, Pass::kBackward).all_cores_s,
+            gpu->Estimate(bf16, h100, Pass::kForward).all_cores_s);
+  // Current scaling's passes (OpWork::fp8_scaling_bytes) at memory_efficiency of the HBM, in two
+  // kernels of their own (the amax and the cast).
+  fp8.fp8_scaling_bytes = 7 << 20;
+  const OpEstimate scaled = gpu->Estimate(fp8, h100, Pass::kForward);
+  EXPECT_NEAR(scaled.all_cores_s - 3e-5, t8 + 7.0 * (1 << 20) / (3.35e12 * 0.5), 1e-12);
+  EXPECT_EQ(scaled.kernels, 3);
+  fp8.fp8_scaling_bytes = 0;
   fp8.name = "mlp.fc1";
   try {
     gpu->Estimate(fp8, LoadArchConfig("a100-sxm-80gb"), Pass::kForward);

@@ -281,7 +281,10 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
-                  "--attention-backend flash --bf16 --fp8-format hybrid"));
+                  "--attention-backend flash --bf16 --fp8-format hybrid --fp8-recipe delayed"));
+  run.training.fp8_recipe = Fp8Recipe::kTensorwise;  // TE's Float8CurrentScaling
+  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args.back(), "tensorwise");
+  run.training.fp8_recipe = Fp8Recipe::kDelayed;
   EXPECT_TRUE(MegatronArgs(r, run, 32, 4096).env.empty());  // t 1: no connection limit
   r.strategy = 4;
   const MegatronLaunch none = MegatronArgs(r, run, 32, 4096);

@@ -31,6 +31,7 @@ RunConfig TorchTitanRun() {
   RunConfig run = RunConfig::Defaults();
   run.training.attention = AttentionKernel::kFlash;
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
+  run.training.fp8_recipe = Fp8Recipe::kTensorwise;
   StrategyChoice cp = StrategyChoice::Named("context_parallel");
   cp.over = StrategyChoice::Over{DTensorTensorParallel().component, 2};
   run.strategies = {DTensorTensorParallel(),
@@ -330,6 +331,10 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   run.training.precision = Precision::kFp8;
   EXPECT_EQ(why(Plan(0, 2, 4, 8, none, fsdp)), "fp8 with tensor parallelism");
   EXPECT_EQ(TorchTitanArgs(Plan(0, 1, 8, 8, none, fsdp), run, 32, 4096).why, "");
+  // torchao's float8 scales tensorwise: FP8 priced with TE's delayed scaling is not its run.
+  run.training.fp8_recipe = Fp8Recipe::kDelayed;
+  EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "fp8_recipe delayed");
+  run.training.fp8_recipe = Fp8Recipe::kTensorwise;
   run.training.precision = Precision::kFp16;
   EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "fp16");
 }

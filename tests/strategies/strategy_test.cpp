@@ -293,6 +293,51 @@ TEST(SequenceParallel, Fp8GathersMoveOneBytePerValue) {
   }
 }
 
+// Current scaling (training.fp8_recipe tensorwise: torchao's Float8Linear) by hand on a GPT block
+// (pre-LN, b·s·h = sbh, no tensor parallelism). Forward: the four linears' inputs (the two norms'
+// outputs, the context, the GELU's 4·sbh) are FP8-only tensors TE's producer would write in FP8:
+// each written in 16 bits first, then read for its amax and cast, 6 bytes an element — 42·sbh
+// (the residual a fused epilogue adds is not cast); every weight's amax and cast (not its bias),
+// 5 bytes an element of 12·h² — 60·h². Backward: each incoming
+// 16-bit gradient of a linear's output (3·sbh for QKV, sbh, 4·sbh, sbh) read for its amax and
+// cast once, 5·9·sbh; the input-gradient GEMMs' weights copied transposed, 2·12·h²; the
+// weight-gradient GEMMs' two inputs each copied transposed, 2·(4 + 2 + 5 + 5)·sbh. The memory is
+// delayed scaling's (the same tensors kept in FP8), and delayed scaling charges no such passes.
+TEST(Fp8, CurrentScalingPassesByHand) {
+  const std::int64_t s = 1024, h = 3072, b = 2, sbh = s * b * h;
+  const LayerGraph bf16 = Slice("megatron-8.3b", b, 1);
+  const LayerGraph delayed = WithPrecision(bf16, Precision::kFp8);
+  const LayerGraph current = WithPrecision(bf16, Precision::kFp8, Fp8Recipe::kTensorwise);
+  auto scaling = [](const OperatorGraph& g) {
+    std::int64_t bytes = 0;
+    for (const Operator& op : g.Ops()) {
+      EXPECT_EQ(op.fp8_current_scaling, op.fp8) << op.name;
+      bytes += op.fp8_scaling_bytes;
+    }
+    return bytes;
+  };
+  EXPECT_EQ(scaling(Block(current).forward), 42 * sbh + 60 * h * h);
+  EXPECT_EQ(scaling(Block(current).backward), 45 * sbh + 24 * h * h + 32 * sbh);
+  EXPECT_EQ(Block(current).activation_bytes, Block(delayed).activation_bytes);
+  EXPECT_EQ(Block(current).cached_weight_bytes, Block(delayed).cached_weight_bytes);
+  for (const Operator& op : Block(delayed).backward.Ops()) {
+    EXPECT_FALSE(op.fp8_current_scaling) << op.name;
+    EXPECT_EQ(op.fp8_scaling_bytes, 0) << op.name;
+  }
+  // Sequence parallelism over t: every cast is of a shard (the norms' outputs before their
+  // all-gathers, the row-parallel outputs' gradients before theirs, the rest local), so the
+  // casts and weights divide by t; the weight-gradient GEMMs copy the FP8 re-gathered norm
+  // outputs and the gathered gradients whole (4·sbh), the local rest over t (12·sbh/t).
+  for (std::int64_t t : {2, 4}) {
+    const LayerGraph sp = WithPrecision(Slice("megatron-8.3b", b, t, true, "sequence_parallel"),
+                                        Precision::kFp8, Fp8Recipe::kTensorwise);
+    EXPECT_EQ(scaling(Block(sp).forward), (42 * sbh + 60 * h * h) / t) << "t=" << t;
+    EXPECT_EQ(scaling(Block(sp).backward),
+              (45 * sbh + 24 * h * h) / t + 2 * (4 * sbh + 12 * sbh / t))
+        << "t=" << t;
+  }
+}
+
 // PyTorch DTensor's tensor parallelism (TorchTitan: ColwiseParallel on a Shard(1) input) gathers
 // the sequence for the column-parallel GEMMs as Megatron-LM does, but autograd saves the gathered
 // input for the weight gradient: `gathered_input: keep`. By hand from Korthikanti's SP table: the

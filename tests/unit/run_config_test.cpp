@@ -251,6 +251,13 @@ TEST(RunConfig, SystemModelKeys) {
   EXPECT_EQ(Parse("models: [a]\ntraining: {loss: torch}\n").training.loss, LossKernel::kTorch);
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {loss: liger}\n"); }),
             "run.yaml:2:18: training.loss: expected one of megatron, torch; found 'liger'");
+  // How FP8's scales are found: Transformer Engine's delayed scaling unless told.
+  EXPECT_EQ(Parse("models: [a]\n").training.fp8_recipe, Fp8Recipe::kDelayed);
+  EXPECT_EQ(Parse("models: [a]\ntraining: {fp8_recipe: tensorwise}\n").training.fp8_recipe,
+            Fp8Recipe::kTensorwise);
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {fp8_recipe: mxfp8}\n"); }),
+            "run.yaml:2:24: training.fp8_recipe: expected one of delayed, tensorwise; found "
+            "'mxfp8'");
   EXPECT_EQ(Parse("models: [a]\n").training.bubble, PipelineBubble::kStages);
   EXPECT_EQ(Parse("models: [a]\ntraining: {bubble: bottleneck}\n")
                 .ToJson().Find("training")->Find("bubble")->AsString(),

@@ -6,22 +6,30 @@
 
 namespace phaze {
 
-const char* const DeviceTechnology::kKeys[7] = {
-    "gemm_efficiency",   "memory_efficiency", "kernel_overhead_s",
-    "concurrent_kernels", "wave_quantization", "attention_efficiency",
-    "attention_backward_efficiency"};
+const char* const DeviceTechnology::kKeys[8] = {"gemm_efficiency",
+                                                "memory_efficiency",
+                                                "kernel_overhead_s",
+                                                "concurrent_kernels",
+                                                "wave_quantization",
+                                                "attention_efficiency",
+                                                "attention_backward_efficiency",
+                                                "fp8_exact_accumulation"};
 
 namespace {
 
 // The members behind DeviceTechnology::kKeys, in the same order.
-double DeviceTechnology::*const kDeviceMembers[7] = {
-    &DeviceTechnology::gemm_efficiency,   &DeviceTechnology::memory_efficiency,
-    &DeviceTechnology::kernel_overhead_s, &DeviceTechnology::concurrent_kernels,
-    &DeviceTechnology::wave_quantization, &DeviceTechnology::attention_efficiency,
-    &DeviceTechnology::attention_backward_efficiency};
+double DeviceTechnology::*const kDeviceMembers[8] = {
+    &DeviceTechnology::gemm_efficiency,
+    &DeviceTechnology::memory_efficiency,
+    &DeviceTechnology::kernel_overhead_s,
+    &DeviceTechnology::concurrent_kernels,
+    &DeviceTechnology::wave_quantization,
+    &DeviceTechnology::attention_efficiency,
+    &DeviceTechnology::attention_backward_efficiency,
+    &DeviceTechnology::fp8_exact_accumulation};
 
 double DeviceTechnology::*DeviceMember(const std::string& key) {
-  for (int i = 0; i < 7; ++i) {
+  for (int i = 0; i < 8; ++i) {
     if (key == DeviceTechnology::kKeys[i]) return kDeviceMembers[i];
   }
   throw Error("device model: no technology parameter '" + key + "'");
@@ -34,7 +42,7 @@ double DeviceTechnology::Get(const std::string& key) const { return this->*Devic
 void DeviceTechnology::Set(const std::string& key, double value) { this->*DeviceMember(key) = value; }
 
 std::string DeviceTechnology::Check(const std::string& key, double value) {
-  if (key == kKeys[0] || key == kKeys[1] || key == kKeys[5] || key == kKeys[6]) {
+  if (key == kKeys[0] || key == kKeys[1] || key == kKeys[5] || key == kKeys[6] || key == kKeys[7]) {
     return value > 0 && value <= 1 ? "" : "expected a fraction in (0, 1]";
   }
   if (key == kKeys[2]) {

@@ -210,7 +210,10 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
                                "(fp8_tensor_ratio; train it in bf16)");
     }
     // The tensor cores and the operand traffic that feeds them run at the power limit's clock.
-    const double rate = (op.fp8 ? a.fp8_tensor_ratio : 1.0) * clock;
+    // The backward's FP8 GEMMs accumulate exactly, at fp8_exact_accumulation of the rate.
+    const double fp8_rate =
+        a.fp8_tensor_ratio * (pass == Pass::kBackward ? t.fp8_exact_accumulation : 1.0);
+    const double rate = (op.fp8 ? fp8_rate : 1.0) * clock;
     const i64 word = op.fp8 ? 1 : a.word_bytes;
     // A fused attention kernel keeps its query tile on chip and streams only the keys and values
     // through the GLB: half the operand traffic of a GEMM tile, as twice the bandwidth.
@@ -246,6 +249,12 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
       all += cast_bytes / hbm + t.kernel_overhead_s;
       one += cast_bytes / (hbm / tcs) + t.kernel_overhead_s;
       ++e.kernels;
+    }
+    if (op.fp8_scaling_bytes > 0) {  // current scaling: the amax and cast kernels
+      const double scaling_bytes = static_cast<double>(op.fp8_scaling_bytes);
+      all += scaling_bytes / hbm + 2 * t.kernel_overhead_s;
+      one += scaling_bytes / (hbm / tcs) + 2 * t.kernel_overhead_s;
+      e.kernels += 2;
     }
     for (const auto& v : op.vector) {  // fused epilogues: a pass over the output each
       if (Folded(v.function)) continue;

@@ -20,8 +20,8 @@ std::size_t HashWork(const OpWork& op, Pass pass) {
     Mix(h, std::hash<std::int64_t>{}(w.row_elements));
   }
   for (auto v : {op.bytes_read, op.bytes_written, op.weight_bytes, op.fp8_cast_elements,
-                 static_cast<std::int64_t>(op.fp8), static_cast<std::int64_t>(op.attention_kernel),
-                 op.extra_kernels}) {
+                 op.fp8_scaling_bytes, static_cast<std::int64_t>(op.fp8),
+                 static_cast<std::int64_t>(op.attention_kernel), op.extra_kernels}) {
     Mix(h, std::hash<std::int64_t>{}(v));
   }
   return h;
@@ -50,8 +50,8 @@ bool SameWork(const OpWork& a, const OpWork& b) {
   return a.kind == b.kind && a.gemm == b.gemm && a.vector == b.vector &&
          a.bytes_read == b.bytes_read && a.bytes_written == b.bytes_written &&
          a.weight_bytes == b.weight_bytes && a.fp8 == b.fp8 &&
-         a.fp8_cast_elements == b.fp8_cast_elements && a.attention_kernel == b.attention_kernel &&
-         a.extra_kernels == b.extra_kernels;
+         a.fp8_cast_elements == b.fp8_cast_elements && a.fp8_scaling_bytes == b.fp8_scaling_bytes &&
+         a.attention_kernel == b.attention_kernel && a.extra_kernels == b.extra_kernels;
 }
 
 bool SameArch(const ArchConfig& a, const ArchConfig& b) {

@@ -1,5 +1,7 @@
 #include "phaze/estimate/estimator.hpp"
 
+#include "phaze/graph/precision.hpp"
+
 namespace phaze {
 
 // Key function: UnsupportedOpError's vtable and type info are emitted here only.
@@ -35,9 +37,10 @@ OpWork OpWork::Of(const Operator& op, const OperatorGraph& graph) {
   w.extra_kernels = op.passes.kernels;
   if (op.fp8) {
     w.fp8 = true;
-    for (int t : op.inputs) {
+    w.fp8_scaling_bytes = op.fp8_scaling_bytes;
+    for (int t : Fp8GemmOperands(op)) {
       const Tensor& x = graph.GetTensor(t);
-      if (x.dtype_bytes > 1) w.fp8_cast_elements += x.elements;
+      if (x.dtype_bytes > 1 && !op.fp8_current_scaling) w.fp8_cast_elements += x.elements;
     }
   }
   return w;
@@ -86,6 +89,7 @@ std::string OpWork::Signature() const {
   s += "|r" + std::to_string(bytes_read) + "|w" + std::to_string(bytes_written) + "|p" +
        std::to_string(weight_bytes);
   if (fp8) s += "|fp8c" + std::to_string(fp8_cast_elements);
+  if (fp8_scaling_bytes > 0) s += "|fp8s" + std::to_string(fp8_scaling_bytes);
   if (attention_kernel) s += "|attn";
   if (extra_kernels > 0) s += "|k" + std::to_string(1 + extra_kernels);
   return s;

@@ -37,6 +37,8 @@ Json OperatorToJson(const Operator& op, const OperatorGraph* g) {
   if (op.expert >= 0) j["expert"] = op.expert;
   if (op.attention_core) j["attention_core"] = true;
   if (op.fp8) j["fp8"] = true;
+  if (op.fp8_current_scaling) j["fp8_current_scaling"] = true;
+  if (op.fp8_scaling_bytes > 0) j["fp8_scaling_bytes"] = op.fp8_scaling_bytes;
   if (op.attention_kernel) j["attention_kernel"] = true;
   if (op.passes != KernelPasses{}) {
     Json passes = Json::MakeObject();
@@ -133,11 +135,33 @@ Axis ParseAxisNode(const ConfigNode& node) {
 }
 
 Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
-  node.ExpectKeys({"name", "kind", "core", "axes", "row_axis", "expert", "attention_core", "fp8",
-                   "attention_kernel", "passes", "gemm", "flops", "vector", "inputs", "outputs",
-                   "saved", "bytes_read", "bytes_written", "weight_bytes", "collective",
-                   "collective_backward", "collective_bytes", "collective_group",
-                   "collective_stride", "gemm_overlap"});
+  node.ExpectKeys({"name",
+                   "kind",
+                   "core",
+                   "axes",
+                   "row_axis",
+                   "expert",
+                   "attention_core",
+                   "fp8",
+                   "fp8_current_scaling",
+                   "fp8_scaling_bytes",
+                   "attention_kernel",
+                   "passes",
+                   "gemm",
+                   "flops",
+                   "vector",
+                   "inputs",
+                   "outputs",
+                   "saved",
+                   "bytes_read",
+                   "bytes_written",
+                   "weight_bytes",
+                   "collective",
+                   "collective_backward",
+                   "collective_bytes",
+                   "collective_group",
+                   "collective_stride",
+                   "gemm_overlap"});
   Operator op;
   op.name = node.Child("name").AsString();
   const ConfigNode kind = node.Child("kind");
@@ -155,6 +179,8 @@ Operator ParseOperator(const ConfigNode& node, const OperatorGraph& g) {
   if (auto n = node.Optional("expert")) op.expert = NonNegative(*n);
   if (auto n = node.Optional("attention_core")) op.attention_core = n->AsBool();
   if (auto n = node.Optional("fp8")) op.fp8 = n->AsBool();
+  if (auto n = node.Optional("fp8_current_scaling")) op.fp8_current_scaling = n->AsBool();
+  if (auto n = node.Optional("fp8_scaling_bytes")) op.fp8_scaling_bytes = NonNegative(*n);
   if (auto n = node.Optional("attention_kernel")) op.attention_kernel = n->AsBool();
   if (auto n = node.Optional("passes")) {
     n->ExpectKeys({"reads", "writes", "kernels", "word_bytes", "held_bytes"});

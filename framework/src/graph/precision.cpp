@@ -1,5 +1,6 @@
 #include "phaze/graph/precision.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -19,6 +20,10 @@ std::string_view ToString(Precision precision) {
       return "fp8";
   }
   return "?";
+}
+
+std::string_view ToString(Fp8Recipe recipe) {
+  return recipe == Fp8Recipe::kTensorwise ? "tensorwise" : "delayed";
 }
 
 namespace {
@@ -60,12 +65,79 @@ bool AllGather(const Operator& op) {
   return op.kind == OpKind::kCollective && op.collective == CollectiveKind::kAllGather;
 }
 
+bool SavedName(const std::string& name) { return name.rfind("saved:", 0) == 0; }
+
+bool IsWeightGradient(const Operator& op) {  // backward.cpp's name for dW = xᵀ·dy
+  const std::string suffix = ".grad_weight";
+  return op.name.size() >= suffix.size() &&
+         op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Bytes an element of a tensor costs under current scaling: the amax pass reads it and the
+// scaled cast reads it again and writes FP8 (2 + 2 + 1); a transposed FP8 copy reads and writes
+// one byte.
+constexpr std::int64_t kAmaxAndCastBytes = 5;
+constexpr std::int64_t kTransposedCopyBytes = 2;
+
+// Current scaling's passes over memory (the GEMM operands only, Fp8GemmOperands), charged to the
+// FP8 GEMMs of `g` (one pass's graph, already rewritten: the activations that reach FP8 GEMMs only
+// are one byte), as torchao's tensorwise Float8Linear runs them (torchao/float8/float8_linear.py
+// and float8_ops.py, 2024: torch._scaled_mm takes its first operand row-major and its second
+// column-major):
+// * forward: each input, at its first FP8 GEMM, read for its amax and cast (5 bytes an element;
+//   an all-gathered input on its shard, before the gather; one that TE's fused producer would
+//   have written in FP8 is written in 16 bits first, 1 byte more); the 16-bit weight's amax and
+//   cast at every GEMM (5);
+// * backward: each 16-bit gradient, at its first FP8 GEMM, read for its amax and cast (5; a
+//   gathered one on its shard); the input-gradient GEMM's weight copied transposed (2); the
+//   weight-gradient GEMM's inputs (the gradient and the input torchao cast and saved in forward,
+//   or its FP8 re-gather) copied transposed (2 each, once a tensor).
+std::vector<std::int64_t> CurrentScalingBytes(const OperatorGraph& g, bool backward) {
+  std::vector<std::int64_t> bytes(g.Ops().size(), 0);
+  std::set<int> cast, copied;
+  for (std::size_t i = 0; i < g.Ops().size(); ++i) {
+    const Operator& op = g.GetOp(static_cast<int>(i));
+    if (!Fp8Gemm(op)) continue;
+    const bool weight_gradient = IsWeightGradient(op);
+    std::int64_t b = 0;
+    if (op.weight_bytes > 0 && !weight_gradient) {  // the weight, k·n of the GEMM
+      const std::int64_t weight_elements = op.gemm->k * op.gemm->n;
+      b += (backward ? kTransposedCopyBytes : kAmaxAndCastBytes) * weight_elements;
+    }
+    for (int t : Fp8GemmOperands(op)) {
+      const Tensor& x = g.GetTensor(t);
+      const int producer = g.Producer(t);
+      // Backward casts only its 16-bit gradients: an FP8 input there was cast in forward and
+      // saved (or re-gathered), as was a saved 16-bit one (torchao saves the cast input).
+      const bool needs_cast =
+          !backward || (x.dtype_bytes > 1 && !(producer < 0 && SavedName(x.name)));
+      if (needs_cast && cast.insert(t).second) {
+        // Cast before the gathers: the input of the first all-gather among the carriers
+        // (all-gathers, identities such as the sequence-parallel re-gather) that hand it on.
+        std::int64_t elements = x.elements;
+        for (int p = producer; p >= 0 && Carrier(g.GetOp(p)) && !g.GetOp(p).inputs.empty();) {
+          const int in = g.GetOp(p).inputs[0];
+          if (AllGather(g.GetOp(p))) elements = g.GetTensor(in).elements;
+          p = g.Producer(in);
+        }
+        b += (kAmaxAndCastBytes + (x.dtype_bytes == 1 ? 1 : 0)) * elements;
+      }
+      if (backward && weight_gradient && copied.insert(t).second) {
+        b += kTransposedCopyBytes * x.elements;
+      }
+    }
+    bytes[i] = b;
+  }
+  return bytes;
+}
+
 // `g` with its FP8 GEMMs marked, the named tensors one byte per element and the named
 // all-gathers moving one byte per value instead of the divisor given (the bytes of a value of the
 // tensor they gather).
 OperatorGraph Fp8Rewritten(const OperatorGraph& g, const std::set<std::string>& fp8_tensors,
-                           const std::map<std::string, std::int64_t>& fp8_gathers) {
-  return Rewritten(
+                           const std::map<std::string, std::int64_t>& fp8_gathers, Fp8Recipe recipe,
+                           bool backward) {
+  OperatorGraph out = Rewritten(
       g,
       [&](int, Tensor& t) {
         if (fp8_tensors.count(t.name)) t.dtype_bytes = 1;
@@ -76,11 +148,24 @@ OperatorGraph Fp8Rewritten(const OperatorGraph& g, const std::set<std::string>& 
           op.collective_bytes /= it->second;
         }
       });
+  if (recipe != Fp8Recipe::kTensorwise) return out;
+  const std::vector<std::int64_t> scaling = CurrentScalingBytes(out, backward);
+  return Rewritten(
+      out, [](int, Tensor&) {},
+      [&](int index, Operator& op) {
+        op.fp8_current_scaling = op.fp8;
+        op.fp8_scaling_bytes = scaling[static_cast<std::size_t>(index)];
+      });
 }
 
 }  // namespace
 
-LayerGraph WithPrecision(const LayerGraph& graph, Precision precision) {
+std::vector<int> Fp8GemmOperands(const Operator& op) {
+  const std::size_t n = std::min<std::size_t>(IsWeightGradient(op) ? 2 : 1, op.inputs.size());
+  return std::vector<int>(op.inputs.begin(), op.inputs.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+LayerGraph WithPrecision(const LayerGraph& graph, Precision precision, Fp8Recipe recipe) {
   if (precision != Precision::kFp8) return graph;
   LayerGraph out = graph;
   for (UniqueLayer& u : out.unique_layers) {
@@ -123,8 +208,8 @@ LayerGraph WithPrecision(const LayerGraph& graph, Precision precision) {
         backward_gathers[op.name] = bw.GetTensor(op.outputs[0]).dtype_bytes;
       }
     }
-    u.forward = Fp8Rewritten(fw, fp8_tensors, forward_gathers);
-    u.backward = Fp8Rewritten(bw, fp8_tensors, backward_gathers);
+    u.forward = Fp8Rewritten(fw, fp8_tensors, forward_gathers, recipe, false);
+    u.backward = Fp8Rewritten(bw, fp8_tensors, backward_gathers, recipe, true);
     FinalizeLayerMemory(u, out.dtype_bytes, out.optimizer);
   }
   return out;

@@ -191,7 +191,8 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     a.push_back("--grad-reduce-in-bf16");
   }
   if (run.training.precision == Precision::kFp8) {
-    a.insert(a.end(), {"--fp8-format", "hybrid"});
+    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe",
+                       std::string(ToString(run.training.fp8_recipe))});
   }
   return launch;
 }

@@ -34,9 +34,8 @@ const PreparedModel::Slice* PreparedModel::FindSlice(std::int64_t micro_batch,
 
 LayerGraph WithTrainingKernels(const LayerGraph& graph, const RunConfig::Training& training) {
   return WithTensorParallelOverlap(
-      WithPrecision(
-          WithLossKernel(WithAttentionKernel(graph, training.attention), training.loss),
-          training.precision),
+      WithPrecision(WithLossKernel(WithAttentionKernel(graph, training.attention), training.loss),
+                    training.precision, training.fp8_recipe),
       training.tensor_parallel_overlap);
 }
 

@@ -239,6 +239,9 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
   if (auto v = t.Optional("precision")) {
     training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});
   }
+  if (auto v = t.Optional("fp8_recipe")) {
+    training.fp8_recipe = v->AsEnum({Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise});
+  }
   // The older spelling of `sharding: optimizer` (Megatron-LM's --use-distributed-optimizer).
   if (auto v = t.Optional("distributed_optimizer")) {
     if (t.Optional("sharding")) {
@@ -381,6 +384,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
                    "shard_group",
                    "hybrid_all_reduce",
                    "precision",
+                   "fp8_recipe",
                    "attention",
                    "loss",
                    "bubble",
@@ -675,6 +679,7 @@ Json RunConfig::ToJson() const {
   t["shard_group"] = groups;
   t["hybrid_all_reduce"] = std::string(ToString(training.hybrid_all_reduce));
   t["precision"] = std::string(ToString(training.precision));
+  t["fp8_recipe"] = std::string(ToString(training.fp8_recipe));
   t["attention"] = std::string(ToString(training.attention));
   t["loss"] = std::string(ToString(training.loss));
   t["bubble"] = std::string(ToString(training.bubble));

@@ -163,6 +163,11 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
         "fp8 with tensor parallelism: TorchTitan v0.2.2 turns on float8 tensor parallelism only "
         "for a converter named \"float8\", which it no longer registers, so its tensor-parallel "
         "all-gathers move bf16 where phaze moves FP8";
+  } else if (training.precision == Precision::kFp8 &&
+             training.fp8_recipe != Fp8Recipe::kTensorwise) {
+    why = "fp8_recipe " + std::string(ToString(training.fp8_recipe)) +
+          ": TorchTitan's float8 converter scales tensorwise (torchao's current scaling), not "
+          "from an amax history; use fp8_recipe tensorwise";
   } else if (sequence_length % (2 * tp * cp) != 0) {
     why = "sequence not a multiple of 2·tp·cp: TorchTitan requires seq_len " +
           std::to_string(sequence_length) + " to be one of " + std::to_string(2 * tp * cp);

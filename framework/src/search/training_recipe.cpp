@@ -13,8 +13,8 @@ void ApplyTrainingRecipe(const std::string& name_or_path, RunConfig::Training& t
   const ConfigNode root = ConfigNode::ParseFile(file.string());
   root.ExpectKeys({"name", "description", "training"});
   const ConfigNode t = root.Child("training");
-  t.ExpectKeys({"attention", "loss", "precision", "sharding", "hybrid_all_reduce", "pipeline_sends",
-                "gradient_reduction_overlap", "tensor_parallel_overlap",
+  t.ExpectKeys({"attention", "loss", "precision", "fp8_recipe", "sharding", "hybrid_all_reduce",
+                "pipeline_sends", "gradient_reduction_overlap", "tensor_parallel_overlap",
                 "gradient_reduction_precision"});
   ReadTrainingKeys(t, training);
   training.recipe = root.Optional("name") ? root.Child("name").AsString() : file.stem().string();

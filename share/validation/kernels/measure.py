@@ -370,21 +370,22 @@ ATTENTION_SHAPES = [
 ]
 
 
-def measure_attention(writer):
+def measure_attention(writer, shapes=None, masks=(True, False), efficient=True):
     """Fused attention as the recipes run it: PyTorch's FlashAttention-2 and cuDNN's fused
     attention (the kernel Transformer Engine calls), causal and full mask, forward and forward
     plus backward. FLOPs count the scores the mask keeps (causal: s(s+1)/2 of s²)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     backends = [("flash_attention", SDPBackend.FLASH_ATTENTION),
-                ("cudnn_attention", SDPBackend.CUDNN_ATTENTION),
-                ("efficient_attention", SDPBackend.EFFICIENT_ATTENTION)]
-    for b, heads, kv, seq, d in ATTENTION_SHAPES:
+                ("cudnn_attention", SDPBackend.CUDNN_ATTENTION)]
+    if efficient:
+        backends.append(("efficient_attention", SDPBackend.EFFICIENT_ATTENTION))
+    for b, heads, kv, seq, d in shapes or ATTENTION_SHAPES:
         q = rand((b, heads, seq, d), torch.bfloat16).requires_grad_()
         k, v = (rand((b, kv, seq, d), torch.bfloat16).requires_grad_() for _ in range(2))
         g = rand((b, heads, seq, d), torch.bfloat16)
         extra = {"enable_gqa": True} if kv != heads else {}
         for name, backend in backends:
-            for causal in (True, False):
+            for causal in masks:
                 kept = seq * (seq + 1) // 2 if causal else seq * seq
                 flops_fwd = 4 * b * heads * kept * d
                 for mode in ("fwd", "fwd_bwd"):
@@ -414,16 +415,16 @@ class LlamaBlock:
     with its keys and values repeated to every head, complex rotary embeddings in FP32, SDPA,
     SwiGLU), BF16 weights, so a single GPU times the work a block's step is made of."""
 
-    def __init__(self, hidden=4096, heads=32, kv_heads=8, ffn=14336, seq=8192):
+    def __init__(self, hidden=4096, heads=32, kv_heads=8, ffn=14336, seq=8192, head_dim=128):
         self.h, self.heads, self.kv, self.seq = hidden, heads, kv_heads, seq
-        self.d = hidden // heads
+        self.d = head_dim  # heads · head_dim < hidden: one tensor-parallel rank's slice
         bf = torch.bfloat16
 
         def weight(n, k):
             return (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(bf).requires_grad_()
-        self.wq, self.wk, self.wv = weight(hidden, hidden), weight(kv_heads * self.d, hidden), \
-            weight(kv_heads * self.d, hidden)
-        self.wo = weight(hidden, hidden)
+        self.wq, self.wk, self.wv = weight(heads * self.d, hidden), \
+            weight(kv_heads * self.d, hidden), weight(kv_heads * self.d, hidden)
+        self.wo = weight(hidden, heads * self.d)
         self.w1, self.w3, self.w2 = weight(ffn, hidden), weight(ffn, hidden), weight(hidden, ffn)
         self.n1 = torch.ones(hidden, device="cuda", dtype=bf, requires_grad=True)
         self.n2 = torch.ones(hidden, device="cuda", dtype=bf, requires_grad=True)
@@ -438,12 +439,15 @@ class LlamaBlock:
         out = torch.view_as_real(xc * self.freqs_cis.view(1, self.seq, 1, -1)).flatten(3)
         return out.type_as(x)
 
+    def linear(self, x, w):  # Float8LlamaBlock runs these in FP8
+        return F.linear(x, w)
+
     def __call__(self, x):
         b, s = x.shape[0], x.shape[1]
         y = F.rms_norm(x, (self.h,), self.n1, 1e-5)
-        q = F.linear(y, self.wq).view(b, s, self.heads, self.d)
-        k = F.linear(y, self.wk).view(b, s, self.kv, self.d)
-        v = F.linear(y, self.wv).view(b, s, self.kv, self.d)
+        q = self.linear(y, self.wq).view(b, s, self.heads, self.d)
+        k = self.linear(y, self.wk).view(b, s, self.kv, self.d)
+        v = self.linear(y, self.wv).view(b, s, self.kv, self.d)
         q, k = self.rotary(q), self.rotary(k)
         rep = self.heads // self.kv
         k = k[:, :, :, None, :].expand(b, s, self.kv, rep, self.d).reshape(b, s, self.heads,
@@ -452,9 +456,9 @@ class LlamaBlock:
                                                                              self.d)
         o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
                                            v.transpose(1, 2), is_causal=True)
-        x = x + F.linear(o.transpose(1, 2).reshape(b, s, self.h), self.wo)
+        x = x + self.linear(o.transpose(1, 2).reshape(b, s, self.heads * self.d), self.wo)
         y = F.rms_norm(x, (self.h,), self.n2, 1e-5)
-        return x + F.linear(F.silu(F.linear(y, self.w1)) * F.linear(y, self.w3), self.w2)
+        return x + self.linear(F.silu(self.linear(y, self.w1)) * self.linear(y, self.w3), self.w2)
 
 
 def per_op_context():
@@ -764,6 +768,220 @@ def measure_lmhead(timer, writer, l2):
                 embedding_backward(vocab, h, tokens)
 
 
+# Llama 3 8B's linear layers as TorchTitan's float8 rows run them (TorchTitan keeps wq, wk, wv,
+# w1 and w3 apart): (label, tokens, n, k) of out[tokens][n] = x·Wᵀ. At TP 8 (the 2025-06 rows:
+# local batch 12 × 8,192 tokens, sequence parallel, so each GEMM sees all 98,304) and at TP 1
+# (the 2024-12 FSDP rows: local batch 2 × 8,192).
+FLOAT8_LINEARS = [
+    ("llama3-8b-t8/wq", 98304, 512, 4096), ("llama3-8b-t8/wk", 98304, 128, 4096),
+    ("llama3-8b-t8/wo", 98304, 4096, 512), ("llama3-8b-t8/w1", 98304, 1792, 4096),
+    ("llama3-8b-t8/w2", 98304, 4096, 1792),
+    ("llama3-8b/wq", 16384, 4096, 4096), ("llama3-8b/wk", 16384, 1024, 4096),
+    ("llama3-8b/w1", 16384, 14336, 4096), ("llama3-8b/w2", 16384, 4096, 14336),
+]
+
+
+def _float8_cast(t, dtype, fmax):
+    """torchao's tensorwise dynamic scaling: the tensor's amax, a scale, the scaled cast."""
+    amax = t.abs().max().to(torch.float32)
+    scale = fmax / torch.clamp(amax, min=1e-12)
+    return (t.to(torch.float32) * scale).clamp(-fmax, fmax).to(dtype), scale.reciprocal()
+
+
+class _Float8Linear(torch.autograd.Function):
+    """y = x·Wᵀ as torchao's Float8Linear computes it with tensorwise dynamic scaling: x and W
+    cast to e4m3 every call (an amax pass each), the output gradient to e5m2; the three GEMMs
+    through torch._scaled_mm, whose second operand must be column-major (the transposed FP8
+    copies torchao makes); fast accumulation forward only, as torchao's default config."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        xf, xs = _float8_cast(x, torch.float8_e4m3fn, 448.0)
+        wf, ws = _float8_cast(w, torch.float8_e4m3fn, 448.0)
+        ctx.save_for_backward(xf, xs, wf, ws)
+        return torch._scaled_mm(xf, wf.t(), scale_a=xs, scale_b=ws, out_dtype=torch.bfloat16,
+                                use_fast_accum=True)
+
+    @staticmethod
+    def backward(ctx, go):
+        xf, xs, wf, ws = ctx.saved_tensors
+        gf, gs = _float8_cast(go, torch.float8_e5m2, 57344.0)
+        dx = torch._scaled_mm(gf, wf.t().contiguous().t(), scale_a=gs, scale_b=ws,
+                              out_dtype=torch.bfloat16)
+        dw = torch._scaled_mm(gf.t().contiguous(), xf.t().contiguous().t(), scale_a=gs,
+                              scale_b=xs, out_dtype=torch.bfloat16)
+        return dx, dw
+
+
+def measure_float8(writer, budget_s=150.0):
+    """The float8 linear TorchTitan's float8 rows ran (torchao, tensorwise dynamic scaling)
+    against its BF16 linear, forward + backward of one layer (FLOAT8_LINEARS), so the float8
+    recipe's whole overhead — amax passes, scaled casts, weight casts each call, FP8 transposes
+    — shows beside the bare FP8 GEMMs of the fp8 section: BF16 eager; the same recipe written
+    out (_Float8Linear) eager and torch.compile'd (TorchTitan compiles); torchao's own
+    Float8Linear compiled where torchao is installed; and the compiled activation cast alone
+    (amax + scaled cast, the forward's share). Compiled rows stop after `budget_s` seconds."""
+    torchao = None
+    try:
+        from torchao.float8 import convert_to_float8_training
+        import torchao as torchao
+        COMMENT[0]("torchao %s" % getattr(torchao, "__version__", "?"))
+    except Exception as e:  # noqa: BLE001
+        COMMENT[0]("no torchao (%s): the written-out recipe only" % type(e).__name__)
+    # One compile per shape (dynamic=False), and room in dynamo's cache for all of them.
+    torch._dynamo.config.cache_size_limit = 64
+    t0 = time.time()
+    recipe = lambda x, w: _Float8Linear.apply(x, w)
+    bf16 = lambda x, w: F.linear(x, w)
+    for label, m, n, k in FLOAT8_LINEARS:
+        x = rand((m, k), torch.bfloat16).requires_grad_()
+        w = (torch.randn(n, k, device="cuda") / math.sqrt(k)).to(torch.bfloat16).requires_grad_()
+        g = rand((m, n), torch.bfloat16)
+        flops = 2 * m * n * k
+        byts = 2 * (m * k + n * k + m * n)
+
+        @guarded
+        def run(variant, fn, note, mode="fwd_bwd", dtype="fp8_tensorwise"):
+            def step():
+                out = fn(x, w)
+                if mode == "fwd_bwd":
+                    torch.autograd.grad(out, (x, w), g)
+            c0 = time.time()
+            step()
+            torch.cuda.synchronize()
+            sec, reps = time_queued(step, seconds=0.1, reps=3)
+            writer(["float8", "%s:%s:%s" % (label, variant, mode), dtype, 1, m, n, k, "", "",
+                    byts, flops * (3 if mode == "fwd_bwd" else 1), sec, reps,
+                    "%s; first call %.1f s" % (note, time.time() - c0)])
+
+        for mode in ("fwd", "fwd_bwd"):
+            run("linear", bf16, "eager F.linear", mode, "bf16")
+            run("recipe", recipe, "eager; written out", mode)
+        if time.time() - t0 < budget_s:
+            run("recipe", torch.compile(recipe, dynamic=False), "torch.compile; written out")
+            cast = torch.compile(lambda t: _float8_cast(t, torch.float8_e4m3fn, 448.0),
+                                 dynamic=False)
+            run("cast", lambda x, w: cast(x.detach()), "torch.compile amax + scaled cast of x",
+                "fwd")
+        if torchao is not None and time.time() - t0 < budget_s:
+            @guarded
+            def run_torchao(label=label, m=m, n=n, k=k):
+                seq = torch.nn.Sequential(torch.nn.Linear(k, n, bias=False, device="cuda",
+                                                          dtype=torch.bfloat16))
+                convert_to_float8_training(seq)
+                fn = torch.compile(seq, dynamic=False)
+                params = list(seq.parameters())
+
+                def step():
+                    torch.autograd.grad(fn(x), [x] + params, g)
+                c0 = time.time()
+                step()
+                torch.cuda.synchronize()
+                sec, reps = time_queued(step, seconds=0.1, reps=3)
+                writer(["float8", "%s:torchao:fwd_bwd" % label, "fp8_tensorwise", 1, m, n, k,
+                        "", "", byts, 3 * flops, sec, reps,
+                        "torch.compile; torchao Float8Linear (default config); first call "
+                        "%.1f s" % (time.time() - c0)])
+            run_torchao()
+        del x, w, g
+        torch.cuda.empty_cache()
+
+
+def measure_float8_parts(timer, writer, l2):
+    """The float8 section's linears taken apart, each kernel alone by graph replay: the three
+    FP8 GEMMs as the recipe calls them (forward e4m3 × e4m3 with fast accumulation; the input
+    gradient e5m2 × e4m3 and the weight gradient e5m2ᵀ × e4m3 with exact accumulation, as
+    torchao's and Transformer Engine's backward GEMMs run; both again with fast accumulation),
+    the amax of the 16-bit input (one reduction: the infinity norm) and the transposed copy of
+    an FP8 tensor the backward GEMMs need."""
+    e4, e5, one = torch.float8_e4m3fn, torch.float8_e5m2, torch.tensor(1.0, device="cuda")
+
+    @guarded
+    def gemm(label, kind, m, n, k, fast):
+        # out[m][n] = a[m][k] · b[k][n], b column-major (the layout _scaled_mm takes).
+        per_set = m * k + k * n + 2 * m * n
+        copies = copies_for(per_set, l2)
+        a_type = e4 if kind == "fwd" else e5
+        a = [rand((m, k), torch.bfloat16).to(a_type) for _ in range(copies)]
+        b = [rand((n, k), torch.bfloat16).to(e4) for _ in range(copies)]
+        fn = lambda i: torch._scaled_mm(a[i], b[i].t(), scale_a=one, scale_b=one,
+                                        out_dtype=torch.bfloat16, use_fast_accum=fast)
+        flops = 2 * m * n * k
+        sec, reps = timer(fn, copies, flops / 1.2e15 + 5e-6)
+        writer(["float8", "%s:%s" % (label, kind), "fp8_e4m3" if kind == "fwd" else "fp8_e5m2",
+                1, m, n, k, "", "", per_set, flops, sec, reps,
+                "fast_accum" if fast else "exact_accum"])
+
+    @guarded
+    def stream(label, kernel, elements, per_set, make, fn, dtype):
+        copies = copies_for(per_set, l2)
+        sets = [make() for _ in range(copies)]
+        sec, reps = timer(lambda i: fn(sets[i]), copies, per_set / 2.5e12 + 5e-6)
+        writer(["float8", "%s:%s" % (label, kernel), dtype, "", "", "", "", elements, "",
+                per_set, "", sec, reps, ""])
+
+    for label, m, n, k in FLOAT8_LINEARS:
+        for fast in (True, False):
+            gemm(label, "fwd", m, n, k, fast)
+            gemm(label, "dgrad", m, k, n, fast)     # dx[m][k] = dy[m][n] · W[n][k]
+            gemm(label, "wgrad", n, k, m, fast)     # dW[n][k] = dy[m][n]ᵀ · x[m][k]
+        inf = float("inf")
+        stream(label, "amax_x", m * k, 2 * m * k, lambda: rand((m, k), torch.bfloat16),
+               lambda x: torch.linalg.vector_norm(x, ord=inf), "bf16")
+        stream(label, "transpose_fp8_x", m * k, 2 * m * k,
+               lambda: rand((m, k), torch.bfloat16).to(e4), lambda x: x.t().contiguous(),
+               "fp8_e4m3")
+        torch.cuda.empty_cache()
+
+
+class Float8LlamaBlock(LlamaBlock):
+    """LlamaBlock with its seven linears through _Float8Linear (torchao's tensorwise recipe)."""
+
+    def linear(self, x, w):
+        shape = x.shape
+        return _Float8Linear.apply(x.reshape(-1, shape[-1]), w).view(*shape[:-1], w.shape[0])
+
+
+def measure_float8_block(writer):
+    """What the float8 recipe costs inside a compiled block, where torch.compile may fuse the
+    amax and the cast into their producers (the float8 section times a linear alone): a Llama 3 8B
+    block at 8,192 tokens, BF16 and float8 (the written-out recipe), torch.compile'd, forward +
+    backward without recompute — at TP 1 with micro-batch 2 (TorchTitan's 8B FSDP rows) and as
+    one TP-8 rank's slice (4 query heads, 1 key/value head, FFN 1,792) with micro-batch 12."""
+    torch._dynamo.config.cache_size_limit = 64
+    for label, batch, heads, kv, ffn in (("llama3-8b", 2, 32, 8, 14336),
+                                         ("llama3-8b-t8", 12, 4, 1, 1792)):
+        s, h = 8192, 4096
+        x = rand((batch, s, h), torch.bfloat16).requires_grad_()
+        g = rand((batch, s, h), torch.bfloat16)
+        gemm = 2 * batch * s * h * (heads * 128 + 2 * kv * 128 + heads * 128 + 3 * ffn)
+        for dtype, cls in (("bf16", LlamaBlock), ("fp8_tensorwise", Float8LlamaBlock)):
+            @guarded
+            def run(label, dtype, cls=cls):
+                block = cls(hidden=h, heads=heads, kv_heads=kv, ffn=ffn, seq=s)
+                fn = torch.compile(block.__call__, dynamic=False)
+                inputs = [x] + block.params
+
+                def step():
+                    torch.autograd.grad(fn(x), inputs, g)
+                c0 = time.time()
+                step()
+                torch.cuda.synchronize()
+                first = time.time() - c0
+                sec, reps = time_queued(step, seconds=0.3, reps=3)
+                writer(["float8", "%s-block:fwd_bwd" % label, dtype, batch, s, h, ffn, "", "", "",
+                        3 * gemm, sec, reps, "torch.compile; SDPA default; first call %.1f s"
+                        % first])
+            run(label, dtype)
+        del x, g
+        torch.cuda.empty_cache()
+
+
+# The 2024-12 TorchTitan row at 32,768 tokens (Llama 3.1 8B, FSDP on 8 GPUs, float8, full
+# checkpointing, context parallelism 1): its attention at that length, causal, GQA 32/8.
+LONG_ATTENTION_SHAPES = [(1, 32, 8, 32768, 128)]
+
+
 def measure_tiny(timer, writer, l2):
     bf = torch.bfloat16
     x, y = rand((4096,), bf), rand((4096,), bf)
@@ -781,7 +999,9 @@ def main():
     parser.add_argument("--out", required=True, help="CSV to write")
     parser.add_argument("--only", default="tiny,gemm,fp8,vector,flash",
                         help="comma-separated sections (default: the kernels; attention, "
-                        "layer, gpt, lmhead and sustained are asked for by name)")
+                        "layer, gpt, lmhead, long, float8, float8parts, float8block and sustained are "
+                        "asked for by "
+                        "name)")
     parser.add_argument("--no-compile", action="store_true",
                         help="layer: leave out the torch.compile'd block")
     args = parser.parse_args()
@@ -834,6 +1054,14 @@ def main():
                 measure_flash(writer)
             elif section == "attention":
                 measure_attention(writer)
+            elif section == "long":
+                measure_attention(writer, LONG_ATTENTION_SHAPES, masks=(True,), efficient=False)
+            elif section == "float8":
+                measure_float8(writer)
+            elif section == "float8block":
+                measure_float8_block(writer)
+            elif section == "float8parts":
+                measure_float8_parts(timer, writer, l2)
             elif section == "layer":
                 measure_layer(writer, compile_too=not args.no_compile)
             elif section == "gpt":

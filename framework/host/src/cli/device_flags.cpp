@@ -225,7 +225,11 @@ void AddKernelOptions(boost::program_options::options_description& d) {
       "default: the run config's training.attention, else its recipe's")(
       "loss", po::value<std::string>(),
       "megatron (Megatron-LM's vocab-parallel FP32 cross-entropy) | torch (F.cross_entropy on "
-      "FP32 logits: TorchTitan, Hugging Face); default: the run config's training.loss");
+      "FP32 logits: TorchTitan, Hugging Face); default: the run config's training.loss")(
+      "fp8-recipe", po::value<std::string>(),
+      "with --precision fp8: delayed (Transformer Engine's scales from an amax history) | "
+      "tensorwise (per-tensor current scaling: torchao's float8, TE's Float8CurrentScaling); "
+      "default: the run config's training.fp8_recipe");
 }
 
 void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
@@ -235,6 +239,10 @@ void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig
   if (vm.count("loss")) {
     run.training.loss = ParseWord("--loss", vm["loss"].as<std::string>(),
                                   {LossKernel::kMegatron, LossKernel::kTorch});
+  }
+  if (vm.count("fp8-recipe")) {
+    run.training.fp8_recipe = ParseWord("--fp8-recipe", vm["fp8-recipe"].as<std::string>(),
+                                        {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise});
   }
 }
 

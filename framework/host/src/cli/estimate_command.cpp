@@ -2,8 +2,10 @@
 //  | --op FUNCTION,ELEMENTS[,ROW] | --collective KIND,BYTES,GROUP | --ops-file CSV`: per-op latency
 // on one core and on all cores (seconds and cycles), or a collective's time; --output writes JSON.
 // The ops file has one op per line: `gemm,B,M,N,K`, `batched_gemm,B,M,N,K`, `fp8_gemm,B,M,N,K`
-// (operands already FP8), `vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]` (default
-// traffic: the elements read and written once) or `collective,KIND,BYTES,GROUP` ('#' comments).
+// (operands already FP8), `fp8_gemm_backward,B,M,N,K` (the same in the backward pass: exact
+// accumulation, DeviceTechnology::fp8_exact_accumulation),
+// `vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]` (default traffic: the elements read and
+// written once) or `collective,KIND,BYTES,GROUP` ('#' comments).
 #include <cstdio>
 #include <sstream>
 #include <fmt/printf.h>
@@ -45,6 +47,7 @@ struct Request {
   std::optional<OpWork> op;
   std::optional<CollectiveKind> collective;
   std::int64_t bytes = 0, group = 0;
+  Pass pass = Pass::kForward;  // the pass the op is estimated in
 };
 
 // A vector op's line: its elements, row length and, optionally, its own traffic.
@@ -57,7 +60,8 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
   auto need = [&](size_t lo, size_t hi, const char* form) {
     if (cells.size() < lo || cells.size() > hi) throw UsageError(where + ": expected " + form);
   };
-  if (kind == "gemm" || kind == "batched_gemm" || kind == "fp8_gemm") {
+  if (kind == "gemm" || kind == "batched_gemm" || kind == "fp8_gemm" ||
+      kind == "fp8_gemm_backward") {
     need(5, 5, (kind + ",B,M,N,K").c_str());
     // Each dimension within the largest a model can make (the vocabulary), and 2·B·M·N·K FLOPs
     // within what one workload may count.
@@ -69,7 +73,8 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
     }
     r.op = OpWork::Gemm(s, word_bytes, kind != "batched_gemm");
     // An FP8 GEMM whose operands are FP8 already (no cast kernel): its weight is the FP8 copy.
-    r.op->fp8 = kind == "fp8_gemm";
+    r.op->fp8 = kind == "fp8_gemm" || kind == "fp8_gemm_backward";
+    if (kind == "fp8_gemm_backward") r.pass = Pass::kBackward;
   } else if (kind == "vector") {
     need(3, 6, kVectorForm);
     if (cells.size() == 5) {
@@ -92,7 +97,8 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
     r.group = PositiveInt(cells[3], where, limits::kAccelerators);
   } else {
     throw UsageError(where + ": unknown op kind '" + kind +
-                     "'; expected gemm, batched_gemm, fp8_gemm, vector or collective");
+                     "'; expected gemm, batched_gemm, fp8_gemm, fp8_gemm_backward, vector or "
+                     "collective");
   }
   return r;
 }
@@ -108,19 +114,19 @@ void AddEstimateOptions(po::options_description& d) {
       "B,M,N,K: out[B][M][N] = A[B][M][K]·W[K][N] (repeatable)")(
       "op", po::value<std::vector<std::string>>()->composing(),
       "FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]: a vector op (gelu, softmax, …; "
-      "repeatable)")(
-      "fp8-gemm", po::value<std::vector<std::string>>()->composing(),
-      "B,M,N,K: a GEMM on FP8 operands (repeatable)")(
+      "repeatable)")("fp8-gemm", po::value<std::vector<std::string>>()->composing(),
+                     "B,M,N,K: a GEMM on FP8 operands (repeatable)")(
       "collective", po::value<std::vector<std::string>>()->composing(),
       "KIND,BYTES,GROUP: all_reduce, all_gather, reduce_scatter, all_to_all (repeatable)")(
       "ops-file", po::value<std::string>(),
       "CSV of ops, one per line: gemm,B,M,N,K | batched_gemm,B,M,N,K | fp8_gemm,B,M,N,K | "
+      "fp8_gemm_backward,B,M,N,K (exact accumulation) | "
       "vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]] | collective,KIND,BYTES,GROUP "
       "('#' starts a comment line)")(
       "link-bandwidth", po::value<double>(),
       "a flat network of this many bytes/s per device for collectives (default: the run "
-      "config's network, or 4 GiB/s)")(
-      "link-latency", po::value<double>(), "seconds per ring step of that flat network (default 0)");
+      "config's network, or 4 GiB/s)")("link-latency", po::value<double>(),
+                                       "seconds per ring step of that flat network (default 0)");
 }
 
 int RunEstimate(CommandContext& ctx) {
@@ -186,7 +192,7 @@ int RunEstimate(CommandContext& ctx) {
       j["time_s"] = s;
       line = fmt::sprintf("%-36s %.6g s\n", label.c_str(), s);
     } else {
-      const OpEstimate e = estimator->Estimate(*r.op, arch, Pass::kForward);
+      const OpEstimate e = estimator->Estimate(*r.op, arch, r.pass);
       j["signature"] = r.op->Signature();
       j["core"] = ToString(r.op->Core());
       j["single_core_s"] = e.single_core_s;

@@ -394,6 +394,7 @@ int RunPlan(CommandContext& ctx) {
   j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
   j["loss"] = std::string(ToString(run.training.loss));
+  j["fp8_recipe"] = std::string(ToString(run.training.fp8_recipe));
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;

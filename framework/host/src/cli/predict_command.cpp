@@ -51,7 +51,8 @@ void AddPredictOptions(po::options_description& d) {
       "replicas within a node, replicated across: HSDP) or a device count; default: the run "
       "config's first training.shard_group")(
       "precision", po::value<std::string>(),
-      "bf16 | fp16 | fp8 (Transformer Engine's FP8 GEMMs; default: the run config's)")(
+      "bf16 | fp16 | fp8 (FP8 GEMMs in the blocks, scaled as --fp8-recipe says; default: the "
+      "run config's)")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/: megatron-lm-2021, megatron-deepspeed-2023, "
       "megatron-core-2024) or file, over the "
@@ -323,6 +324,7 @@ int RunPredict(CommandContext& ctx) {
   if (!run.training.recipe.empty()) j["recipe"] = run.training.recipe;
   j["attention"] = std::string(ToString(run.training.attention));
   j["loss"] = std::string(ToString(run.training.loss));
+  j["fp8_recipe"] = std::string(ToString(run.training.fp8_recipe));
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
@@ -382,7 +384,10 @@ int RunPredict(CommandContext& ctx) {
                   ShardingText(request.sharding, choice.shard_replicas, request.data_parallel)
             : std::string())
     << (run.training.precision != Precision::kBf16
-            ? ", " + std::string(ToString(run.training.precision))
+            ? ", " + std::string(ToString(run.training.precision)) +
+                  (run.training.precision == Precision::kFp8
+                       ? " (" + std::string(ToString(run.training.fp8_recipe)) + " scaling)"
+                       : std::string())
             : std::string())
     << (IsFlashAttention(run.training.attention) ? ", FlashAttention" : "")
     << (strategy == "megatron"            ? std::string()

@@ -23,9 +23,15 @@ struct DeviceTechnology {
   // A100's peak in its forward and less in its backward (Dao 2023); not measured on an A100 here.
   double attention_efficiency = 0.72;
   double attention_backward_efficiency = 0.6;
+  // The FP8 GEMMs of the backward pass accumulate exactly (Transformer Engine's split accumulator
+  // for dgrad and wgrad; torchao's use_fast_accum=False): the fraction of the forward's
+  // fast-accumulation FP8 rate they reach. Measured on an H200 (share/validation/kernels/
+  // fp8_recipe.py: the geometric mean of 9 input- and weight-gradient GEMMs' fast/exact time
+  // ratios; 0.937 on the 9 held out).
+  double fp8_exact_accumulation = 0.94;
 
   // The keys above, in order (calibration maps, params:).
-  static const char* const kKeys[7];
+  static const char* const kKeys[8];
   // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
   // parameter …; known: …" for another key). Architecture files are checked with it at load.
   static std::string Check(const std::string& key, double value);

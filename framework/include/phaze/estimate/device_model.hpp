@@ -44,7 +44,11 @@
 //   architecture without it refuses the op), operands through the GLB at 1 byte, the weight read
 //   as its FP8 copy (half its 16-bit bytes), and the 16-bit inputs not yet FP8 cast by a kernel of
 //   their own: fp8_cast_elements read in 16 bits and written in 8 at memory_efficiency of the HBM
-//   bandwidth. Energy per MAC stays the 16-bit figure (no FP8 energy data here).
+//   bandwidth. Under current scaling (training.fp8_recipe tensorwise) the operands' amax, cast
+//   and transposed-copy passes instead (OpWork::fp8_scaling_bytes, two kernels). In the backward
+//   pass the arithmetic runs at fp8_exact_accumulation of that rate (exact accumulation, as TE
+//   and torchao run their gradient GEMMs). Energy per MAC stays the 16-bit figure (no FP8 energy
+//   data here).
 // Vector op (element-wise, norm, softmax, loss, embedding, optimizer), one kernel: the longer of
 //   its bytes at memory_efficiency of the HBM bandwidth and its arithmetic,
 //   Σ cycles(function)·⌈elements / lanes⌉ / f on the num_vc · pe_vc lanes (vector_cycles.hpp).

@@ -41,6 +41,9 @@ struct OpWork {
   // to FP8 by a kernel of its own. An estimator without an FP8 model raises UnsupportedOpError.
   bool fp8 = false;
   std::int64_t fp8_cast_elements = 0;
+  // Under current scaling (Operator::fp8_current_scaling) its operands' amax, cast and
+  // transposed-copy passes instead (Operator::fp8_scaling_bytes), in kernels of their own.
+  std::int64_t fp8_scaling_bytes = 0;
   bool attention_kernel = false;  // Operator::attention_kernel
   // Kernels it launches beyond its first (Operator::passes; its temporaries' traffic is in
   // bytes_read and bytes_written).

@@ -157,6 +157,12 @@ struct Operator {
   // A GEMM Transformer Engine runs in FP8 (E4M3/E5M2 operands, 16-bit output): the linear layers
   // of the transformer blocks under training.precision fp8 (graph/precision.hpp).
   bool fp8 = false;
+  // An FP8 GEMM whose scales are found when it casts (training.fp8_recipe tensorwise: torchao's
+  // Float8Linear, TE's current scaling), and the bytes of the passes over memory that its
+  // operands' scaling costs (graph/precision.hpp says which): amax reads, casts, transposed FP8
+  // copies.
+  bool fp8_current_scaling = false;
+  std::int64_t fp8_scaling_bytes = 0;
   // Part of a fused attention kernel (graph/attention_kernel.hpp, training.attention fused): its
   // GEMMs run at the kernel's efficiency and its lane work launches no kernel of its own.
   bool attention_kernel = false;

@@ -11,7 +11,8 @@
 //   activation before FC2; the saved copy the backward pass reads, with sequence parallelism the
 //   local shard, is FP8 too); any other GEMM input (the gradients in backward, an input another
 //   op also reads) is cast by the GEMM's own cast kernel, costed by the estimator
-//   (OpWork::fp8_cast_elements);
+//   (OpWork::fp8_cast_elements; only the GEMM's operands, Fp8GemmOperands, not a fused
+//   epilogue's residual or saved input);
 // * the tensor-parallel all-gathers feeding FP8 GEMMs move 1 byte per value (collective_bytes
 //   divided by the 16-bit value's bytes), as TE and torchao cast before gathering: the forward
 //   gather of such an activation (a shard another op also reads in 16 bits, as a post-LN block's
@@ -22,11 +23,28 @@
 //   results and stay 16-bit;
 // * TE keeps an FP8 copy of each such weight and its transpose: UniqueLayer::cached_weight_bytes
 //   (2 bytes per parameter) on top of the 16-bit weights, the fp32 gradients and optimizer state.
+// * the backward's FP8 GEMMs accumulate exactly (TE's split accumulator for dgrad and wgrad,
+//   torchao's use_fast_accum=False for its gradient GEMMs): the device model prices them at
+//   `fp8_exact_accumulation` of the forward's fast-accumulation rate.
+// How the FP8 scales are found (training.fp8_recipe, Fp8Recipe):
+// * delayed (Transformer Engine's DelayedScaling, Megatron-LM's --fp8-recipe delayed, its
+//   default): from an amax history, so a cast needs no pass of its own over the tensor; all the
+//   above;
+// * tensorwise (per-tensor current scaling: torchao's Float8Linear as TorchTitan's float8 runs
+//   used it, TE's Float8CurrentScaling): each cast first reads the tensor for its amax, nothing
+//   is fused into a producer, the weight is cast every call and the backward GEMMs copy their
+//   FP8 operands transposed. Every FP8 GEMM is marked Operator::fp8_current_scaling and carries
+//   the bytes of those passes (Operator::fp8_scaling_bytes, precision.cpp CurrentScalingBytes):
+//   per linear layer about 7 bytes an element of its input, its weight and its output gradient.
+//   The same tensors are kept and gathered in FP8 as under delayed scaling (torchao saves the
+//   cast input and casts before it all-gathers). Measured on an H200 (a Llama 3 8B linear,
+//   compiled, share/validation/kernels/README.md): 1.0 ms of a TP-8 layer's 2.1 ms.
 // Applied to a sliced, completed layer graph (after the strategy and fusion), which it returns
 // with every unique layer's memory recomputed (FinalizeLayerMemory).
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "phaze/graph/layer_graph.hpp"
 
@@ -35,6 +53,15 @@ namespace phaze {
 enum class Precision { kBf16, kFp16, kFp8 };
 std::string_view ToString(Precision precision);  // "bf16", "fp16", "fp8"
 
-LayerGraph WithPrecision(const LayerGraph& graph, Precision precision);
+enum class Fp8Recipe { kDelayed, kTensorwise };
+std::string_view ToString(Fp8Recipe recipe);  // "delayed", "tensorwise"
+
+LayerGraph WithPrecision(const LayerGraph& graph, Precision precision,
+                         Fp8Recipe recipe = Fp8Recipe::kDelayed);
+
+// The tensors an FP8 GEMM casts: its operand, or a weight gradient's two (backward.cpp's
+// `.grad_weight`: the saved input and the output gradient); a fused epilogue's inputs after them
+// (a residual, a saved activation) stay 16-bit and are not cast.
+std::vector<int> Fp8GemmOperands(const Operator& op);
 
 }  // namespace phaze

@@ -125,6 +125,10 @@ struct RunConfig {
     // The number format (graph/precision.hpp): bf16 | fp16 (the same costs) | fp8 (Transformer
     // Engine's FP8 GEMMs in the blocks, on a device with fp8_tensor_ratio > 0).
     Precision precision = Precision::kBf16;
+    // How FP8's scales are found (graph/precision.hpp): delayed (Transformer Engine's default,
+    // Megatron-LM's --fp8-recipe delayed: from an amax history) | tensorwise (per-tensor current
+    // scaling: torchao's float8 training as TorchTitan runs it, TE's Float8CurrentScaling).
+    Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
     // How attention runs (graph/attention_kernel.hpp): unfused (the paper's and Megatron-LM's 2021
     // graphs) | flash (FlashAttention: the core's s² tensors stay on chip, recomputed in backward).
     AttentionKernel attention = AttentionKernel::kUnfused;

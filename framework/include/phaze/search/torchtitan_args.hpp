@@ -46,7 +46,8 @@
 // (TorchTitan reduces every micro-batch), hybrid sharding of gradients or parameters over several
 // micro-batches without a pipeline priced with its all-reduce once a step (FSDP2 runs it every
 // micro-batch; training.hybrid_all_reduce), fp8 with tensor parallelism (v0.2.2's float8 tensor
-// parallelism is off under the converter's current name: its all-gathers move bf16), a sequence
+// parallelism is off under the converter's current name: its all-gathers move bf16), fp8 priced
+// with delayed scaling (torchao's float8 scales tensorwise: training.fp8_recipe), a sequence
 // not a multiple of 2·tp·cp, fp16, a bf16 gradient reduction, the unfused attention kernels
 // (TorchTitan runs PyTorch SDPA's FlashAttention). A composed strategy TorchTitan runs needs
 // gathered_input: keep on its inner sequence_parallel in the run config (plan --framework
