@@ -982,6 +982,23 @@ def measure_float8_block(writer):
 LONG_ATTENTION_SHAPES = [(1, 32, 8, 32768, 128)]
 
 
+def measure_align(timer, writer, l2):
+    """GEMMs whose vocabulary-like dimension is 1, 2, 4, 8 or 16 elements past a multiple of 64
+    (50,257 … 50,272: how far from 16-byte rows), in FP16 and BF16, as the LM head's three GEMMs
+    (forward: the odd width is n; input gradient: k; weight gradient: n), at hidden 2,048 and
+    4,096 tokens — which alignment cuBLAS needs for its tensor-core kernels (the lmhead rows:
+    50,257 runs 4.5-6x slower than 50,304)."""
+    for dtype, name in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
+        run = gemm_runner(timer, writer, l2, section="align", dtype=dtype, dtype_name=name)
+        for vocab in (50257, 50258, 50260, 50264, 50272):
+            label = "head-v%d-h2048" % vocab
+            run(label, "fwd", 4096, vocab, 2048)
+            run(label, "dgrad", 4096, 2048, vocab)
+            run(label, "wgrad", 2048, vocab, 4096)
+        # The odd dimension as the token count (m), which no layout puts in a row.
+        run("tokens-4095-h2048", "fwd", 4095, 50304, 2048)
+
+
 def measure_tiny(timer, writer, l2):
     bf = torch.bfloat16
     x, y = rand((4096,), bf), rand((4096,), bf)
@@ -999,7 +1016,7 @@ def main():
     parser.add_argument("--out", required=True, help="CSV to write")
     parser.add_argument("--only", default="tiny,gemm,fp8,vector,flash",
                         help="comma-separated sections (default: the kernels; attention, "
-                        "layer, gpt, lmhead, long, float8, float8parts, float8block and sustained are "
+                        "layer, gpt, lmhead, align, long, float8, float8parts, float8block and sustained are "
                         "asked for by "
                         "name)")
     parser.add_argument("--no-compile", action="store_true",
@@ -1058,6 +1075,8 @@ def main():
                 measure_attention(writer, LONG_ATTENTION_SHAPES, masks=(True,), efficient=False)
             elif section == "float8":
                 measure_float8(writer)
+            elif section == "align":
+                measure_align(timer, writer, l2)
             elif section == "float8block":
                 measure_float8_block(writer)
             elif section == "float8parts":
