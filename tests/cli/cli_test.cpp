@@ -2131,6 +2131,12 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
   EXPECT_EQ(j.Child("recipe").AsString(), "torchtitan-2025");
   EXPECT_EQ(j.Child("loss").AsString(), "torch");
   EXPECT_EQ(j.Child("fp8_recipe").AsString(), "tensorwise");  // torchao's float8
+  {  // The recipe line says how FP8 is scaled when FP8 is planned.
+    auto fp8 =
+        Phaze(plan + " --framework torchtitan --precision fp8 -o " + (dir / "fp8.json").string());
+    ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+    EXPECT_NE(fp8.out.find("FP8 with tensorwise scaling"), std::string::npos) << fp8.out;
+  }
   EXPECT_EQ(
       j.Child("strategies").Elements().at(0).Child("params").Child("gathered_input").AsString(),
       "keep");

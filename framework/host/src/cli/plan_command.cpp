@@ -532,6 +532,9 @@ int RunPlan(CommandContext& ctx) {
                                                  arch.collective_overlap)) +
                   " of each hidden)"
             : std::string())
+    << (std::find(precisions.begin(), precisions.end(), Precision::kFp8) != precisions.end()
+            ? ", FP8 with " + std::string(ToString(run.training.fp8_recipe)) + " scaling"
+            : std::string())
     << " (share/recipes/).\n\n"
     << ranking.evaluated << " plans evaluated, " << ranking.feasible << " fit";
   if (run.search.objective != SearchObjective::kThroughput) {

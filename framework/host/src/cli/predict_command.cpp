@@ -60,8 +60,9 @@ void AddPredictOptions(po::options_description& d) {
       "defaults, which are megatron-lm-2021's but for its softmax rule, --attention megatron)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "expert-parallel", po::value<std::string>(),
-      "the moe strategy's expert-parallel size e (default: t; a multiple of t): each expert group "
-      "spans e/t data-parallel replicas too (Megatron-LM's --expert-model-parallel-size)")(
+      "the moe strategy's expert-parallel size e, or `width` (e = t, the default; e a multiple "
+      "of t): each expert group spans e/t data-parallel replicas too (Megatron-LM's "
+      "--expert-model-parallel-size)")(
       "strategy", po::value<std::string>(),
       "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
       "t is its whole width, as phaze plan's t column (default: the run config's first)")(
