@@ -7,6 +7,7 @@
 #include <set>
 
 #include "phaze/core/error.hpp"
+#include "phaze/estimate/estimator.hpp"
 #include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/precision.hpp"
@@ -324,6 +325,18 @@ TEST(Fp8, CurrentScalingPassesByHand) {
     EXPECT_FALSE(op.fp8_current_scaling) << op.name;
     EXPECT_EQ(op.fp8_scaling_bytes, 0) << op.name;
   }
+  // Delayed scaling's cast kernels, by the same hand: forward none (every linear's input is
+  // written in FP8 by its producer; the residuals the fused epilogues add stay 16-bit and are not
+  // cast); backward each 16-bit output gradient at both its GEMMs, 2·9·sbh (the saved inputs are
+  // FP8; GELU's saved 16-bit input, read by FC2's fused input-gradient epilogue, is not cast).
+  auto casts = [](const OperatorGraph& g) {
+    std::int64_t elements = 0;
+    for (const Operator& op : g.Ops()) elements += OpWork::Of(op, g).fp8_cast_elements;
+    return elements;
+  };
+  EXPECT_EQ(casts(Block(delayed).forward), 0);
+  EXPECT_EQ(casts(Block(delayed).backward), 2 * 9 * sbh);
+  EXPECT_EQ(casts(Block(current).forward) + casts(Block(current).backward), 0);
   // Sequence parallelism over t: every cast is of a shard (the norms' outputs before their
   // all-gathers, the row-parallel outputs' gradients before theirs, the rest local), so the
   // casts and weights divide by t; the weight-gradient GEMMs copy the FP8 re-gathered norm
