@@ -1361,6 +1361,30 @@ TEST(Cli, PredictRecipeIsItsKeysOverTheRunConfig) {
 // and full recompute in both directions: it re-runs part of each block's forward (more time than
 // none, less than full) and keeps part of its activations (less memory than none, more than
 // full). Megatron-LM has no such granularity, so a plan with it gets no Megatron-LM arguments.
+// GPT-2's vocabulary unpadded (make_vocab_size_divisible_by: 1: 50,257 rows, odd) has fewer
+// FLOPs than Megatron's padded 50,304 and is slower all the same: cuBLAS runs a GEMM with an odd
+// row length near the chip's rate without tensor cores (unaligned_gemm_efficiency, measured on an
+// H200: the nanoGPT lesson of padding to a multiple of 64).
+TEST(Cli, PredictPricesAnUnpaddedVocabularysHeadAsTheKernelsRunIt) {
+  testing::TempDir dir;
+  std::map<std::string, double> step;
+  for (const std::string multiple : {"128", "1"}) {
+    testing::WriteFile(
+        dir / (multiple + ".yaml"),
+        "strategy: {name: megatron, params: {make_vocab_size_divisible_by: " + multiple + "}}\n");
+    const std::string out = (dir / (multiple + ".json")).string();
+    auto r = Phaze("-q --config " + (dir / (multiple + ".yaml")).string() + " predict --model " +
+                   std::string(PHAZE_SOURCE_DIR) +
+                   "/workloads/gpt2-xl.yaml --arch h100-sxm-80gb --system dgx-h100 --plan 1,1,8 "
+                   "--micro-batch 4 --global-batch 256 -o " +
+                   out);
+    ASSERT_EQ(r.exit_code, 0) << multiple << "\n" << r.err;
+    step[multiple] =
+        ConfigNode::ParseFile(out).Child("result").Child("time_per_batch_s").AsDouble();
+  }
+  EXPECT_GT(step["1"], 1.03 * step["128"]);
+}
+
 TEST(Cli, PredictPerOpCheckpointingLiesBetweenNoneAndFull) {
   testing::TempDir dir;
   std::map<std::string, std::pair<double, double>> figures;  // mode → (recompute s, peak bytes)

@@ -192,6 +192,22 @@ TEST(DeviceModel, Fp8GemmsAtTheFp8RateWithTheirCasts) {
   EXPECT_NEAR(scaled.all_cores_s - 3e-5, t8 + 7.0 * (1 << 20) / (3.35e12 * 0.5), 1e-12);
   EXPECT_EQ(scaled.kernels, 3);
   fp8.fp8_scaling_bytes = 0;
+  // A weight GEMM with an odd n or k (an unpadded vocabulary) runs at unaligned_gemm_efficiency
+  // (0.14) of the peak instead of gemm_efficiency (0.5 here): as the aligned GEMM of the same
+  // tiles on a chip whose gemm_efficiency is 0.14; an odd m (the tokens, no operand's row)
+  // changes nothing.
+  ArchConfig slow = h100;
+  slow.calibration["gemm_efficiency"] = 0.14;
+  const double t_slow = gpu->Estimate(bf16, slow, Pass::kForward).all_cores_s;
+  EXPECT_GT(t_slow, 3 * t16);
+  for (const GemmShape odd : {GemmShape{1, 8192, 8191, 8192}, GemmShape{1, 8192, 8192, 8191}}) {
+    const double t_odd = gpu->Estimate(OpWork::Gemm(odd, 2), h100, Pass::kForward).all_cores_s;
+    EXPECT_NEAR(t_odd, t_slow, 1e-3 * t_slow) << odd.n << " " << odd.k;
+  }
+  EXPECT_NEAR(
+      gpu->Estimate(OpWork::Gemm({1, 8191, 8192, 8192}, 2), h100, Pass::kForward).all_cores_s -
+          1e-5,
+      t16, 1e-3 * t16);
   fp8.name = "mlp.fc1";
   try {
     gpu->Estimate(fp8, LoadArchConfig("a100-sxm-80gb"), Pass::kForward);

@@ -1,24 +1,26 @@
 #include "phaze/arch/technology.hpp"
 
 #include <cmath>
+#include <iterator>
 
 #include "phaze/core/error.hpp"
 
 namespace phaze {
 
-const char* const DeviceTechnology::kKeys[8] = {"gemm_efficiency",
+const char* const DeviceTechnology::kKeys[9] = {"gemm_efficiency",
                                                 "memory_efficiency",
                                                 "kernel_overhead_s",
                                                 "concurrent_kernels",
                                                 "wave_quantization",
                                                 "attention_efficiency",
                                                 "attention_backward_efficiency",
-                                                "fp8_exact_accumulation"};
+                                                "fp8_exact_accumulation",
+                                                "unaligned_gemm_efficiency"};
 
 namespace {
 
 // The members behind DeviceTechnology::kKeys, in the same order.
-double DeviceTechnology::*const kDeviceMembers[8] = {
+double DeviceTechnology::*const kDeviceMembers[9] = {
     &DeviceTechnology::gemm_efficiency,
     &DeviceTechnology::memory_efficiency,
     &DeviceTechnology::kernel_overhead_s,
@@ -26,10 +28,11 @@ double DeviceTechnology::*const kDeviceMembers[8] = {
     &DeviceTechnology::wave_quantization,
     &DeviceTechnology::attention_efficiency,
     &DeviceTechnology::attention_backward_efficiency,
-    &DeviceTechnology::fp8_exact_accumulation};
+    &DeviceTechnology::fp8_exact_accumulation,
+    &DeviceTechnology::unaligned_gemm_efficiency};
 
 double DeviceTechnology::*DeviceMember(const std::string& key) {
-  for (int i = 0; i < 8; ++i) {
+  for (std::size_t i = 0; i < std::size(kDeviceMembers); ++i) {
     if (key == DeviceTechnology::kKeys[i]) return kDeviceMembers[i];
   }
   throw Error("device model: no technology parameter '" + key + "'");
@@ -42,7 +45,8 @@ double DeviceTechnology::Get(const std::string& key) const { return this->*Devic
 void DeviceTechnology::Set(const std::string& key, double value) { this->*DeviceMember(key) = value; }
 
 std::string DeviceTechnology::Check(const std::string& key, double value) {
-  if (key == kKeys[0] || key == kKeys[1] || key == kKeys[5] || key == kKeys[6] || key == kKeys[7]) {
+  if (key == kKeys[0] || key == kKeys[1] || key == kKeys[5] || key == kKeys[6] || key == kKeys[7] ||
+      key == kKeys[8]) {
     return value > 0 && value <= 1 ? "" : "expected a fraction in (0, 1]";
   }
   if (key == kKeys[2]) {

@@ -231,6 +231,12 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
       gemm_tech.gemm_efficiency =
           pass == Pass::kBackward ? t.attention_backward_efficiency : t.attention_efficiency;
     }
+    // A weight GEMM whose n or k is odd (an unpadded vocabulary's LM head): its operands' rows
+    // are not aligned for the tensor cores' loads, and the library's fallback kernels reach
+    // unaligned_gemm_efficiency of the peak.
+    if (op.kind == OpKind::kGemm && (g.n % 2 == 1 || g.k % 2 == 1)) {
+      gemm_tech.gemm_efficiency = std::min(gemm_tech.gemm_efficiency, t.unaligned_gemm_efficiency);
+    }
     const double hbm_bytes =
         on_chip || op.attention_kernel ? gemm_bytes : GemmHbmBytes(g, a, gemm_bytes);
     const double out_bytes =

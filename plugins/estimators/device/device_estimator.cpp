@@ -1,10 +1,13 @@
 // Plugin entry of the device model (framework/include/phaze/estimate/device_model.hpp): registers
 // it as `device`, the search's default, and as `gpu`, the name the GPU planner's presets and
 // configs have used (the same physics; kept so existing run configs load).
-// params: gemm_efficiency, memory_efficiency, kernel_overhead_s, concurrent_kernels (override the
-// preset's calibration), vector_cycles: {function: cycles per element per lane}.
+// params: any technology parameter (DeviceTechnology::kKeys: gemm_efficiency, memory_efficiency,
+// kernel_overhead_s, concurrent_kernels, …; they override the preset's calibration),
+// vector_cycles: {function: cycles per element per lane}.
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "phaze/core/config_node.hpp"
 #include "phaze/estimate/device_model.hpp"
@@ -25,13 +28,15 @@ class DeviceEstimator : public Estimator {
 
  private:
   static std::map<std::string, double> Overrides(const ConfigNode& params) {
-    params.ExpectKeys({"gemm_efficiency", "memory_efficiency", "kernel_overhead_s",
-                       "concurrent_kernels", "wave_quantization", "attention_efficiency",
-                       "attention_backward_efficiency", "vector_cycles"});
+    // Every technology parameter of the device model (DeviceTechnology::kKeys) and the lanes'
+    // cycles per function.
+    std::vector<std::string> keys(std::begin(DeviceTechnology::kKeys),
+                                  std::end(DeviceTechnology::kKeys));
+    keys.push_back("vector_cycles");
+    params.ExpectKeys(keys);
     std::map<std::string, double> out;
-    for (const std::string key :
-         {"gemm_efficiency", "memory_efficiency", "kernel_overhead_s", "wave_quantization",
-          "attention_efficiency", "attention_backward_efficiency"}) {
+    for (const std::string key : DeviceTechnology::kKeys) {
+      if (key == "concurrent_kernels") continue;  // a boolean, below
       if (auto v = params.Optional(key)) {
         const double x = v->AsDouble();
         if (const std::string why = DeviceTechnology::Check(key, x); !why.empty()) v->Fail(why);

@@ -29,9 +29,15 @@ struct DeviceTechnology {
   // fp8_recipe.py: the geometric mean of 9 input- and weight-gradient GEMMs' fast/exact time
   // ratios; 0.937 on the 9 held out).
   double fp8_exact_accumulation = 0.94;
+  // The fraction of the tensor peak a weight GEMM with an odd n or k reaches (its rows are not
+  // aligned for the tensor cores' loads: an unpadded vocabulary's LM head). Measured on an H200:
+  // cuBLAS runs the unpadded GPT-2 head (50,257 words) at 94–159 TFLOP/s, about the chip's FP16
+  // rate without tensor cores, against 550–700 padded: 0.14 fitted on 6 such GEMMs, 10.7% mean
+  // |error| on 6 held out (share/validation/kernels/lmhead.py).
+  double unaligned_gemm_efficiency = 0.14;
 
   // The keys above, in order (calibration maps, params:).
-  static const char* const kKeys[8];
+  static const char* const kKeys[9];
   // Empty when `value` is a valid `key` (one of kKeys), else what is wrong ("no technology
   // parameter …; known: …" for another key). Architecture files are checked with it at load.
   static std::string Check(const std::string& key, double value);

@@ -29,6 +29,9 @@
 // * Floor: the HBM traffic at memory_efficiency of its bandwidth: the operands and the result
 //   once when they fit, else, for a GLB of S words, the re-reads of a blocked GEMM,
 //   batch·(2·m·n·k/√S + m·n) words (the Hong–Kung bound) when that is larger.
+// * A weight GEMM with an odd n or k (an unpadded vocabulary's LM head: rows not aligned for the
+//   tensor cores' loads) reaches unaligned_gemm_efficiency of the peak, not gemm_efficiency (the
+//   library's fallback kernels, about the chip's rate without tensor cores; measured on an H200).
 // * A fused epilogue (bias, activation, dropout) is one more pass over the output per work item,
 //   each a vector op of its own (below) and a kernel of its own.
 // * A GEMM that writes no bytes keeps its result on chip (FlashAttention's scores,
