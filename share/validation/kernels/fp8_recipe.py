@@ -23,7 +23,6 @@ Reads measure.py's float8parts, float8 and float8block sections
 Python 3 standard library; needs build/phaze (or PHAZE).
 """
 import argparse
-import json
 import math
 import os
 import re
@@ -35,7 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 PHAZE = os.environ.get("PHAZE", os.path.join(ROOT, "build", "phaze"))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 import commented_csv  # noqa: E402
+import compare  # noqa: E402
 
 SCALING_BYTES = 7  # per element of the input, the weight and the output gradient (a lone linear)
 
@@ -45,14 +46,8 @@ def rows(name):
 
 
 def estimate(arch, lines, work):
-    ops = os.path.join(work, "ops.csv")
-    out = os.path.join(work, "estimate.json")
-    with open(ops, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    subprocess.run([PHAZE, "-q", "-o", out, "estimate", "--arch", arch, "--ops-file", ops],
-                   check=True, capture_output=True, text=True)
-    with open(out) as f:
-        return [r["all_cores_s"] for r in json.load(f)["results"]]
+    """all-cores seconds of each ops-file line on the preset (compare.py's `phaze estimate`)."""
+    return compare.estimate(compare.preset_text(arch), lines, work)
 
 
 def geomean(values):
