@@ -20,6 +20,11 @@ take the second value (the CSV's tp_overlap column).
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
       [--residuals FILE] [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
+      [--attention flash|fused] [--estimator-params YAML]
+
+A row with context parallelism (the CSV's cp > 1) runs the context_parallel strategy over its
+tensor parallelism, phaze's width t·cp; a TorchTitan pipeline whose blocks do not split evenly
+gets TorchTitan's own split (--stage-starts).
 
 --report DIR writes h100.md there; --residuals FILE appends each predicted row (with its device
 preset) to validate.py's residuals, from which `phaze plan` draws the error bands of H100 plans.
@@ -83,7 +88,7 @@ OVERLAP_PAIRS = [(name + "_vanillatp", name + "_asynctp") for name in (
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NUMBERS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len", "gpus", "t",
-           "p", "d", "v", "micro_batch", "global_batch", "experts", "top_k", "ep"]
+           "p", "d", "v", "micro_batch", "global_batch", "experts", "top_k", "ep", "cp"]
 
 
 def load_rows(path):
@@ -97,6 +102,7 @@ def load_rows(path):
         r["memory_gib"] = float(r["memory_gib"]) if r["memory_gib"] else None
         r["sequence_parallel"] = r["sequence_parallel"] in ("1", "true")
         r["tp_overlap"] = r.get("tp_overlap") in ("1", "true")
+        r["cp"] = r["cp"] or 1
         rows.append(r)
     return rows
 
@@ -156,6 +162,10 @@ ATTENTION = ["flash"]
 # What TorchTitan's column-parallel linears save of their gathered input (the sequence_parallel
 # strategy's gathered_input): keep, as DTensor does; regather (Megatron-LM's) for a comparison.
 GATHERED_INPUT = ["keep"]
+# The device estimator's params for every row (--estimator-params: a YAML mapping), e.g.
+# FlashAttention-2's fitted kernel (kernels/h200-sxm-141gb-attention-flash_attention.md) with
+# --attention fused; empty: the presets' calibration.
+ESTIMATOR_PARAMS = [""]
 
 
 def recipe_files(directory, row):
@@ -177,11 +187,24 @@ def recipe_files(directory, row):
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
         f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
                 % (ATTENTION[0], extra))
+        if ESTIMATOR_PARAMS[0]:
+            f.write("estimator: {name: device, params: %s}\n" % ESTIMATOR_PARAMS[0])
+        tensor = None
         if row["sequence_parallel"] and row["source"].startswith("torchtitan"):
             # TorchTitan's tensor parallelism is PyTorch DTensor's: a column-parallel linear
             # saves its all-gathered input, as autograd does, and gathers nothing in backward.
-            f.write("strategy: {name: sequence_parallel, params: {gathered_input: %s}}\n"
-                    % GATHERED_INPUT[0])
+            tensor = "{name: sequence_parallel, params: {gathered_input: %s}}" % GATHERED_INPUT[0]
+        elif row["sequence_parallel"]:
+            tensor = "{name: sequence_parallel}"
+        if row["cp"] > 1:
+            # Context parallelism over the tensor parallelism (cp groups t ranks apart): the plan's
+            # width is t·cp. TorchTitan's CP all-gathers the keys and values (its default
+            # context_parallel_rotate_method, allgather), as the context_parallel strategy prices.
+            over = ", over: %s" % tensor.replace("{name:", "{width: %d, name:" % row["t"]) \
+                if tensor and row["t"] > 1 else ""
+            f.write("strategy: {name: context_parallel%s}\n" % over)
+        elif tensor and row["source"].startswith("torchtitan"):
+            f.write("strategy: %s\n" % tensor)
     arch = row["arch"]
     if "collective_overlap" in recipe:
         arch = os.path.join(directory, "%s-%s.yaml" % (row["arch"], row["name"]))
@@ -194,19 +217,44 @@ def recipe_files(directory, row):
     return config, arch
 
 
+def torchtitan_stage_starts(row, v):
+    """The first block of pipeline stages 2..p as TorchTitan (Dec 2024) splits a model when no
+    split points are given (torchtitan/parallelisms/pipelining_utils.py generate_split_points):
+    p·v stages of ⌊L / (p·v)⌋ blocks, the L mod (p·v) left over going one each to the stages
+    after the first, the last taking the rest. None where that is Megatron-LM's even split or the
+    row is not TorchTitan's (phaze's default split); with v > 1, phaze's interleaving places
+    equal chunks, so an uneven split cannot be given and phaze is left to refuse it."""
+    if not row["source"].startswith("torchtitan") or row["p"] == 1 or v > 1:
+        return None
+    stages, blocks = row["p"], row["layers"]
+    if blocks % stages == 0:
+        return None
+    base, extra = divmod(blocks, stages)
+    starts, layer = [], 0
+    for i in range(stages - 1):
+        layer += base + (1 if i > 0 and extra > 0 else 0)
+        if i > 0 and extra > 0:
+            extra -= 1
+        starts.append(layer)
+    return starts
+
+
 def predict(args, directory, row):
     model = model_file(directory, row)
     config, arch = recipe_files(directory, row)
     results, tried = [], []
     for b, v, rc in candidates(row):
         out = os.path.join(directory, "%s-b%d-v%d-%s.json" % (row["name"], b, v, rc))
-        plan = "%d,%d,%d" % (row["t"], row["p"], row["d"]) + (",%d" % v if v > 1 else "")
+        plan = "%d,%d,%d" % (row["t"] * row["cp"], row["p"], row["d"]) + (",%d" % v if v > 1 else "")
         cmd = [args.phaze, "-q", "--config", config, "predict", "--model", model, "--arch",
                arch, "--system", "dgx-h100", "--plan", plan, "--micro-batch", str(b),
                "--global-batch", str(row["global_batch"]), "--recompute", rc, "--sharding",
                row["sharding"], "--precision", row["precision"], "-o", out]
-        if row["sequence_parallel"]:
+        if row["sequence_parallel"] and row["cp"] == 1:
             cmd.append("--sequence-parallel")  # with the run config's params (TorchTitan's)
+        starts = torchtitan_stage_starts(row, v)
+        if starts:
+            cmd += ["--stage-starts", ",".join(map(str, starts))]
         if row["experts"]:  # experts folded over ep / t data-parallel replicas
             cmd += ["--strategy", "moe", "--expert-parallel", str(row["ep"])]
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -247,8 +295,14 @@ def main():
     ap.add_argument("--torchtitan-gathered-input", choices=("keep", "regather"), default="keep",
                     help="what TorchTitan's tensor-parallel linears save of their gathered input "
                          "(default: keep, as DTensor does)")
+    ap.add_argument("--estimator-params", default="",
+                    help="the device estimator's params for every row, a YAML mapping, e.g. "
+                         "FlashAttention-2's: '{attention_efficiency: 0.93, "
+                         "attention_backward_efficiency: 0.375, vector_cycles: "
+                         "{flash_softmax: 27}}' (default: the presets' calibration)")
     args = ap.parse_args()
     ATTENTION[0] = args.attention
+    ESTIMATOR_PARAMS[0] = args.estimator_params
     GATHERED_INPUT[0] = args.torchtitan_gathered_input
     for item in args.recipe:
         source, _, kv = item.partition(":")
@@ -261,14 +315,14 @@ def main():
     directory = tempfile.mkdtemp(prefix="phaze-h100-")
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda r: predict(args, directory, r), rows))
-    lines = ["| run | source | GPUs | t | p | d | micro-batch, v, recompute | sharding | precision | "
-             "iteration (s): predicted | range | published | error | data-parallel reduction (s): "
-             "exposed / whole |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | source | GPUs | t | cp | p | d | micro-batch, v, recompute | sharding | "
+             "precision | iteration (s): predicted | range | published | error | data-parallel "
+             "reduction (s): exposed / whole |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     by_source = {}
     for r in results:
-        head = "| %s | %s | %d | %d | %d | %d |" % (r["name"], r["source"], r["gpus"], r["t"],
-                                                   r["p"], r["d"])
+        head = "| %s | %s | %d | %d | %d | %d | %d |" % (r["name"], r["source"], r["gpus"], r["t"],
+                                                        r["cp"], r["p"], r["d"])
         if r["error"] is None:
             lines.append(head + " — | %s | %s | — | — | %.3f | failed: %s | — |" % (
                 r["sharding"], r["precision"], r["measured_s"], r["problem"]))
@@ -324,7 +378,9 @@ def main():
     print("\n".join(overlap))
     print("\n".join(memory))
     if args.residuals:
-        predicted = [dict(r, recompute=r["recompute_used"]) for r in results if r["error"] is not None]
+        # t as phaze plan's t column has it: the strategy's whole width, tensor × context.
+        predicted = [dict(r, recompute=r["recompute_used"], t=r["t"] * r["cp"])
+                     for r in results if r["error"] is not None]
         validate.write_residuals(args.residuals, os.path.basename(args.csv), predicted,
                                  append=os.path.exists(args.residuals))
     if args.report:
