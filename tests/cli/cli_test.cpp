@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -1741,6 +1742,108 @@ moe: {experts: 8, top_k: 2, expert_ffn_hidden: 512}
   }
 }
 
+// Context parallelism over tensor parallelism, as Megatron-LM and TorchTitan run long sequences
+// (TP k × CP c; TorchTitan's 405B at 32K–262K tokens is TP 8 × CP 1–8). predict: --plan t is
+// the whole width and --context-parallel c splits it, the same plan as the run config's
+// composition written out; c = t is context parallelism alone. plan: --context-parallel c
+// composes c over every tensor-parallel width k > 1 of --widths, planned at t = k·c only — no
+// composition at cp 1 (that is the tensor-parallel strategy's own plan), no other strategy at the
+// widths it adds — each with --tensor-model-parallel-size k --context-parallel-size c.
+TEST(Cli, ContextParallelOverTensorParallelInPredictAndPlan) {
+  testing::TempDir dir;
+  const std::string model = (dir / "long.yaml").string();
+  testing::WriteFile(model, R"(name: long
+family: llama
+layers: 2
+hidden: 256
+heads: 8
+kv_heads: 4
+ffn_hidden: 512
+vocab: 1024
+max_positions: 4096
+sequence_length: 4096
+)");
+  const std::string plan = "-q predict --model " + model +
+                           " --arch h100-sxm-80gb --system dgx-h100 --plan 8,1,2 "
+                           "--micro-batch 1 --global-batch 8 --recipe megatron-core-2024 -o ";
+  const std::string flag = (dir / "flag.json").string(), config = (dir / "config.json").string();
+  auto a = Phaze(plan + flag + " --strategy sequence_parallel --context-parallel 2");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  testing::WriteFile(dir / "cp.yaml",
+                     "strategy: {name: context_parallel, over: {name: sequence_parallel, "
+                     "width: 4}}\n");
+  auto b = Phaze("--config " + (dir / "cp.yaml").string() + " " + plan + config);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const ConfigNode ja = ConfigNode::ParseFile(flag), jb = ConfigNode::ParseFile(config);
+  EXPECT_EQ(ja.Child("result").Child("time_per_batch_s").AsDouble(),
+            jb.Child("result").Child("time_per_batch_s").AsDouble());
+  EXPECT_EQ(ja.Child("megatron").Child("tensor").AsInt(), 4);
+  EXPECT_EQ(ja.Child("megatron").Child("context").AsInt(), 2);
+  const auto argument = [](const ConfigNode& j, const std::string& name) {
+    const auto args = j.Child("megatron_args").Elements();
+    for (std::size_t k = 0; k + 1 < args.size(); ++k) {
+      if (args[k].AsString() == name) return args[k + 1].AsString();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(argument(ja, "--tensor-model-parallel-size"), "4");
+  EXPECT_EQ(argument(ja, "--context-parallel-size"), "2");
+  auto shown = Phaze(plan.substr(3) + (dir / "shown.json").string() +
+                     " --sequence-parallel --context-parallel 2");
+  EXPECT_NE(shown.out.find(", strategy context_parallel over sequence_parallel×4 (t 8 = 4 × 2)"),
+            std::string::npos)
+      << shown.out;
+  // c = t: context parallelism alone.
+  const std::string alone = (dir / "alone.json").string(), named = (dir / "named.json").string();
+  ASSERT_EQ(Phaze(plan + alone + " --context-parallel 8").exit_code, 0);
+  ASSERT_EQ(Phaze(plan + named + " --strategy context_parallel").exit_code, 0);
+  EXPECT_EQ(ConfigNode::ParseFile(alone).Child("result").Child("time_per_batch_s").AsDouble(),
+            ConfigNode::ParseFile(named).Child("result").Child("time_per_batch_s").AsDouble());
+  EXPECT_USAGE_ERROR(Phaze(plan + alone + " --context-parallel 3"),
+                     "--context-parallel 3: --plan t = 8 is the whole width, tensor × context "
+                     "parallel, and 3 does not divide it");
+  EXPECT_USAGE_ERROR(Phaze(plan + alone + " --strategy context_parallel --context-parallel 2"),
+                     "--context-parallel: context parallelism composes over tensor parallelism "
+                     "(megatron or sequence_parallel), not over 'context_parallel'");
+
+  // plan: TP 2 and 4 of --widths 1,2,4, each under CP 2 (t 4 and 8) and CP 4 (t 8 and 16).
+  const std::string ranked = (dir / "plan.json").string();
+  const std::string sweep = "plan --model " + model +
+                            " --arch h100-sxm-80gb --system dgx-h100 --accelerators 16 "
+                            "--global-batch 8 --micro-batches 1 --recompute none "
+                            "--sharding none,optimizer --strategies sequence_parallel,"
+                            "context_parallel --top 1000";
+  auto p = Phaze(sweep + " --widths 1,2,4 --context-parallel 2,4 -o " + ranked);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  std::set<std::string> composed;
+  for (const auto& r : ConfigNode::ParseFile(ranked).Child("plans").Elements()) {
+    const std::string strategy = r.Child("strategy").AsString();
+    const std::int64_t t = r.Child("t").AsInt(), tp = r.Child("megatron").Child("tensor").AsInt(),
+                       cp = r.Child("megatron").Child("context").AsInt();
+    EXPECT_EQ(tp * cp, t) << strategy;
+    EXPECT_EQ(argument(r, "--tensor-model-parallel-size"), std::to_string(tp)) << strategy;
+    if (strategy.find(" over ") == std::string::npos) {
+      EXPECT_LE(t, 4) << strategy << ": not a width of --widths";
+      continue;
+    }
+    EXPECT_GT(tp, 1) << strategy;
+    EXPECT_GT(cp, 1) << strategy << ": a composition at cp 1 is the tensor-parallel plan";
+    EXPECT_EQ(argument(r, "--context-parallel-size"), std::to_string(cp)) << strategy;
+    composed.insert(std::to_string(tp) + "x" + std::to_string(cp));
+  }
+  EXPECT_EQ(composed, (std::set<std::string>{"2x2", "2x4", "4x2", "4x4"}));
+  // Without the flag no composition; with no tensor parallelism to compose over, a usage error.
+  const std::string plain = (dir / "plain.json").string();
+  ASSERT_EQ(Phaze(sweep + " --widths 1,2,4 -o " + plain).exit_code, 0);
+  for (const auto& r : ConfigNode::ParseFile(plain).Child("plans").Elements()) {
+    EXPECT_EQ(r.Child("strategy").AsString().find(" over "), std::string::npos);
+  }
+  EXPECT_USAGE_ERROR(Phaze(sweep + " --context-parallel 2 --widths 1"),
+                     "--context-parallel: context parallelism composes over a tensor-parallel "
+                     "width k > 1 of --widths, with megatron or sequence_parallel in "
+                     "--strategies, and found none");
+}
+
 // Issue 40's `phaze plan`: GPT-3 175B on 1,024 A100s (micro-batches 1 and 2, selective and full
 // recompute, to stay fast): 5 plans, fastest first, feasible, and each plan's Megatron-LM
 // arguments read back give its own t, p, v, d (from the world size), micro-batch, batch,
@@ -2208,8 +2311,9 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
               recompute == "per-op" ? "selective" : recompute);
     const std::string sharding = p.Child("sharding").AsString();
     EXPECT_EQ(keys.count("parallelism.fsdp_reshard_after_forward") == 1, sharding != "none");
-    if (sharding == "gradients")
+    if (sharding == "gradients") {
       EXPECT_EQ(keys.at("parallelism.fsdp_reshard_after_forward"), "never");
+    }
     if (sharding != "none") {  // FSDP2 over the plan's h replicas; HSDP in nodes of 8 GPUs
       const std::int64_t h = p.Child("shard_replicas").AsInt();
       EXPECT_EQ(num("data_parallel_shard_degree"), h);

@@ -4,12 +4,13 @@
 // gathered K and V kept whole, parameters (weights are replicated), and refusals.
 #include <gtest/gtest.h>
 
-#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 #include "phaze/strategy/slicing.hpp"
+#include "phaze/strategy/width_restricted_strategy.hpp"
 #include "plugin_registry.hpp"
 
 namespace phaze {
@@ -136,6 +137,27 @@ TEST(ContextParallel, RefusesWithTheReason) {
   EXPECT_EQ(over4.Refusal(m83, 4 * 1024 * 2),
             "context_parallel ×2048: the sequence's 1024 tokens "
             "are not divisible by 2048");
+}
+
+// `phaze plan --context-parallel`'s widths: a strategy planned at some widths refuses the others,
+// saying which and why; at its own the strategy it wraps decides and slices, the same slice.
+TEST(WidthRestricted, RefusesTheWidthsNotPlannedAndDefersTheRest) {
+  const auto cp = Create("context_parallel");
+  const LayerGraph gpt2 = Full("gpt2-xl", 1);
+  const WidthRestrictedStrategy only(cp, {2, 3}, "asked for 2 and 3");
+  EXPECT_EQ(only.Refusal(gpt2, 4), "not planned at t = 4: asked for 2 and 3");
+  EXPECT_EQ(only.Refusal(gpt2, 3), "the sequence's 1024 tokens are not divisible by 3");
+  EXPECT_EQ(only.Refusal(gpt2, 2), "");
+  EXPECT_EQ(SupportedWidths(only, gpt2, {1, 2, 3, 4}), (std::vector<std::int64_t>{2}));
+  const LayerGraph a = SliceLayerGraph(only, "cp", gpt2, 2, true);
+  const LayerGraph b = SliceLayerGraph(*cp, "cp", gpt2, 2, true);
+  EXPECT_EQ(a.Parameters(), b.Parameters());
+  EXPECT_EQ(a.weight_replicas, 2);
+  ASSERT_EQ(a.unique_layers.size(), b.unique_layers.size());
+  for (std::size_t i = 0; i < a.unique_layers.size(); ++i) {
+    EXPECT_EQ(a.unique_layers[i].forward.GemmFlops(), b.unique_layers[i].forward.GemmFlops());
+    EXPECT_EQ(a.unique_layers[i].activation_bytes, b.unique_layers[i].activation_bytes);
+  }
 }
 
 // The run config's `strategy.over` builds the composition, names it, and a typo in either name

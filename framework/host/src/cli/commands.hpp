@@ -70,6 +70,15 @@ StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
 // `strategy` (the moe strategy, else UsageError naming `flag`) with its expert_parallel param set
 // to e (0: removed, the width), over its other params.
 StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e, const std::string& flag);
+// Context parallelism over `strategy` at tensor-parallel width k (Megatron-LM's
+// --context-parallel-size over --tensor-model-parallel-size k): {context_parallel with the run
+// config's params (`configured`), over: {strategy, k}}, a width t of it being k·(t/k) devices
+// (k = 1: context_parallel alone).
+// UsageError naming `flag` unless `strategy` is tensor parallelism (megatron or
+// sequence_parallel, not itself composed).
+StrategyChoice WithContextParallel(const Registry& registry, const StrategyChoice& strategy,
+                                   std::int64_t k, const std::vector<StrategyChoice>& configured,
+                                   const std::string& flag);
 // The expert-parallel widths of `text`: comma-separated "width" (0: the strategy's width) and
 // counts from 1, each once, else UsageError naming `flag`.
 std::vector<std::int64_t> ParseExpertParallel(const std::string& flag, const std::string& text);

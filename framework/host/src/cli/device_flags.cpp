@@ -108,6 +108,21 @@ StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
   return strategy;
 }
 
+StrategyChoice WithContextParallel(const Registry& registry, const StrategyChoice& strategy,
+                                   std::int64_t k, const std::vector<StrategyChoice>& configured,
+                                   const std::string& flag) {
+  const std::string& name = strategy.component.name;
+  if (strategy.over || (name != "megatron" && name != "sequence_parallel")) {
+    throw UsageError(flag +
+                     ": context parallelism composes over tensor parallelism (megatron or "
+                     "sequence_parallel), not over '" +
+                     strategy.Name() + "'");
+  }
+  StrategyChoice cp = NamedStrategy(registry, flag, "context_parallel", configured);
+  if (k > 1) cp.over = StrategyChoice::Over{strategy.component, k};  // k = 1: context alone
+  return cp;
+}
+
 std::vector<std::int64_t> ParseExpertParallel(const std::string& flag, const std::string& text) {
   std::vector<std::int64_t> out;
   for (const std::string& w : SplitCommas(text)) {

@@ -14,7 +14,7 @@
 //     [--sequence-length S] [--global-batch B] [--top N] [--widths 1,2,4,8]
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--shard-group all,node,16]
-//     [--strategies all|megatron,…]
+//     [--strategies all|megatron,…] [--context-parallel 2,4,8]
 //     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch]
 //     [--recipe NAME|FILE] [--power-limit-w 400,500,700] [--objective throughput_per_watt]
 //     [--framework megatron-lm|torchtitan]
@@ -40,6 +40,7 @@
 #include "phaze/search/training_recipe.hpp"
 #include "phaze/search/validation_residuals.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
+#include "phaze/strategy/width_restricted_strategy.hpp"
 
 namespace po = boost::program_options;
 
@@ -73,6 +74,11 @@ void AddPlanOptions(po::options_description& d) {
       "the moe strategy's expert-parallel sizes e, each tried: width (e = t), a count (a "
       "multiple of t: its e/t data-parallel replicas join each expert group), or all (width and "
       "every divisor of the model's experts)")(
+      "context-parallel", po::value<std::string>()->default_value("1"),
+      "context-parallel widths c > 1 composed over tensor parallelism: each over every "
+      "tensor-parallel strategy swept (megatron, sequence_parallel) at every width k > 1 of "
+      "--widths, planned at t = k·c (the plan's tp k, cp c); 1: none (context_parallel alone, "
+      "tp 1, stays in --strategies)")(
       "strategies", po::value<std::string>()->default_value("all"),
       "parallelism strategies (phaze plugins); all: every one loaded — megatron, "
       "sequence_parallel, context_parallel, moe, then any other by name (--framework "
@@ -256,6 +262,60 @@ int RunPlan(CommandContext& ctx) {
     }
   }
   run.strategies = std::move(swept);
+  // --context-parallel: context parallelism c over each tensor-parallel strategy swept at each
+  // width k > 1 of --widths, planned at t = k·c alone; those t join the widths sliced, for the
+  // compositions only (each strategy's planned widths, WidthRestrictedStrategy).
+  std::vector<std::vector<std::int64_t>> planned(run.strategies.size(),
+                                                 run.training.tensor_parallel_widths);
+  std::vector<std::int64_t> cps;
+  for (std::int64_t c : Ints(ctx.vm, "context-parallel", limits::kWidth)) {
+    if (c > 1) cps.push_back(c);
+  }
+  {
+    const std::vector<std::int64_t> asked = run.training.tensor_parallel_widths;
+    std::vector<StrategyChoice> composed;
+    for (std::size_t i = 0; !cps.empty() && i < run.strategies.size(); ++i) {
+      const StrategyChoice& s = run.strategies[i];
+      if (s.over || (s.component.name != "megatron" && s.component.name != "sequence_parallel")) {
+        continue;
+      }
+      for (std::int64_t k : asked) {
+        std::vector<std::int64_t> totals;
+        for (std::int64_t c : cps) {
+          if (k > 1 &&
+              k * c <= std::min<std::int64_t>(limits::kWidth, run.cluster.num_accelerators)) {
+            totals.push_back(k * c);
+          }
+        }
+        if (totals.empty()) continue;
+        composed.push_back(
+            WithContextParallel(ctx.registry, s, k, configured, "--context-parallel"));
+        planned.push_back(totals);
+        for (std::int64_t t : totals) {
+          auto& widths = run.training.tensor_parallel_widths;
+          if (std::find(widths.begin(), widths.end(), t) == widths.end()) widths.push_back(t);
+        }
+      }
+    }
+    if (!cps.empty() && composed.empty()) {
+      throw UsageError(
+          "--context-parallel: context parallelism composes over a tensor-parallel width k > 1 "
+          "of --widths, with megatron or sequence_parallel in --strategies, and found none");
+    }
+    run.strategies.insert(run.strategies.end(), composed.begin(), composed.end());
+  }
+  // The run's strategies, each sliced at its planned widths only.
+  const auto plan_strategies = [&](const RunConfig& r) {
+    std::vector<std::shared_ptr<const ParallelismStrategy>> out =
+        CreateRunStrategies(ctx.registry, r.strategies);
+    for (std::size_t i = 0; !cps.empty() && i < out.size(); ++i) {
+      out[i] = std::make_shared<WidthRestrictedStrategy>(
+          out[i], planned[i],
+          r.strategies[i].over ? "--context-parallel composes it at t = tp·cp"
+                               : "--widths does not list it");
+    }
+    return out;
+  };
   KernelsFromFlags(ctx.vm, run);
   if (ctx.vm.count("objective")) {
     const std::string word = ctx.vm["objective"].as<std::string>();
@@ -308,8 +368,7 @@ int RunPlan(CommandContext& ctx) {
     RunConfig& rp = runs.emplace_back(run);
     rp.training.precision = precision;
     const PreparedModel& m = models.emplace_back(ReadFlag("--model", [&] {
-      return PrepareModel(entry, rp, CreateRunStrategies(ctx.registry, rp.strategies),
-                          /*require_slices=*/false);
+      return PrepareModel(entry, rp, plan_strategies(rp), /*require_slices=*/false);
     }));
     if (every_v && !m.slices.empty()) {  // v divides the blocks per stage, so the blocks
       const int blocks = PipelineUnits(m.slices.front().graph);

@@ -6,7 +6,7 @@
 //     parameters] [--shard-group all|node|N] [--precision bf16|fp16|fp8]
 //     [--attention unfused|megatron|flash|fused]
 //     [--loss megatron|torch] [--sequence-parallel]
-//     [--strategy NAME]
+//     [--strategy NAME] [--expert-parallel E] [--context-parallel C]
 //     [--global-batch B] [--sequence-length S]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]
 //     [--hourly-usd P] [-o OUT.json]
@@ -66,6 +66,10 @@ void AddPredictOptions(po::options_description& d) {
       "strategy", po::value<std::string>(),
       "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
       "t is its whole width, as phaze plan's t column (default: the run config's first)")(
+      "context-parallel", po::value<std::int64_t>(),
+      "context parallelism c over the tensor parallelism (megatron or sequence_parallel): t is "
+      "then the whole width, t/c tensor-parallel ranks × c context-parallel groups of them "
+      "(Megatron-LM's --tensor-model-parallel-size t/c --context-parallel-size c; default 1)")(
       "sequence-length", po::value<std::int64_t>(),
       "tokens per sample (default: the model's own; a Hugging Face config's is its "
       "max_position_embeddings)")("global-batch", po::value<std::int64_t>(),
@@ -262,6 +266,20 @@ int RunPredict(CommandContext& ctx) {
                         ReadFlag("--model", [&] { return LoadModelSpec(ModelFromFlags(ctx.vm)); }));
     run.strategies[0] = WithExpertParallel(run.strategies[0], e[0], "--expert-parallel");
   }
+  if (ctx.vm.count("context-parallel")) {
+    const std::int64_t c = IntOption(ctx.vm, "context-parallel", 1, limits::kWidth);
+    if (request.tensor_parallel % c != 0) {
+      throw UsageError("--context-parallel " + std::to_string(c) +
+                       ": --plan t = " + std::to_string(request.tensor_parallel) +
+                       " is the whole width, tensor × context parallel, and " + std::to_string(c) +
+                       " does not divide it");
+    }
+    if (c > 1) {
+      run.strategies[0] =
+          WithContextParallel(ctx.registry, run.strategies[0], request.tensor_parallel / c,
+                              run.strategies, "--context-parallel");
+    }
+  }
   run.training.micro_batches = {request.micro_batch};
   run.training.tensor_parallel_widths = {request.tensor_parallel};
   run.training.recompute = {request.recompute};
@@ -391,7 +409,12 @@ int RunPredict(CommandContext& ctx) {
                        : std::string())
             : std::string())
     << (IsFlashAttention(run.training.attention) ? ", FlashAttention" : "")
-    << (strategy == "megatron"            ? std::string()
+    << (run.strategies[0].over
+            ? ", strategy " + run.strategies[0].Name() + " (t " +
+                  std::to_string(request.tensor_parallel) + " = " +
+                  std::to_string(run.strategies[0].over->width) + " × " +
+                  std::to_string(request.tensor_parallel / run.strategies[0].over->width) + ")"
+        : strategy == "megatron"          ? std::string()
         : strategy == "sequence_parallel" ? std::string(", sequence parallel")
                                           : ", strategy " + strategy)
     << (choice.expert_parallel > 0 ? ", expert parallel " + std::to_string(choice.expert_parallel)
