@@ -218,23 +218,29 @@ def recipe_files(directory, row):
 
 
 def torchtitan_stage_starts(row, v):
-    """The first block of pipeline stages 2..p as TorchTitan (Dec 2024) splits a model when no
+    """The first layer of pipeline stages 2..p as TorchTitan (Dec 2024) splits a model when no
     split points are given (torchtitan/parallelisms/pipelining_utils.py generate_split_points):
-    p·v stages of ⌊L / (p·v)⌋ blocks, the L mod (p·v) left over going one each to the stages
-    after the first, the last taking the rest. None where that is Megatron-LM's even split or the
-    row is not TorchTitan's (phaze's default split); with v > 1, phaze's interleaving places
-    equal chunks, so an uneven split cannot be given and phaze is left to refuse it."""
-    if not row["source"].startswith("torchtitan") or row["p"] == 1 or v > 1:
+    p·v chunks of ⌊L / (p·v)⌋ blocks, the L mod (p·v) left over going one each to the chunks
+    after the first, the last taking the rest; rank r runs chunks r, r + p, … (Interleaved 1F1B
+    with v = 2). As phaze's --stage-starts: each device's layers, its chunks together (block k is
+    layer k + 1, after the embedding). None where that is Megatron-LM's even split or the row is
+    not TorchTitan's (phaze's default split)."""
+    if not row["source"].startswith("torchtitan") or row["p"] == 1:
         return None
-    stages, blocks = row["p"], row["layers"]
-    if blocks % stages == 0:
+    p, chunks, blocks = row["p"], row["p"] * v, row["layers"]
+    if blocks % chunks == 0:
         return None
-    base, extra = divmod(blocks, stages)
-    starts, layer = [], 0
-    for i in range(stages - 1):
-        layer += base + (1 if i > 0 and extra > 0 else 0)
+    base, extra = divmod(blocks, chunks)
+    sizes = []
+    for i in range(chunks - 1):
+        sizes.append(base + (1 if i > 0 and extra > 0 else 0))
         if i > 0 and extra > 0:
             extra -= 1
+    sizes.append(blocks - sum(sizes))
+    per_rank = [sum(sizes[r::p]) for r in range(p)]
+    starts, layer = [], 1  # phaze's layer index: the embedding is layer 0
+    for n in per_rank[:-1]:
+        layer += n
         starts.append(layer)
     return starts
 

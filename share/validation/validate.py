@@ -98,7 +98,7 @@ def predict(args, directory, setup, row):
 
 
 RESIDUAL_COLUMNS = ["source", "gpus", "t", "p", "d", "v", "micro_batch", "recompute",
-                    "sequence_parallel", "measured_s", "predicted_s", "error", "device"]
+                    "sequence_parallel", "measured_s", "predicted_s", "error", "device", "cp"]
 
 
 def device_name(arch):
@@ -108,9 +108,10 @@ def device_name(arch):
 
 def write_residuals(path, source, results, append=False, device=None):
     """The rows predicted, one per line: the plan, measured and predicted seconds per iteration,
-    the signed relative error of the time (predicted / measured − 1) and the device preset the run
-    was measured on (`device`, else each row's own "arch"); `phaze plan` draws its error bands
-    from the runs of the plan's device first."""
+    the signed relative error of the time (predicted / measured − 1), the device preset the run
+    was measured on (`device`, else each row's own "arch") and its context-parallel width cp (of
+    t, the whole width; 1 when the row has none); `phaze plan` draws its error bands from the runs
+    of the plan's device first, with context parallelism or without as the plan."""
     with open(path, "a" if append else "w", newline="") as f:
         w = csv.writer(f)
         if not append:
@@ -121,7 +122,7 @@ def write_residuals(path, source, results, append=False, device=None):
             w.writerow([source, r["gpus"], r["t"], r["p"], r["d"], r.get("v", 1), r["micro"],
                         r["recompute"], int(bool(r["sequence_parallel"])), "%.6g" % r["measured_s"],
                         "%.6g" % r["predicted_s"], "%.5f" % (r["predicted_s"] / r["measured_s"] - 1),
-                        device or r["arch"]])
+                        device or r["arch"], r.get("cp") or 1])
 
 
 def system_levels(system):

@@ -1559,6 +1559,8 @@ TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
                            " --global-batch 64";
   const std::pair<std::string, std::string> cases[] = {
       {tiny + " --plan 1,2,1,7", "the 2 transformer blocks of tiny-gpt into p·v = 14 equal chunks"},
+      {tiny + " --plan 1,2,1,2",
+       "is not a multiple of 4 (--stage-starts gives each device's layers for an uneven split)"},
       {gpt3 + " --plan 8,16,1,5", "96 is not a multiple of 80"},
       {tiny + " --plan 1,1,1,2", "--plan v: interleaving (v = 2) needs at least 2 pipeline stages"},
       {tiny + " --plan 1,2,1 --stage-starts 9", "--stage-starts: 9 is not a first layer"},
@@ -1566,8 +1568,10 @@ TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
       {tiny + " --plan 1,3,1 --stage-starts 0,2", "--stage-starts: 0 is not a first layer"},
       {tiny + " --plan 1,2,1 --stage-starts 1,2", "expected p − 1 = 1 first-layer indices"},
       {tiny + " --plan 1,1,3", "not a multiple of --micro-batch × d = 1 × 3"},
-      {tiny + " --plan 1,1,1 --hbm-gib 1e30", "--hbm-gib: expected a size of at least 1 byte and at most"},
-      {tiny + " --plan 1,1,1 --hbm-gib inf", "--hbm-gib: expected a size of at least 1 byte and at most"},
+      {tiny + " --plan 1,1,1 --hbm-gib 1e30",
+       "--hbm-gib: expected a size of at least 1 byte and at most"},
+      {tiny + " --plan 1,1,1 --hbm-gib inf",
+       "--hbm-gib: expected a size of at least 1 byte and at most"},
   };
   for (const auto& [args, message] : cases) {
     auto r = Phaze("predict" + args);
@@ -1577,6 +1581,21 @@ TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   // Valid ones still predict: explicit starts, and interleaving that divides the blocks.
   EXPECT_EQ(Phaze("-q predict" + tiny + " --plan 1,2,1 --stage-starts 2").exit_code, 0);
   EXPECT_EQ(Phaze("-q predict" + gpt3 + " --plan 8,8,1,2 --hbm-gib 1024").exit_code, 0);
+  // With --stage-starts, interleaving takes each device's layers, its v chunks together, however
+  // the blocks fall into chunks (TorchTitan's uneven split): tiny-gpt's 2 blocks over p·v = 4
+  // chunks, stage 0 the embedding and the first block, keeping (2·1 + 1·2 + 1)/2 = 2.5
+  // micro-batches (Megatron-LM's warm-up), the last (0 + 2 + 1)/2 = 1.5.
+  testing::TempDir dir;
+  const std::string out = (dir / "interleaved.json").string();
+  auto r = Phaze("-q predict" + tiny + " --plan 1,2,1,2 --stage-starts 2 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto stages =
+      ConfigNode::ParseFile(out).Child("result").Child("plan").Child("stages").Elements();
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].Child("first_layer").AsString(), "embedding");
+  EXPECT_EQ(stages[0].Child("layers").AsInt(), 2);
+  EXPECT_DOUBLE_EQ(stages[0].Child("memory").Child("in_flight").AsDouble(), 2.5);
+  EXPECT_DOUBLE_EQ(stages[1].Child("memory").Child("in_flight").AsDouble(), 1.5);
 }
 
 }  // namespace

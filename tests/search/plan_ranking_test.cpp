@@ -422,10 +422,57 @@ TEST(ValidationResiduals, BandsFromTheRunsOfThePlansShape) {
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              (dir / "bad.csv").string() + ":2: expected numbers in gpus, t, p, d and error");
+              (dir / "bad.csv").string() + ":2: expected numbers in gpus, t, p, d, error and cp");
   }
   std::ofstream(dir / "nocol.csv") << "source,gpus,t,p\nx,8,8,1\n";
   EXPECT_THROW(ValidationResiduals::Load(dir / "nocol.csv"), ConfigError);
+  std::ofstream(dir / "badcp.csv") << "source,gpus,t,p,d,error,cp\nx,8,8,1,1,0.1,3\n";
+  try {
+    ValidationResiduals::Load(dir / "badcp.csv");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "badcp.csv").string() +
+                                         ":2: cp must be >= 1 and divide t (the whole width, "
+                                         "tp·cp)");
+  }
+  fs::remove_all(dir);
+}
+
+// Context parallelism is part of a plan's shape: beside d.csv's dense runs on a (five t 8 with a
+// pipeline, |errors| 1..5%), six context-parallel runs on a, five of them t 8 with a pipeline
+// (|errors| 20..60%) and one t 2 (10%). A dense t 8 pipelined plan keeps the dense five (3%); a
+// context-parallel one takes the five alike (40%); a context-parallel plan of another t, every
+// context-parallel run on a (6, mean 35%); on a device without any, every context-parallel run;
+// an empty cp cell is 1.
+TEST(ValidationResiduals, ContextParallelPlansDrawOnContextParallelRuns) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("phaze-residuals-cp-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "cp.csv");
+    f << "source,gpus,t,p,d,error,device,cp\n";
+    for (int k = 1; k <= 5; ++k) f << "a,64,8,4,2," << 0.01 * k << ",a,\n";
+    for (int k = 1; k <= 5; ++k) f << "c,64,8,4,2," << -0.1 * (k + 1) << ",a,4\n";
+    f << "c,8,2,1,4,0.1,a,2\n";
+  }
+  const ValidationResiduals r = ValidationResiduals::Load(dir / "cp.csv");
+  ASSERT_EQ(r.Runs().size(), 11u);
+  EXPECT_EQ(r.Runs().front().cp, 1);
+  auto band = r.For(8, 4, 64, 8, "a");
+  EXPECT_EQ(band.shape, "t 8, with a pipeline, several nodes, on a");
+  EXPECT_NEAR(band.mean_abs, 0.03, 1e-12);
+  band = r.For(8, 4, 64, 8, "a", 2);
+  EXPECT_EQ(band.shape, "t 8, with a pipeline, several nodes, context parallel, on a");
+  EXPECT_EQ(band.runs, 5u);
+  EXPECT_NEAR(band.mean_abs, 0.40, 1e-12);
+  EXPECT_DOUBLE_EQ(band.max_abs, 0.60);
+  band = r.For(16, 1, 16, 8, "a", 8);
+  EXPECT_EQ(band.shape, "every context-parallel run on a");
+  EXPECT_EQ(band.runs, 6u);
+  EXPECT_NEAR(band.mean_abs, 2.1 / 6, 1e-12);
+  band = r.For(16, 1, 16, 8, "b", 8);
+  EXPECT_EQ(band.shape, "every context-parallel run");
+  EXPECT_EQ(band.runs, 6u);
   fs::remove_all(dir);
 }
 

@@ -127,7 +127,10 @@ TEST(PlacementSearch, InfeasibleFixedStrategiesExplainAndNeverThrow) {
 // tests/data/placement-golden.json: 80 random flat-network layer tables (with and without the
 // paper's recompute, DAG edges, several widths) and the times the DP printed before the network
 // model existed. Equal bit for bit: the paper's model (with the paper's bubble, (m + p − 1) slots
-// of the bottleneck's load) is an exact special case.
+// of the bottleneck's load) is an exact special case — but for three cases (28, 59, 71) whose
+// pipelines have fewer micro-batches than a stage's 1F1B count: a stage keeps at most m since
+// 2026-11-30, so plans that overflowed fit, and those cases hold today's times (the file's
+// comment).
 TEST(PlacementSearch, FlatNetworkTimesAreBitForBitThoseBeforeTheNetworkModel) {
   const ConfigNode root =
       ConfigNode::ParseFile(std::string(PHAZE_SOURCE_DIR) + "/tests/data/placement-golden.json");
@@ -150,7 +153,7 @@ TEST(PlacementSearch, FlatNetworkTimesAreBitForBitThoseBeforeTheNetworkModel) {
                p, {static_cast<int>(fixed[0]), static_cast<int>(fixed[1]), static_cast<int>(fixed[2])}),
            c.Child("fixed_time").AsString());
   }
-  EXPECT_EQ(checked, 71 + 53);
+  EXPECT_EQ(checked, 73 + 53);
 }
 
 // ---- schedules, optimizer step, tied embeddings, levels, by hand -------------------------------
@@ -175,7 +178,9 @@ TEST(PlacementSearch, PipelineSchedulesBubbleByHand) {
   EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 160);
   EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 160);
   // Interleaved, v = 2: (8 + 1/2)·6 = 51, bubble 3. In flight (Megatron's warm-up in chunks of
-  // half a stage): first stage (2·1 + 1·2 + 1)/2 = 2.5, last (0 + 2 + 1)/2 = 1.5.
+  // half a stage): first stage (2·1 + 1·2 + 1)/2 = 2.5, last (0 + 2 + 1)/2 = 1.5 — but the last
+  // layer (the LM head's place) runs in the final chunk, forward then backward at once: one
+  // micro-batch of its 10 bytes, 1.5 of the other layer's: 25.
   p.schedule = PipelineSchedule::kInterleaved;
   p.virtual_stages = 2;
   plan = PlacementSearch().Evaluate(p, {2, 1, 1});
@@ -183,7 +188,20 @@ TEST(PlacementSearch, PipelineSchedulesBubbleByHand) {
   EXPECT_DOUBLE_EQ(plan.breakdown.bubble_s, 3);
   EXPECT_DOUBLE_EQ(plan.stages[0].memory.in_flight, 2.5);
   EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 50);
-  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 30);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 25);
+  // Never more in flight than the m micro-batches there are (Megatron-LM caps its warm-up):
+  // B = 2, the first stage keeps 2 (40 bytes), not 2.5; under 1F1B with B = 1, 1 (20), not 2.
+  auto few = Problem(Chain(4, 1, 2, 0, 10, 0), 2, 2, 1e12);
+  few.schedule = PipelineSchedule::kInterleaved;
+  few.virtual_stages = 2;
+  plan = PlacementSearch().Evaluate(few, {2, 1, 1});
+  EXPECT_DOUBLE_EQ(plan.stages[0].memory.in_flight, 2);
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 40);
+  EXPECT_DOUBLE_EQ(plan.stages[1].peak_memory_bytes, 25);
+  auto one = Problem(Chain(4, 1, 2, 0, 10, 0), 2, 1, 1e12);
+  plan = PlacementSearch().Evaluate(one, {2, 1, 1});
+  EXPECT_DOUBLE_EQ(plan.stages[0].memory.in_flight, 1);
+  EXPECT_DOUBLE_EQ(plan.stages[0].peak_memory_bytes, 20);
   // With edges of 1e9 bytes at 1e9 B/s: v = 2 chunks send twice per direction: each stage waits
   // 2 s for its input or its gradient: load 8, (8 + 1/2)·8 = 68; sends m·2 = 16 of it.
   auto q = Problem(Chain(4, 1, 2, 0, 10, 1e9), 2, 8, 1e12);
@@ -582,7 +600,13 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
           double in_flight = position;
           if (p.schedule == PipelineSchedule::kGPipe) in_flight = static_cast<double>(m);
           if (p.schedule == PipelineSchedule::kInterleaved) in_flight = (2.0 * (position - 1) + (v - 1) * s + 1) / v;
-          const double kept = p.recompute ? act + (position - 1) * incoming : in_flight * act;
+          in_flight = std::min(in_flight, static_cast<double>(m));  // no more than there are
+          // Interleaved, the model's last layer runs in the final chunk: one micro-batch kept.
+          const double once_kept = p.schedule == PipelineSchedule::kInterleaved && j == n
+                                       ? table.layers[static_cast<size_t>(n - 1)].activation_bytes
+                                       : 0.0;
+          const double kept = p.recompute ? act + (position - 1) * incoming
+                                          : in_flight * (act - once_kept) + once_kept;
           if (static_mem + kept + working > p.hbm_bytes * (1 + 1e-12)) fits = false;
           devices += tp ? t : 1;
           if (k == 0) {

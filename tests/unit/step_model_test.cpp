@@ -33,6 +33,11 @@ TEST(StepModel, InFlightMicroBatchesPerSchedule) {
   const StepSettings il = Settings(PipelineSchedule::kInterleaved, 2);
   EXPECT_DOUBLE_EQ(InFlightMicroBatches(il, 4, 4, 8), 5.5);
   EXPECT_DOUBLE_EQ(InFlightMicroBatches(il, 1, 4, 8), 2.5);
+  // Never more than the pipeline's m micro-batches: Megatron-LM's warm-up is
+  // min((s − rank − 1)·2 + (v − 1)·s, m·v) chunks (schedules.py), 1F1B's min(s − rank − 1, m).
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(Settings(PipelineSchedule::k1F1B), 3, 4, 2), 2.0);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(il, 4, 4, 4), 4.0);
+  EXPECT_DOUBLE_EQ(InFlightMicroBatches(il, 1, 4, 4), 2.5);
 }
 
 // B = 32, d = 3: m = 11; s = 4: 1F1B 11 + 3 = 14, interleaved v = 2: 11 + 1.5 = 12.5.

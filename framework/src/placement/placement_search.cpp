@@ -34,7 +34,7 @@ std::string BytesText(double bytes) {
 // (And the load: sharding gradients or parameters adds collectives that depend on d.)
 struct MemoryClass {
   ShardDivisors ways;       // devices sharing what the sharding divides (dense, experts)
-  std::int64_t m = 1;       // micro-batches per pipeline (GPipe)
+  std::int64_t m = 1;       // micro-batches per pipeline, capped (ClassOf)
   int s = 1;                // stages (interleaved)
   std::int64_t comm_d = 0;  // d, when the sharding runs collectives every micro-batch; else 0
   bool operator==(const MemoryClass&) const = default;
@@ -46,8 +46,24 @@ MemoryClass ClassOf(const PlacementProblem& p, int t, std::int64_t d, int s,
   MemoryClass c;
   c.ways = ShardWaysOf(p, table, t, d);
   if (p.sharding >= Sharding::kGradients) c.comm_d = d;
-  if (p.schedule == PipelineSchedule::kGPipe) c.m = p.MicroBatchesPerPipeline(d);
-  if (p.schedule == PipelineSchedule::kInterleaved) c.s = s;
+  // m caps the micro-batches in flight (InFlightMicroBatches); above the most a stage could keep
+  // (under 1F1B its position, at most the layers; interleaved the first stage's warm-up) it is
+  // that, so that the plans of every d and s with as many micro-batches or more share one class.
+  const std::int64_t m = p.MicroBatchesPerPipeline(d);
+  switch (p.schedule) {
+    case PipelineSchedule::kGPipe:
+      c.m = m;
+      break;
+    case PipelineSchedule::k1F1B:
+      c.m = std::min<std::int64_t>(m, static_cast<std::int64_t>(table.layers.size()));
+      break;
+    case PipelineSchedule::kInterleaved: {
+      c.s = s;
+      const std::int64_t v = p.virtual_stages;
+      c.m = std::min<std::int64_t>(m, (2 * (s - 1) + (v - 1) * s + 1 + v - 1) / v);
+      break;
+    }
+  }
   return c;
 }
 
@@ -241,6 +257,13 @@ class StageTable {
         load_plain_[k] = fw;  // the forward critical path; FillBackward adds the backward's
         footprint_[k] = f;
         stash_[k] = f.Stash(problem_.recompute);
+        // Interleaved, the model's last layer (the LM head and its loss) runs in the last stage's
+        // final chunk, whose forward is followed at once by its backward, as 1F1B's last stage:
+        // it keeps one micro-batch, not the stage's warm-up count (step_model.hpp).
+        if (problem_.schedule == PipelineSchedule::kInterleaved && l + 1 == n_ &&
+            !problem_.recompute) {
+          stash_[k] -= L[l].activation_bytes;
+        }
         optimizer_step_[k] = step;
         expert_optimizer_step_[k] = expert_step;
         expert_weight_[k] = experts;

@@ -27,7 +27,7 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
     return static_cast<std::size_t>(it - header.begin());
   };
   std::size_t gpus = 0, t = 0, p = 0, d = 0, error = 0;
-  std::optional<std::size_t> device;  // an optional column
+  std::optional<std::size_t> device, cp;  // optional columns
   for (int number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
@@ -38,6 +38,9 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
       error = column("error");
       if (auto it = std::find(header.begin(), header.end(), "device"); it != header.end()) {
         device = static_cast<std::size_t>(it - header.begin());
+      }
+      if (auto it = std::find(header.begin(), header.end(), "cp"); it != header.end()) {
+        cp = static_cast<std::size_t>(it - header.begin());
       }
       continue;
     }
@@ -53,11 +56,15 @@ ValidationResiduals ValidationResiduals::Load(const std::filesystem::path& csv) 
       run.p = std::stoll(cells[p]);
       run.d = std::stoll(cells[d]);
       run.error = std::stod(cells[error]);
+      if (cp && !cells[*cp].empty()) run.cp = std::stoll(cells[*cp]);
     } catch (const std::exception&) {
-      throw ConfigError(at + "expected numbers in gpus, t, p, d and error");
+      throw ConfigError(at + "expected numbers in gpus, t, p, d, error and cp");
     }
     if (run.gpus < 1 || run.t < 1 || run.p < 1 || run.d < 1 || !std::isfinite(run.error)) {
       throw ConfigError(at + "gpus, t, p and d must be >= 1 and the error finite");
+    }
+    if (run.cp < 1 || run.t % run.cp != 0) {
+      throw ConfigError(at + "cp must be >= 1 and divide t (the whole width, tp·cp)");
     }
     if (device) run.device = cells[*device];
     r.runs_.push_back(run);
@@ -74,34 +81,45 @@ ValidationResiduals ValidationResiduals::Installed() {
 
 ValidationResiduals::Band ValidationResiduals::For(std::int64_t t, std::int64_t p,
                                                    std::int64_t gpus, std::int64_t node_size,
-                                                   const std::string& device) const {
+                                                   const std::string& device,
+                                                   std::int64_t cp) const {
   const bool pipeline = p > 1;
   const bool nodes = gpus > node_size;
+  const bool context = cp > 1;
   const std::string width = "t " + std::to_string(t);
   const std::string piped = pipeline ? ", with a pipeline" : ", without a pipeline";
+  const std::string parallel = context ? ", context parallel" : "";
+  const std::string every = context ? "every context-parallel run" : "every run";
   struct Group {
     std::string shape;
     int level;       // 0: t, pipeline and span; 1: t and pipeline; 2: t; 3: every run
     bool on_device;  // only the runs on `device`
+    bool any = false;  // every validated run, context parallel or not
   };
   std::vector<Group> groups;
   for (bool on_device : {true, false}) {
     if (on_device && device.empty()) continue;
     const std::string on = on_device ? ", on " + device : "";
     groups.push_back(
-        {width + piped + (nodes ? ", several nodes" : ", one node") + on, 0, on_device});
-    groups.push_back({width + piped + on, 1, on_device});
-    groups.push_back({width + on, 2, on_device});
-    groups.push_back({on_device ? "every run on " + device : "every validated run", 3, on_device});
+        {width + piped + (nodes ? ", several nodes" : ", one node") + parallel + on, 0, on_device});
+    groups.push_back({width + piped + parallel + on, 1, on_device});
+    groups.push_back({width + parallel + on, 2, on_device});
+    groups.push_back({on_device ? every + " on " + device
+                      : context ? every
+                                : "every validated run",
+                      3, on_device, !on_device && !context});
   }
+  if (context) groups.push_back({"every validated run", 3, false, true});
   for (const Group& g : groups) {
     std::vector<double> errors;
     for (const Run& run : runs_) {
       const bool same_t = run.t == t;
       const bool same_pipeline = (run.p > 1) == pipeline;
       const bool same_span = (run.gpus > node_size) == nodes;
+      const bool same_context = (run.cp > 1) == context;
       if ((g.on_device && run.device != device) || (g.level <= 2 && !same_t) ||
-          (g.level <= 1 && !same_pipeline) || (g.level == 0 && !same_span)) {
+          (g.level <= 1 && !same_pipeline) || (g.level == 0 && !same_span) ||
+          (!g.any && !same_context)) {
         continue;
       }
       errors.push_back(std::fabs(run.error));

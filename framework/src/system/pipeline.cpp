@@ -6,17 +6,18 @@ namespace phaze {
 
 double InFlightMicroBatches(const StepSettings& settings, int position, int stages,
                             std::int64_t per_pipeline) {
+  const auto m = static_cast<double>(per_pipeline);
   switch (settings.schedule) {
     case PipelineSchedule::k1F1B:
       break;
     case PipelineSchedule::kGPipe:
-      return static_cast<double>(per_pipeline);
+      return m;
     case PipelineSchedule::kInterleaved: {
       const double v = settings.virtual_stages;
-      return (2.0 * (position - 1) + (v - 1) * stages + 1) / v;
+      return std::min((2.0 * (position - 1) + (v - 1) * stages + 1) / v, m);
     }
   }
-  return position;
+  return std::min(static_cast<double>(position), m);
 }
 
 double PipelineSteps(const StepSettings& settings, std::int64_t d, int stages) {

@@ -495,8 +495,13 @@ int RunPlan(CommandContext& ctx) {
       args.insert(args.begin(), launch.env.begin(), launch.env.end());
     const std::string why = torchtitan ? titan.why : launch.why;
     const bool launchable = !args.empty();
+    // The plan's context-parallel width, of its t (context_parallel alone: all of it).
+    const StrategyChoice& chosen = rp.strategies.at(static_cast<std::size_t>(r.strategy));
+    const std::int64_t cp = chosen.component.name == "context_parallel"
+                                ? r.tensor_parallel / (chosen.over ? chosen.over->width : 1)
+                                : 1;
     const ValidationResiduals::Band band =
-        residuals.For(r.tensor_parallel, r.pipeline_stages, K, node, arch.name);
+        residuals.For(r.tensor_parallel, r.pipeline_stages, K, node, arch.name, cp);
     const double peak = c.plan.PeakMemoryBytes();
 
     Json pj = Json::MakeObject();

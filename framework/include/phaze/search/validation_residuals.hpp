@@ -10,6 +10,11 @@
 // device model is calibrated per device, so its errors are the device's own), then among all
 // runs; and their mean, 90th percentile (nearest rank) and largest |error|, with the group
 // described ("t 8, with a pipeline, several nodes, on h100-sxm-80gb"). No runs: a band of 0 runs.
+// Context parallelism is part of the shape at every level (the file's optional `cp` column, 1 when
+// absent; t is the whole width, tp·cp, as plans have it): a plan with cp > 1 draws on the runs
+// with context parallelism ("…, context parallel", "every context-parallel run on …"), a plan
+// without on those without — long sequences err otherwise (share/validation/README.md) — and only
+// when no group of such runs holds kMinRuns on any device, on every validated run.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +31,7 @@ class ValidationResiduals {
 
   struct Run {
     std::int64_t gpus = 1, t = 1, p = 1, d = 1;
+    std::int64_t cp = 1;  // context-parallel width, of t
     double error = 0;    // predicted / measured − 1, of the time per iteration
     std::string device;  // the preset it was predicted on ("" when the file does not say)
   };
@@ -41,7 +47,7 @@ class ValidationResiduals {
   static ValidationResiduals Installed();
 
   Band For(std::int64_t t, std::int64_t p, std::int64_t gpus, std::int64_t node_size,
-           const std::string& device = "") const;
+           const std::string& device = "", std::int64_t cp = 1) const;
   const std::vector<Run>& Runs() const { return runs_; }
   const std::string& Source() const { return source_; }
 

@@ -11,7 +11,9 @@
 namespace phaze {
 
 // Micro-batches whose activations the stage at `position` (1 = the last) of `stages` keeps:
-// p (1F1B), m = `per_pipeline` (GPipe), or (2·(p − 1) + (v − 1)·s + 1)/v (interleaved).
+// p (1F1B), m = `per_pipeline` (GPipe), or (2·(p − 1) + (v − 1)·s + 1)/v (interleaved) — the
+// warm-up Megatron-LM runs plus one —, at most the m micro-batches the pipeline has (Megatron-LM
+// caps the warm-up at them, and so does PyTorch's schedule: TorchTitan's default is m = s).
 double InFlightMicroBatches(const StepSettings& settings, int position, int stages,
                             std::int64_t per_pipeline);
 

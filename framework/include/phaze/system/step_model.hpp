@@ -35,10 +35,13 @@
 //   step_working bytes), the activations freed by then (step_working: fp32 copies of 16-bit
 //   gradients; divided by N like the optimizer state when sharded),
 //   where stash = Σ activation
-//   bytes (or, with the paper's stage recompute, the bytes of the edges entering the stage), and
+//   bytes (or, with the paper's stage recompute, the bytes of the edges entering the stage; and
+//   interleaved, the last stage's without the model's last layer, the LM head, which runs in the
+//   final chunk and so keeps one micro-batch as 1F1B's last stage does), and
 //   in-flight micro-batches are p (1F1B), m = ⌈B/d⌉ (GPipe) or, interleaved over v chunks per
 //   device with s stages, (2·(p − 1) + (v − 1)·s + 1)/v (Megatron-LM's warm-up count in chunks of
-//   1/v of the stage). A stage with memory > hbm_bytes is infeasible.
+//   1/v of the stage), each at most m (the warm-up is capped at the micro-batches there are). A
+//   stage with memory > hbm_bytes is infeasible.
 // * sharding (ZeRO; N = d·r, the devices that hold the same weights): `optimizer` (ZeRO-1,
 //   Megatron-LM's distributed optimizer) divides the optimizer state by N; `gradients` (ZeRO-2)
 //   the gradients too; `parameters` (ZeRO-3, FSDP's full sharding) the weights (and their cached
