@@ -46,21 +46,23 @@ MemoryClass ClassOf(const PlacementProblem& p, int t, std::int64_t d, int s,
   MemoryClass c;
   c.ways = ShardWaysOf(p, table, t, d);
   if (p.sharding >= Sharding::kGradients) c.comm_d = d;
-  // m caps the micro-batches in flight (InFlightMicroBatches); above the most a stage could keep
-  // (under 1F1B its position, at most the layers; interleaved the first stage's warm-up) it is
-  // that, so that the plans of every d and s with as many micro-batches or more share one class.
+  // m caps the micro-batches in flight (InFlightMicroBatches) when it is below the most a stage
+  // of s could keep (1F1B: s; interleaved: the first stage's warm-up); otherwise it caps nothing,
+  // and every (d, s) with as many micro-batches or more shares one class (kUncapped), so the DP
+  // runs once for them as before the cap.
+  constexpr std::int64_t kUncapped = std::numeric_limits<std::int64_t>::max();
   const std::int64_t m = p.MicroBatchesPerPipeline(d);
   switch (p.schedule) {
     case PipelineSchedule::kGPipe:
       c.m = m;
       break;
     case PipelineSchedule::k1F1B:
-      c.m = std::min<std::int64_t>(m, static_cast<std::int64_t>(table.layers.size()));
+      c.m = m < s ? m : kUncapped;
       break;
     case PipelineSchedule::kInterleaved: {
       c.s = s;
       const std::int64_t v = p.virtual_stages;
-      c.m = std::min<std::int64_t>(m, (2 * (s - 1) + (v - 1) * s + 1 + v - 1) / v);
+      c.m = m < (2 * (s - 1) + (v - 1) * s + 1 + v - 1) / v ? m : kUncapped;
       break;
     }
   }
