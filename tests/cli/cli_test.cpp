@@ -1551,6 +1551,32 @@ TEST(Cli, PlanSweepsPowerLimitsAndRanksBySamplesPerJoule) {
                      "throughput_per_cost, found 'joules'");
 }
 
+// Sharding gradients or parameters under a pipeline prices every micro-batch's collectives, which
+// is not what TorchTitan's FSDP2 under a pipeline does (it keeps the weights and gradients whole
+// through the step: sharding optimizer); predict says so, and only then.
+TEST(Cli, PredictSaysWhatShardingUnderAPipelinePrices) {
+  const std::string tiny = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml --arch a100-sxm-80gb --micro-batch 1 "
+                           "--global-batch 8";
+  const std::string note =
+      "note: sharding parameters under a pipeline is priced as gathering the "
+      "weights and reduce-scattering the gradients every micro-batch";
+  auto piped = Phaze(tiny + " --plan 1,2,2 --sharding parameters");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_NE(piped.out.find(note), std::string::npos) << piped.out;
+  auto grads = Phaze(tiny + " --plan 1,2,2 --sharding gradients");
+  EXPECT_NE(grads.out.find("note: sharding gradients under a pipeline is priced as "
+                           "reduce-scattering the gradients every micro-batch"),
+            std::string::npos)
+      << grads.out;
+  for (const char* quiet :
+       {" --plan 1,2,2 --sharding optimizer", " --plan 1,1,4 --sharding parameters"}) {
+    auto r = Phaze(tiny + quiet);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("note: sharding"), std::string::npos) << quiet << "\n" << r.out;
+  }
+}
+
 TEST(Cli, PredictPlanIsCheckedAgainstTheModel) {
   const std::string tiny = " --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch tpuv4 --micro-batch 1 --global-batch 8";

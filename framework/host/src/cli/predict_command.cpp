@@ -525,6 +525,17 @@ int RunPredict(CommandContext& ctx) {
     o << "    stage" << (tight.find(',') == std::string::npos ? " " : "s ") << tight
       << " within 10% of the HBM: " << kAllocatorNote << "\n";
   }
+  if (request.sharding >= Sharding::kGradients && request.pipeline_stages > 1) {
+    // What a pipeline under FSDP2 does (TorchTitan) is not what this prices.
+    o << "  note: sharding " << ToString(request.sharding) << " under a pipeline is priced as "
+      << (request.sharding == Sharding::kParameters
+              ? "gathering the weights and reduce-scattering the gradients"
+              : "reduce-scattering the gradients")
+      << " every micro-batch; TorchTitan's FSDP2 under a pipeline keeps the weights and "
+         "gradients whole through the step and shards the optimizer state alone, which "
+         "--sharding optimizer prices (share/validation/README.md, \"Context parallelism and "
+         "405B's pipeline\")\n";
+  }
   if (over_hbm) {
     ctx.err << "infeasible plan (does not fit; the figures above are what it would take if it "
                "did): "
