@@ -1887,6 +1887,22 @@ sequence_length: 4096
                      "--context-parallel: context parallelism composes over a tensor-parallel "
                      "width k > 1 of --widths, with megatron or sequence_parallel in "
                      "--strategies, and found none");
+  // From 16,384 tokens a sample, a plan without the flag says it exists; not below, not with it.
+  const std::string hint = "--context-parallel 2,4,8 also ranks context parallelism over tensor";
+  EXPECT_EQ(p.out.find(hint), std::string::npos);
+  std::string longer = testing::Slurp(model);
+  longer.replace(longer.find("max_positions: 4096"), 19, "max_positions: 16384");
+  testing::WriteFile(dir / "longer.yaml", longer);
+  const std::string at16k = "plan --model " + (dir / "longer.yaml").string() +
+                            " --arch h100-sxm-80gb --system dgx-h100 --accelerators 16 "
+                            "--global-batch 8 --micro-batches 1 --recompute full --sharding "
+                            "optimizer --widths 1,2 --top 1 --sequence-length 16384";
+  auto h = Phaze(at16k);
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_NE(h.out.find("A long sequence (16384 tokens): " + hint), std::string::npos) << h.out;
+  auto k = Phaze(at16k + " --context-parallel 2");
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  EXPECT_EQ(k.out.find(hint), std::string::npos) << k.out;
 }
 
 // Issue 40's `phaze plan`: GPT-3 175B on 1,024 A100s (micro-batches 1 and 2, selective and full

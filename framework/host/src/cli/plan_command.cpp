@@ -105,6 +105,9 @@ void AddPlanOptions(po::options_description& d) {
 
 namespace {
 
+// From this many tokens a sample, plan suggests --context-parallel when it was not given.
+constexpr std::int64_t kLongSequence = 16384;
+
 // The recipes plans are launched with unless --recipe or the run config names one.
 constexpr const char* kMegatronRecipe = "megatron-core-2024";
 constexpr const char* kTorchTitanRecipe = "torchtitan-2025";
@@ -624,6 +627,14 @@ int RunPlan(CommandContext& ctx) {
       << " GiB HBM: " << kAllocatorNote << "; --hbm-gib "
       << fmt::sprintf("%.0f", kTightHbmShare * arch.HbmGiB())
       << " ranks only plans that leave 10% free.\n";
+  }
+  if (cps.empty() && model.sequence_length >= kLongSequence &&
+      std::ranges::any_of(run.strategies, [](const StrategyChoice& c) {
+        return c.component.name == "context_parallel";
+      })) {  // context parallelism was ranked at tp 1 only
+    o << "\nA long sequence (" << model.sequence_length
+      << " tokens): --context-parallel 2,4,8 also ranks context parallelism over tensor "
+         "parallelism (tp k × cp c at t = k·c, k of --widths), as long sequences train.\n";
   }
   o << (torchtitan ? "\nTorchTitan v0.2.2 arguments, over the model's train config "
                      "(CONFIG_FILE=… ./run_train.sh ARGS; plan.json's torchtitan_toml has them as "
