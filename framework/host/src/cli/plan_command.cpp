@@ -160,6 +160,47 @@ std::vector<std::string> EveryStrategy(const Registry& registry) {
   return names;
 }
 
+// --context-parallel's compositions: context parallelism c (each of `cps`, all > 1) over each
+// tensor-parallel strategy of run.strategies (megatron, sequence_parallel, with their params) at
+// each width k > 1 of training.tensor_parallel_widths, planned at t = k·c alone. Appends them to
+// run.strategies and their t to the widths sliced; returns every strategy's planned widths (the
+// others' the widths asked), for WidthRestrictedStrategy. UsageError when `cps` finds nothing to
+// compose over.
+std::vector<std::vector<std::int64_t>> ComposeContextParallel(
+    const Registry& registry, const std::vector<std::int64_t>& cps,
+    const std::vector<StrategyChoice>& configured, RunConfig& run) {
+  const std::vector<std::int64_t> asked = run.training.tensor_parallel_widths;
+  std::vector<std::vector<std::int64_t>> planned(run.strategies.size(), asked);
+  if (cps.empty()) return planned;
+  const std::int64_t widest = std::min<std::int64_t>(limits::kWidth, run.cluster.num_accelerators);
+  std::vector<StrategyChoice> composed;
+  for (const StrategyChoice& s : run.strategies) {
+    if (s.over || (s.component.name != "megatron" && s.component.name != "sequence_parallel")) {
+      continue;
+    }
+    for (std::int64_t k : asked) {
+      std::vector<std::int64_t> totals;
+      for (std::int64_t c : cps) {
+        if (k > 1 && k * c <= widest) totals.push_back(k * c);
+      }
+      if (totals.empty()) continue;
+      composed.push_back(WithContextParallel(registry, s, k, configured, "--context-parallel"));
+      planned.push_back(totals);
+      for (std::int64_t t : totals) {
+        auto& widths = run.training.tensor_parallel_widths;
+        if (std::find(widths.begin(), widths.end(), t) == widths.end()) widths.push_back(t);
+      }
+    }
+  }
+  if (composed.empty()) {
+    throw UsageError(
+        "--context-parallel: context parallelism composes over a tensor-parallel width k > 1 of "
+        "--widths, with megatron or sequence_parallel in --strategies, and found none");
+  }
+  run.strategies.insert(run.strategies.end(), composed.begin(), composed.end());
+  return planned;
+}
+
 }  // namespace
 
 int RunPlan(CommandContext& ctx) {
@@ -265,48 +306,14 @@ int RunPlan(CommandContext& ctx) {
     }
   }
   run.strategies = std::move(swept);
-  // --context-parallel: context parallelism c over each tensor-parallel strategy swept at each
-  // width k > 1 of --widths, planned at t = k·c alone; those t join the widths sliced, for the
-  // compositions only (each strategy's planned widths, WidthRestrictedStrategy).
-  std::vector<std::vector<std::int64_t>> planned(run.strategies.size(),
-                                                 run.training.tensor_parallel_widths);
+  // --context-parallel: c > 1 composed over the tensor-parallel strategies
+  // (ComposeContextParallel).
   std::vector<std::int64_t> cps;
   for (std::int64_t c : Ints(ctx.vm, "context-parallel", limits::kWidth)) {
     if (c > 1) cps.push_back(c);
   }
-  {
-    const std::vector<std::int64_t> asked = run.training.tensor_parallel_widths;
-    std::vector<StrategyChoice> composed;
-    for (std::size_t i = 0; !cps.empty() && i < run.strategies.size(); ++i) {
-      const StrategyChoice& s = run.strategies[i];
-      if (s.over || (s.component.name != "megatron" && s.component.name != "sequence_parallel")) {
-        continue;
-      }
-      for (std::int64_t k : asked) {
-        std::vector<std::int64_t> totals;
-        for (std::int64_t c : cps) {
-          if (k > 1 &&
-              k * c <= std::min<std::int64_t>(limits::kWidth, run.cluster.num_accelerators)) {
-            totals.push_back(k * c);
-          }
-        }
-        if (totals.empty()) continue;
-        composed.push_back(
-            WithContextParallel(ctx.registry, s, k, configured, "--context-parallel"));
-        planned.push_back(totals);
-        for (std::int64_t t : totals) {
-          auto& widths = run.training.tensor_parallel_widths;
-          if (std::find(widths.begin(), widths.end(), t) == widths.end()) widths.push_back(t);
-        }
-      }
-    }
-    if (!cps.empty() && composed.empty()) {
-      throw UsageError(
-          "--context-parallel: context parallelism composes over a tensor-parallel width k > 1 "
-          "of --widths, with megatron or sequence_parallel in --strategies, and found none");
-    }
-    run.strategies.insert(run.strategies.end(), composed.begin(), composed.end());
-  }
+  const std::vector<std::vector<std::int64_t>> planned =
+      ComposeContextParallel(ctx.registry, cps, configured, run);
   // The run's strategies, each sliced at its planned widths only.
   const auto plan_strategies = [&](const RunConfig& r) {
     std::vector<std::shared_ptr<const ParallelismStrategy>> out =
