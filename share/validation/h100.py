@@ -20,7 +20,7 @@ take the second value (the CSV's tp_overlap column).
 
   share/validation/h100.py [--phaze build/phaze] [--csv FILE] [--jobs 2] [--report DIR]
       [--residuals FILE] [--max-mean-error F] [--recipe SOURCE:KEY=VALUE ...] [--source NAME ...]
-      [--attention flash|fused] [--estimator-params YAML]
+      [--attention flash|fused] [--estimator-params YAML] [--row REGEX] [--max-memory-error F]
 
 A row with context parallelism (the CSV's cp > 1) runs the context_parallel strategy over its
 tensor parallelism, phaze's width t·cp; a TorchTitan pipeline whose blocks do not split evenly
@@ -35,6 +35,7 @@ import concurrent.futures
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -296,6 +297,10 @@ def main():
     ap.add_argument("--recipe", action="append", default=[],
                     help="SOURCE:KEY=VALUE, a recipe parameter (RECIPES)")
     ap.add_argument("--source", action="append", default=[], help="only these sources' rows")
+    ap.add_argument("--row", help="only the rows whose name matches this regular expression")
+    ap.add_argument("--max-memory-error", type=float,
+                    help="bound on the largest |error| of the largest stage's memory against the "
+                         "published peaks (a row with one that is not predicted fails it)")
     ap.add_argument("--attention", choices=("flash", "fused"), default="flash",
                     help="training.attention of every row (default: flash)")
     ap.add_argument("--torchtitan-gathered-input", choices=("keep", "regather"), default="keep",
@@ -317,7 +322,8 @@ def main():
             raise SystemExit("--recipe %s: expected SOURCE:KEY=VALUE with KEY one of %s" % (
                 item, ", ".join("%s:%s" % (s, k) for s in RECIPES for k in RECIPES[s])))
         RECIPES[source][key] = float(value)
-    rows = [r for r in load_rows(args.csv) if not args.source or r["source"] in args.source]
+    rows = [r for r in load_rows(args.csv) if (not args.source or r["source"] in args.source)
+            and (not args.row or re.search(args.row, r["name"]))]
     directory = tempfile.mkdtemp(prefix="phaze-h100-")
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(lambda r: predict(args, directory, r), rows))
@@ -416,6 +422,13 @@ def main():
     if args.max_mean_error is not None and not mean <= args.max_mean_error:
         print("FAIL: mean |error| %.4f > bound %.4f" % (mean, args.max_mean_error))
         return 1
+    if args.max_memory_error is not None:
+        # Every row with a published peak must be predicted, its largest stage within the bound.
+        worst = max((abs(r["peak_gib"] / r["memory_gib"] - 1) if r["error"] is not None
+                     else float("inf")) for r in results if r["memory_gib"] is not None)
+        if not worst <= args.max_memory_error:
+            print("FAIL: largest |memory error| %.4f > bound %.4f" % (worst, args.max_memory_error))
+            return 1
     return 0
 
 
