@@ -190,22 +190,22 @@ def recipe_files(directory, row):
                 % (ATTENTION[0], extra))
         if ESTIMATOR_PARAMS[0]:
             f.write("estimator: {name: device, params: %s}\n" % ESTIMATOR_PARAMS[0])
-        tensor = None
+        # The tensor-parallel strategy, as the keys of its run-config mapping.
+        tensor = "name: megatron"
         if row["sequence_parallel"] and row["source"].startswith("torchtitan"):
             # TorchTitan's tensor parallelism is PyTorch DTensor's: a column-parallel linear
             # saves its all-gathered input, as autograd does, and gathers nothing in backward.
-            tensor = "{name: sequence_parallel, params: {gathered_input: %s}}" % GATHERED_INPUT[0]
+            tensor = "name: sequence_parallel, params: {gathered_input: %s}" % GATHERED_INPUT[0]
         elif row["sequence_parallel"]:
-            tensor = "{name: sequence_parallel}"
+            tensor = "name: sequence_parallel"
         if row["cp"] > 1:
             # Context parallelism over the tensor parallelism (cp groups t ranks apart): the plan's
             # width is t·cp. TorchTitan's CP all-gathers the keys and values (its default
             # context_parallel_rotate_method, allgather), as the context_parallel strategy prices.
-            over = ", over: %s" % tensor.replace("{name:", "{width: %d, name:" % row["t"]) \
-                if tensor and row["t"] > 1 else ""
+            over = ", over: {width: %d, %s}" % (row["t"], tensor) if row["t"] > 1 else ""
             f.write("strategy: {name: context_parallel%s}\n" % over)
-        elif tensor and row["source"].startswith("torchtitan"):
-            f.write("strategy: %s\n" % tensor)
+        elif row["sequence_parallel"] and row["source"].startswith("torchtitan"):
+            f.write("strategy: {%s}\n" % tensor)
     arch = row["arch"]
     if "collective_overlap" in recipe:
         arch = os.path.join(directory, "%s-%s.yaml" % (row["arch"], row["name"]))

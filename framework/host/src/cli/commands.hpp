@@ -70,12 +70,14 @@ StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
 // `strategy` (the moe strategy, else UsageError naming `flag`) with its expert_parallel param set
 // to e (0: removed, the width), over its other params.
 StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e, const std::string& flag);
+// Whether `strategy` is tensor parallelism context parallelism composes over: megatron or
+// sequence_parallel, not itself composed.
+bool IsTensorParallelism(const StrategyChoice& strategy);
 // Context parallelism over `strategy` at tensor-parallel width k (Megatron-LM's
 // --context-parallel-size over --tensor-model-parallel-size k): {context_parallel with the run
 // config's params (`configured`), over: {strategy, k}}, a width t of it being k·(t/k) devices
 // (k = 1: context_parallel alone).
-// UsageError naming `flag` unless `strategy` is tensor parallelism (megatron or
-// sequence_parallel, not itself composed).
+// UsageError naming `flag` unless IsTensorParallelism(strategy).
 StrategyChoice WithContextParallel(const Registry& registry, const StrategyChoice& strategy,
                                    std::int64_t k, const std::vector<StrategyChoice>& configured,
                                    const std::string& flag);

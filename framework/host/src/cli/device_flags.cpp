@@ -108,11 +108,15 @@ StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
   return strategy;
 }
 
+bool IsTensorParallelism(const StrategyChoice& strategy) {
+  const std::string& name = strategy.component.name;
+  return !strategy.over && (name == "megatron" || name == "sequence_parallel");
+}
+
 StrategyChoice WithContextParallel(const Registry& registry, const StrategyChoice& strategy,
                                    std::int64_t k, const std::vector<StrategyChoice>& configured,
                                    const std::string& flag) {
-  const std::string& name = strategy.component.name;
-  if (strategy.over || (name != "megatron" && name != "sequence_parallel")) {
+  if (!IsTensorParallelism(strategy)) {
     throw UsageError(flag +
                      ": context parallelism composes over tensor parallelism (megatron or "
                      "sequence_parallel), not over '" +

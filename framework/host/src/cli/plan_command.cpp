@@ -175,9 +175,7 @@ std::vector<std::vector<std::int64_t>> ComposeContextParallel(
   const std::int64_t widest = std::min<std::int64_t>(limits::kWidth, run.cluster.num_accelerators);
   std::vector<StrategyChoice> composed;
   for (const StrategyChoice& s : run.strategies) {
-    if (s.over || (s.component.name != "megatron" && s.component.name != "sequence_parallel")) {
-      continue;
-    }
+    if (!IsTensorParallelism(s)) continue;
     for (std::int64_t k : asked) {
       std::vector<std::int64_t> totals;
       for (std::int64_t c : cps) {
