@@ -54,7 +54,13 @@ import validate  # noqa: E402  (write_residuals: the file phaze plan's error ban
 # overlap; `phaze plan --framework torchtitan` plans with it), the tensor-parallel overlap per row.
 SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024", "megatron-moe-readme": "megatron-core-2024",
                  "torchtitan-2408": "torchtitan-2025",
-                 "torchtitan-2412": "torchtitan-2025", "torchtitan-2506": "torchtitan-2025"}
+                 "torchtitan-2412": "torchtitan-2025", "torchtitan-2506": "torchtitan-2025",
+                 "torchtitan-2506-h200": "torchtitan-2025"}
+# TorchTitan's 2024 benchmarks ran the loss eager (train.py at 3faaa1a and 9dec370: "compiling loss
+# function causes CUDA errors, turning off for now"); from April 2025 TorchTitan compiles it with
+# the model (torchtitan/components/loss.py build_cross_entropy_loss at 820504e and e7c0cae), as
+# the recipe has it (training.loss compiled).
+SOURCE_LOSS = {"torchtitan-2408": "torch", "torchtitan-2412": "torch"}
 # Overrides of those parameters and the architecture's collective_overlap for a scan (`--recipe
 # SOURCE:KEY=VALUE`; None: the recipe's and the architecture's own).
 RECIPES = {"megatron-readme": {"gradient_reduction_overlap": None, "tensor_parallel_overlap": None,
@@ -186,6 +192,8 @@ def recipe_files(directory, row):
             recipe_value("megatron-readme", "tensor_parallel_overlap") if row["tp_overlap"] else 0)
         if row["source"] in SOURCE_RECIPE:
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
+        if row["source"] in SOURCE_LOSS:
+            extra += ", loss: %s" % SOURCE_LOSS[row["source"]]
         f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
                 % (ATTENTION[0], extra))
         if ESTIMATOR_PARAMS[0]:

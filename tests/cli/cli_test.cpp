@@ -2317,7 +2317,7 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
   const ConfigNode j = ConfigNode::ParseFile(out);
   EXPECT_EQ(j.Child("framework").AsString(), "torchtitan");
   EXPECT_EQ(j.Child("recipe").AsString(), "torchtitan-2025");
-  EXPECT_EQ(j.Child("loss").AsString(), "torch");
+  EXPECT_EQ(j.Child("loss").AsString(), "compiled");  // with the model, as TorchTitan compiles
   EXPECT_EQ(j.Child("fp8_recipe").AsString(), "tensorwise");  // torchao's float8
   {  // The recipe line says how FP8 is scaled when FP8 is planned.
     auto fp8 =
@@ -2382,6 +2382,7 @@ TEST(Cli, PlanForTorchTitanRanksWhatItRunsWithItsJobConfig) {
       hybrid = hybrid || h < d;
     }
     EXPECT_EQ(keys.at("compile.enable"), "true");
+    EXPECT_EQ(keys.at("compile.components"), "model,loss");  // the loss priced compiled
     const std::string toml = p.Child("torchtitan_toml").AsString();
     EXPECT_NE(toml.find("\ntensor_parallel_degree = " +
                         std::to_string(num("tensor_parallel_degree")) + "\n"),

@@ -32,6 +32,7 @@ RunConfig TorchTitanRun() {
   run.training.attention = AttentionKernel::kFlash;
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
   run.training.fp8_recipe = Fp8Recipe::kTensorwise;
+  run.training.loss = LossKernel::kCompiled;  // the recipe torchtitan-2025's
   StrategyChoice cp = StrategyChoice::Named("context_parallel");
   cp.over = StrategyChoice::Over{DTensorTensorParallel().component, 2};
   run.strategies = {DTensorTensorParallel(),
@@ -75,7 +76,8 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
             "--training.global_batch_size=16 --training.seq_len=8192 "
             "--training.mixed_precision_param=bfloat16 "
             "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=selective "
-            "--activation_checkpoint.selective_ac_option=op --compile.enable"));
+            "--activation_checkpoint.selective_ac_option=op --compile.enable "
+            "--compile.components=model,loss"));
   EXPECT_EQ(eight.Toml(),
             "# TorchTitan v0.2.2 job config keys from phaze plan: merge over the model's own train "
             "config\n"
@@ -97,15 +99,23 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
             "mode = \"selective\"\n"
             "selective_ac_option = \"op\"\n"
             "\n[compile]\n"
-            "enable = true\n");
+            "enable = true\n"
+            "components = [\"model\", \"loss\"]\n");
+  {  // The loss priced eager (TorchTitan's 2024 runs): the model alone compiled.
+    RunConfig eager = run;
+    eager.training.loss = LossKernel::kTorch;
+    EXPECT_EQ(TorchTitanArgs(eight_gpus, eager, 32, 8192).Args().back(),
+              "--compile.components=model");
+  }
   // Its float8 run: the linear layers converted but the LM head (`output`), the FSDP all-gathers
   // left in bf16 as phaze prices them.
   run.training.precision = Precision::kFp8;
   const std::vector<std::string> fp8 = TorchTitanArgs(eight_gpus, run, 32, 8192).Args();
-  EXPECT_EQ(std::vector<std::string>(fp8.end() - 4, fp8.end()),
+  EXPECT_EQ(std::vector<std::string>(fp8.end() - 5, fp8.end()),
             Split("--model.converters=quantize.linear.float8 "
                   "--quantize.linear.float8.no_enable_fsdp_float8_all_gather "
-                  "--quantize.linear.float8.filter_fqns=output --compile.enable"));
+                  "--quantize.linear.float8.filter_fqns=output --compile.enable "
+                  "--compile.components=model,loss"));
   // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, bf16; with the
   // tensor-parallel overlap, async TP.
   run.training.precision = Precision::kBf16;
@@ -123,7 +133,7 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
             "--training.global_batch_size=512 --training.seq_len=8192 "
             "--training.mixed_precision_param=bfloat16 "
             "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=full "
-            "--compile.enable"));
+            "--compile.enable --compile.components=model,loss"));
 }
 
 TEST(TorchTitanArgs, WidthsShardingAndBatches) {

@@ -350,6 +350,24 @@ TEST(Workloads, LossKernelsPassOverTheFp32Logits) {
   EXPECT_EQ(Layer(megatron, "head").transient_bytes, 2 * n);
   EXPECT_EQ(Layer(torch, "head").transient_bytes, 8 * n);
   EXPECT_EQ(Layer(torch, "block").transient_bytes, 0);
+  // Compiled (Inductor): forward the logits read twice (max, then the sum of exponentials) and
+  // one FP32 log-sum-exp a row written, b·s rows; backward the kept 16-bit logits read and the
+  // gradient written, one kernel each way. It keeps the logits (2n) and the row values, not the
+  // FP32 probabilities (4n), and holds its 16-bit gradient beside them in backward.
+  const std::int64_t rows = b * 1024;
+  const LayerGraph compiled = WithLossKernel(g, LossKernel::kCompiled);
+  EXPECT_EQ(bytes(compiled, false), (std::pair{2 * n + 2 * n + 4 + 4 * rows, std::int64_t{0}}));
+  EXPECT_EQ(bytes(compiled, true), (std::pair{2 * n + 2 * n, std::int64_t{0}}));
+  EXPECT_EQ(Layer(compiled, "head").activation_bytes,
+            Layer(g, "head").activation_bytes - 4 * n + 2 * n + 4 * rows);
+  EXPECT_EQ(Layer(compiled, "head").transient_bytes, 2 * n);
+  EXPECT_EQ(Layer(compiled, "block").forward.Ops(), Layer(g, "block").forward.Ops());
+  const OperatorGraph& head = Layer(compiled, "head").forward;
+  const Operator& loss = head.GetOp(head.FindOp("head.loss"));
+  EXPECT_EQ(loss.saved.at(0), loss.inputs.at(0));  // the logits
+  EXPECT_GE(Layer(compiled, "head")
+                .backward.FindTensor("saved:" + head.GetTensor(loss.inputs.at(0)).name),
+            0);
 }
 
 // Mixed-precision Adam over a 16-bit gradient buffer (Megatron with --fp16): 2 gradient bytes per

@@ -249,8 +249,11 @@ TEST(RunConfig, SystemModelKeys) {
   // How the loss runs, and the pipeline's bubble.
   EXPECT_EQ(Parse("models: [a]\n").training.loss, LossKernel::kMegatron);
   EXPECT_EQ(Parse("models: [a]\ntraining: {loss: torch}\n").training.loss, LossKernel::kTorch);
-  EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining: {loss: liger}\n"); }),
-            "run.yaml:2:18: training.loss: expected one of megatron, torch; found 'liger'");
+  EXPECT_EQ(Parse("models: [a]\ntraining: {loss: compiled}\n").training.loss,
+            LossKernel::kCompiled);
+  EXPECT_EQ(
+      ErrorOf([] { Parse("models: [a]\ntraining: {loss: liger}\n"); }),
+      "run.yaml:2:18: training.loss: expected one of megatron, torch, compiled; found 'liger'");
   // How FP8's scales are found: Transformer Engine's delayed scaling unless told.
   EXPECT_EQ(Parse("models: [a]\n").training.fp8_recipe, Fp8Recipe::kDelayed);
   EXPECT_EQ(Parse("models: [a]\ntraining: {fp8_recipe: tensorwise}\n").training.fp8_recipe,
@@ -325,10 +328,13 @@ TEST(RunConfig, TrainingRecipesApplyBeforeTheSectionsOwnKeys) {
   EXPECT_EQ(ds.training.attention, AttentionKernel::kMegatron);
   EXPECT_EQ(ds.training.pipeline_sends, PipelineSends::kBlocking);
   EXPECT_EQ(ds.training.gradient_reduction_overlap, 0.0);
-  // torchtitan-2025: SDPA's FlashAttention, PyTorch's cross-entropy (a recipe's `loss`), fp32.
+  // torchtitan-2025: SDPA's FlashAttention, PyTorch's cross-entropy compiled (a recipe's `loss`),
+  // fp32; the section's own `loss` overrides it (TorchTitan's 2024 runs: eager).
   const RunConfig tt = Parse("models: [a]\ntraining: {recipe: torchtitan-2025}\n");
   EXPECT_EQ(tt.training.attention, AttentionKernel::kFlash);
-  EXPECT_EQ(tt.training.loss, LossKernel::kTorch);
+  EXPECT_EQ(tt.training.loss, LossKernel::kCompiled);
+  EXPECT_EQ(Parse("models: [a]\ntraining: {recipe: torchtitan-2025, loss: torch}\n").training.loss,
+            LossKernel::kTorch);
   EXPECT_EQ(tt.training.recipe, "torchtitan-2025");
   EXPECT_EQ(plain.training.loss, LossKernel::kMegatron);
   EXPECT_EQ(tt.training.gradient_reduction_precision, ReductionPrecision::kFp32);

@@ -234,7 +234,7 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     training.pipeline_sends = v->AsEnum({PipelineSends::kBatched, PipelineSends::kBlocking});
   }
   if (auto v = t.Optional("loss")) {
-    training.loss = v->AsEnum({LossKernel::kMegatron, LossKernel::kTorch});
+    training.loss = v->AsEnum({LossKernel::kMegatron, LossKernel::kTorch, LossKernel::kCompiled});
   }
   if (auto v = t.Optional("precision")) {
     training.precision = v->AsEnum({Precision::kBf16, Precision::kFp16, Precision::kFp8});

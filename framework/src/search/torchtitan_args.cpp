@@ -1,6 +1,7 @@
 #include "phaze/search/torchtitan_args.hpp"
 
 #include "phaze/graph/attention_kernel.hpp"
+#include "phaze/graph/loss_kernel.hpp"
 #include "phaze/search/megatron_args.hpp"
 
 namespace phaze {
@@ -253,6 +254,10 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
     set("quantize.linear.float8", "filter_fqns", "[\"output\"]");
   }
   set("compile", "enable", "true");
+  // What phaze priced: the loss compiled with the model (training.loss compiled, TorchTitan's
+  // default components) or run eager.
+  set("compile", "components",
+      training.loss == LossKernel::kCompiled ? "[\"model\", \"loss\"]" : "[\"model\"]");
   return launch;
 }
 

@@ -244,7 +244,8 @@ void AddKernelOptions(boost::program_options::options_description& d) {
       "default: the run config's training.attention, else its recipe's")(
       "loss", po::value<std::string>(),
       "megatron (Megatron-LM's vocab-parallel FP32 cross-entropy) | torch (F.cross_entropy on "
-      "FP32 logits: TorchTitan, Hugging Face); default: the run config's training.loss")(
+      "FP32 logits: Hugging Face, TorchTitan before 2025) | compiled (the same under "
+      "torch.compile: TorchTitan with compile on); default: the run config's training.loss")(
       "fp8-recipe", po::value<std::string>(),
       "with --precision fp8: delayed (Transformer Engine's scales from an amax history) | "
       "tensorwise (per-tensor current scaling: torchao's float8, TE's Float8CurrentScaling); "
@@ -256,8 +257,9 @@ void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig
     run.training.attention = ParseAttention("--attention", vm["attention"].as<std::string>());
   }
   if (vm.count("loss")) {
-    run.training.loss = ParseWord("--loss", vm["loss"].as<std::string>(),
-                                  {LossKernel::kMegatron, LossKernel::kTorch});
+    run.training.loss =
+        ParseWord("--loss", vm["loss"].as<std::string>(),
+                  {LossKernel::kMegatron, LossKernel::kTorch, LossKernel::kCompiled});
   }
   if (vm.count("fp8-recipe")) {
     run.training.fp8_recipe = ParseWord("--fp8-recipe", vm["fp8-recipe"].as<std::string>(),

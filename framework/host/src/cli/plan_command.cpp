@@ -15,7 +15,7 @@
 //     [--micro-batches 1,2,4,8] [--virtual-stages all|2,4] [--recompute none,selective,full]
 //     [--sharding none,optimizer,gradients,parameters] [--shard-group all,node,16]
 //     [--strategies all|megatron,…] [--context-parallel 2,4,8]
-//     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch]
+//     [--precision bf16,fp8] [--attention flash|unfused|fused] [--loss megatron|torch|compiled]
 //     [--recipe NAME|FILE] [--power-limit-w 400,500,700] [--objective throughput_per_watt]
 //     [--framework megatron-lm|torchtitan]
 //     [--hbm-gib G] [--config RUN.yaml] [-o plan.json]

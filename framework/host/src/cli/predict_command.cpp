@@ -5,7 +5,7 @@
 //     --micro-batch b --recompute none|selective|per-op|full [--sharding none|optimizer|gradients|
 //     parameters] [--shard-group all|node|N] [--precision bf16|fp16|fp8]
 //     [--attention unfused|megatron|flash|fused]
-//     [--loss megatron|torch] [--sequence-parallel]
+//     [--loss megatron|torch|compiled] [--sequence-parallel]
 //     [--strategy NAME] [--expert-parallel E] [--context-parallel C]
 //     [--global-batch B] [--sequence-length S]
 //     [--accelerators K] [--system NAME] [--hbm-gib G] [--stage-starts i,j,…] [--tokens N]

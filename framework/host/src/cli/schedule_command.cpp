@@ -1,11 +1,11 @@
 // `phaze schedule`: the optimal operator schedule of one layer on one accelerator (DESIGN §5),
 // either of a workload's layer (`--model FILE --layer N|NAME --micro-batch b [--strategy S
 // --width w] --arch PRESET|FILE [--pass forward|backward|recompute] [--attention
-// unfused|megatron|flash| fused] [--loss megatron|torch] [--precision bf16|fp16|fp8]`, the run's
-// recipe by default) or of a standalone DAG (`--graph FILE`, format in share/schedule/README.md).
-// Prints the makespan and the schedule; --solver overrides the run config's backend; --output
-// writes JSON (top-level makespan_s); --gantt FILE.svg draws it; --dump-ilp DIR writes every ILP
-// solved.
+// unfused|megatron|flash| fused] [--loss megatron|torch|compiled] [--precision bf16|fp16|fp8]`, the
+// run's recipe by default) or of a standalone DAG (`--graph FILE`, format in
+// share/schedule/README.md). Prints the makespan and the schedule; --solver overrides the run
+// config's backend; --output writes JSON (top-level makespan_s); --gantt FILE.svg draws it;
+// --dump-ilp DIR writes every ILP solved.
 #include <cstdio>
 #include <fmt/printf.h>
 

@@ -15,14 +15,30 @@
 //   kernels (22n bytes); backward the zeroed gradient with the labels scattered in, a
 //   log-softmax backward that reads the gradient twice, and the cast, four kernels (26n bytes).
 //   Measured on an H200 (share/validation/kernels/h200-sxm-141gb-gpt.csv, lm-head rows).
+// * `compiled` — the same F.cross_entropy(logits.float(), labels) under torch.compile, as
+//   TorchTitan runs it with compile on since April 2025 (torchtitan/components/loss.py
+//   build_cross_entropy_loss at e7c0cae and 820504e; today's compile.components defaults to
+//   ["model", "loss"]): Inductor fuses the cast into the log-softmax's reductions and its
+//   partitioner saves the 16-bit logits and one log-sum-exp per row, not FP32 log-probabilities.
+//   Forward: the op reads the logits, then once more (a looped reduction over a row of 128K
+//   values takes its max, then its sum of exponentials), and writes the row's log-sum-exp (the
+//   op's kept output shrinks to one FP32 value a row); backward, one kernel: the op reads the
+//   kept logits and writes the 16-bit gradient, softmax minus the labels' one-hot, times the
+//   loss's gradient (no pass of its own). What it keeps is the logits (2 bytes each, the
+//   backward's saved tensor re-sized and renamed to them) and the log-sum-exps; the backward
+//   holds its 16-bit gradient beside them (held_bytes 2), as Megatron's does. Not measured here:
+//   derived from Inductor's partitioner and reductions, checked against TorchTitan's published
+//   peak memory (share/validation/h100.md, the H200 rows).
 // The per-token work (label masks, gathers, the t-way all-reduces of three b·s vectors) is
 // small beside these and not priced. Applied after the strategy (kernel passes are counted in
 // the op's elements, so any slice scales them). Memory: the FP32 copy is the kept probabilities
 // (computed in place), and the backward holds more beside them for a moment, the head's
 // transient_bytes (KernelPasses::held_bytes per logit): `megatron` its 16-bit gradient (2
 // bytes), `torch` the zeroed FP32 gradient and the log-softmax backward's FP32 output at once (8
-// bytes). At the start of the last stage's backward every activation is still held, so this
-// adds to the stage's peak: for Llama 3.1 8B at 2 × 8,192 tokens (vocabulary 128,256), 15.7 GiB.
+// bytes), `compiled` its 16-bit gradient (2 bytes). At the start of the last stage's backward
+// every activation is still held, so this adds to the stage's peak: for Llama 3.1 8B at 2 × 8,192
+// tokens (vocabulary 128,256), 15.7 GiB with `torch`, 3.9 GiB compiled (which also keeps 3.9 GiB
+// less: the 16-bit logits, not their FP32 log-probabilities).
 #pragma once
 
 #include <string_view>
@@ -31,8 +47,8 @@
 
 namespace phaze {
 
-enum class LossKernel { kMegatron, kTorch };
-std::string_view ToString(LossKernel kernel);  // "megatron", "torch"
+enum class LossKernel { kMegatron, kTorch, kCompiled };
+std::string_view ToString(LossKernel kernel);  // "megatron", "torch", "compiled"
 
 // The passes of the loss's kernels beyond its own inputs and outputs, forward or backward.
 KernelPasses LossPasses(LossKernel kernel, bool backward);

@@ -32,7 +32,8 @@
 //                    with [quantize.linear.float8] enable_fsdp_float8_all_gather false (the FSDP
 //                    all-gathers move bf16, as phaze prices them) and filter_fqns ["output"] (the
 //                    LM head stays bf16, as phaze keeps it)
-//   [compile]      enable true (TorchTitan's benchmark runs phaze is validated on were compiled)
+//   [compile]      enable true (TorchTitan's benchmark runs phaze is validated on were compiled),
+//                    components ["model", "loss"] (training.loss compiled) or ["model"]
 //
 // The width t: sequence_parallel with gathered_input: keep is DTensor's tensor parallelism (tp =
 // t); context_parallel is TorchTitan's (cp = t, or over such tensor parallelism of width k: tp =
