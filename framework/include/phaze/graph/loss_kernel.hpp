@@ -18,8 +18,10 @@
 // * `compiled` — the same F.cross_entropy(logits.float(), labels) under torch.compile, as
 //   TorchTitan runs it with compile on since April 2025 (torchtitan/components/loss.py
 //   build_cross_entropy_loss at e7c0cae and 820504e; today's compile.components defaults to
-//   ["model", "loss"]): Inductor fuses the cast into the log-softmax's reductions and its
-//   partitioner saves the 16-bit logits and one log-sum-exp per row, not FP32 log-probabilities.
+//   ["model", "loss"]; its docs/composability.md: the FP32 upcast sits inside the loss so that
+//   compiling it fuses the casts, "both throughput and memory usage"): Inductor fuses the cast
+//   into the log-softmax's reductions and its partitioner saves the 16-bit logits and one
+//   log-sum-exp per row, not FP32 log-probabilities.
 //   Forward: the op reads the logits, then once more (a looped reduction over a row of 128K
 //   values takes its max, then its sum of exponentials), and writes the row's log-sum-exp (the
 //   op's kept output shrinks to one FP32 value a row); backward, one kernel: the op reads the
