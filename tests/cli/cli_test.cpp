@@ -1196,10 +1196,14 @@ TEST(Cli, PredictGpt3MemoryPerStageByHand) {
     // Above the TDP, and at or below the static power, the architecture's and the device model's
     // own rules refuse it.
     EXPECT_USAGE_ERROR(Phaze(llama + (dir / "x.json").string() + " --power-limit-w 800"),
-                       "--power-limit-w 800 on architecture 'h100-sxm-80gb': power_limit_w above "
-                       "tdp_w");
-    EXPECT_USAGE_ERROR(Phaze(llama + (dir / "x.json").string() + " --power-limit-w 50"),
-                       "leaves nothing above its static power (60.7 W");
+                       "--power-limit-w 800 on architecture 'h100-sxm-80gb' (TDP 700 W): "
+                       "power_limit_w above tdp_w");
+    // The device model's reason, without naming the architecture twice.
+    auto low = Phaze(llama + (dir / "x.json").string() + " --power-limit-w 50");
+    EXPECT_USAGE_ERROR(low, "leaves nothing above its static power (60.7 W");
+    EXPECT_EQ(low.err.find("architecture 'h100-sxm-80gb'", low.err.find("(TDP 700 W)")),
+              std::string::npos)
+        << low.err;
   }
   // A fixed device's preset names the estimator it is calibrated for: the A100 preset predicts with
   // the device model unless the run config names another.
@@ -1884,9 +1888,18 @@ sequence_length: 4096
     EXPECT_EQ(r.Child("strategy").AsString().find(" over "), std::string::npos);
   }
   EXPECT_USAGE_ERROR(Phaze(sweep + " --context-parallel 2 --widths 1"),
-                     "--context-parallel: context parallelism composes over a tensor-parallel "
-                     "width k > 1 of --widths, with megatron or sequence_parallel in "
-                     "--strategies, and found none");
+                     "--context-parallel 2: no tensor-parallel width k > 1 of --widths (1) gives "
+                     "a width k·2 that divides the 16 accelerators");
+  // A c no width composes into a divisor of the accelerators is named, not dropped silently.
+  EXPECT_USAGE_ERROR(Phaze(sweep + " --context-parallel 2,3 --widths 1,2,4"),
+                     "--context-parallel 3: no tensor-parallel width k > 1 of --widths (1, 2, 4) "
+                     "gives a width k·3 that divides the 16 accelerators");
+  EXPECT_USAGE_ERROR(Phaze("plan --model " + model +
+                           " --arch h100-sxm-80gb --system dgx-h100 --accelerators 16 "
+                           "--global-batch 8 --context-parallel 2 --widths 2 --strategies "
+                           "context_parallel"),
+                     "--context-parallel: context parallelism composes over tensor parallelism, "
+                     "megatron or sequence_parallel, and --strategies has neither");
   // From 16,384 tokens a sample, a plan without the flag says it exists; not below, not with it.
   const std::string hint = "--context-parallel 2,4,8 also ranks context parallelism over tensor";
   EXPECT_EQ(p.out.find(hint), std::string::npos);
@@ -1903,6 +1916,91 @@ sequence_length: 4096
   auto k = Phaze(at16k + " --context-parallel 2");
   ASSERT_EQ(k.exit_code, 0) << k.err;
   EXPECT_EQ(k.out.find(hint), std::string::npos) << k.out;
+}
+
+// What predict and plan would otherwise take silently and misprice: more accelerators than the
+// plan runs on (its MFU and cost over all of them, its power over t·p·d), FP8 on a device with
+// no FP8 rate (an error from inside the estimator, which aborted plan's bf16 plans too), a shard
+// group that is not t·h devices (rounded down), a shard group with nothing sharded, a width no
+// strategy slices (said why), repeated sweep values (each evaluated again), plans listed once
+// but counted as fitting (said), no plan in the HBM (by how much), and the paper's flat link
+// taken for a cluster without a word.
+TEST(Cli, RefusesWhatItWouldSilentlyMisprice) {
+  const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/llama2-7b.yaml";
+  const std::string predict = "predict --model " + model +
+                              " --arch h100-sxm-80gb --system dgx-h100 --micro-batch 1 "
+                              "--global-batch 64 ";
+  EXPECT_USAGE_ERROR(Phaze(predict + "--plan 8,1,1 --accelerators 16"),
+                     "--accelerators 16: --plan 8,1,1 runs on t·p·d = 8 devices");
+  ASSERT_EQ(Phaze(predict + "--plan 8,1,1 --accelerators 8").exit_code, 0);
+  const std::string a100 = "--model " + model + " --arch a100-sxm-80gb --system dgx-a100 ";
+  EXPECT_USAGE_ERROR(
+      Phaze("predict " + a100 + "--micro-batch 1 --global-batch 64 --plan 8,1,1 --precision fp8"),
+      "--precision fp8: architecture 'a100-sxm-80gb' has no FP8 tensor rate");
+  EXPECT_USAGE_ERROR(
+      Phaze("plan " + a100 + "--accelerators 8 --global-batch 64 --top 1 --precision bf16,fp8"),
+      "--precision fp8: architecture 'a100-sxm-80gb' has no FP8 tensor rate");
+  const std::string plan = "plan --model " + model +
+                           " --arch h100-sxm-80gb --system dgx-h100 --accelerators 8 "
+                           "--global-batch 64 --micro-batches 1 --recompute none --top 50 ";
+  EXPECT_USAGE_ERROR(Phaze(predict + "--plan 2,1,4 --sharding optimizer --shard-group 3"),
+                     "--shard-group 3: a shard group spans t·h devices, h > 1 of the d = 4 "
+                     "replicas with h dividing d (t = 2: 4, or all)");
+  EXPECT_USAGE_ERROR(Phaze(predict + "--plan 2,1,4 --shard-group 4"),
+                     "--shard-group 4: --sharding none shards nothing");
+  ASSERT_EQ(Phaze(predict + "--plan 2,1,4 --sharding optimizer --shard-group 4").exit_code, 0);
+  // t = 3 divides none of the 32 heads: the reason, not "no strategy could slice".
+  auto three = Phaze(plan + "--widths 3");
+  EXPECT_EQ(three.exit_code, 1);
+  EXPECT_NE(three.err.find("megatron t=3: the 32 attention heads are not divisible by 3"),
+            std::string::npos)
+      << three.err;
+  // A value listed twice is one value; "all" does not rank moe on a dense model, where it is
+  // sequence parallelism, twice.
+  auto once = Phaze(plan + "--widths 2,8 --strategies megatron,sequence_parallel");
+  auto twice = Phaze(plan + "--widths 2,8,2,8 --strategies megatron,sequence_parallel,megatron");
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  auto evaluated = [](const std::string& out) {  // "N plans evaluated, M fit"
+    const std::size_t at = out.find(" plans evaluated");
+    const std::size_t line = out.rfind('\n', at) + 1;
+    return at == std::string::npos ? -1 : std::stoll(out.substr(line, at - line));
+  };
+  EXPECT_GT(evaluated(once.out), 0) << once.out;
+  EXPECT_EQ(evaluated(twice.out), evaluated(once.out)) << twice.out;
+  auto all = Phaze(plan + "--widths 2,8 --strategies all");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out.find("| moe |"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("| sequence_parallel |"), std::string::npos) << all.out;
+  // Plans the same in effect are counted as fitting and listed once, and the summary says so
+  // (sequence parallelism at t = 1 is Megatron's plan); when none fits the HBM, the smallest
+  // need is given.
+  auto alike = Phaze(plan + "--widths 1 --strategies megatron,sequence_parallel --sharding none");
+  ASSERT_EQ(alike.exit_code, 0) << alike.err;
+  EXPECT_NE(alike.out.find("of them the same in effect as a plan listed: not repeated"),
+            std::string::npos)
+      << alike.out;
+  testing::TempDir dir;
+  const std::string small_json = (dir / "small.json").string();
+  auto small = Phaze(plan + "--widths 8 --strategies megatron --hbm-gib 1 -o " + small_json);
+  EXPECT_EQ(small.exit_code, 1);
+  EXPECT_NE(small.err.find("; the smallest needs "), std::string::npos) << small.err;
+  EXPECT_NE(small.err.find(" GiB per device, of 1.00 GiB HBM"), std::string::npos) << small.err;
+  EXPECT_GT(ConfigNode::ParseFile(small_json).Child("smallest_over_hbm_bytes").AsDouble(),
+            1024.0 * 1024 * 1024);
+  // Without --system the paper's flat link is used, and predict and plan say so.
+  const std::string flat = "the network is one flat link of 4.29 GB/s per device (no --system)";
+  auto bare = Phaze("predict --model " + model +
+                    " --arch h100-sxm-80gb --micro-batch 1 --global-batch 64 --plan 8,1,1");
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_NE(bare.out.find(flat), std::string::npos) << bare.out;
+  EXPECT_EQ(Phaze(predict + "--plan 8,1,1").out.find(flat), std::string::npos);
+  auto bare_plan = Phaze("plan --model " + model +
+                         " --arch h100-sxm-80gb --accelerators 8 --global-batch 64 --top 1 "
+                         "--widths 8 --micro-batches 1 --recompute none --sharding none "
+                         "--strategies megatron");
+  ASSERT_EQ(bare_plan.exit_code, 0) << bare_plan.err;
+  EXPECT_NE(bare_plan.out.find(flat), std::string::npos) << bare_plan.out;
 }
 
 // Issue 40's `phaze plan`: GPT-3 175B on 1,024 A100s (micro-batches 1 and 2, selective and full

@@ -86,7 +86,14 @@ std::string WhyNoLaunchablePlan(const PreparedModel& model, const RunConfig& run
   std::sort(widths.begin(), widths.end());
   const std::string head = "no launchable plan for " + std::to_string(K) +
                            " accelerators and global batch " + std::to_string(batch) + ": ";
-  if (widths.empty()) return head + "no strategy could slice " + model.name;
+  if (widths.empty()) {
+    std::string refused;  // each strategy's reason at each width, once
+    for (const std::string& r : model.refused) {
+      if (refused.find(r) == std::string::npos) refused += (refused.empty() ? "" : "; ") + r;
+    }
+    return head + "no strategy could slice " + model.name +
+           (refused.empty() ? "" : " at the widths asked (" + refused + ")");
+  }
   std::string list;
   for (std::int64_t b : run.training.micro_batches) {
     list += (list.empty() ? "" : ",") + std::to_string(b);
@@ -166,7 +173,13 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
     if (choices[i].feasible) {
       ranking.plans.push_back({requests[i], choices[i]});
     } else {
-      ++ranking.refused[RefusalKind(choices[i].reason)];
+      const std::string kind = RefusalKind(choices[i].reason);
+      ++ranking.refused[kind];
+      const double peak = choices[i].plan.PeakMemoryBytes();
+      if (kind == "over the HBM" && peak > 0 &&
+          (ranking.smallest_over_hbm_bytes == 0 || peak < ranking.smallest_over_hbm_bytes)) {
+        ranking.smallest_over_hbm_bytes = peak;
+      }
     }
   }
   ranking.feasible = ranking.plans.size();
@@ -184,6 +197,7 @@ PlanRanking RankPlans(const ModelEvaluator& evaluator, const PreparedModel& mode
     }
     if (!seen) distinct.push_back(std::move(plan));
   }
+  ranking.alike = ranking.plans.size() - distinct.size();
   ranking.plans = std::move(distinct);
   if (ranking.plans.size() > top) ranking.plans.resize(top);
   return ranking;

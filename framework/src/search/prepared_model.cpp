@@ -10,6 +10,15 @@
 
 namespace phaze {
 
+namespace {
+
+// "FILE: " for a run config read from a file; nothing for the built-in defaults.
+std::string SourcePrefix(const RunConfig& run) {
+  return run.source.empty() || run.source == "<defaults>" ? "" : run.source + ": ";
+}
+
+}  // namespace
+
 PreparedModel PreparedModel::WithoutSlices() const {
   PreparedModel m;
   m.name = name;
@@ -75,7 +84,7 @@ PreparedModel PrepareModel(
     try {
       full = BuildLayerGraph(spec, options);
     } catch (const InvalidArgumentError& e) {
-      throw ConfigError(run.source + ": model " + entry.file + ", micro-batch " +
+      throw ConfigError(SourcePrefix(run) + "model " + entry.file + ", micro-batch " +
                         std::to_string(b) + ": " + e.what());
     }
     if (m.sequence_length == 0) {
@@ -103,7 +112,7 @@ PreparedModel PrepareModel(
   if (m.slices.empty() && require_slices) {
     std::string names;
     for (const auto& s : run.strategies) names += (names.empty() ? "" : ", ") + s.Name();
-    throw ConfigError(run.source + ": model " + entry.file + ": " +
+    throw ConfigError(SourcePrefix(run) + "model " + entry.file + ": " +
                       (run.strategies.size() > 1 ? "the strategies '" : "the strategy '") + names +
                       "' support" + (run.strategies.size() > 1 ? "" : "s") +
                       " none of the tensor-parallel widths (" +

@@ -98,6 +98,13 @@ constexpr const char* kAllocatorNote =
     "share/validation/h100.md)";
 // --system: the run's network from share/systems/ or a file.
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// UsageError naming `flag` when `precision` is fp8 and `arch` has no FP8 tensor rate
+// (ArchConfig::fp8_tensor_ratio 0: an A100, a TPU v4), before any plan is costed.
+void CheckPrecisionOnDevice(const std::string& flag, Precision precision, const ArchConfig& arch);
+// What a plan on `devices` > 1 of a flat network (the paper's one link, the default without
+// --system) leaves out, as a note for predict and plan; empty with --system or a levelled one.
+std::string FlatNetworkNote(const boost::program_options::variables_map& vm, const Network& network,
+                            std::int64_t devices);
 // --recipe: a training recipe (share/recipes/, a name or file) applied over the run config's
 // training; the other flags then override it.
 void RecipeFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);

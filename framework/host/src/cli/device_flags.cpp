@@ -45,8 +45,12 @@ ArchConfig WithPowerLimit(ArchConfig arch, double watts) {
     if (const std::string why = arch.Validate(); !why.empty()) throw Error(why);
     DeviceModel::PowerLimitClockScale(arch);
   } catch (const Error& e) {
-    throw UsageError("--power-limit-w " + FormatNumber("%g", watts) + " on architecture '" +
-                     arch.name + "': " + e.what());
+    std::string why = e.what();  // the device model's own reason names the architecture too
+    const std::string named = "architecture '" + arch.name + "': ";
+    if (why.rfind(named, 0) == 0) why.erase(0, named.size());
+    throw UsageError(
+        "--power-limit-w " + FormatNumber("%g", watts) + " on architecture '" + arch.name + "'" +
+        (arch.tdp_w > 0 ? " (TDP " + FormatNumber("%g", arch.tdp_w) + " W)" : "") + ": " + why);
   }
   return arch;
 }
@@ -170,6 +174,24 @@ void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig
     run.cluster.network =
         ReadFlag("--system", [&] { return Network::LoadSystem(vm["system"].as<std::string>()); });
   }
+}
+
+void CheckPrecisionOnDevice(const std::string& flag, Precision precision, const ArchConfig& arch) {
+  if (precision == Precision::kFp8 && !(arch.fp8_tensor_ratio > 0)) {
+    throw UsageError(flag + " fp8: architecture '" + arch.name +
+                     "' has no FP8 tensor rate (its fp8_tensor_ratio is unset): train it in "
+                     "bf16, or on a device with FP8 (h100-sxm-80gb, h200-sxm-141gb)");
+  }
+}
+
+std::string FlatNetworkNote(const boost::program_options::variables_map& vm, const Network& network,
+                            std::int64_t devices) {
+  if (vm.count("system") || !network.IsFlat() || devices < 2) return "";
+  return "the network is one flat link of " +
+         FormatNumber("%.3g", network.Levels().front().bandwidth_bytes_per_s / 1e9) +
+         " GB/s per device (no --system): NVLink within a node and InfiniBand across nodes are "
+         "not told apart; --system dgx-h100, dgx-a100 or a system file (share/systems/) "
+         "describes a cluster";
 }
 
 void RecipeFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {

@@ -112,8 +112,21 @@ constexpr std::int64_t kLongSequence = 16384;
 constexpr const char* kMegatronRecipe = "megatron-core-2024";
 constexpr const char* kTorchTitanRecipe = "torchtitan-2025";
 
+// `items` with each repeated one dropped after its first (a sweep lists every value once).
+template <class T>
+std::vector<T> FirstOfEach(const std::vector<T>& items) {
+  std::vector<T> out;
+  for (const T& x : items) {
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  }
+  return out;
+}
+
+// The comma-separated words of a sweep's flag, each once.
+std::vector<std::string> Words(const std::string& text) { return FirstOfEach(SplitCommas(text)); }
+
 // The comma-separated numbers of --flag, each read whole by `read` (std::stoll, std::stod), else
-// "--flag: expected comma-separated KIND, found '…'".
+// "--flag: expected comma-separated KIND, found '…'"; each value once.
 template <class T, class Read>
 std::vector<T> Numbers(const po::variables_map& vm, const std::string& flag, const char* kind,
                        Read read) {
@@ -132,7 +145,7 @@ std::vector<T> Numbers(const po::variables_map& vm, const std::string& flag, con
     }
     out.push_back(v);
   }
-  return out;
+  return FirstOfEach(out);
 }
 
 std::vector<std::int64_t> Ints(const po::variables_map& vm, const std::string& flag,
@@ -172,14 +185,33 @@ std::vector<std::vector<std::int64_t>> ComposeContextParallel(
   const std::vector<std::int64_t> asked = run.training.tensor_parallel_widths;
   std::vector<std::vector<std::int64_t>> planned(run.strategies.size(), asked);
   if (cps.empty()) return planned;
-  const std::int64_t widest = std::min<std::int64_t>(limits::kWidth, run.cluster.num_accelerators);
+  // A width t = k·c is planned where it divides the accelerators (a plan is t·p·d of them).
+  const std::int64_t K = run.cluster.num_accelerators;
+  auto fits = [&](std::int64_t k, std::int64_t c) {
+    return k > 1 && k * c <= limits::kWidth && K % (k * c) == 0;
+  };
+  if (std::ranges::none_of(run.strategies, IsTensorParallelism)) {
+    throw UsageError(
+        "--context-parallel: context parallelism composes over tensor parallelism, megatron or "
+        "sequence_parallel, and --strategies has neither");
+  }
+  for (std::int64_t c : cps) {
+    if (std::ranges::none_of(asked, [&](std::int64_t k) { return fits(k, c); })) {
+      std::string widths;
+      for (std::int64_t k : asked) widths += (widths.empty() ? "" : ", ") + std::to_string(k);
+      throw UsageError("--context-parallel " + std::to_string(c) +
+                       ": no tensor-parallel width k > 1 of --widths (" + widths +
+                       ") gives a width k·" + std::to_string(c) + " that divides the " +
+                       std::to_string(K) + " accelerators");
+    }
+  }
   std::vector<StrategyChoice> composed;
   for (const StrategyChoice& s : run.strategies) {
     if (!IsTensorParallelism(s)) continue;
     for (std::int64_t k : asked) {
       std::vector<std::int64_t> totals;
       for (std::int64_t c : cps) {
-        if (k > 1 && k * c <= widest) totals.push_back(k * c);
+        if (fits(k, c)) totals.push_back(k * c);
       }
       if (totals.empty()) continue;
       composed.push_back(WithContextParallel(registry, s, k, configured, "--context-parallel"));
@@ -189,11 +221,6 @@ std::vector<std::vector<std::int64_t>> ComposeContextParallel(
         if (std::find(widths.begin(), widths.end(), t) == widths.end()) widths.push_back(t);
       }
     }
-  }
-  if (composed.empty()) {
-    throw UsageError(
-        "--context-parallel: context parallelism composes over a tensor-parallel width k > 1 of "
-        "--widths, with megatron or sequence_parallel in --strategies, and found none");
   }
   run.strategies.insert(run.strategies.end(), composed.begin(), composed.end());
   return planned;
@@ -246,14 +273,14 @@ int RunPlan(CommandContext& ctx) {
     run.training.pipeline_schedule = PipelineSchedule::k1F1B;  // v > 1 plans interleave
   }
   run.training.recompute.clear();
-  for (const std::string& w : SplitCommas(sweep("recompute", "none,per-op,full"))) {
+  for (const std::string& w : Words(sweep("recompute", "none,per-op,full"))) {
     const auto mode = ParseRecomputeMode(w);
     if (!mode)
       throw UsageError("--recompute: expected none, selective, per-op or full, found '" + w + "'");
     run.training.recompute.push_back(*mode);
   }
   run.training.sharding.clear();
-  for (const std::string& w : SplitCommas(ctx.vm["sharding"].as<std::string>())) {
+  for (const std::string& w : Words(ctx.vm["sharding"].as<std::string>())) {
     run.training.sharding.push_back(ParseSharding("--sharding", w));
   }
   run.training.shard_groups = ParseShardGroups("--shard-group", sweep("shard-group", "all,node"));
@@ -261,7 +288,7 @@ int RunPlan(CommandContext& ctx) {
   run.strategies.clear();
   const std::string strategies = sweep("strategies", "sequence_parallel,context_parallel");
   for (const std::string& w :
-       strategies == "all" ? EveryStrategy(ctx.registry) : SplitCommas(strategies)) {
+       strategies == "all" ? EveryStrategy(ctx.registry) : Words(strategies)) {
     StrategyChoice& c =
         run.strategies.emplace_back(NamedStrategy(ctx.registry, "--strategies", w, configured));
     if (torchtitan && (c.component.name == "sequence_parallel" || c.component.name == "moe") &&
@@ -291,6 +318,12 @@ int RunPlan(CommandContext& ctx) {
     const std::int64_t E = ReadFlag("--model", [&] { return LoadModelSpec(entry); }).experts;
     for (std::int64_t e = 2; e <= E; ++e) {
       if (E % e == 0) experts.push_back(e);
+    }
+    if (E == 0 && strategies == "all") {
+      // On a dense model moe is sequence parallelism (its plugin), which "all" already ranks:
+      // not evaluated twice.
+      std::erase_if(run.strategies,
+                    [](const StrategyChoice& c) { return c.component.name == "moe" && !c.over; });
     }
   }
   std::vector<StrategyChoice> swept;
@@ -362,8 +395,9 @@ int RunPlan(CommandContext& ctx) {
   run.CheckComponents(ctx.registry, true, true, true);
 
   std::vector<Precision> precisions;
-  for (const std::string& w : SplitCommas(ctx.vm["precision"].as<std::string>())) {
+  for (const std::string& w : Words(ctx.vm["precision"].as<std::string>())) {
     precisions.push_back(ParsePrecision("--precision", w));
+    CheckPrecisionOnDevice("--precision", precisions.back(), arch);
   }
 
   // One ranking per number format (each its own slices) and device, merged best first.
@@ -403,6 +437,12 @@ int RunPlan(CommandContext& ctx) {
       ranking.feasible += part.feasible;
       if (ranking.none_launchable.empty()) ranking.none_launchable = part.none_launchable;
       for (const auto& [kind, count] : part.refused) ranking.refused[kind] += count;
+      ranking.alike += part.alike;
+      if (part.smallest_over_hbm_bytes > 0 &&
+          (ranking.smallest_over_hbm_bytes == 0 ||
+           part.smallest_over_hbm_bytes < ranking.smallest_over_hbm_bytes)) {
+        ranking.smallest_over_hbm_bytes = part.smallest_over_hbm_bytes;
+      }
       for (RankedPlan& p : part.plans) {
         ranking.plans.push_back(std::move(p));
         format_of.push_back(runs.size() - 1);
@@ -470,6 +510,10 @@ int RunPlan(CommandContext& ctx) {
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   j["evaluated"] = static_cast<std::int64_t>(ranking.evaluated);
   j["feasible"] = static_cast<std::int64_t>(ranking.feasible);
+  j["alike"] = static_cast<std::int64_t>(ranking.alike);  // feasible, not listed again
+  if (ranking.smallest_over_hbm_bytes > 0) {
+    j["smallest_over_hbm_bytes"] = ranking.smallest_over_hbm_bytes;
+  }
   Json refused = Json::MakeObject();
   for (const auto& [kind, count] : ranking.refused) refused[kind] = static_cast<std::int64_t>(count);
   j["refused"] = refused;
@@ -612,13 +656,26 @@ int RunPlan(CommandContext& ctx) {
   if (run.search.objective != SearchObjective::kThroughput) {
     o << " (ranked by " << ObjectiveUnit(run.search.objective) << ")";
   }
+  if (ranking.alike > 0) {
+    o << " (" << ranking.alike << " of them the same in effect as a plan listed: not repeated)";
+  }
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
   o << ".\n\n";
+  if (const std::string flat = FlatNetworkNote(ctx.vm, run.cluster.network, K); !flat.empty()) {
+    o << "Note: " << flat << ".\n\n";
+  }
   if (ranking.plans.empty()) {
     if (ranking.evaluated == 0 && !ranking.none_launchable.empty()) {
       ctx.err << ranking.none_launchable << "\n";
     } else {
-      ctx.err << "no plan fits: " << ranking.evaluated << " evaluated\n";
+      ctx.err << "no plan fits: " << ranking.evaluated << " evaluated";
+      if (ranking.smallest_over_hbm_bytes > 0) {
+        ctx.err << "; the smallest needs "
+                << fmt::sprintf("%.2f", ranking.smallest_over_hbm_bytes / (1024.0 * 1024 * 1024))
+                << " GiB per device, of " << fmt::sprintf("%.2f", arch.HbmGiB())
+                << " GiB HBM (--hbm-gib, more accelerators or a smaller micro-batch)";
+      }
+      ctx.err << "\n";
     }
     return static_cast<int>(ExitCode::kNoFeasibleResult);
   }

@@ -74,7 +74,8 @@ void AddPredictOptions(po::options_description& d) {
       "tokens per sample (default: the model's own; a Hugging Face config's is its "
       "max_position_embeddings)")("global-batch", po::value<std::int64_t>(),
                                   "samples per step (default: the run config's)")(
-      "accelerators", po::value<std::int64_t>(), "devices (default t·p·d)")(
+      "accelerators", po::value<std::int64_t>(),
+      "devices (default t·p·d; fewer cannot run the plan, more would idle and are refused)")(
       "system", po::value<std::string>(), "the network: a system in share/systems/ or a file")(
       "hbm-gib", po::value<double>(), "HBM per device (default: the architecture's)")(
       "power-limit-w", po::value<double>(),
@@ -219,6 +220,24 @@ int RunPredict(CommandContext& ctx) {
         ParseShardGroups("--shard-group", ctx.vm["shard-group"].as<std::string>());
     if (groups.size() != 1) throw UsageError("--shard-group: expected one group, all, node or N");
     request.shard_group = groups.front();
+    const std::int64_t t = request.tensor_parallel, d = request.data_parallel;
+    const std::int64_t n = request.shard_group;
+    if (request.sharding == Sharding::kNone && n != kShardOverAll) {
+      throw UsageError("--shard-group " + ctx.vm["shard-group"].as<std::string>() +
+                       ": --sharding none shards nothing (give --sharding optimizer, gradients "
+                       "or parameters)");
+    }
+    if (n > 0 && n < t * d && (n % t != 0 || n / t < 2 || d % (n / t) != 0)) {
+      // A group spans t·h devices: h of the d replicas, h dividing d (ShardReplicas).
+      std::string spans;
+      for (std::int64_t h = 2; h < d; ++h) {
+        if (d % h == 0) spans += (spans.empty() ? "" : ", ") + std::to_string(t * h);
+      }
+      throw UsageError("--shard-group " + std::to_string(n) +
+                       ": a shard group spans t·h devices, " + "h > 1 of the d = " +
+                       std::to_string(d) + " replicas with h dividing d (t = " + std::to_string(t) +
+                       ": " + (spans.empty() ? "none below all" : spans + ", or all") + ")");
+    }
   }
   run.training.shard_groups = {request.shard_group};
   if (ctx.vm.count("precision")) {
@@ -247,7 +266,18 @@ int RunPredict(CommandContext& ctx) {
   run.cluster.num_accelerators = static_cast<std::int64_t>(request.tensor_parallel) *
                                  request.pipeline_stages * request.data_parallel;
   if (ctx.vm.count("accelerators")) {
+    const std::int64_t plan_devices = run.cluster.num_accelerators;
     run.cluster.num_accelerators = IntOption(ctx.vm, "accelerators", 1, limits::kAccelerators);
+    if (run.cluster.num_accelerators > plan_devices) {  // fewer: infeasible, said below
+      throw UsageError("--accelerators " + std::to_string(run.cluster.num_accelerators) +
+                       ": --plan " + std::to_string(request.tensor_parallel) + "," +
+                       std::to_string(request.pipeline_stages) + "," +
+                       std::to_string(request.data_parallel) +
+                       " runs on t·p·d = " + std::to_string(plan_devices) +
+                       " devices and the rest would idle (its MFU, power and cost would not "
+                       "agree); give --accelerators " +
+                       std::to_string(plan_devices) + " or a plan that uses them all");
+    }
   }
   NetworkFromFlags(ctx.vm, run);
   if (ctx.vm.count("sequence-parallel") && ctx.vm.count("strategy")) {
@@ -294,6 +324,8 @@ int RunPredict(CommandContext& ctx) {
     run.training.pipeline_schedule = PipelineSchedule::k1F1B;
   }
   ArchConfig arch = DeviceFromFlags(ctx.vm, run);
+  CheckPrecisionOnDevice(ctx.vm.count("precision") ? "--precision" : "training.precision",
+                         run.training.precision, arch);
   if (ctx.vm.count("power-limit-w")) {
     arch = WithPowerLimit(arch, ctx.vm["power-limit-w"].as<double>());
   }
@@ -535,6 +567,11 @@ int RunPredict(CommandContext& ctx) {
          "gradients whole through the step and shards the optimizer state alone, which "
          "--sharding optimizer prices (share/validation/README.md, \"Context parallelism and "
          "405B's pipeline\")\n";
+  }
+  if (const std::string flat =
+          FlatNetworkNote(ctx.vm, run.cluster.network, run.cluster.num_accelerators);
+      !flat.empty()) {
+    o << "  note: " << flat << "\n";
   }
   if (over_hbm) {
     ctx.err << "infeasible plan (does not fit; the figures above are what it would take if it "

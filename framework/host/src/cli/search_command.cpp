@@ -104,7 +104,10 @@ int RunSearch(CommandContext& ctx) {
   }
   ctx.log.Verbose("effective run config:\n" + run.ToJson().Dump());
 
-  // Rank 0 writes the results: it claims the output directory before anything is evaluated.
+  // The models and components first, so that a mistake in them is what a run reports (not
+  // another run holding the output directory); then rank 0, which writes the results, claims
+  // the directory before anything is evaluated.
+  const SearchContext context(run, ctx.registry, ctx.log);
   std::optional<OutputDirectory> output;
   if (!(ctx.cluster && ctx.cluster->Rank() > 0)) output.emplace(run.output.directory);
 
@@ -113,7 +116,6 @@ int RunSearch(CommandContext& ctx) {
   options.checkpoint =
       (std::filesystem::path(run.output.directory) / SearchCheckpoint::kFileName).string();
   options.resume = !resume.empty();
-  const SearchContext context(run, ctx.registry, ctx.log);
   std::unique_ptr<RemoteEvaluator> coordinator;
   if (ctx.cluster && ctx.cluster->Distributed()) {
     if (ctx.cluster->Rank() > 0) {  // a worker: evaluate what rank 0 sends, print nothing

@@ -53,6 +53,11 @@ struct PlanRanking {
   // Why the others do not run, by kind: "over the HBM", "too few devices", … → count.
   std::map<std::string, std::size_t> refused;
   std::string none_launchable;  // WhyNoLaunchablePlan when nothing was evaluated
+  // Feasible plans not listed because another listed plan is the same in effect (the same t, p,
+  // d, v, micro-batch, sharding, time and peak: two strategies that slice alike).
+  std::size_t alike = 0;
+  // The smallest peak memory of the plans over the HBM (0 when none is): what a device would need.
+  double smallest_over_hbm_bytes = 0;
 };
 
 // Why the framework a plan is for cannot launch it ("kind: why"), empty when it can.
