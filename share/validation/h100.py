@@ -61,6 +61,9 @@ SOURCE_RECIPE = {"megatron-readme": "megatron-core-2024", "megatron-moe-readme":
 # the model (torchtitan/components/loss.py build_cross_entropy_loss at 820504e and e7c0cae), as
 # the recipe has it (training.loss compiled).
 SOURCE_LOSS = {"torchtitan-2408": "torch", "torchtitan-2412": "torch"}
+# The sources whose runs state FP8 weights all-gathered in FP8 (Trainy's command line:
+# --quantize.linear.float8.enable_fsdp_float8_all_gather): training.fp8_param_gather.
+FP8_PARAM_GATHER = {"torchtitan-2506-h200"}
 # Overrides of those parameters and the architecture's collective_overlap for a scan (`--recipe
 # SOURCE:KEY=VALUE`; None: the recipe's and the architecture's own).
 RECIPES = {"megatron-readme": {"gradient_reduction_overlap": None, "tensor_parallel_overlap": None,
@@ -194,6 +197,8 @@ def recipe_files(directory, row):
             extra += ", recipe: %s" % SOURCE_RECIPE[row["source"]]
         if row["source"] in SOURCE_LOSS:
             extra += ", loss: %s" % SOURCE_LOSS[row["source"]]
+        if row["source"] in FP8_PARAM_GATHER:
+            extra += ", fp8_param_gather: true"
         f.write("training: {gradient_reduction_precision: fp32, attention: %s%s}\n"
                 % (ATTENTION[0], extra))
         if ESTIMATOR_PARAMS[0]:

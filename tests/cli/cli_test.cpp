@@ -1925,6 +1925,77 @@ sequence_length: 4096
 // strategy slices (said why), repeated sweep values (each evaluated again), plans listed once
 // but counted as fitting (said), no plan in the HBM (by how much), and the paper's flat link
 // taken for a cluster without a word.
+// --fp8-param-gather: the step's all-gather of the weights under the distributed optimizer moves
+// the FP8 GEMMs' weights at one byte a parameter. On the flat default link (no latency) the
+// reduction is a reduce-scatter of the fp32 gradients, 2W, and an all-gather of the weights, W,
+// both ring over the same (n − 1)/n·bytes/β; gathering the C bytes of FP8 GEMM weights (TE's
+// cached FP8 copies count C: predict's weight_bytes is W + C, its gradient bytes 2W) at half
+// takes C/2 off the 3W: the reduction shrinks by C/(6W). Launched as Megatron-LM's
+// --fp8-param-gather, and TorchTitan's FP8 FSDP all-gathers with their scales precomputed.
+TEST(Cli, Fp8ParamGatherMovesFp8WeightsAtOneByte) {
+  testing::TempDir dir;
+  const std::string predict = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --plan 1,1,4 "
+                              "--micro-batch 1 --global-batch 4 --sharding optimizer "
+                              "--precision fp8 -o ";
+  const std::string plain = (dir / "plain.json").string(), fp8 = (dir / "fp8.json").string();
+  ASSERT_EQ(Phaze(predict + plain).exit_code, 0);
+  ASSERT_EQ(Phaze(predict + fp8 + " --fp8-param-gather").exit_code, 0);
+  const ConfigNode a = ConfigNode::ParseFile(plain), b = ConfigNode::ParseFile(fp8);
+  auto reduction = [](const ConfigNode& j) {
+    return j.Child("result")
+        .Child("plan")
+        .Child("breakdown")
+        .Child("data_parallel_total_s")
+        .AsDouble();
+  };
+  const ConfigNode memory =
+      a.Child("result").Child("plan").Child("stages").Elements().at(0).Child("memory");
+  const double W = memory.Child("gradient_bytes").AsDouble() / 2;
+  const double C = memory.Child("weight_bytes").AsDouble() - W;
+  ASSERT_GT(C, 0);
+  EXPECT_NEAR((reduction(a) - reduction(b)) / reduction(a), C / (6 * W), 1e-9);
+  auto args = [](const ConfigNode& j) {
+    std::string all;
+    for (const auto& x : j.Child("megatron_args").Elements()) all += " " + x.AsString();
+    return all;
+  };
+  EXPECT_EQ(args(a).find("--fp8-param-gather"), std::string::npos) << args(a);
+  EXPECT_NE(args(b).find(" --fp8-param-gather"), std::string::npos) << args(b);
+  EXPECT_TRUE(b.Child("fp8_param_gather").AsBool());
+  // Without FP8 GEMMs there is nothing to gather in FP8: the same result.
+  const std::string bf16 = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --plan 1,1,4 "
+                           "--micro-batch 1 --global-batch 4 --sharding optimizer -o ";
+  const std::string c = (dir / "c.json").string(), d = (dir / "d.json").string();
+  ASSERT_EQ(Phaze(bf16 + c).exit_code, 0);
+  ASSERT_EQ(Phaze(bf16 + d + " --fp8-param-gather").exit_code, 0);
+  EXPECT_EQ(reduction(ConfigNode::ParseFile(c)), reduction(ConfigNode::ParseFile(d)));
+  // TorchTitan: float8 all-gathers in FSDP, their scales found in one pass after the step.
+  const std::string plan = (dir / "plan.json").string();
+  auto r = Phaze("plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                 "--accelerators 8 --global-batch 16 --widths 1 --micro-batches 1 --recompute "
+                 "full --sharding parameters --framework torchtitan --precision fp8 "
+                 "--fp8-param-gather --top 1 -o " +
+                 plan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string tt;
+  for (const auto& x : ConfigNode::ParseFile(plan)
+                           .Child("plans")
+                           .Elements()
+                           .at(0)
+                           .Child("torchtitan_args")
+                           .Elements()) {
+    tt += " " + x.AsString();
+  }
+  EXPECT_NE(tt.find(" --quantize.linear.float8.enable_fsdp_float8_all_gather "), std::string::npos)
+      << tt;
+  EXPECT_NE(tt.find(" --quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp"),
+            std::string::npos)
+      << tt;
+}
+
 TEST(Cli, RefusesWhatItWouldSilentlyMisprice) {
   const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/llama2-7b.yaml";
   const std::string predict = "predict --model " + model +

@@ -226,17 +226,35 @@ TEST(StepModel, FoldedExpertsByHand) {
   EXPECT_DOUBLE_EQ(StageOptimizerStepS(s, table, 2, 8, 50, 40), 10.0 / 8 + 40.0 / 2);
   // The reduction (fp32 gradients: 2 bytes per weight byte): reduce-scatter of 40 bytes over 8
   // and of 160 over 2, all-gather of 20 over 8 and of 80 over 2 (ring: (n − 1)/n of the bytes).
-  const SyncParts sync = StageSyncPartsS(s, table, 2, 8, 100, 80);
+  const SyncParts sync = StageSyncPartsS(s, table, 2, 8, {100, 80});
   EXPECT_DOUBLE_EQ(sync.reduce_s, 40.0 * 7 / 8 + 160.0 / 2);
   EXPECT_DOUBLE_EQ(sync.gather_s, 20.0 * 7 / 8 + 80.0 / 2);
   // Sharding the parameters: the layer holds its 2·100 weight and 100 gradient bytes whole while
   // it works, 60 of them the rest's (less 1/8) and 240 the experts' (less 1/2).
   EXPECT_DOUBLE_EQ(LayerGatheredAway(l, Sharding::kParameters, n), 60.0 * 7 / 8 + 240.0 / 2);
   EXPECT_DOUBLE_EQ(LayerGatheredAway(l, Sharding::kGradients, n), 20.0 * 7 / 8 + 80.0 / 2);
+  {  // Its weights gathered at 70 of their 100 bytes (FP8 weights in FP8): the experts gather
+     // in the layer's proportion, 56 of 80; the gradients are counted from the 100 as before.
+    PlacementLayer fp8 = l;
+    fp8.gathered_weight_bytes = 70;
+    const StageWeights w = WeightsOf(fp8);
+    EXPECT_DOUBLE_EQ(w.ExpertGathered(), 56);
+    const SyncParts g = StageSyncPartsS(s, table, 2, 8, w);
+    EXPECT_DOUBLE_EQ(g.reduce_s, sync.reduce_s);
+    EXPECT_DOUBLE_EQ(g.gather_s, 14.0 * 7 / 8 + 56.0 / 2);
+    // What the layer holds whole: 2·70 + 100 = 240, 48 the rest's and 192 the experts'.
+    EXPECT_DOUBLE_EQ(LayerGatheredAway(fp8, Sharding::kParameters, n), 48.0 * 7 / 8 + 192.0 / 2);
+    // Sharding the parameters, every micro-batch: two all-gathers of the gathered bytes and the
+    // reduce-scatter of the gradients, per class.
+    StepSettings p = s;
+    p.sharding = Sharding::kParameters;
+    EXPECT_DOUBLE_EQ(StageShardingPerMicroBatchS(p, table, 2, 8, w),
+                     (2 * 14.0 + 40.0) * 7 / 8 + (2 * 56.0 + 160.0) / 2);
+  }
   // Unfolded, the same layer is one class.
   table.expert_fold = 1;
   EXPECT_EQ(ShardWaysOf(s, table, 2, 8).expert_ways, 8);
-  EXPECT_DOUBLE_EQ(StageSyncPartsS(s, table, 2, 8, 100, 80).reduce_s, 200.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(StageSyncPartsS(s, table, 2, 8, {100, 80}).reduce_s, 200.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(StageOptimizerStepS(s, table, 2, 8, 50, 40), 50.0 / 8);
 }
 

@@ -73,9 +73,9 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
     for (const auto& ln : layers.Elements()) {
       ln.ExpectKeys({"name", "forward_s", "backward_s", "recompute_forward_s",
                      "backward_recompute_s", "optimizer_step_s", "weight_bytes",
-                     "cached_weight_bytes", "gradient_bytes", "optimizer_state_bytes",
-                     "activation_bytes", "working_bytes", "step_working_bytes",
-                     "expert_weight_bytes", "tensor_parallel"});
+                     "cached_weight_bytes", "gathered_weight_bytes", "gradient_bytes",
+                     "optimizer_state_bytes", "activation_bytes", "working_bytes",
+                     "step_working_bytes", "expert_weight_bytes", "tensor_parallel"});
       PlacementLayer l;
       auto name = ln.Child("name");
       l.name = name.AsString();
@@ -90,6 +90,14 @@ PlacementProblem ParseLayerTableFile(const ConfigNode& root) {
       l.weight_bytes = Bytes(ln.Child("weight_bytes"));
       if (auto v = ln.Optional("cached_weight_bytes")) l.cached_weight_bytes = Bytes(*v);
       if (auto v = ln.Optional("gradient_bytes")) l.gradient_bytes = Bytes(*v);
+      if (auto v = ln.Optional("gathered_weight_bytes")) {
+        l.gathered_weight_bytes = Bytes(*v);
+        if (*l.gathered_weight_bytes > l.weight_bytes) {
+          v->Fail("gathered_weight_bytes are at most weight_bytes (" +
+                  FormatDouble(l.weight_bytes) + "), found " +
+                  FormatDouble(*l.gathered_weight_bytes));
+        }
+      }
       if (auto v = ln.Optional("optimizer_state_bytes")) l.optimizer_state_bytes = Bytes(*v);
       l.activation_bytes = Bytes(ln.Child("activation_bytes"));
       if (auto v = ln.Optional("expert_weight_bytes")) {

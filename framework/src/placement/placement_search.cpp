@@ -128,8 +128,7 @@ class StageTable {
   // first layer's).
   double LayerShardingS(int l, const MemoryClass& c) const {
     const PlacementLayer& layer = table_.layers[static_cast<size_t>(l)];
-    return StageShardingPerMicroBatchS(problem_, table_, t_, c.comm_d, layer.weight_bytes,
-                                       layer.expert_weight_bytes);
+    return StageShardingPerMicroBatchS(problem_, table_, t_, c.comm_d, WeightsOf(layer));
   }
   double ShardingS(int i, int j, const MemoryClass& c) const {
     double sum = 0;
@@ -138,8 +137,7 @@ class StageTable {
   }
   double ShardingEdge(int i, const MemoryClass& c) const {
     const PlacementLayer& first = table_.layers[static_cast<size_t>(i)];
-    return c.comm_d > 0 ? StageShardingEdgeS(problem_, table_, t_, c.comm_d, first.weight_bytes,
-                                             first.expert_weight_bytes)
+    return c.comm_d > 0 ? StageShardingEdgeS(problem_, table_, t_, c.comm_d, WeightsOf(first))
                         : 0.0;
   }
   double InFlight(int position, const MemoryClass& c) const {
@@ -168,6 +166,11 @@ class StageTable {
   }
   double WeightBytes(int i, int j) const { return footprint_[At(i, j)].weight; }
   double ExpertWeightBytes(int i, int j) const { return expert_weight_[At(i, j)]; }
+  // The stage's weights for its reduction (StageWeights: with what their all-gathers move).
+  StageWeights Weights(int i, int j) const {
+    const StageFootprint& f = footprint_[At(i, j)];
+    return {f.weight, ExpertWeightBytes(i, j), f.gathered, f.expert_gathered};
+  }
   // What the first stage [0, j) of s offers its reduction to hide behind (FinishStep's window).
   SyncWindow SyncWindowOf(int j, int s) const {
     const size_t k = At(0, j);
@@ -373,8 +376,7 @@ class SyncTable {
     if (v.empty()) {
       v.assign(static_cast<size_t>(st.n() + 1), SyncParts{});
       for (int j = 1; j <= st.n(); ++j) {
-        v[static_cast<size_t>(j)] = StageSyncPartsS(p_, st.Table(), st.t(), d, st.WeightBytes(0, j),
-                                                    st.ExpertWeightBytes(0, j));
+        v[static_cast<size_t>(j)] = StageSyncPartsS(p_, st.Table(), st.t(), d, st.Weights(0, j));
       }
     }
     return v;

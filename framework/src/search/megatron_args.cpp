@@ -193,6 +193,11 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   if (run.training.precision == Precision::kFp8) {
     a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe",
                        std::string(ToString(run.training.fp8_recipe))});
+    // The weights all-gathered in FP8 (training.fp8_param_gather): Megatron-LM allows it with
+    // the distributed optimizer or Megatron-FSDP only, which any sharding here runs.
+    if (run.training.fp8_param_gather && plan.sharding != Sharding::kNone) {
+      a.push_back("--fp8-param-gather");
+    }
   }
   return launch;
 }

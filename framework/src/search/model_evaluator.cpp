@@ -136,6 +136,9 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.backward_recompute_energy = times.recompute_energy.at(mode)[instance.unique_id];
     l.weight_bytes = static_cast<double>(u.weight_bytes);
     l.cached_weight_bytes = static_cast<double>(u.cached_weight_bytes);
+    if (training.fp8_param_gather && u.cached_weight_bytes > 0) {
+      l.gathered_weight_bytes = l.weight_bytes - l.cached_weight_bytes / 2;
+    }
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
     const OptimizerStepCost& step = times.optimizer_step[instance.unique_id];

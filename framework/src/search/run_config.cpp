@@ -258,6 +258,7 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     training.tensor_parallel_overlap = v->AsNonNegativeDouble();
     if (training.tensor_parallel_overlap > 1) v->Fail("expected a fraction in [0, 1]");
   }
+  if (auto v = t.Optional("fp8_param_gather")) training.fp8_param_gather = v->AsBool();
   if (auto v = t.Optional("gradient_reduction_precision")) {
     training.gradient_reduction_precision = v->AsEnum(
         {ReductionPrecision::kFp32, ReductionPrecision::kFp16, ReductionPrecision::kBf16});
@@ -391,6 +392,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
                    "pipeline_sends",
                    "gradient_reduction_overlap",
                    "tensor_parallel_overlap",
+                   "fp8_param_gather",
                    "gradient_reduction_precision",
                    "tokens"});
     // The recipe first: the section's own keys override it.
@@ -686,6 +688,7 @@ Json RunConfig::ToJson() const {
   t["pipeline_sends"] = std::string(ToString(training.pipeline_sends));
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["tensor_parallel_overlap"] = training.tensor_parallel_overlap;
+  t["fp8_param_gather"] = training.fp8_param_gather;
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };

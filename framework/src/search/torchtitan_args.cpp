@@ -248,9 +248,14 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
   }
   if (training.precision == Precision::kFp8) {
     set("model", "converters", "[\"quantize.linear.float8\"]");
-    // torchao's default recipe (tensorwise scaling); the FSDP all-gathers in bf16, as phaze
-    // prices them (a model config may turn FP8 all-gathers on).
-    set("quantize.linear.float8", "enable_fsdp_float8_all_gather", "false");
+    // torchao's default recipe (tensorwise scaling); the FSDP all-gathers in bf16 or, with
+    // training.fp8_param_gather, in FP8 with the scales of all weights found in one pass after
+    // the optimizer step (precompute_float8_dynamic_scale_for_fsdp), as torchao advises.
+    const bool fp8_gather = training.fp8_param_gather && plan.sharding != Sharding::kNone && d > 1;
+    set("quantize.linear.float8", "enable_fsdp_float8_all_gather", fp8_gather ? "true" : "false");
+    if (fp8_gather) {
+      set("quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp", "true");
+    }
     set("quantize.linear.float8", "filter_fqns", "[\"output\"]");
   }
   set("compile", "enable", "true");

@@ -19,6 +19,11 @@ ShardGroups GroupsOf(const StepSettings& settings, int t, std::int64_t d, std::i
   return {CommGroup{h * r, t / r}, CommGroup{d / h, static_cast<std::int64_t>(t) * h}};
 }
 
+// A gathered size given (≥ 0), else the weights' own.
+double GatheredOr(double gathered, double weight_bytes) {
+  return gathered >= 0 ? gathered : weight_bytes;
+}
+
 // The all-reduce of each device's 1/(h·r) of `gradients` bytes across the d/h shard groups (0
 // without hybrid sharding).
 template <typename Price>
@@ -35,9 +40,10 @@ double Across(const ShardGroups& g, double gradients, Price price) {
 // of each device's 1/(h·r) of them across the d/h shard groups (Across) — always with the
 // optimizer sharded (Megatron-LM's distributed-optimizer instances), with the gradients or
 // parameters only when it runs once a step (HybridAllReduce; else PerMicroBatch runs it).
+// `gathered`: what an all-gather of the weights moves (GatheredBytes; FP8 weights in FP8).
 template <typename Price>
 SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                    double weight_bytes, Price price) {
+                    double weight_bytes, double gathered, Price price) {
   const ShardGroups g = GroupsOf(settings, t, d, r);
   const double gradients = settings.gradient_reduction_bytes_per_weight_byte * weight_bytes;
   const bool once = settings.hybrid_all_reduce == HybridAllReduce::kOnceAStep;
@@ -47,10 +53,10 @@ SyncParts Reduction(const StepSettings& settings, int t, std::int64_t d, std::in
     case Sharding::kOptimizer:
       return {
           price(CollectiveKind::kReduceScatter, gradients, g.shard) + Across(g, gradients, price),
-          price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
+          price(CollectiveKind::kAllGather, gathered, g.shard)};
     case Sharding::kGradients:
       return {once ? Across(g, gradients, price) : 0.0,
-              price(CollectiveKind::kAllGather, weight_bytes, g.shard)};
+              price(CollectiveKind::kAllGather, gathered, g.shard)};
     case Sharding::kParameters:
       return {once ? Across(g, gradients, price) : 0.0, 0.0};
   }
@@ -77,7 +83,7 @@ double ExposedPart(double total, double pass_s, double f, int v, const SyncWindo
 // (parameters: two, before forward and backward).
 template <typename Price>
 double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes, Price price, int gathers = 2) {
+                     double weight_bytes, double gathered, Price price, int gathers = 2) {
   if (settings.sharding < Sharding::kGradients) return 0.0;
   const ShardGroups g = GroupsOf(settings, t, d, r);
   const CommGroup& group = g.shard;
@@ -88,7 +94,7 @@ double PerMicroBatch(const StepSettings& settings, int t, std::int64_t d, std::i
     total += Across(g, gradients, price);
   }
   if (settings.sharding == Sharding::kParameters) {
-    total += gathers * price(CollectiveKind::kAllGather, weight_bytes, group);
+    total += gathers * price(CollectiveKind::kAllGather, gathered, group);
   }
   return total;
 }
@@ -105,15 +111,15 @@ auto JoulesOn(const StepSettings& settings) {
   };
 }
 
-// f over the two classes of a table's weights (`weight_bytes`, `expert_bytes` of them experts):
-// the rest's over {d·r, t/r}, the experts' over their replicas (ExpertClass), summed; f of the
-// whole when the experts are not folded.
+// f(class, bytes, gathered) over the two classes of a table's weights (`w.weight`,
+// `w.expert` of them experts): the rest's over {d·r, t/r}, the experts' over their replicas
+// (ExpertClass), summed; f of the whole when the experts are not folded.
 template <typename F>
-double OverClasses(const LayerTable& table, int t, std::int64_t d, double weight_bytes,
-                   double expert_bytes, F f) {
+double OverClasses(const LayerTable& table, int t, std::int64_t d, const StageWeights& w, F f) {
   const WeightClass dense = DenseClass(table, t, d);
-  if (table.expert_fold <= 1) return f(dense, weight_bytes);
-  return f(dense, weight_bytes - expert_bytes) + f(ExpertClass(table, t, d), expert_bytes);
+  if (table.expert_fold <= 1) return f(dense, w.weight, w.Gathered());
+  return f(dense, w.weight - w.expert, w.Gathered() - w.ExpertGathered()) +
+         f(ExpertClass(table, t, d), w.expert, w.ExpertGathered());
 }
 
 CommGroup TiedGroup(int t, std::int64_t d, int stages) {
@@ -123,32 +129,36 @@ CommGroup TiedGroup(int t, std::int64_t d, int stages) {
 }  // namespace
 
 SyncParts GradientSyncPartsS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                             double weight_bytes) {
-  return Reduction(settings, t, d, r, weight_bytes, SecondsOn(settings));
+                             double weight_bytes, double gathered_bytes) {
+  return Reduction(settings, t, d, r, weight_bytes, GatheredOr(gathered_bytes, weight_bytes),
+                   SecondsOn(settings));
 }
 
 double GradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes) {
-  const SyncParts p = GradientSyncPartsS(settings, t, d, r, weight_bytes);
+                     double weight_bytes, double gathered_bytes) {
+  const SyncParts p = GradientSyncPartsS(settings, t, d, r, weight_bytes, gathered_bytes);
   return p.reduce_s + p.gather_s;
 }
 
 SyncParts StageSyncPartsS(const StepSettings& settings, const LayerTable& table, int t,
-                          std::int64_t d, double weight_bytes, double expert_bytes) {
+                          std::int64_t d, const StageWeights& w) {
   const WeightClass dense = DenseClass(table, t, d);
-  if (table.expert_fold <= 1) return GradientSyncPartsS(settings, t, d, dense.r, weight_bytes);
+  if (table.expert_fold <= 1) {
+    return GradientSyncPartsS(settings, t, d, dense.r, w.weight, w.Gathered());
+  }
   const WeightClass experts = ExpertClass(table, t, d);
-  const SyncParts a = GradientSyncPartsS(settings, t, d, dense.r, weight_bytes - expert_bytes);
-  const SyncParts b = GradientSyncPartsS(settings, experts.t, experts.d, experts.r, expert_bytes);
+  const SyncParts a = GradientSyncPartsS(settings, t, d, dense.r, w.weight - w.expert,
+                                         w.Gathered() - w.ExpertGathered());
+  const SyncParts b =
+      GradientSyncPartsS(settings, experts.t, experts.d, experts.r, w.expert, w.ExpertGathered());
   return {a.reduce_s + b.reduce_s, a.gather_s + b.gather_s};
 }
 
 double StageSyncJ(const StepSettings& settings, const LayerTable& table, int t, std::int64_t d,
-                  double weight_bytes, double expert_bytes) {
-  return OverClasses(table, t, d, weight_bytes, expert_bytes,
-                     [&](const WeightClass& c, double bytes) {
-                       return GradientSyncJ(settings, c.t, c.d, c.r, bytes);
-                     });
+                  const StageWeights& w) {
+  return OverClasses(table, t, d, w, [&](const WeightClass& c, double bytes, double gathered) {
+    return GradientSyncJ(settings, c.t, c.d, c.r, bytes, gathered);
+  });
 }
 
 double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts,
@@ -160,43 +170,44 @@ double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts
 }
 
 double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes) {
-  const SyncParts p = Reduction(settings, t, d, r, weight_bytes, JoulesOn(settings));
+                     double weight_bytes, double gathered_bytes) {
+  const SyncParts p = Reduction(settings, t, d, r, weight_bytes,
+                                GatheredOr(gathered_bytes, weight_bytes), JoulesOn(settings));
   return p.reduce_s + p.gather_s;
 }
 
-double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d,
-                              std::int64_t r, double weight_bytes) {
-  return PerMicroBatch(settings, t, d, r, weight_bytes, SecondsOn(settings));
+double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                              double weight_bytes, double gathered_bytes) {
+  return PerMicroBatch(settings, t, d, r, weight_bytes, GatheredOr(gathered_bytes, weight_bytes),
+                       SecondsOn(settings));
 }
 
 double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double first_layer_weight_bytes) {
-  return PerMicroBatch(settings, t, d, r, first_layer_weight_bytes, SecondsOn(settings), 1);
+                     double first_layer_weight_bytes, double gathered_bytes) {
+  return PerMicroBatch(settings, t, d, r, first_layer_weight_bytes,
+                       GatheredOr(gathered_bytes, first_layer_weight_bytes), SecondsOn(settings),
+                       1);
 }
 
 double StageShardingPerMicroBatchS(const StepSettings& settings, const LayerTable& table, int t,
-                                   std::int64_t d, double weight_bytes, double expert_bytes) {
-  return OverClasses(table, t, d, weight_bytes, expert_bytes,
-                     [&](const WeightClass& c, double bytes) {
-                       return ShardingPerMicroBatchS(settings, c.t, c.d, c.r, bytes);
-                     });
+                                   std::int64_t d, const StageWeights& w) {
+  return OverClasses(table, t, d, w, [&](const WeightClass& c, double bytes, double gathered) {
+    return ShardingPerMicroBatchS(settings, c.t, c.d, c.r, bytes, gathered);
+  });
 }
 
 double StageShardingPerMicroBatchJ(const StepSettings& settings, const LayerTable& table, int t,
-                                   std::int64_t d, double weight_bytes, double expert_bytes) {
-  return OverClasses(table, t, d, weight_bytes, expert_bytes,
-                     [&](const WeightClass& c, double bytes) {
-                       return ShardingPerMicroBatchJ(settings, c.t, c.d, c.r, bytes);
-                     });
+                                   std::int64_t d, const StageWeights& w) {
+  return OverClasses(table, t, d, w, [&](const WeightClass& c, double bytes, double gathered) {
+    return ShardingPerMicroBatchJ(settings, c.t, c.d, c.r, bytes, gathered);
+  });
 }
 
 double StageShardingEdgeS(const StepSettings& settings, const LayerTable& table, int t,
-                          std::int64_t d, double first_layer_weight_bytes,
-                          double first_layer_expert_bytes) {
-  return OverClasses(table, t, d, first_layer_weight_bytes, first_layer_expert_bytes,
-                     [&](const WeightClass& c, double bytes) {
-                       return ShardingEdgeS(settings, c.t, c.d, c.r, bytes);
+                          std::int64_t d, const StageWeights& first_layer) {
+  return OverClasses(table, t, d, first_layer,
+                     [&](const WeightClass& c, double bytes, double gathered) {
+                       return ShardingEdgeS(settings, c.t, c.d, c.r, bytes, gathered);
                      });
 }
 
@@ -204,9 +215,10 @@ double ShardedLoadS(double compute_s, double collectives_s, double edge_s) {
   return collectives_s > 0 ? std::max(compute_s + edge_s, collectives_s) : compute_s;
 }
 
-double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d,
-                              std::int64_t r, double weight_bytes) {
-  return PerMicroBatch(settings, t, d, r, weight_bytes, JoulesOn(settings));
+double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                              double weight_bytes, double gathered_bytes) {
+  return PerMicroBatch(settings, t, d, r, weight_bytes, GatheredOr(gathered_bytes, weight_bytes),
+                       JoulesOn(settings));
 }
 
 double TiedEmbeddingS(const StepSettings& settings, int t, std::int64_t d, int stages,

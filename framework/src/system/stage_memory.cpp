@@ -10,12 +10,14 @@ void StageFootprint::Add(const PlacementLayer& l) {
   cached += l.cached_weight_bytes;
   activation += l.activation_bytes;
   weight += l.weight_bytes;
+  gathered += l.GatheredWeightBytes();
+  expert_gathered += l.ExpertShare() * l.GatheredWeightBytes();
   gradient += l.GradientBytes();
   optimizer_state += l.optimizer_state_bytes;
   working = std::max(working, l.working_bytes);
   step_working += l.step_working_bytes;
   largest_gradient = std::max(largest_gradient, l.GradientBytes());
-  largest_gathered = std::max(largest_gathered, 2 * l.weight_bytes + l.GradientBytes());
+  largest_gathered = std::max(largest_gathered, 2 * l.GatheredWeightBytes() + l.GradientBytes());
   if (l.expert_weight_bytes > 0) {
     const double x = l.ExpertShare();
     expert_weight += x * (l.weight_bytes + l.cached_weight_bytes);
@@ -27,8 +29,9 @@ void StageFootprint::Add(const PlacementLayer& l) {
 
 double LayerGatheredAway(const PlacementLayer& l, Sharding sharding, const ShardDivisors& n) {
   if (sharding < Sharding::kGradients) return 0.0;
-  const double whole = sharding == Sharding::kParameters ? 2 * l.weight_bytes + l.GradientBytes()
-                                                         : l.GradientBytes();
+  const double whole = sharding == Sharding::kParameters
+                           ? 2 * l.GatheredWeightBytes() + l.GradientBytes()
+                           : l.GradientBytes();
   const double expert = l.ExpertShare() * whole;
   auto away = [](std::int64_t ways) { return ways > 1 ? 1 - 1 / static_cast<double>(ways) : 0.0; };
   return away(n.ways) * (whole - expert) + away(n.expert_ways) * expert;

@@ -30,22 +30,22 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
   }
   // The first stage's reduction and optimizer step are what the step waits for; its compute per
   // micro-batch is the window the reduction may hide behind.
-  double first_weight = 0, first_step = 0, recompute = 0, first_experts = 0, expert_step = 0;
+  double first_step = 0, recompute = 0, expert_step = 0;
+  StageWeights first;
   SyncWindow window;
   window.stages = s;
   for (int l = 0; l <= plan.stages[0].last_layer; ++l) {
     const PlacementLayer& layer = table.layers[l];
-    first_weight += layer.weight_bytes;
+    first += WeightsOf(layer);
     first_step += layer.optimizer_step_s;
-    first_experts += layer.expert_weight_bytes;
     expert_step += layer.ExpertShare() * layer.optimizer_step_s;
     window.forward_s += layer.forward_s;
     window.backward_s += layer.backward_s;
     recompute += layer.backward_recompute_s;
   }
   window.backward_s += recompute;  // as the placement search sums them
-  if (first_weight > 0) window.first_share = table.layers[0].weight_bytes / first_weight;
-  const SyncParts parts = StageSyncPartsS(settings, table, t, d, first_weight, first_experts);
+  if (first.weight > 0) window.first_share = table.layers[0].weight_bytes / first.weight;
+  const SyncParts parts = StageSyncPartsS(settings, table, t, d, first);
   const double sync = ExposedGradientSyncS(settings, parts, window);
   const double optimizer = StageOptimizerStepS(settings, table, t, d, first_step, expert_step);
   const double tied = TiedEmbeddingS(settings, t, d, s, table.tied_gradient_bytes);
@@ -94,22 +94,20 @@ void FillStepEnergy(const StepSettings& settings, const LayerTable& table, Place
     const double a = stage.devices;
     devices += stage.devices;
     Energy per_micro_batch, step, expert_step;
-    double weight = 0, experts = 0;
+    StageWeights weights;
     for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
       per_micro_batch += L[l].forward_energy + L[l].backward_energy + L[l].backward_recompute_energy;
       if (settings.recompute && s - k > 1) per_micro_batch += L[l].forward_energy;  // stage recompute
       step += L[l].optimizer_step_energy;
       expert_step += L[l].optimizer_step_energy * L[l].ExpertShare();
-      weight += L[l].weight_bytes;
-      experts += L[l].expert_weight_bytes;
+      weights += WeightsOf(L[l]);
     }
     // Every pipeline runs its share of the B micro-batches: B in all, on each of the a devices.
     e += per_micro_batch * (B * a);
     e += StageOptimizerStepJ(settings, table, t, plan.data_parallel, a, step, expert_step);
-    e.network_j += StageSyncJ(settings, table, t, plan.data_parallel, weight, experts) * d * a;
+    e.network_j += StageSyncJ(settings, table, t, plan.data_parallel, weights) * d * a;
     e.network_j +=
-        StageShardingPerMicroBatchJ(settings, table, t, plan.data_parallel, weight, experts) * B *
-        a;
+        StageShardingPerMicroBatchJ(settings, table, t, plan.data_parallel, weights) * B * a;
     for (const auto& edge : table.edges) {  // activations forward, their gradients back
       if (edge.from < stage.first_layer || edge.from > stage.last_layer ||
           edge.to <= stage.last_layer) {

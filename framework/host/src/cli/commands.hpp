@@ -122,6 +122,7 @@ AttentionKernel ParseAttention(const std::string& flag, const std::string& word)
 // --attention and --loss (predict, plan, schedule): how the attention and the loss run, over the
 // run config's training (and its recipe).
 void AddKernelOptions(boost::program_options::options_description& d);
+// --attention, --loss, --fp8-recipe and, where the command defines it, --fp8-param-gather.
 void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 
 void AddSearchOptions(boost::program_options::options_description& d);

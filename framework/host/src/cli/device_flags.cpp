@@ -287,6 +287,7 @@ void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig
     run.training.fp8_recipe = ParseWord("--fp8-recipe", vm["fp8-recipe"].as<std::string>(),
                                         {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise});
   }
+  if (vm.count("fp8-param-gather")) run.training.fp8_param_gather = true;  // predict, plan
 }
 
 }  // namespace phaze::cli

@@ -85,6 +85,10 @@ void AddPlanOptions(po::options_description& d) {
       "torchtitan: sequence_parallel,context_parallel)")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
+      "fp8-param-gather",
+      "with fp8 and a sharding: all-gather the FP8 GEMMs' weights in FP8, one byte a parameter "
+      "(Megatron-LM --fp8-param-gather, TorchTitan enable_fsdp_float8_all_gather); default: the "
+      "run config's training.fp8_param_gather")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/) or file, over the run config (default: the run "
       "config's training.recipe, else the framework's — megatron-core-2024, torchtitan-2025 — "
@@ -502,6 +506,7 @@ int RunPlan(CommandContext& ctx) {
   j["attention"] = std::string(ToString(run.training.attention));
   j["loss"] = std::string(ToString(run.training.loss));
   j["fp8_recipe"] = std::string(ToString(run.training.fp8_recipe));
+  j["fp8_param_gather"] = run.training.fp8_param_gather;
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;

@@ -53,6 +53,10 @@ void AddPredictOptions(po::options_description& d) {
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (FP8 GEMMs in the blocks, scaled as --fp8-recipe says; default: the "
       "run config's)")(
+      "fp8-param-gather",
+      "with fp8 and a sharding: all-gather the FP8 GEMMs' weights in FP8, one byte a parameter "
+      "(Megatron-LM --fp8-param-gather, TorchTitan enable_fsdp_float8_all_gather); default: the "
+      "run config's training.fp8_param_gather")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/: megatron-lm-2021, megatron-deepspeed-2023, "
       "megatron-core-2024) or file, over the "
@@ -380,6 +384,7 @@ int RunPredict(CommandContext& ctx) {
   j["attention"] = std::string(ToString(run.training.attention));
   j["loss"] = std::string(ToString(run.training.loss));
   j["fp8_recipe"] = std::string(ToString(run.training.fp8_recipe));
+  j["fp8_param_gather"] = run.training.fp8_param_gather;
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;

@@ -24,7 +24,8 @@
 //                                                              the second with sharding optimizer)
 //   [--attention-backend flash]                              (training.attention flash, fused)
 //   --bf16 | --fp16 (training.precision; fp8 is --bf16 --fp8-format hybrid --fp8-recipe
-//   delayed|tensorwise, Transformer Engine's recipe as training.fp8_recipe says)
+//   delayed|tensorwise, Transformer Engine's recipe as training.fp8_recipe says, and
+//   --fp8-param-gather with training.fp8_param_gather under any sharding)
 //   [--grad-reduce-in-bf16 when gradient_reduction_precision is bf16]
 // and the environment CUDA_DEVICE_MAX_CONNECTIONS=1 with tensor or context parallelism outside
 // Megatron-FSDP (Megatron-LM asserts it on Hopper and older). Megatron-FSDP turns its overlaps on

@@ -151,6 +151,11 @@ struct RunConfig {
     // Megatron-LM --tp-comm-overlap, TorchTitan's async TP); 0 = none (the architecture's
     // collective_overlap, as for every other collective).
     double tensor_parallel_overlap = 0;
+    // FP8 weights gathered in FP8 (Megatron-LM's --fp8-param-gather, TorchTitan's
+    // enable_fsdp_float8_all_gather): with training.precision fp8, every all-gather of weights the
+    // sharding runs moves the FP8 GEMMs' weights at one byte a parameter, and FSDP holds them
+    // gathered at that size (PlacementLayer::gathered_weight_bytes); off = 16-bit gathers.
+    bool fp8_param_gather = false;
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
     // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).

@@ -30,8 +30,10 @@
 //                    per-op) | "full"
 //   [model]        converters ["quantize.linear.float8"]   (fp8; torchao's tensorwise scaling),
 //                    with [quantize.linear.float8] enable_fsdp_float8_all_gather false (the FSDP
-//                    all-gathers move bf16, as phaze prices them) and filter_fqns ["output"] (the
-//                    LM head stays bf16, as phaze keeps it)
+//                    all-gathers move bf16, as phaze prices them; true, with
+//                    precompute_float8_dynamic_scale_for_fsdp true, under
+//                    training.fp8_param_gather) and filter_fqns ["output"] (the LM head stays
+//                    bf16, as phaze keeps it)
 //   [compile]      enable true (TorchTitan's benchmark runs phaze is validated on were compiled),
 //                    components ["model", "loss"] (training.loss compiled) or ["model"]
 //

@@ -15,9 +15,38 @@
 
 namespace phaze {
 
+// `gathered_bytes` below: what one all-gather of the weights moves per device
+// (PlacementLayer::GatheredWeightBytes: less than weight_bytes when FP8 weights are gathered in
+// FP8); negative (the default) = weight_bytes. The gradients are counted from weight_bytes.
+inline constexpr double kGatherWeightBytes = -1;
+
+// A stage's (or one layer's) weights per device for the functions over a table's two classes:
+// `weight` bytes, `expert` of them experts', and what an all-gather of each moves.
+struct StageWeights {
+  double weight = 0;
+  double expert = 0;
+  double gathered = kGatherWeightBytes;         // of `weight`
+  double expert_gathered = kGatherWeightBytes;  // of `expert`
+  double Gathered() const { return gathered >= 0 ? gathered : weight; }
+  double ExpertGathered() const { return expert_gathered >= 0 ? expert_gathered : expert; }
+  StageWeights& operator+=(const StageWeights& o) {
+    gathered = Gathered() + o.Gathered();
+    expert_gathered = ExpertGathered() + o.ExpertGathered();
+    weight += o.weight;
+    expert += o.expert;
+    return *this;
+  }
+};
+// One layer's: its experts gather in the layer's own proportion (FP8 whenever its other GEMMs
+// are: the experts are linear layers of the block).
+inline StageWeights WeightsOf(const PlacementLayer& l) {
+  return {l.weight_bytes, l.expert_weight_bytes, l.GatheredWeightBytes(),
+          l.ExpertShare() * l.GatheredWeightBytes()};
+}
+
 // Seconds of the reduction of a stage holding `weight_bytes` per device.
 double GradientSyncS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes);
+                     double weight_bytes, double gathered_bytes = kGatherWeightBytes);
 
 // The same reduction in its two halves, which overlap different passes: the gradients' (all-reduce,
 // or reduce-scatter with the optimizer state sharded), ready as the last micro-batch's backward
@@ -28,17 +57,16 @@ struct SyncParts {
   double gather_s = 0;
 };
 SyncParts GradientSyncPartsS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                             double weight_bytes);
+                             double weight_bytes, double gathered_bytes = kGatherWeightBytes);
 
-// The reduction of a stage of `table` at width t and d holding `weight_bytes` per device, of
-// which `expert_bytes` are experts: with the experts folded (LayerTable::expert_fold j > 1) each
-// class over its own devices (step_model.hpp's DenseClass, ExpertClass: the experts over the d/j
-// replicas t·j ranks apart), the two one after the other; else GradientSyncPartsS of the whole,
-// bit for bit.
+// The reduction of a stage of `table` at width t and d holding `w` per device: with the experts
+// folded (LayerTable::expert_fold j > 1) each class over its own devices (step_model.hpp's
+// DenseClass, ExpertClass: the experts over the d/j replicas t·j ranks apart), the two one after
+// the other; else GradientSyncPartsS of the whole, bit for bit.
 SyncParts StageSyncPartsS(const StepSettings& settings, const LayerTable& table, int t,
-                          std::int64_t d, double weight_bytes, double expert_bytes);
+                          std::int64_t d, const StageWeights& w);
 double StageSyncJ(const StepSettings& settings, const LayerTable& table, int t, std::int64_t d,
-                  double weight_bytes, double expert_bytes);
+                  const StageWeights& w);
 
 // What the first stage's compute offers a reduction to hide behind, per micro-batch.
 struct SyncWindow {
@@ -66,7 +94,7 @@ double ExposedGradientSyncS(const StepSettings& settings, const SyncParts& parts
                             const SyncWindow& window);
 // Joules per device of the same reduction.
 double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double weight_bytes);
+                     double weight_bytes, double gathered_bytes = kGatherWeightBytes);
 
 // Seconds and joules per device of the collectives a stage holding `weight_bytes` per device runs
 // for every micro-batch (sharding gradients: reduce-scatter of the gradients, and under hybrid
@@ -74,25 +102,24 @@ double GradientSyncJ(const StepSettings& settings, int t, std::int64_t d, std::i
 // HSDP runs it;
 // parameters: those and two all-gathers of the weights); 0 unsharded, with optimizer sharding, or
 // with h·r = 1.
-double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d,
-                              std::int64_t r, double weight_bytes);
-double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d,
-                              std::int64_t r, double weight_bytes);
+double ShardingPerMicroBatchS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                              double weight_bytes, double gathered_bytes = kGatherWeightBytes);
+double ShardingPerMicroBatchJ(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
+                              double weight_bytes, double gathered_bytes = kGatherWeightBytes);
 // What of those collectives no compute can hide, every micro-batch: the stage's first layer's
 // all-gather (parameters), which its first forward waits for, and its reduce-scatter
 // (gradients, parameters), which its last backward produces — the next micro-batch's all-gather
 // shares the links with it (FSDP2 runs them on two streams, over one network).
 double ShardingEdgeS(const StepSettings& settings, int t, std::int64_t d, std::int64_t r,
-                     double first_layer_weight_bytes);
-// The same three for weights of `table` with `expert_bytes` of experts among them: each class over
-// its own devices (as StageSyncPartsS), the one-class value when the experts are not folded.
+                     double first_layer_weight_bytes, double gathered_bytes = kGatherWeightBytes);
+// The same three for weights `w` of `table`: each class over its own devices (as
+// StageSyncPartsS), the one-class value when the experts are not folded.
 double StageShardingPerMicroBatchS(const StepSettings& settings, const LayerTable& table, int t,
-                                   std::int64_t d, double weight_bytes, double expert_bytes);
+                                   std::int64_t d, const StageWeights& w);
 double StageShardingPerMicroBatchJ(const StepSettings& settings, const LayerTable& table, int t,
-                                   std::int64_t d, double weight_bytes, double expert_bytes);
+                                   std::int64_t d, const StageWeights& w);
 double StageShardingEdgeS(const StepSettings& settings, const LayerTable& table, int t,
-                          std::int64_t d, double first_layer_weight_bytes,
-                          double first_layer_expert_bytes);
+                          std::int64_t d, const StageWeights& first_layer);
 // A stage's load per micro-batch with the sharding's collectives beside its compute: the compute
 // and the edge one after the other, or the collectives when longer (the compute without any).
 double ShardedLoadS(double compute_s, double collectives_s, double edge_s);

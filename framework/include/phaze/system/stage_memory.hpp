@@ -14,6 +14,10 @@ namespace phaze {
 struct StageFootprint {
   double resident = 0;  // Σ (weight + cached + gradient + optimizer state + activation bytes)
   double weight = 0;
+  // Σ what an all-gather of each layer's weights moves (PlacementLayer::GatheredWeightBytes), and
+  // of that, the experts' (in each layer's own proportion): the stage's reduction gathers these.
+  double gathered = 0;
+  double expert_gathered = 0;
   double cached = 0;    // Σ cached weight copies
   double gradient = 0;
   double optimizer_state = 0;
@@ -22,7 +26,8 @@ struct StageFootprint {
   double working = 0;     // max working bytes
   double step_working = 0;      // Σ step working bytes (the optimizer step's fp32 gradient copies)
   double largest_gradient = 0;  // max gradient bytes of a layer
-  double largest_gathered = 0;  // max 2·weight + gradient bytes of a layer
+  // max 2·gathered weight + gradient bytes of a layer (PlacementLayer::GatheredWeightBytes)
+  double largest_gathered = 0;
   // Of weight + cached, gradient, optimizer_state and step_working, the experts' part
   // (PlacementLayer::ExpertShare of each layer's), which the sharding divides over the experts'
   // own replicas (ShardWaysOf).

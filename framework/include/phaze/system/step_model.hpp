@@ -116,6 +116,11 @@ struct PlacementLayer {
   // the weights but neither reduced nor stepped.
   double cached_weight_bytes = 0;
   std::optional<double> gradient_bytes;       // default: weight_bytes
+  // What one all-gather of the layer's weights moves per device, and what FSDP holds gathered:
+  // default weight_bytes; with FP8 weights gathered in FP8 (training.fp8_param_gather), the FP8
+  // GEMMs' weights (cached_weight_bytes, at 16 bits) at one byte a parameter, weight_bytes −
+  // cached_weight_bytes / 2.
+  std::optional<double> gathered_weight_bytes;
   double optimizer_state_bytes = 0;
   double activation_bytes = 0;  // kept per in-flight micro-batch
   double working_bytes = 0;     // transient, during the layer's backward
@@ -129,6 +134,7 @@ struct PlacementLayer {
 
   double RecomputeForwardS() const { return recompute_forward_s.value_or(forward_s); }
   double GradientBytes() const { return gradient_bytes.value_or(weight_bytes); }
+  double GatheredWeightBytes() const { return gathered_weight_bytes.value_or(weight_bytes); }
   double ExpertShare() const {
     return expert_weight_bytes > 0 ? expert_weight_bytes / weight_bytes : 0.0;
   }
