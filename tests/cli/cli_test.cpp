@@ -2018,7 +2018,8 @@ TEST(Cli, RefusesWhatItWouldSilentlyMisprice) {
                      "--shard-group 3: a shard group spans t·h devices, h > 1 of the d = 4 "
                      "replicas with h dividing d (t = 2: 4, or all)");
   EXPECT_USAGE_ERROR(Phaze(predict + "--plan 2,1,4 --shard-group 4"),
-                     "--shard-group 4: --sharding none shards nothing");
+                     "--shard-group 4: the sharding is none (the run config's training.sharding), "
+                     "which shards nothing");
   ASSERT_EQ(Phaze(predict + "--plan 2,1,4 --sharding optimizer --shard-group 4").exit_code, 0);
   // t = 3 divides none of the 32 heads: the reason, not "no strategy could slice".
   auto three = Phaze(plan + "--widths 3");
@@ -2048,7 +2049,7 @@ TEST(Cli, RefusesWhatItWouldSilentlyMisprice) {
   // need is given.
   auto alike = Phaze(plan + "--widths 1 --strategies megatron,sequence_parallel --sharding none");
   ASSERT_EQ(alike.exit_code, 0) << alike.err;
-  EXPECT_NE(alike.out.find("of them the same in effect as a plan listed: not repeated"),
+  EXPECT_NE(alike.out.find("of them the same in effect as another that fits: each listed once"),
             std::string::npos)
       << alike.out;
   testing::TempDir dir;

@@ -116,6 +116,28 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
                   "--quantize.linear.float8.no_enable_fsdp_float8_all_gather "
                   "--quantize.linear.float8.filter_fqns=output --compile.enable "
                   "--compile.components=model,loss"));
+  {  // FP8 weights gathered in FP8 (training.fp8_param_gather): FSDP's float8 all-gathers with
+     // their scales precomputed; also where FSDP2 shards over cp ranks alone (d = 1, cp 8), and
+     // not over one rank.
+    RunConfig gather = run;
+    gather.training.fp8_param_gather = true;
+    auto has = [](const TorchTitanLaunch& l, const std::string& arg) {
+      const std::vector<std::string> a = l.Args();
+      return std::find(a.begin(), a.end(), arg) != a.end();
+    };
+    const std::string on = "--quantize.linear.float8.enable_fsdp_float8_all_gather";
+    const TorchTitanLaunch eight_fp8 = TorchTitanArgs(eight_gpus, gather, 32, 8192);
+    EXPECT_TRUE(has(eight_fp8, on));
+    EXPECT_TRUE(
+        has(eight_fp8, "--quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp"));
+    const TorchTitanLaunch cp_only = TorchTitanArgs(
+        Plan(4, 8, 1, 2, RecomputeMode::kFull, Sharding::kParameters), gather, 32, 8192);
+    ASSERT_EQ(cp_only.why, "");
+    EXPECT_TRUE(has(cp_only, on));
+    const TorchTitanLaunch one = TorchTitanArgs(
+        Plan(0, 1, 1, 2, RecomputeMode::kFull, Sharding::kParameters), gather, 32, 8192);
+    EXPECT_TRUE(one.why.empty() ? !has(one, on) : true) << one.why;
+  }
   // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, bf16; with the
   // tensor-parallel overlap, async TP.
   run.training.precision = Precision::kBf16;

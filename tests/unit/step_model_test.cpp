@@ -233,6 +233,13 @@ TEST(StepModel, FoldedExpertsByHand) {
   // it works, 60 of them the rest's (less 1/8) and 240 the experts' (less 1/2).
   EXPECT_DOUBLE_EQ(LayerGatheredAway(l, Sharding::kParameters, n), 60.0 * 7 / 8 + 240.0 / 2);
   EXPECT_DOUBLE_EQ(LayerGatheredAway(l, Sharding::kGradients, n), 20.0 * 7 / 8 + 80.0 / 2);
+  {  // Unset, the experts gather exactly their own bytes (14/50 of 50e9 rounds off 14e9).
+    PlacementLayer big;
+    big.weight_bytes = 50e9;
+    big.expert_weight_bytes = 14e9;
+    EXPECT_EQ(WeightsOf(big).ExpertGathered(), 14e9);
+    EXPECT_EQ(WeightsOf(big).Gathered(), 50e9);
+  }
   {  // Its weights gathered at 70 of their 100 bytes (FP8 weights in FP8): the experts gather
      // in the layer's proportion, 56 of 80; the gradients are counted from the 100 as before.
     PlacementLayer fp8 = l;

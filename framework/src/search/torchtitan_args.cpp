@@ -251,7 +251,8 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
     // torchao's default recipe (tensorwise scaling); the FSDP all-gathers in bf16 or, with
     // training.fp8_param_gather, in FP8 with the scales of all weights found in one pass after
     // the optimizer step (precompute_float8_dynamic_scale_for_fsdp), as torchao advises.
-    const bool fp8_gather = training.fp8_param_gather && plan.sharding != Sharding::kNone && d > 1;
+    // FSDP2 shards over dp_shard·cp, h·cp ranks: it gathers where that is more than one.
+    const bool fp8_gather = training.fp8_param_gather && fsdp && h * cp > 1;
     set("quantize.linear.float8", "enable_fsdp_float8_all_gather", fp8_gather ? "true" : "false");
     if (fp8_gather) {
       set("quantize.linear.float8", "precompute_float8_dynamic_scale_for_fsdp", "true");

@@ -11,7 +11,7 @@ void StageFootprint::Add(const PlacementLayer& l) {
   activation += l.activation_bytes;
   weight += l.weight_bytes;
   gathered += l.GatheredWeightBytes();
-  expert_gathered += l.ExpertShare() * l.GatheredWeightBytes();
+  expert_gathered += l.ExpertGatheredWeightBytes();
   gradient += l.GradientBytes();
   optimizer_state += l.optimizer_state_bytes;
   working = std::max(working, l.working_bytes);

@@ -662,7 +662,8 @@ int RunPlan(CommandContext& ctx) {
     o << " (ranked by " << ObjectiveUnit(run.search.objective) << ")";
   }
   if (ranking.alike > 0) {
-    o << " (" << ranking.alike << " of them the same in effect as a plan listed: not repeated)";
+    o << " (" << ranking.alike
+      << " of them the same in effect as another that fits: each listed once)";
   }
   for (const auto& [kind, count] : ranking.refused) o << "; " << count << " " << kind;
   o << ".\n\n";

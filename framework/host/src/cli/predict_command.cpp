@@ -227,9 +227,11 @@ int RunPredict(CommandContext& ctx) {
     const std::int64_t t = request.tensor_parallel, d = request.data_parallel;
     const std::int64_t n = request.shard_group;
     if (request.sharding == Sharding::kNone && n != kShardOverAll) {
-      throw UsageError("--shard-group " + ctx.vm["shard-group"].as<std::string>() +
-                       ": --sharding none shards nothing (give --sharding optimizer, gradients "
-                       "or parameters)");
+      throw UsageError(
+          "--shard-group " + ctx.vm["shard-group"].as<std::string>() + ": the sharding is none (" +
+          (ctx.vm.count("sharding") ? "--sharding" : "the run config's training.sharding") +
+          "), which shards nothing (give --sharding optimizer, gradients or "
+          "parameters)");
     }
     if (n > 0 && n < t * d && (n % t != 0 || n / t < 2 || d % (n / t) != 0)) {
       // A group spans t·h devices: h of the d replicas, h dividing d (ShardReplicas).

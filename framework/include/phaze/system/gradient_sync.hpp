@@ -37,11 +37,10 @@ struct StageWeights {
     return *this;
   }
 };
-// One layer's: its experts gather in the layer's own proportion (FP8 whenever its other GEMMs
-// are: the experts are linear layers of the block).
+// One layer's.
 inline StageWeights WeightsOf(const PlacementLayer& l) {
   return {l.weight_bytes, l.expert_weight_bytes, l.GatheredWeightBytes(),
-          l.ExpertShare() * l.GatheredWeightBytes()};
+          l.ExpertGatheredWeightBytes()};
 }
 
 // Seconds of the reduction of a stage holding `weight_bytes` per device.

@@ -135,6 +135,12 @@ struct PlacementLayer {
   double RecomputeForwardS() const { return recompute_forward_s.value_or(forward_s); }
   double GradientBytes() const { return gradient_bytes.value_or(weight_bytes); }
   double GatheredWeightBytes() const { return gathered_weight_bytes.value_or(weight_bytes); }
+  // Of those, the experts': with gathered_weight_bytes set, in the layer's own proportion (FP8
+  // whenever its other GEMMs are: the experts are linear layers of the block); else exactly
+  // expert_weight_bytes.
+  double ExpertGatheredWeightBytes() const {
+    return gathered_weight_bytes ? ExpertShare() * *gathered_weight_bytes : expert_weight_bytes;
+  }
   double ExpertShare() const {
     return expert_weight_bytes > 0 ? expert_weight_bytes / weight_bytes : 0.0;
   }
