@@ -233,11 +233,13 @@ int RunPredict(CommandContext& ctx) {
           "), which shards nothing (give --sharding optimizer, gradients or "
           "parameters)");
     }
-    if (n > 0 && n < t * d && (n % t != 0 || n / t < 2 || d % (n / t) != 0)) {
-      // A group spans t·h devices: h of the d replicas, h dividing d (ShardReplicas).
+    // A group spans t·h devices, h > 1 of the d replicas dividing d: a count ShardReplicas would
+    // round (to the h below it) is refused. A device count needs no network (ShardSpan).
+    const std::int64_t h = n > 0 ? ShardReplicasOf(request, Network{}) : 0;
+    if (n > 0 && n < t * d && (h < 2 || t * h != n)) {
       std::string spans;
-      for (std::int64_t h = 2; h < d; ++h) {
-        if (d % h == 0) spans += (spans.empty() ? "" : ", ") + std::to_string(t * h);
+      for (std::int64_t k = 2; k < d; ++k) {
+        if (d % k == 0) spans += (spans.empty() ? "" : ", ") + std::to_string(t * k);
       }
       throw UsageError("--shard-group " + std::to_string(n) +
                        ": a shard group spans t·h devices, " + "h > 1 of the d = " +
