@@ -1963,6 +1963,28 @@ TEST(Cli, Fp8ParamGatherMovesFp8WeightsAtOneByte) {
   EXPECT_EQ(args(a).find("--fp8-param-gather"), std::string::npos) << args(a);
   EXPECT_NE(args(b).find(" --fp8-param-gather"), std::string::npos) << args(b);
   EXPECT_TRUE(b.Child("fp8_param_gather").AsBool());
+  // Megatron-LM's flag keeps those weights in FP8 only (fp8_param_storage fp8, the default): a
+  // byte each and TE's transpose a byte, where the 16-bit weight (2) and TE's FP8 copy and
+  // transpose (2) were: the C bytes of copies are gone and W stays. Kept in 16 bits (TorchTitan's
+  // way), the memory is as without the gathers and the reduction as with them.
+  auto weight_memory = [](const ConfigNode& j) {
+    return j.Child("result")
+        .Child("plan")
+        .Child("stages")
+        .Elements()
+        .at(0)
+        .Child("memory")
+        .Child("weight_bytes")
+        .AsDouble();
+  };
+  EXPECT_EQ(b.Child("fp8_param_storage").AsString(), "fp8");
+  EXPECT_DOUBLE_EQ(weight_memory(b), W);
+  const std::string kept = (dir / "kept.json").string();
+  ASSERT_EQ(Phaze(predict + kept + " --fp8-param-gather --fp8-param-storage 16bit").exit_code, 0);
+  const ConfigNode k = ConfigNode::ParseFile(kept);
+  EXPECT_DOUBLE_EQ(weight_memory(k), W + C);
+  EXPECT_EQ(reduction(k), reduction(b));
+  EXPECT_EQ(Phaze(predict + kept + " --fp8-param-storage 8bit").exit_code, 2);
   // Without FP8 GEMMs there is nothing to gather in FP8: the same result.
   const std::string bf16 = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --plan 1,1,4 "

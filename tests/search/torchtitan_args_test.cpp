@@ -33,6 +33,7 @@ RunConfig TorchTitanRun() {
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
   run.training.fp8_recipe = Fp8Recipe::kTensorwise;
   run.training.loss = LossKernel::kCompiled;  // the recipe torchtitan-2025's
+  run.training.fp8_param_storage = Fp8ParamStorage::k16Bit;  // the recipe's
   StrategyChoice cp = StrategyChoice::Named("context_parallel");
   cp.over = StrategyChoice::Over{DTensorTensorParallel().component, 2};
   run.strategies = {DTensorTensorParallel(),
@@ -137,6 +138,11 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
     const TorchTitanLaunch one = TorchTitanArgs(
         Plan(0, 1, 1, 2, RecomputeMode::kFull, Sharding::kParameters), gather, 32, 8192);
     EXPECT_TRUE(one.why.empty() ? !has(one, on) : true) << one.why;
+    // Weights kept in FP8 only are Megatron-LM's: TorchTitan does not launch them.
+    RunConfig stored = gather;
+    stored.training.fp8_param_storage = Fp8ParamStorage::kFp8;
+    EXPECT_NE(TorchTitanArgs(eight_gpus, stored, 32, 8192).why.find("fp8_param_storage fp8"),
+              std::string::npos);
   }
   // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, bf16; with the
   // tensor-parallel overlap, async TP.

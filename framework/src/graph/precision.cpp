@@ -26,6 +26,10 @@ std::string_view ToString(Fp8Recipe recipe) {
   return recipe == Fp8Recipe::kTensorwise ? "tensorwise" : "delayed";
 }
 
+std::string_view ToString(Fp8ParamStorage storage) {
+  return storage == Fp8ParamStorage::k16Bit ? "16bit" : "fp8";
+}
+
 namespace {
 
 bool Fp8Gemm(const Operator& op) { return op.kind == OpKind::kGemm && op.gemm.has_value(); }

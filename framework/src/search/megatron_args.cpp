@@ -194,7 +194,9 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe",
                        std::string(ToString(run.training.fp8_recipe))});
     // The weights all-gathered in FP8 (training.fp8_param_gather): Megatron-LM allows it with
-    // the distributed optimizer or Megatron-FSDP only, which any sharding here runs.
+    // the distributed optimizer or Megatron-FSDP only, which any sharding here runs, and then
+    // keeps them in FP8 only (training.fp8_param_storage fp8; a plan priced with 16bit storage
+    // holds up to 2 bytes an FP8 weight fewer under this flag than priced).
     if (run.training.fp8_param_gather && plan.sharding != Sharding::kNone) {
       a.push_back("--fp8-param-gather");
     }

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <span>
+#include <tuple>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/text_format.hpp"
@@ -111,9 +112,12 @@ double TiedGradientBytes(const LayerGraph& graph, const RunConfig::Training& tra
   return bytes;
 }
 
-// The per-layer figures the DP needs, for one slice and recompute mode (header comment).
+// The per-layer figures the DP needs, for one slice and recompute mode (header comment), under
+// `sharding`: where the run keeps the FP8 GEMMs' weights in FP8 only under it
+// (RunConfig::Training::Fp8WeightsOnly), TE's cached FP8 copy is not kept beside them.
 LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, RecomputeMode mode,
-                          const RunConfig::Training& training) {
+                          const RunConfig::Training& training, Sharding sharding) {
+  const bool fp8_only = training.Fp8WeightsOnly(sharding);
   LayerTable table;
   const std::vector<double>& recompute = times.recompute.at(mode);
   std::vector<double> expert_bytes;  // per unique layer: its experts' weights
@@ -135,9 +139,9 @@ LayerTable MakeLayerTable(const LayerGraph& graph, const SliceTimes& times, Reco
     l.backward_energy = times.backward_energy[instance.unique_id];
     l.backward_recompute_energy = times.recompute_energy.at(mode)[instance.unique_id];
     l.weight_bytes = static_cast<double>(u.weight_bytes);
-    l.cached_weight_bytes = static_cast<double>(u.cached_weight_bytes);
+    l.cached_weight_bytes = fp8_only ? 0.0 : static_cast<double>(u.cached_weight_bytes);
     if (training.fp8_param_gather && u.cached_weight_bytes > 0) {
-      l.gathered_weight_bytes = l.weight_bytes - l.cached_weight_bytes / 2;
+      l.gathered_weight_bytes = l.weight_bytes - static_cast<double>(u.cached_weight_bytes) / 2;
     }
     l.gradient_bytes = static_cast<double>(u.gradient_bytes);
     l.optimizer_state_bytes = static_cast<double>(u.optimizer_state_bytes);
@@ -371,10 +375,15 @@ void PlaceAll(const RunConfig& run, const CostModel& cost, const PreparedModel& 
         if (bound && problem.bubble == PipelineBubble::kStages) {
           problem.bubble = PipelineBubble::kBound;
         }
-        for (const auto& [t, entry] : widths) {
-          problem.widths[t] = MakeLayerTable(*entry.first, entry.second, mode, run.training);
-        }
+        std::optional<bool> fp8_only;  // whether problem.widths keep FP8 weights only
         for (const auto& [sharding, group] : ShardingsOf(run.training)) {
+          if (fp8_only != run.training.Fp8WeightsOnly(sharding)) {
+            fp8_only = run.training.Fp8WeightsOnly(sharding);
+            for (const auto& [t, entry] : widths) {
+              problem.widths[t] =
+                  MakeLayerTable(*entry.first, entry.second, mode, run.training, sharding);
+            }
+          }
           problem.sharding = sharding;
           problem.shard_span = ShardSpan(group, run.cluster.network);
           for (std::size_t h = 0; h < hbm_list.size(); ++h) {
@@ -779,8 +788,10 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
     const PreparedModel& model, const ArchConfig& arch,
     const std::vector<PlanRequest>& requests) const {
   const CachedEstimator estimator(estimator_);
-  // The layer table of each (slice, recompute mode) the requests use, scheduled once.
-  std::map<std::pair<const PreparedModel::Slice*, RecomputeMode>, LayerTable> tables;
+  // The layer table of each (slice, recompute mode, FP8 weights only) the requests use; each
+  // (slice, recompute mode) scheduled once.
+  std::map<std::tuple<const PreparedModel::Slice*, RecomputeMode, bool>, LayerTable> tables;
+  std::map<std::pair<const PreparedModel::Slice*, RecomputeMode>, SliceTimes> scheduled;
   std::vector<PlanChoice> choices;
   choices.reserve(requests.size());
   for (const PlanRequest& r : requests) {
@@ -792,14 +803,22 @@ std::vector<PlanChoice> ModelEvaluator::EvaluatePlans(
                                  std::to_string(r.tensor_parallel) +
                                  (model.refused.empty() ? "" : " (" + model.refused.front() + ")"));
     }
-    auto table = tables.find({slice, r.recompute});
+    const bool fp8_only = run_.training.Fp8WeightsOnly(r.sharding);
+    auto table = tables.find({slice, r.recompute, fp8_only});
     if (table == tables.end()) {
-      const SliceTimes times =
-          ScheduleSlice(model, *slice, std::span(&arch, 1), {r.recompute}, estimator, scheduler_,
-                        run_.cluster.network, nullptr, /*lower_bounds=*/false);
+      auto times = scheduled.find({slice, r.recompute});
+      if (times == scheduled.end()) {
+        times = scheduled
+                    .emplace(std::make_pair(slice, r.recompute),
+                             ScheduleSlice(model, *slice, std::span(&arch, 1), {r.recompute},
+                                           estimator, scheduler_, run_.cluster.network, nullptr,
+                                           /*lower_bounds=*/false))
+                    .first;
+      }
       table = tables
-                  .emplace(std::make_pair(slice, r.recompute),
-                           MakeLayerTable(slice->graph, times, r.recompute, run_.training))
+                  .emplace(std::make_tuple(slice, r.recompute, fp8_only),
+                           MakeLayerTable(slice->graph, times->second, r.recompute, run_.training,
+                                          r.sharding))
                   .first;
     }
     PlacementProblem problem =

@@ -259,6 +259,9 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     if (training.tensor_parallel_overlap > 1) v->Fail("expected a fraction in [0, 1]");
   }
   if (auto v = t.Optional("fp8_param_gather")) training.fp8_param_gather = v->AsBool();
+  if (auto v = t.Optional("fp8_param_storage")) {
+    training.fp8_param_storage = v->AsEnum({Fp8ParamStorage::kFp8, Fp8ParamStorage::k16Bit});
+  }
   if (auto v = t.Optional("gradient_reduction_precision")) {
     training.gradient_reduction_precision = v->AsEnum(
         {ReductionPrecision::kFp32, ReductionPrecision::kFp16, ReductionPrecision::kBf16});
@@ -393,6 +396,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
                    "gradient_reduction_overlap",
                    "tensor_parallel_overlap",
                    "fp8_param_gather",
+                   "fp8_param_storage",
                    "gradient_reduction_precision",
                    "tokens"});
     // The recipe first: the section's own keys override it.
@@ -689,6 +693,7 @@ Json RunConfig::ToJson() const {
   t["gradient_reduction_overlap"] = training.gradient_reduction_overlap;
   t["tensor_parallel_overlap"] = training.tensor_parallel_overlap;
   t["fp8_param_gather"] = training.fp8_param_gather;
+  t["fp8_param_storage"] = std::string(ToString(training.fp8_param_storage));
   t["gradient_reduction_precision"] = std::string(ToString(training.gradient_reduction_precision));
   t["tokens"] = training.tokens;
   auto params_json = [](const ComponentChoice& c) { return c.Params().ToJson(); };

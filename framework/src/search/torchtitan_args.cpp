@@ -164,6 +164,11 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
         "fp8 with tensor parallelism: TorchTitan v0.2.2 turns on float8 tensor parallelism only "
         "for a converter named \"float8\", which it no longer registers, so its tensor-parallel "
         "all-gathers move bf16 where phaze moves FP8";
+  } else if (training.Fp8WeightsOnly(plan.sharding)) {
+    why =
+        "fp8_param_storage fp8: the FP8 weights kept in FP8 only are Megatron-LM's; TorchTitan "
+        "keeps them in 16 bits and casts its shards to gather them in FP8 (fp8_param_storage "
+        "16bit)";
   } else if (training.precision == Precision::kFp8 &&
              training.fp8_recipe != Fp8Recipe::kTensorwise) {
     why = "fp8_recipe " + std::string(ToString(training.fp8_recipe)) +

@@ -15,7 +15,7 @@ void ApplyTrainingRecipe(const std::string& name_or_path, RunConfig::Training& t
   const ConfigNode t = root.Child("training");
   t.ExpectKeys({"attention", "loss", "precision", "fp8_recipe", "sharding", "hybrid_all_reduce",
                 "pipeline_sends", "gradient_reduction_overlap", "tensor_parallel_overlap",
-                "fp8_param_gather", "gradient_reduction_precision"});
+                "fp8_param_gather", "fp8_param_storage", "gradient_reduction_precision"});
   ReadTrainingKeys(t, training);
   training.recipe = root.Optional("name") ? root.Child("name").AsString() : file.stem().string();
 }

@@ -288,6 +288,11 @@ void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig
                                         {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise});
   }
   if (vm.count("fp8-param-gather")) run.training.fp8_param_gather = true;  // predict, plan
+  if (vm.count("fp8-param-storage")) {                                     // predict, plan
+    run.training.fp8_param_storage =
+        ParseWord("--fp8-param-storage", vm["fp8-param-storage"].as<std::string>(),
+                  {Fp8ParamStorage::kFp8, Fp8ParamStorage::k16Bit});
+  }
 }
 
 }  // namespace phaze::cli

@@ -57,6 +57,10 @@ void AddPredictOptions(po::options_description& d) {
       "with fp8 and a sharding: all-gather the FP8 GEMMs' weights in FP8, one byte a parameter "
       "(Megatron-LM --fp8-param-gather, TorchTitan enable_fsdp_float8_all_gather); default: the "
       "run config's training.fp8_param_gather")(
+      "fp8-param-storage", po::value<std::string>(),
+      "with --fp8-param-gather: fp8 (the FP8 GEMMs' weights kept in FP8 only, as Megatron-LM's "
+      "--fp8-param-gather keeps them) | 16bit (kept in 16 bits, as TorchTitan keeps them); "
+      "default: the run config's training.fp8_param_storage, else its recipe's")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/: megatron-lm-2021, megatron-deepspeed-2023, "
       "megatron-core-2024) or file, over the "
@@ -389,6 +393,7 @@ int RunPredict(CommandContext& ctx) {
   j["loss"] = std::string(ToString(run.training.loss));
   j["fp8_recipe"] = std::string(ToString(run.training.fp8_recipe));
   j["fp8_param_gather"] = run.training.fp8_param_gather;
+  j["fp8_param_storage"] = std::string(ToString(run.training.fp8_param_storage));
   j["bubble"] = std::string(ToString(run.training.bubble));
   j["pipeline_sends"] = std::string(ToString(run.training.pipeline_sends));
   j["gradient_reduction_overlap"] = run.training.gradient_reduction_overlap;
@@ -450,7 +455,13 @@ int RunPredict(CommandContext& ctx) {
     << (run.training.precision != Precision::kBf16
             ? ", " + std::string(ToString(run.training.precision)) +
                   (run.training.precision == Precision::kFp8
-                       ? " (" + std::string(ToString(run.training.fp8_recipe)) + " scaling)"
+                       ? " (" + std::string(ToString(run.training.fp8_recipe)) + " scaling" +
+                             (run.training.Fp8WeightsOnly(request.sharding)
+                                  ? ", weights kept and gathered in FP8"
+                              : run.training.fp8_param_gather && request.sharding != Sharding::kNone
+                                  ? ", weights gathered in FP8"
+                                  : "") +
+                             ")"
                        : std::string())
             : std::string())
     << (IsFlashAttention(run.training.attention) ? ", FlashAttention" : "")

@@ -56,6 +56,19 @@ std::string_view ToString(Precision precision);  // "bf16", "fp16", "fp8"
 enum class Fp8Recipe { kDelayed, kTensorwise };
 std::string_view ToString(Fp8Recipe recipe);  // "delayed", "tensorwise"
 
+// Where the FP8 GEMMs' weights live when they are gathered in FP8 under a sharding
+// (training.fp8_param_gather, training.fp8_param_storage):
+// * fp8: in FP8 only (Megatron-Core's TransformerConfig.fp8_param, which Megatron-LM's
+//   --fp8-param-gather sets: TE's fp8_model_init makes them Float8Tensors): one byte a parameter
+//   and the transpose TE keeps for backward, one byte, where otherwise the 16-bit weight (2) sits
+//   beside TE's cached FP8 copy and transpose (UniqueLayer::cached_weight_bytes, 2). The layer
+//   table then drops the cached copy: the weight's 16-bit bytes stand for the FP8 weight and its
+//   transpose. The FP32 main weights, the gradients and the optimizer state do not change.
+// * 16bit: in 16 bits as without the gathers (torchao's FSDP float8 all-gather, TorchTitan's
+//   enable_fsdp_float8_all_gather, casts the 16-bit shard before gathering it).
+enum class Fp8ParamStorage { kFp8, k16Bit };
+std::string_view ToString(Fp8ParamStorage storage);  // "fp8", "16bit"
+
 LayerGraph WithPrecision(const LayerGraph& graph, Precision precision,
                          Fp8Recipe recipe = Fp8Recipe::kDelayed);
 

@@ -156,6 +156,9 @@ struct RunConfig {
     // sharding runs moves the FP8 GEMMs' weights at one byte a parameter, and FSDP holds them
     // gathered at that size (PlacementLayer::gathered_weight_bytes); off = 16-bit gathers.
     bool fp8_param_gather = false;
+    // Where those weights live when gathered in FP8 (graph/precision.hpp Fp8ParamStorage): fp8
+    // (Megatron-LM: its --fp8-param-gather keeps them in FP8 only) | 16bit (TorchTitan).
+    Fp8ParamStorage fp8_param_storage = Fp8ParamStorage::kFp8;
     // The number format gradients are reduced in across data-parallel replicas (and between the
     // tied embedding's stages): fp32 (Megatron with bf16, or with --accumulate-allreduce-grads-
     // in-fp32) | fp16 | bf16 (Megatron with --fp16 reduces its fp16 gradient buffer).
@@ -163,6 +166,13 @@ struct RunConfig {
     // Tokens to train on (e.g. 300e9): outputs give the time to train them and its cost; 0 = none.
     double tokens = 0;
     // Bytes reduced per parameter: 4 for fp32, 2 otherwise.
+    // Whether a plan under `sharding` keeps the FP8 GEMMs' weights in FP8 only (fp8 precision,
+    // fp8_param_gather, fp8_param_storage fp8, a sharding: Megatron-LM takes --fp8-param-gather
+    // with the distributed optimizer or FSDP only).
+    bool Fp8WeightsOnly(Sharding under) const {
+      return precision == Precision::kFp8 && fp8_param_gather &&
+             fp8_param_storage == Fp8ParamStorage::kFp8 && under != Sharding::kNone;
+    }
     int GradientReductionBytes() const {
       return gradient_reduction_precision == ReductionPrecision::kFp32 ? 4 : 2;
     }
