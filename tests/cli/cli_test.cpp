@@ -949,6 +949,54 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_EQ(again.out, sliced.out);
 }
 
+// A file of one kind given where another is read is named for what it is (error_hints.cpp), from
+// its own top-level keys; a file of the right kind with a mistyped key gets no such hint. A
+// malformed number names its flag and what it expects, not Boost's generic "is invalid".
+TEST(Cli, NamesTheKindOfAMisplacedFileAndWhatANumberFlagExpects) {
+  const std::string src = std::string(PHAZE_SOURCE_DIR);
+  const std::string model = src + "/workloads/tiny-gpt.yaml";
+  const std::string rest = " --micro-batch 1 --global-batch 4 --plan 1,1,1";
+  auto predict = [&](const std::string& m, const std::string& arch, const std::string& more) {
+    return Phaze("predict --model " + m + " --arch " + arch + rest + more);
+  };
+  EXPECT_USAGE_ERROR(predict(src + "/share/recipes/torchtitan-2025.yaml", "h100-sxm-80gb", ""),
+                     "torchtitan-2025.yaml looks like a training recipe (share/recipes/): give "
+                     "it with --recipe");
+  EXPECT_USAGE_ERROR(predict(model, model, ""),
+                     "tiny-gpt.yaml looks like a model (workloads/): give it with --model");
+  EXPECT_USAGE_ERROR(
+      predict(model, "h100-sxm-80gb", " --system " + src + "/share/arch/h100-sxm-80gb.yaml"),
+      "h100-sxm-80gb.yaml looks like a device (share/arch/): give it with --arch");
+  EXPECT_USAGE_ERROR(predict(src + "/share/systems/dgx-h100.yaml", "h100-sxm-80gb", ""),
+                     "dgx-h100.yaml looks like a system description (share/systems/): give it "
+                     "with --system");
+  EXPECT_USAGE_ERROR(predict(model, src + "/share/arch/a100-space.yaml", ""),
+                     "a100-space.yaml looks like an architecture space");
+  EXPECT_USAGE_ERROR(predict(src + "/share/runs/default.yaml", "h100-sxm-80gb", ""),
+                     "default.yaml looks like a run config (share/runs/): give it with --config");
+  EXPECT_USAGE_ERROR(Phaze("search --config " + model),
+                     "tiny-gpt.yaml looks like a model (workloads/): give it with --model");
+  // The right kind of file with a key mistyped: the unknown key, and no hint.
+  testing::TempDir dir;
+  const std::string typo = (dir / "typo.yaml").string();
+  {
+    std::ifstream in(model);
+    std::ofstream out(typo);
+    out << in.rdbuf() << "\nhiden: 3\n";
+  }
+  const auto r = predict(typo, "h100-sxm-80gb", "");
+  EXPECT_USAGE_ERROR(r, "unknown key 'hiden'; did you mean 'hidden'?");
+  EXPECT_EQ(r.err.find("looks like"), std::string::npos) << r.err;
+  EXPECT_USAGE_ERROR(predict(model, "h100-sxm-80gb", " --accelerators 1k8"),
+                     "error: --accelerators: expected an integer, found '1k8'");
+  EXPECT_USAGE_ERROR(predict(model, "h100-sxm-80gb", " --hbm-gib 8o"),
+                     "error: --hbm-gib: expected a number, found '8o'");
+  // A string option's own check stays: --plan parses its words itself.
+  EXPECT_USAGE_ERROR(Phaze("predict --model " + model +
+                           " --arch h100-sxm-80gb --micro-batch 1 --global-batch 4 --plan 1,x,1"),
+                     "--plan: expected comma-separated non-negative integers");
+}
+
 }  // namespace
 }  // namespace phaze
 

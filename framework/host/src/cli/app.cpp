@@ -183,7 +183,11 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     if (cmd) parse_desc.add(cmd_desc.at(cmd->name));
     po::variables_map vm;
     po::parsed_options parsed = po::command_line_parser(rest).options(parse_desc).run();
-    po::store(parsed, vm);
+    try {
+      po::store(parsed, vm);
+    } catch (const po::invalid_option_value& e) {
+      throw UsageError(InvalidValueMessage(e, parse_desc));
+    }
     po::notify(vm);
 
     if (worker && (!cmd || cmd->name != "search")) return 0;  // only the search is distributed
@@ -241,7 +245,8 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
   } catch (const InvalidArgumentError& e) {
     return fail(ExitCode::kInternalError, "internal error: ", e.what());
   } catch (const Error& e) {
-    return fail(ExitCode::kUsageError, "error: ", e.what());
+    const std::string hint = OtherFileKindHint(e.what());
+    return fail(ExitCode::kUsageError, "error: ", e.what(), hint.empty() ? "" : "  " + hint + "\n");
   } catch (const std::exception& e) {
     return fail(ExitCode::kInternalError, "internal error: ", e.what());
   }

@@ -1,6 +1,7 @@
 // Internal: the option sets and entry points of the `phaze` subcommands, one .cpp per command.
 #pragma once
 
+#include <boost/program_options/errors.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <cstdint>
@@ -18,6 +19,16 @@
 namespace phaze::cli {
 
 inline void NoOptions(boost::program_options::options_description&) {}
+
+// error_hints.cpp. When `message` says a file has an unknown key at its top and the file reads
+// as another kind of phaze file than the one expected (a recipe given as --model, a system as
+// --arch), "FILE looks like a training recipe (share/recipes/): give it with --recipe, …"; else
+// "".
+std::string OtherFileKindHint(const std::string& message);
+// Boost's "the argument ('1k8') for option '--accelerators' is invalid" as "--accelerators:
+// expected an integer, found '1k8'" for an integer or number option of `options`; else Boost's.
+std::string InvalidValueMessage(const boost::program_options::invalid_option_value& e,
+                                const boost::program_options::options_description& options);
 
 // Throws UsageError "--flag: expected an integer in [lo, hi], found v" unless lo <= v <= hi (hi:
 // phaze's limit for the quantity, phaze/core/limits.hpp).
