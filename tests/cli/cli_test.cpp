@@ -949,6 +949,58 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_EQ(again.out, sliced.out);
 }
 
+// Adam with bf16 moments (--optimizer adam-bf16-moments): the optimizer state is 8 bytes a
+// parameter where adam-mixed's is 12 (fp32 master + two fp32 moments), so predict.json's stage
+// memory holds 2/3 of it, weights and gradients unchanged; the step touches 2 + 4 + 8 of 2 + 4 +
+// 12 bytes a parameter. Launched as Megatron-LM's precision-aware optimizer, which needs the
+// distributed optimizer: without a sharding there are no Megatron-LM arguments, and TorchTitan
+// (FP32 moments) has none either way.
+TEST(Cli, Bf16MomentsKeepTwoThirdsOfTheOptimizerState) {
+  testing::TempDir dir;
+  const std::string predict = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --plan 1,1,4 "
+                              "--micro-batch 1 --global-batch 4 ";
+  auto run = [&](const std::string& name, const std::string& flags) {
+    const std::string out = (dir / (name + ".json")).string();
+    const auto r = Phaze(predict + flags + " -o " + out);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return ConfigNode::ParseFile(out);
+  };
+  const ConfigNode mixed = run("mixed", "--sharding optimizer");
+  const ConfigNode bf16 = run("bf16", "--sharding optimizer --optimizer adam-bf16-moments");
+  auto memory = [](const ConfigNode& j, const char* part) {
+    return j.Child("result")
+        .Child("plan")
+        .Child("stages")
+        .Elements()
+        .at(0)
+        .Child("memory")
+        .Child(part)
+        .AsDouble();
+  };
+  EXPECT_DOUBLE_EQ(memory(bf16, "optimizer_state_bytes"),
+                   memory(mixed, "optimizer_state_bytes") * 8 / 12);
+  EXPECT_DOUBLE_EQ(memory(bf16, "weight_bytes"), memory(mixed, "weight_bytes"));
+  EXPECT_DOUBLE_EQ(memory(bf16, "gradient_bytes"), memory(mixed, "gradient_bytes"));
+  std::string args;
+  for (const auto& x : bf16.Child("megatron_args").Elements()) args += " " + x.AsString();
+  EXPECT_NE(args.find(" --use-distributed-optimizer --use-precision-aware-optimizer "
+                      "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16"),
+            std::string::npos)
+      << args;
+  const ConfigNode fsdp = run("fsdp", "--sharding parameters --optimizer adam-bf16-moments");
+  EXPECT_FALSE(fsdp.Optional("torchtitan_args"));  // null
+  EXPECT_NE(fsdp.Child("torchtitan_args_note").AsString().find("moments in FP32"),
+            std::string::npos)
+      << fsdp.Child("torchtitan_args_note").AsString();
+  const ConfigNode unsharded = run("none", "--optimizer adam-bf16-moments");
+  EXPECT_FALSE(unsharded.Optional("megatron_args"));  // null
+  EXPECT_NE(unsharded.Child("megatron_args_note").AsString().find("distributed optimizer"),
+            std::string::npos);
+  EXPECT_USAGE_ERROR(Phaze(predict + "--optimizer adamw"),
+                     "--optimizer: expected adam-mixed, adam-bf16-moments or sgd, found 'adamw'");
+}
+
 // A file of one kind given where another is read is named for what it is (error_hints.cpp), from
 // its own top-level keys; a file of the right kind with a mistyped key gets no such hint. A
 // malformed number names its flag and what it expects, not Boost's generic "is invalid".

@@ -28,7 +28,9 @@ LayerGraph Build(const std::string& name, std::int64_t b, bool fusion = true,
   GraphOptions o;
   o.micro_batch = b;
   o.fusion = fusion;
-  o.optimizer = OptimizerSpec::For(optimizer == "sgd" ? OptimizerKind::kSgd : OptimizerKind::kAdamMixed);
+  for (OptimizerKind kind : kOptimizerKinds) {
+    if (ToString(kind) == optimizer) o.optimizer = OptimizerSpec::For(kind);
+  }
   return BuildLayerGraph(LoadModelSpec(Workload(name)), o);
 }
 
@@ -542,6 +544,16 @@ TEST(Workloads, MemoryFiguresAndOptimizer) {
   EXPECT_EQ(block.weight_bytes + block.gradient_bytes + block.optimizer_state_bytes, 18 * p);
   EXPECT_EQ(Layer(sgd, "block").optimizer_state_bytes, 0);
   EXPECT_EQ(Layer(sgd, "block").gradient_bytes, 2 * p);
+  // Adam with bf16 moments (Megatron-LM's precision-aware optimizer, --exp-avg-dtype bf16
+  // --exp-avg-sq-dtype bf16): the fp32 master (4) and two bf16 moments (2 + 2), the fp32
+  // gradients as before: 14 bytes per parameter; its step touches 2 + 4 + 8 bytes of each.
+  const LayerGraph bf16_moments = Build("megatron-8.3b", 1, true, "adam-bf16-moments");
+  const UniqueLayer& bf16 = Layer(bf16_moments, "block");
+  EXPECT_EQ(bf16.optimizer_state_bytes, 8 * p);
+  EXPECT_EQ(bf16.gradient_bytes, 4 * p);
+  EXPECT_EQ(bf16.weight_bytes + bf16.gradient_bytes + bf16.optimizer_state_bytes, 14 * p);
+  EXPECT_EQ(bf16.optimizer_step.weight_bytes, (2 + 4 + 8) * p);
+  EXPECT_EQ(bf16.optimizer_step.vector.at(0).function, "adam");
   EXPECT_EQ(block.optimizer_step.vector.at(0).elements, p);
   EXPECT_EQ(block.optimizer_step.vector.at(0).function, "adam");
   // Edges carry the hidden state of one micro-batch: b·s·h·2 bytes.

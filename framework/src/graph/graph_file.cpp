@@ -444,7 +444,8 @@ LayerGraph ParseLayerGraphFile(const ConfigNode& root) {
   if (auto n = model.Optional("padded_vocab")) g.padded_vocab = n->AsPositiveInt();
   if (auto n = model.Optional("fused")) g.fused = n->AsBool();
   if (auto n = model.Optional("optimizer")) {
-    g.optimizer = OptimizerSpec::For(n->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd}));
+    g.optimizer = OptimizerSpec::For(n->AsEnum(
+        {OptimizerKind::kAdamMixed, OptimizerKind::kAdamBf16Moments, OptimizerKind::kSgd}));
   }
   if (auto n = model.Optional("published_parameters")) g.published_parameters = n->AsPositiveInt();
 

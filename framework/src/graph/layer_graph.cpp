@@ -28,7 +28,15 @@ std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text) {
 }
 
 std::string_view ToString(OptimizerKind kind) {
-  return kind == OptimizerKind::kSgd ? "sgd" : "adam-mixed";
+  switch (kind) {
+    case OptimizerKind::kSgd:
+      return "sgd";
+    case OptimizerKind::kAdamBf16Moments:
+      return "adam-bf16-moments";
+    case OptimizerKind::kAdamMixed:
+      break;
+  }
+  return "adam-mixed";
 }
 
 std::string_view ToString(LayerKind kind) {
@@ -47,7 +55,8 @@ std::string_view ToString(LayerKind kind) {
 
 OptimizerSpec OptimizerSpec::For(OptimizerKind kind) {
   if (kind == OptimizerKind::kSgd) return {OptimizerKind::kSgd, 0, 2, "sgd"};
-  return {OptimizerKind::kAdamMixed, 12, 4, "adam"};
+  if (kind == OptimizerKind::kAdamBf16Moments) return {kind, 4 + 2 + 2, 4, "adam"};
+  return {OptimizerKind::kAdamMixed, 4 + 4 + 4, 4, "adam"};
 }
 
 std::int64_t LayerGraph::Parameters() const {
@@ -183,11 +192,10 @@ void FinalizeLayerMemory(UniqueLayer& layer, std::int64_t dtype_bytes,
   layer.weight_bytes = held * dtype_bytes;
   layer.gradient_bytes = held * optimizer.gradient_bytes_per_parameter;
   layer.optimizer_state_bytes = held * optimizer.state_bytes_per_parameter;
-  layer.step_working_bytes =
-      optimizer.kind == OptimizerKind::kAdamMixed &&
-              optimizer.gradient_bytes_per_parameter < OptimizerSpec::kMasterGradientBytes
-          ? held * OptimizerSpec::kMasterGradientBytes
-          : 0;
+  layer.step_working_bytes = IsAdam(optimizer.kind) && optimizer.gradient_bytes_per_parameter <
+                                                           OptimizerSpec::kMasterGradientBytes
+                                 ? held * OptimizerSpec::kMasterGradientBytes
+                                 : 0;
   const OperatorGraph& g = layer.forward;
   layer.activation_bytes = g.SavedBytes();
   layer.cached_weight_bytes = 0;

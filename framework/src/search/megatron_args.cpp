@@ -104,6 +104,15 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
                  "(training.hybrid_all_reduce: once_a_step)";
     return launch;
   }
+  // The precision-aware optimizer (TE's FusedAdam with bf16 moments) runs under the distributed
+  // optimizer only (megatron/core/optimizer/__init__.py).
+  if (run.training.optimizer == OptimizerKind::kAdamBf16Moments &&
+      plan.sharding == Sharding::kNone) {
+    launch.why =
+        "optimizer adam-bf16-moments without a sharding: Megatron-LM's precision-aware optimizer "
+        "runs only with the distributed optimizer (sharding optimizer or more)";
+    return launch;
+  }
   launch.widths = w;
   // Megatron-LM asserts one CUDA connection with tensor or context parallelism on Hoppers and
   // older (it orders the collectives and the GEMMs they overlap), and not under Megatron-FSDP.
@@ -173,6 +182,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
                        plan.sharding == Sharding::kGradients ? "optim_grads" : "optim_grads_params",
                        "--ckpt-format", "fsdp_dtensor"});  // Megatron-FSDP's only format
+  }
+  if (run.training.optimizer == OptimizerKind::kSgd) {
+    a.insert(a.end(), {"--optimizer", "sgd"});
+  } else if (run.training.optimizer == OptimizerKind::kAdamBf16Moments) {
+    a.insert(a.end(), {"--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16",
+                       "--exp-avg-sq-dtype", "bf16"});
   }
   // The overlapped reduction: bucketed behind backward; with the distributed optimizer its
   // all-gather of the updated weights too (Megatron-LM allows --overlap-param-gather only there).

@@ -77,7 +77,7 @@ PreparedModel PrepareModel(
     options.optimizer = OptimizerSpec::For(run.training.optimizer);
     // Mixed-precision Adam's gradient buffer is what the replicas reduce: fp32, or the 16-bit
     // buffer of Megatron with --fp16 (or --grad-reduce-in-bf16), whose step copies it to fp32.
-    if (options.optimizer.kind == OptimizerKind::kAdamMixed) {
+    if (IsAdam(options.optimizer.kind)) {
       options.optimizer.gradient_bytes_per_parameter = run.training.GradientReductionBytes();
     }
     LayerGraph full;

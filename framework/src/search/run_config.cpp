@@ -186,7 +186,8 @@ void ReadTrainingKeys(const ConfigNode& t, RunConfig::Training& training) {
     if (!v->IsScalar()) CheckDistinct(*v, training.recompute);
   }
   if (auto v = t.Optional("optimizer")) {
-    training.optimizer = v->AsEnum({OptimizerKind::kAdamMixed, OptimizerKind::kSgd});
+    training.optimizer = v->AsEnum(
+        {OptimizerKind::kAdamMixed, OptimizerKind::kAdamBf16Moments, OptimizerKind::kSgd});
   }
   if (auto v = t.Optional("pipeline_schedule")) {
     training.pipeline_schedule = v->AsEnum(

@@ -164,6 +164,9 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
         "fp8 with tensor parallelism: TorchTitan v0.2.2 turns on float8 tensor parallelism only "
         "for a converter named \"float8\", which it no longer registers, so its tensor-parallel "
         "all-gathers move bf16 where phaze moves FP8";
+  } else if (training.optimizer != OptimizerKind::kAdamMixed) {
+    why = "optimizer " + std::string(ToString(training.optimizer)) +
+          ": TorchTitan's AdamW keeps its moments in FP32, as adam-mixed prices them";
   } else if (training.Fp8WeightsOnly(plan.sharding)) {
     why =
         "fp8_param_storage fp8: the FP8 weights kept in FP8 only are Megatron-LM's; TorchTitan "

@@ -130,6 +130,8 @@ std::string ShardingText(Sharding sharding, std::int64_t h, std::int64_t d);
 Precision ParsePrecision(const std::string& flag, const std::string& word);
 // unfused | flash | fused, else UsageError naming `flag`.
 AttentionKernel ParseAttention(const std::string& flag, const std::string& word);
+// adam-mixed | adam-bf16-moments | sgd, else UsageError naming `flag`.
+OptimizerKind ParseOptimizer(const std::string& flag, const std::string& word);
 // --attention and --loss (predict, plan, schedule): how the attention and the loss run, over the
 // run config's training (and its recipe).
 void AddKernelOptions(boost::program_options::options_description& d);

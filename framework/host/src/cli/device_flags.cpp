@@ -250,6 +250,12 @@ Precision ParsePrecision(const std::string& flag, const std::string& word) {
   return ParseWord(flag, word, {Precision::kBf16, Precision::kFp16, Precision::kFp8});
 }
 
+OptimizerKind ParseOptimizer(const std::string& flag, const std::string& word) {
+  return ParseWord(
+      flag, word,
+      {OptimizerKind::kAdamMixed, OptimizerKind::kAdamBf16Moments, OptimizerKind::kSgd});
+}
+
 AttentionKernel ParseAttention(const std::string& flag, const std::string& word) {
   return ParseWord(flag, word,
                    {AttentionKernel::kUnfused, AttentionKernel::kMegatron, AttentionKernel::kFlash,
@@ -288,7 +294,10 @@ void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig
                                         {Fp8Recipe::kDelayed, Fp8Recipe::kTensorwise});
   }
   if (vm.count("fp8-param-gather")) run.training.fp8_param_gather = true;  // predict, plan
-  if (vm.count("fp8-param-storage")) {                                     // predict, plan
+  if (vm.count("optimizer")) {                                             // predict, plan
+    run.training.optimizer = ParseOptimizer("--optimizer", vm["optimizer"].as<std::string>());
+  }
+  if (vm.count("fp8-param-storage")) {  // predict, plan
     run.training.fp8_param_storage =
         ParseWord("--fp8-param-storage", vm["fp8-param-storage"].as<std::string>(),
                   {Fp8ParamStorage::kFp8, Fp8ParamStorage::k16Bit});

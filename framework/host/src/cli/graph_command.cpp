@@ -1,5 +1,6 @@
 // `phaze graph --model FILE | --hf config.json [--micro-batch B] [--sequence-length S]
-//  [--no-fusion] [--optimizer adam-mixed|sgd] [--format summary|json|dot] [--emit-yaml]`: builds
+//  [--no-fusion] [--optimizer adam-mixed|adam-bf16-moments|sgd] [--format summary|json|dot]
+//  [--emit-yaml]`: builds
 // (or imports) a workload's layer graph and prints its summary, JSON or DOT (--output FILE also
 // writes the graph JSON); --emit-yaml prints the model description a Hugging Face config reads as.
 #include "commands.hpp"
@@ -27,7 +28,7 @@ void AddGraphOptions(po::options_description& d) {
       "sequence length (0: the model's own)")(
       "no-fusion", "keep GEMMs and their element-wise epilogues as separate ops")(
       "optimizer", po::value<std::string>()->default_value("adam-mixed"),
-      "optimizer for the memory figures: adam-mixed | sgd")(
+      "optimizer for the memory figures: adam-mixed | adam-bf16-moments | sgd")(
       "format", po::value<std::string>()->default_value("summary"), "summary | json | dot")(
       "strategy", po::value<std::string>(), "slice with this parallelism strategy (megatron, …)")(
       "width", po::value<std::int64_t>()->default_value(1),
@@ -57,12 +58,8 @@ GraphOptions ReadGraphOptions(const po::variables_map& vm) {
   options.sequence_length = IntOption(vm, "sequence-length", 0, limits::kSequence);
   options.fusion = !vm.count("no-fusion");
   if (vm.count("optimizer")) {
-    const std::string optimizer = vm["optimizer"].as<std::string>();
-    if (optimizer != ToString(OptimizerKind::kAdamMixed) && optimizer != ToString(OptimizerKind::kSgd)) {
-      throw UsageError("--optimizer: expected adam-mixed or sgd, found '" + optimizer + "'");
-    }
-    options.optimizer = OptimizerSpec::For(optimizer == "sgd" ? OptimizerKind::kSgd
-                                                              : OptimizerKind::kAdamMixed);
+    options.optimizer =
+        OptimizerSpec::For(ParseOptimizer("--optimizer", vm["optimizer"].as<std::string>()));
   }
   return options;
 }

@@ -93,6 +93,11 @@ void AddPlanOptions(po::options_description& d) {
       "with --fp8-param-gather: fp8 (the FP8 GEMMs' weights kept in FP8 only, as Megatron-LM's "
       "--fp8-param-gather keeps them) | 16bit (kept in 16 bits, as TorchTitan keeps them); "
       "default: the run config's training.fp8_param_storage, else its recipe's")(
+      "optimizer", po::value<std::string>(),
+      "adam-mixed (fp32 master weights and moments: 12 bytes a parameter beside the weight and "
+      "its fp32 gradient) | adam-bf16-moments (the moments in bf16: 8 bytes; Megatron-LM's "
+      "--use-precision-aware-optimizer, with a sharding) | sgd; default: the run config's "
+      "training.optimizer")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/) or file, over the run config (default: the run "
       "config's training.recipe, else the framework's — megatron-core-2024, torchtitan-2025 — "

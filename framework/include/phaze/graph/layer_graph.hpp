@@ -60,14 +60,21 @@ std::string_view ToString(RecomputeMode mode);
 std::optional<RecomputeMode> ParseRecomputeMode(std::string_view text);
 
 // The optimizer: Adam with mixed precision (Megatron-LM: fp32 master weights, moments and
-// gradients) or plain SGD on 16-bit weights and gradients.
-enum class OptimizerKind { kAdamMixed, kSgd };
-std::string_view ToString(OptimizerKind kind);  // adam-mixed | sgd
+// gradients), the same with its two moments in bf16 (Megatron-LM's precision-aware optimizer,
+// --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16: Transformer
+// Engine's FusedAdam keeps exp_avg and exp_avg_sq in 16 bits and the fp32 master weights as
+// before; DeepSeek-V3's recipe), or plain SGD on 16-bit weights and gradients.
+enum class OptimizerKind { kAdamMixed, kAdamBf16Moments, kSgd };
+std::string_view ToString(OptimizerKind kind);  // adam-mixed | adam-bf16-moments | sgd
+inline constexpr OptimizerKind kOptimizerKinds[] = {
+    OptimizerKind::kAdamMixed, OptimizerKind::kAdamBf16Moments, OptimizerKind::kSgd};
+inline bool IsAdam(OptimizerKind kind) { return kind != OptimizerKind::kSgd; }
 
 // The optimizer's memory and step cost per parameter.
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::kAdamMixed;
-  std::int64_t state_bytes_per_parameter = 12;     // fp32 master weight + two fp32 moments
+  // fp32 master weight + two fp32 moments (adam-mixed), or two bf16 ones (adam-bf16-moments: 8)
+  std::int64_t state_bytes_per_parameter = 12;
   std::int64_t gradient_bytes_per_parameter = 4;   // the gradient buffer: fp32 by default
   // What the step copies each gradient to when the buffer is narrower (UniqueLayer's header).
   static constexpr std::int64_t kMasterGradientBytes = 4;

@@ -20,6 +20,9 @@
 //                                                  replicas: the intra-instance group of h·cp
 //                                                  consecutive data-parallel ranks, the
 //                                                  instances all-reducing their shards once a step)
+//   [--optimizer sgd | --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype
+//    bf16]                                       (training.optimizer sgd | adam-bf16-moments, the
+//                                                  second refused without a sharding)
 //   [--overlap-grad-reduce [--overlap-param-gather]]         (gradient_reduction_overlap > 0;
 //                                                              the second with sharding optimizer)
 //   [--attention-backend flash]                              (training.attention flash, fused)
