@@ -301,6 +301,39 @@ TEST(Cli, SearchReportsConfigErrorsWithLocation) {
   EXPECT_USAGE_ERROR(missing, "missing.yaml");
 }
 
+// Four configs that tie exactly (tiny-gpt is host-bound on all of them): the pruned search
+// bounded the tied ones an ulp or two under the incumbent and pruned them, keeping another winner
+// than evaluating everything (kBoundSlack, search/arch_search.hpp). Both now keep the same.
+TEST(Cli, PruningKeepsTheExhaustiveWinnerAmongExactTies) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml",
+                     "name: ties\nnum_tc: [8, 4]\nnum_vc: [2]\npe_x: [128]\npe_y: [128]\n"
+                     "glb_mib: [128, 32]\narea_budget: {preset: tpuv4}\nmin_area_fraction: 0.1\n");
+  std::vector<std::string> winners;
+  for (const char* prune : {"winners", "none"}) {
+    const std::string run = (dir / (std::string(prune) + ".yaml")).string();
+    testing::WriteFile(
+        run, "models: [" + std::string(PHAZE_SOURCE_DIR) +
+                 "/workloads/tiny-gpt.yaml]\narch: {space: space.yaml, presets: [tpuv4]}\n"
+                 "cluster: {num_accelerators: 8}\ntraining: {global_batch: 16, "
+                 "micro_batches: [1, 2], tensor_parallel_widths: [1, 2], hbm_gib: "
+                 "[32], recompute: [none]}\nsearch: {prune: " +
+                 prune + "}\n");
+    const std::string out = (dir / prune).string();
+    const auto r = Phaze("-q search --config " + run + " --threads 1 --output-dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    winners.push_back(ConfigNode::ParseFile(out + "/results.json")
+                          .Child("winners")
+                          .Child("per_model")
+                          .Elements()
+                          .at(0)
+                          .Child("arch")
+                          .Child("name")
+                          .AsString());
+  }
+  EXPECT_EQ(winners[0], winners[1]);
+}
+
 // An absurd thread count is clamped with a warning (it used to end in std::terminate when the
 // system ran out of threads), and the search still answers.
 TEST(Cli, HugeThreadCountsAreClampedWithAWarning) {

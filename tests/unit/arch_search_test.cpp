@@ -387,6 +387,41 @@ TEST(ArchSearchLoop, PruningKeepsTheWinnersAndParetoFrontsOfEvaluatingEverything
   }
 }
 
+// Bounds as tight as they come, and an ulp under the throughput they bound: the rounding of a
+// bound summed in another order than its evaluation. A config tied with the incumbent must still
+// be evaluated (kBoundSlack), so the winners are those of evaluating everything; a bound clearly
+// below is pruned.
+TEST(ArchSearchLoop, ABoundAnUlpUnderATieDoesNotPruneIt) {
+  for (unsigned seed : {1u, 2u, 3u}) {
+    SyntheticSpace space(300, seed);
+    for (std::size_t i = 0; i < space.exact.size(); ++i) {
+      for (std::size_t m = 0; m < 2; ++m) {
+        space.bound[i][m] = std::nextafter(space.exact[i][m], 0.0);
+      }
+    }
+    NullProgress progress;
+    ArchSearchOptions all;
+    all.exhaustive = true;
+    const auto everything = RunArchSearch(space.points, all, space.Evaluator(), progress);
+    for (int threads : {1, 2}) {
+      ArchSearchOptions o = all;
+      o.prune = PruneMode::kWinners;
+      o.threads = threads;
+      const auto out = RunArchSearch(space.points, o, space.Evaluator(), progress);
+      EXPECT_EQ(WinnersAndFronts(out, false), WinnersAndFronts(everything, false))
+          << "seed " << seed << " threads " << threads;
+      EXPECT_GT(out.pruned, 100) << "seed " << seed;
+    }
+  }
+  Incumbent incumbent;
+  incumbent.score = 10511.405675378848;
+  incumbent.throughputs = {10511.405675378848};
+  EXPECT_FALSE(DecidePruning({10511.405675378846}, 10511.405675378846, incumbent).score);
+  const PruneDecision below = DecidePruning({10511.4}, 10511.4, incumbent);
+  EXPECT_TRUE(below.score);
+  EXPECT_TRUE(below.models[0]);
+}
+
 TEST(ArchSearchLoop, HysteresisNeverPrunes) {
   SyntheticSpace space(40, 7);
   NullProgress progress;

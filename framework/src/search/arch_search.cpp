@@ -61,10 +61,13 @@ PruneDecision DecidePruning(const std::vector<double>& model_bounds, double scor
   PruneDecision d;
   d.models.assign(model_bounds.size(), 0);
   if (incumbent.throughputs.size() != model_bounds.size()) return d;
-  d.score = score_bound < incumbent.score;
+  auto below = [](double bound, double incumbent) {
+    return bound < incumbent - kBoundSlack * std::abs(incumbent);
+  };
+  d.score = below(score_bound, incumbent.score);
   if (!d.score) return d;
   for (std::size_t m = 0; m < model_bounds.size(); ++m) {
-    d.models[m] = model_bounds[m] < incumbent.throughputs[m];
+    d.models[m] = below(model_bounds[m], incumbent.throughputs[m]);
   }
   return d;
 }

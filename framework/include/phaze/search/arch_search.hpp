@@ -54,9 +54,14 @@ struct Incumbent {
 };
 
 // What upper bounds (per model, and their common score) settle against `incumbent`: the common
-// score when its bound is strictly below the incumbent's, and then each model whose bound is
-// strictly below its incumbent (a tie is evaluated, so tie-breaks stay those of evaluating
-// everything). Nothing is settled while the incumbent lacks a throughput per model.
+// score when its bound is below the incumbent's, and then each model whose bound is below its
+// incumbent, "below" by more than kBoundSlack of the incumbent (a tie is evaluated, so
+// tie-breaks stay those of evaluating everything). The slack is for ties: a bound is summed in
+// another order than the evaluation it bounds, so a config exactly as good as the incumbent can
+// be bounded an ulp or two under it (a config of four equal ones was pruned so, and the search
+// kept another winner than the exhaustive one). Nothing is settled while the incumbent lacks a
+// throughput per model.
+inline constexpr double kBoundSlack = 1e-9;
 struct PruneDecision {
   bool score = false;
   std::vector<char> models;  // per model: settled (pruned)
