@@ -318,7 +318,8 @@ TEST(Cli, PruningKeepsTheExhaustiveWinnerAmongExactTies) {
                  "cluster: {num_accelerators: 8}\ntraining: {global_batch: 16, "
                  "micro_batches: [1, 2], tensor_parallel_widths: [1, 2], hbm_gib: "
                  "[32], recompute: [none]}\nsearch: {prune: " +
-                 prune + "}\n");
+                 prune + "}\noutput: {plots: " + (std::string(prune) == "none" ? "false" : "true") +
+                 "}\n");
     const std::string out = (dir / prune).string();
     const auto r = Phaze("-q search --config " + run + " --threads 1 --output-dir " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -332,6 +333,49 @@ TEST(Cli, PruningKeepsTheExhaustiveWinnerAmongExactTies) {
                           .AsString());
   }
   EXPECT_EQ(winners[0], winners[1]);
+  // No model gives an expert placement: the speed-ups are over tpuv4 with phaze's, and say so;
+  // without plots, the report lists none.
+  const ConfigNode results = ConfigNode::ParseFile((dir / "none" / "results.json").string());
+  EXPECT_EQ(results.Child("speedups").Child("reference").AsString(), "tpuv4 + Phaze DP");
+  const std::string report = testing::Slurp(dir / "none" / "report.md");
+  EXPECT_NE(report.find("## Speed-up over tpuv4 with phaze's placement"), std::string::npos);
+  EXPECT_EQ(report.find(".svg"), std::string::npos) << report;
+  EXPECT_NE(testing::Slurp(dir / "winners" / "report.md").find("Plots: `throughput-vs-area.svg`"),
+            std::string::npos);
+}
+
+// Words no command takes, and outputs a command could not write, refused before anything runs
+// (a helper's probe: they were ignored, or failed late or as internal errors).
+TEST(Cli, StrayWordsAndUnwritableOutputsAreRefusedUpFront) {
+  testing::TempDir dir;
+  const std::string model = std::string(PHAZE_SOURCE_DIR) + "/workloads/tiny-gpt.yaml";
+  EXPECT_USAGE_ERROR(Phaze("schedule --model " + model + " --arch tpuv4 backward"),
+                     "error: unexpected argument 'backward' to phaze schedule");
+  EXPECT_USAGE_ERROR(Phaze("arch --preset tpuv4 tpuv5"), "unexpected argument 'tpuv5'");
+  // --dump-ilp naming a file (was "internal error: filesystem error", exit 3), or nothing.
+  testing::WriteFile(dir / "afile", "x");
+  const std::string schedule = "schedule --model " + model + " --arch tpuv4 --dump-ilp ";
+  EXPECT_USAGE_ERROR(Phaze(schedule + (dir / "afile").string()),
+                     "afile: exists and is not a directory");
+  EXPECT_USAGE_ERROR(Phaze(schedule + "''"), "--dump-ilp: expected a directory");
+  EXPECT_USAGE_ERROR(Phaze("schedule --model " + model + " --arch tpuv4 --time-limit -3"),
+                     "--time-limit: expected seconds > 0, found -3");
+  // A graph file is built: schedule refuses the options that would build it (it ignored them).
+  const std::string graph = (dir / "g.json").string();
+  ASSERT_EQ(Phaze("-q -o " + graph + " graph --model " + model + " --format json").exit_code, 0);
+  EXPECT_USAGE_ERROR(Phaze("schedule --model " + graph + " --arch tpuv4 --micro-batch 4"),
+                     "--micro-batch applies to model descriptions; a graph file is already built");
+  // A search's -o naming its output directory or a file it writes there (report.md came out
+  // JSON), before the search runs.
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig());
+  const std::string out = (dir / "out").string();
+  const std::string search =
+      " search --config " + (dir / "run.yaml").string() + " --output-dir " + out;
+  EXPECT_USAGE_ERROR(Phaze("-o " + out + "/report.md" + search),
+                     "the search writes its own report.md into " + out);
+  EXPECT_USAGE_ERROR(Phaze("-o " + out + search), "that is the output directory");
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "results.json"));
 }
 
 // An absurd thread count is clamped with a warning (it used to end in std::terminate when the
@@ -364,12 +408,20 @@ TEST(Cli, SigtermWritesPartialResults) {
   auto r = testing::Run(cmd + " & pid=$!; while [ ! -s " + out +
                         "/search.checkpoint ] && kill -0 $pid 2>/dev/null; do sleep 0.05; done; "
                         "sleep 2; kill -TERM $pid; wait $pid");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Exit 4: a batch script tells an interrupted search from a finished one.
+  EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(r.err.find("interrupted: partial results written"), std::string::npos) << r.err;
   const ConfigNode j =
       ConfigNode::ParseString(testing::Slurp(dir / "out" / "results.json"), "results.json");
   EXPECT_FALSE(j.Child("complete").AsBool());
   EXPECT_EQ(j.Child("stop_reason").AsString(), "interrupted");
+  // A fresh run into it would replace the unfinished search: refused, pointing at --resume.
+  EXPECT_USAGE_ERROR(Phaze("search --config " + std::string(PHAZE_SOURCE_DIR) +
+                           "/share/runs/default.yaml --output-dir " + out),
+                     out +
+                         "/ holds an unfinished search (search.checkpoint, results.json with "
+                         "\"complete\": false): `phaze search --resume " +
+                         out + "` continues it");
 }
 
 // Wrong things said plainly: a cycle in a DAG file is bad input at its edges (was "internal

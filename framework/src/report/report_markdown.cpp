@@ -86,8 +86,16 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   }
 
   const auto designs = Designs(r);
-  md << "\n## Speed-up over " << (r.run.arch.presets.empty() ? "-" : r.run.arch.presets.front())
-     << " with expert placement (the paper's Figure 4)\n\n| model |";
+  const std::string reference = r.CommonReferenceLabel();
+  md << "\n## Speed-up over "
+     << (r.run.arch.presets.empty() ? "-"
+         : reference == "per model" ? r.run.arch.presets.front() +
+                                          " (expert placement where a model gives one, else "
+                                          "phaze's placement)"
+         : reference.ends_with(" expert")
+             ? r.run.arch.presets.front() + " with expert placement (the paper's Figure 4)"
+             : r.run.arch.presets.front() + " with phaze's placement (no expert placement given)")
+     << "\n\n| model |";
   for (const auto& d : designs) md << " " << d.label << " |";
   md << "\n|---|";
   for (std::size_t d = 0; d < designs.size(); ++d) md << "---|";
@@ -252,8 +260,12 @@ std::string SearchReportMarkdown(const SearchResults& r) {
     }
     if (!st.skipped.empty()) md << "\n" << st.skipped << ".\n";
   }
-  md << "\nPlots: `throughput-vs-area.svg`, `throughput-vs-power.svg`, `pipeline.svg`, `memory.svg`, `schedule.svg`. All "
-        "figures: `results.json`; one row per explored config and model: `explored.csv`.\n";
+  md << "\n";
+  if (r.run.output.plots) {  // the files WriteSearchOutputs writes (output.plots: false, none)
+    md << "Plots: `throughput-vs-area.svg`, `throughput-vs-power.svg`, `pipeline.svg`, `memory.svg`"
+       << (r.winner_schedule ? ", `schedule.svg`" : "") << ". ";
+  }
+  md << "All figures: `results.json`; one row per explored config and model: `explored.csv`.\n";
   return md.str();
 }
 

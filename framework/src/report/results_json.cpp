@@ -274,7 +274,8 @@ Json SearchResultsWithoutExplored(const SearchResults& r) {
   }
   j["baselines"] = baselines;
 
-  // Speed-ups over the reference (first preset, expert placement).
+  // Speed-ups over the reference (first preset; expert placement where the model gives one, else
+  // the preset with phaze's placement), named per row and overall.
   Json speedups = Json::MakeObject();
   const auto designs = Designs(r);
   Json rows = Json::MakeArray();
@@ -282,11 +283,12 @@ Json SearchResultsWithoutExplored(const SearchResults& r) {
     Json row = Json::MakeObject();
     row["model"] = r.models[m].name;
     row["reference_samples_per_s"] = r.ReferenceThroughput(r.models[m].name);
+    row["reference"] =
+        r.run.arch.presets.empty() ? Json() : Json(r.ReferenceLabel(r.models[m].name));
     for (const auto& d : designs) row[d.label] = d.speedup[m] > 0 ? Json(d.speedup[m]) : Json();
     rows.Push(row);
   }
-  speedups["reference"] =
-      r.run.arch.presets.empty() ? Json() : Json(r.run.arch.presets.front() + " expert");
+  speedups["reference"] = r.run.arch.presets.empty() ? Json() : Json(r.CommonReferenceLabel());
   speedups["per_model"] = rows;
   Json geo = Json::MakeObject();
   for (const auto& d : designs) geo[d.label] = d.geomean > 0 ? Json(d.geomean) : Json();

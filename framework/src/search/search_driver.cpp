@@ -44,6 +44,24 @@ double SearchResults::ReferenceThroughput(const std::string& model) const {
   return has_expert ? 0 : dp;
 }
 
+std::string SearchResults::ReferenceLabel(const std::string& model) const {
+  if (run.arch.presets.empty()) return "";
+  const bool expert = std::any_of(models.begin(), models.end(), [&](const PreparedModel& m) {
+    return m.name == model && m.expert.has_value();
+  });
+  return run.arch.presets.front() + (expert ? " expert" : " + Phaze DP");
+}
+
+std::string SearchResults::CommonReferenceLabel() const {
+  std::string common;
+  for (const auto& m : models) {
+    const std::string label = ReferenceLabel(m.name);
+    if (!common.empty() && label != common) return "per model";
+    common = label;
+  }
+  return common;
+}
+
 SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progress,
                               const SearchDriverOptions& options) {
   const auto t_start = std::chrono::steady_clock::now();

@@ -80,7 +80,7 @@ std::string Usage(const std::vector<CommandSpec>& cmds) {
      << GlobalDescription() << "\n"
      << "Plugins are loaded from --plugin, --plugin-dir, PHAZE_PLUGIN_PATH (colon-separated) and\n"
      << "<dir of phaze>/plugins. Exit codes: 0 success, 1 no feasible result, 2 usage/config/\n"
-     << "plugin error, 3 internal error.\n";
+     << "plugin error, 3 internal error, 4 search interrupted (partial results written).\n";
   return os.str();
 }
 
@@ -183,6 +183,16 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     if (cmd) parse_desc.add(cmd_desc.at(cmd->name));
     po::variables_map vm;
     po::parsed_options parsed = po::command_line_parser(rest).options(parse_desc).run();
+    // No command takes a bare word: one is a mistake (a value without its flag, a second
+    // command), not something to ignore.
+    for (const auto& o : parsed.options) {
+      if (o.position_key < 0 && !o.string_key.empty()) continue;
+      const std::string word =
+          o.original_tokens.empty() ? std::string() : o.original_tokens.front();
+      throw UsageError(
+          "unexpected argument '" + word + "'" +
+          (cmd ? " to phaze " + cmd->name + " (phaze " + cmd->name + " --help)" : std::string()));
+    }
     try {
       po::store(parsed, vm);
     } catch (const po::invalid_option_value& e) {

@@ -20,6 +20,11 @@ namespace phaze::cli {
 
 inline void NoOptions(boost::program_options::options_description&) {}
 
+// A layer-graph file is already built: each of `options` given (not defaulted) is a UsageError
+// "--OPTION applies to model descriptions; a graph file is already built" (graph, schedule).
+void RefuseModelOptionsOnGraphFile(const boost::program_options::variables_map& vm,
+                                   std::initializer_list<const char*> options);
+
 // error_hints.cpp. When `message` says a file has an unknown key at its top and the file reads
 // as another kind of phaze file than the one expected (a recipe given as --model, a system as
 // --arch), "FILE looks like a training recipe (share/recipes/): give it with --recipe, …"; else

@@ -250,6 +250,16 @@ Precision ParsePrecision(const std::string& flag, const std::string& word) {
   return ParseWord(flag, word, {Precision::kBf16, Precision::kFp16, Precision::kFp8});
 }
 
+void RefuseModelOptionsOnGraphFile(const boost::program_options::variables_map& vm,
+                                   std::initializer_list<const char*> options) {
+  for (const char* option : options) {
+    if (vm.count(option) && !vm[option].defaulted()) {
+      throw UsageError(std::string("--") + option +
+                       " applies to model descriptions; a graph file is already built");
+    }
+  }
+}
+
 OptimizerKind ParseOptimizer(const std::string& flag, const std::string& word) {
   return ParseWord(
       flag, word,

@@ -91,13 +91,8 @@ int RunGraph(CommandContext& ctx) {
               root.Describe());
   }
   if (IsLayerGraphDocument(root)) {
-    for (const char* option : {"micro-batch", "sequence-length", "no-fusion", "optimizer",
-                               "strategy", "width", "expert-parallel"}) {
-      if (ctx.vm.count(option) && !ctx.vm[option].defaulted()) {
-        throw UsageError(std::string("--") + option +
-                         " applies to model descriptions; a graph file is already built");
-      }
-    }
+    RefuseModelOptionsOnGraphFile(ctx.vm, {"micro-batch", "sequence-length", "no-fusion",
+                                           "optimizer", "strategy", "width", "expert-parallel"});
     graph = ParseLayerGraphFile(root);
   } else {
     const GraphOptions options = ReadGraphOptions(ctx.vm);

@@ -6,23 +6,26 @@
 // share/schedule/README.md). Prints the makespan and the schedule; --solver overrides the run
 // config's backend; --output writes JSON (top-level makespan_s); --gantt FILE.svg draws it;
 // --dump-ilp DIR writes every ILP solved.
-#include <cstdio>
 #include <fmt/printf.h>
 
+#include <cstdio>
+#include <filesystem>
+
 #include "commands.hpp"
-#include "phaze/core/limits.hpp"
-#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/core/limits.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/estimate/estimate_cache.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
 #include "phaze/graph/model_spec.hpp"
 #include "phaze/graph/precision.hpp"
-#include "phaze/search/prepared_model.hpp"
 #include "phaze/schedule/layer_schedule.hpp"
 #include "phaze/schedule/schedule_file.hpp"
 #include "phaze/schedule/scheduler.hpp"
+#include "phaze/search/prepared_model.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/strategy/composed_strategy.hpp"
 
 namespace po = boost::program_options;
@@ -113,6 +116,9 @@ int RunSchedule(CommandContext& ctx) {
     LayerGraph graph;
     try {
       if (IsLayerGraphDocument(root)) {
+        RefuseModelOptionsOnGraphFile(
+            ctx.vm, {"micro-batch", "sequence-length", "strategy", "width", "precision",
+                     "attention", "loss", "fp8-recipe"});
         graph = ParseLayerGraphFile(root);
       } else {
         const GraphOptions options = ReadGraphOptions(ctx.vm);
@@ -158,14 +164,31 @@ int RunSchedule(CommandContext& ctx) {
     options.solve.node_limit = 0;  // an explicit time limit replaces the default node limit
   }
   if (ctx.vm.count("gap")) options.solve.relative_gap = ctx.vm["gap"].as<double>();
-  if (!(options.solve.time_limit_s > 0) || !(options.solve.relative_gap >= 0)) {
-    throw UsageError("--time-limit must be > 0 and --gap ≥ 0");
+  if (!(options.solve.time_limit_s > 0)) {
+    throw UsageError("--time-limit: expected seconds > 0, found " +
+                     FormatNumber("%g", options.solve.time_limit_s));
+  }
+  if (!(options.solve.relative_gap >= 0)) {
+    throw UsageError("--gap: expected a relative gap ≥ 0, found " +
+                     FormatNumber("%g", options.solve.relative_gap));
   }
   if (ctx.vm.count("search-nodes")) {
     options.search_nodes = ctx.vm["search-nodes"].as<std::int64_t>();
     if (options.search_nodes < 0) throw UsageError("--search-nodes: expected 0 or more");
   }
-  if (ctx.vm.count("dump-ilp")) options.dump_dir = ctx.vm["dump-ilp"].as<std::string>();
+  if (ctx.vm.count("dump-ilp")) {
+    // Made here, so that a path that cannot be a directory is the user's error, said before
+    // any solve, not a filesystem exception from inside the scheduler.
+    options.dump_dir = ctx.vm["dump-ilp"].as<std::string>();
+    std::error_code ec;
+    if (options.dump_dir.empty()) throw UsageError("--dump-ilp: expected a directory, found ''");
+    if (std::filesystem::exists(options.dump_dir, ec) &&
+        !std::filesystem::is_directory(options.dump_dir, ec)) {
+      throw UsageError("--dump-ilp " + options.dump_dir + ": exists and is not a directory");
+    }
+    std::filesystem::create_directories(options.dump_dir, ec);
+    if (ec) throw UsageError("--dump-ilp " + options.dump_dir + ": " + ec.message());
+  }
   const Scheduler scheduler(
       ctx.registry.CreateSolverBackend(run.solver.backend.name, run.solver.backend.Params()),
       options);

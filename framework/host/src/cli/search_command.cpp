@@ -7,20 +7,22 @@
 // evaluated, writing the partial results (marked "complete": false); so does SIGUSR1. Exit 1 when
 // no explored config is feasible for any model, with the reasons. Under mpirun (framework/cluster)
 // rank 0 runs the search and writes the outputs; the other ranks evaluate configs for it.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 
 #include "commands.hpp"
 #include "phaze/cluster/cluster.hpp"
-#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
+#include "phaze/report/search_report.hpp"
+#include "phaze/search/run_config.hpp"
 #include "phaze/search/search_checkpoint.hpp"
 #include "phaze/search/search_driver.hpp"
-#include "phaze/report/search_report.hpp"
 
 namespace po = boost::program_options;
 
@@ -67,6 +69,46 @@ class InterruptGuard {
 
 }  // namespace
 
+// What a search would lose or write over, refused before it runs: -o naming the output
+// directory or one of the files it writes there, and (without --resume) a directory holding an
+// unfinished search — a checkpoint journal whose results.json is missing or says "complete":
+// false —, which a fresh run would replace.
+namespace {
+
+void CheckSearchOutputs(const std::string& directory, const std::string& o, bool resuming) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(directory, ec);
+  if (!o.empty()) {
+    const fs::path file = fs::weakly_canonical(o, ec);
+    if (file == dir) {
+      throw UsageError("-o " + o +
+                       ": that is the output directory; -o takes a file for "
+                       "results.json's copy");
+    }
+    const std::string name = file.filename().string();
+    if (file.parent_path() == dir && std::find(kSearchOutputFiles.begin(), kSearchOutputFiles.end(),
+                                               name) != kSearchOutputFiles.end()) {
+      throw UsageError("-o " + o + ": the search writes its own " + name + " into " + directory +
+                       "/; give -o another file");
+    }
+    if (fs::is_directory(o, ec)) throw UsageError("cannot write '" + o + "': it is a directory");
+  }
+  if (resuming || !fs::exists(fs::path(directory) / SearchCheckpoint::kFileName, ec)) return;
+  std::ifstream results(fs::path(directory) / "results.json");
+  std::string head(512, '\0');
+  results.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(results.gcount()));
+  if (head.find("\"complete\": true") != std::string::npos) return;
+  throw UsageError(directory + "/ holds an unfinished search (" + SearchCheckpoint::kFileName +
+                   (results ? ", results.json with \"complete\": false" : ", no results.json") +
+                   "): `phaze search --resume " + directory +
+                   "` continues it; to start afresh, give another --output-dir or remove " +
+                   directory + "/" + SearchCheckpoint::kFileName);
+}
+
+}  // namespace
+
 int RunSearch(CommandContext& ctx) {
   std::string resume, config = ctx.global.config;
   if (ctx.vm.count("resume")) {
@@ -109,7 +151,16 @@ int RunSearch(CommandContext& ctx) {
   // the directory before anything is evaluated.
   const SearchContext context(run, ctx.registry, ctx.log);
   std::optional<OutputDirectory> output;
-  if (!(ctx.cluster && ctx.cluster->Rank() > 0)) output.emplace(run.output.directory);
+  if (!(ctx.cluster && ctx.cluster->Rank() > 0)) {
+    CheckSearchOutputs(run.output.directory, ctx.global.output, !resume.empty());
+    output.emplace(run.output.directory);
+    if (resume.empty() &&
+        std::filesystem::exists(std::filesystem::path(run.output.directory) / "results.json")) {
+      ctx.log.Info(run.output.directory +
+                   "/ holds an earlier search's results: this one replaces "
+                   "them");
+    }
+  }
 
   InterruptGuard guard;
   options.stop = &g_interrupted;
@@ -153,6 +204,7 @@ int RunSearch(CommandContext& ctx) {
   if (results.outcome.stop_reason == StopReason::kInterrupted) {
     ctx.err << "interrupted: partial results written (results.json has \"complete\": false); "
                "`phaze search --resume " << run.output.directory << "` continues it\n";
+    return static_cast<int>(ExitCode::kInterrupted);
   }
   if (!results.AnyFeasible()) {
     ctx.err << "no explored architecture is feasible for any model:\n";

@@ -14,6 +14,7 @@ enum class ExitCode : int {
   kNoFeasibleResult = 1,  // valid input, but nothing feasible was found
   kUsageError = 2,        // bad command line, config, model file or plugin
   kInternalError = 3,     // a bug: an unexpected exception
+  kInterrupted = 4,       // stopped by Ctrl-C or SIGTERM: partial results written (search)
 };
 
 // Base of every exception Phaze throws on purpose. what() is the full user-facing message.

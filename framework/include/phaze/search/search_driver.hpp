@@ -82,6 +82,11 @@ struct SearchResults {
   bool AnyFeasible() const;
   // The reference throughput of `model` (first global preset, expert when given), 0 when unknown.
   double ReferenceThroughput(const std::string& model) const;
+  // What that reference is, as the baselines are labelled: "tpuv4 expert" when the model gives
+  // an expert placement, else "tpuv4 + Phaze DP"; "" without a preset.
+  std::string ReferenceLabel(const std::string& model) const;
+  // The label every model shares, else "per model" ("" without a preset or models).
+  std::string CommonReferenceLabel() const;
 };
 
 struct SearchDriverOptions {
