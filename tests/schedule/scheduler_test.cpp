@@ -302,6 +302,32 @@ TEST(Scheduler, HandWorkedCasesWithEachBackend) {
   }
 }
 
+// A node limit the ILP stops at before it finds a schedule of its own: the heuristic schedule
+// stands and is reported feasible by either backend (lp_solve, which takes no warm start, said
+// no_solution_at_limit of the schedule it printed, where CBC said feasible).
+TEST(Scheduler, ALimitBeforeAnIlpSolutionKeepsTheHeuristicScheduleAsFeasible) {
+  ScheduleProblem p;
+  p.num_tc = 2;
+  p.num_vc = 1;
+  for (int i = 0; i < 8; ++i) {
+    p.ops.push_back({"t" + std::to_string(i), ScheduleClass::kTensor, 3.0 + i % 3, 2.0 + i % 2});
+  }
+  for (int i = 0; i + 2 < 8; i += 2) p.edges.push_back({i, i + 2});
+  for (const std::string name : {"cbc", "lpsolve"}) {
+    auto backend = Backend(name);
+    if (!backend) continue;
+    SchedulerOptions o = Exact();
+    o.fast_paths = false;
+    o.presolve = false;
+    o.search_nodes = 0;
+    o.solve.node_limit = 1;
+    const ScheduleResult r = Scheduler(backend, o).Solve(p);
+    EXPECT_TRUE(r.stats.status == SolveStatus::kFeasible || r.stats.status == SolveStatus::kOptimal)
+        << name << ": " << SolveStatusName(r.stats.status) << " " << r.stats.detail;
+    EXPECT_EQ(CheckSchedule(p, r, kTol), "") << name;
+  }
+}
+
 TEST(Scheduler, IlpMatchesExhaustiveSearchWithCbc) {
   auto cbc = Backend("cbc");
   if (!cbc) GTEST_SKIP() << "no cbc backend built";

@@ -4,6 +4,7 @@
 
 #include "phaze/arch/arch_space.hpp"
 #include "phaze/core/error.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
@@ -53,6 +54,18 @@ TEST(ArchSpace, PaperSpaceHas29360ConfigsByDecreasingArea) {
   EXPECT_NEAR(points.back().area_um2, 3355047.77, 0.01);  // the smallest: 1 TC, 1 VC, 2×2, 2 MiB
   // Single-core configs get the scaled GLB bandwidth: 4096·128/256 for 1 × 128×128.
   EXPECT_DOUBLE_EQ(space.Make(1, 1, 128, 128, 128, 128 << 20).glb_bandwidth_words_per_cycle, 2048);
+}
+
+// A value listed twice made every config it is in twice, under one name.
+TEST(ArchSpace, AValueListedTwiceIsRefusedWhereItIs) {
+  const AreaModel area = AreaModel::Default();
+  EXPECT_EQ(phaze::testing::ErrorOf([&] {
+              ArchSpace::Parse(ConfigNode::ParseString("name: x\nnum_tc: [2, 4, 2]\nnum_vc: [1]\n"
+                                                       "pe_x: [8]\npe_y: [8]\nglb_mib: [1]\n",
+                                                       "s.yaml"),
+                               area);
+            }),
+            "s.yaml:2:16: num_tc[2]: listed twice: give each value once");
 }
 
 TEST(ArchConfig, PresetsAndLocatedErrors) {

@@ -116,6 +116,25 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ntraining:\n  global_batch: 16\n  micro_batches: [1, 3]\n"); }),
             "run.yaml:4:22: training.micro_batches[1]: micro-batch 3 does not divide "
             "training.global_batch 16: a step runs whole micro-batches");
+  // The same workload twice counted twice in the common score; weight says that. The same file
+  // at two sequence lengths is two workloads.
+  EXPECT_EQ(ErrorOf([] { Parse("models: [a.yaml, b.yaml, ./a.yaml]\n"); }),
+            "run.yaml:1:26: models[2]: './a.yaml' is listed twice: give it once (weight: 2 counts "
+            "it twice in the common score)");
+  EXPECT_NO_THROW(
+      Parse("models:\n  - {file: a.yaml, sequence_length: 1024}\n"
+            "  - {file: a.yaml, sequence_length: 2048}\n"));
+  EXPECT_EQ(ErrorOf([] { Parse("models: []\n"); }),
+            "run.yaml:1:9: models: expected at least one workload file, found an empty list");
+  // Whole nodes: 12 accelerators are not a number of 8-GPU nodes; 4 are part of one.
+  EXPECT_NE(
+      ErrorOf([] { Parse("models: [a]\ncluster:\n  num_accelerators: 12\n  system: dgx-a100\n"); })
+          .find("cluster.system: cluster.num_accelerators 12 is not a whole number of nvlink "
+                "groups of 8"),
+      std::string::npos)
+      << ErrorOf(
+             [] { Parse("models: [a]\ncluster:\n  num_accelerators: 12\n  system: dgx-a100\n"); });
+  EXPECT_NO_THROW(Parse("models: [a]\ncluster:\n  num_accelerators: 4\n  system: dgx-a100\n"));
   // A strategy over itself was an internal error (a duplicate tensor name) at run time.
   EXPECT_NE(ErrorOf([] { Parse("models: [a]\nstrategy: {name: megatron, over: {name: megatron, width: 2}}\n"); })
                 .find("run.yaml:2:41: strategy.over.name: a strategy cannot be composed over itself "

@@ -28,7 +28,14 @@ std::vector<std::int64_t> ReadValues(const ConfigNode& node, std::int64_t hi, st
       for (std::int64_t v = from; v <= to; v *= 2) values.push_back(v * scale);
     }
   } else {
-    for (const auto& e : node.Elements()) values.push_back(e.AsIntInRange(1, hi) * scale);
+    for (const auto& e : node.Elements()) {
+      const std::int64_t v = e.AsIntInRange(1, hi) * scale;
+      // A value twice would make every config it is in twice, under one name.
+      if (std::find(values.begin(), values.end(), v) != values.end()) {
+        e.Fail("listed twice: give each value once");
+      }
+      values.push_back(v);
+    }
     if (values.empty()) node.Fail("expected at least one value");
   }
   return values;

@@ -415,6 +415,15 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
       continue;
     }
     if (!res.HasSolution()) {
+      // A limit before the ILP found a solution: the heuristic schedule stands, feasible — as
+      // a backend given it as a warm start (CBC) reports it; lp_solve takes none, and said
+      // no_solution_at_limit of the same schedule.
+      if (res.status == SolveStatus::kNoSolutionAtLimit) {
+        return fallback(SolveStatus::kFeasible,
+                        res.detail +
+                            ": no better schedule within the limit; the heuristic "
+                            "schedule is kept");
+      }
       return fallback(res.status, res.detail);
     }
     Replay replay = ReplaySolution(seg, prec, b, res.values, tensor_z, vector_z);

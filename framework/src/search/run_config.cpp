@@ -287,6 +287,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
   std::filesystem::path base = std::filesystem::path(rc.source).parent_path();
 
   if (auto models = root.Optional("models")) {
+    if (require_models && models->IsSequence() && models->Elements().empty()) {
+      models->Fail("expected at least one workload file, found an empty list");
+    }
     for (const auto& m : models->Elements()) {
       ModelEntry e;
       if (m.IsScalar()) {
@@ -314,6 +317,16 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
         }
       }
       e.resolved = std::filesystem::path(e.file).is_absolute() ? e.file : (base / e.file).string();
+      // The same workload twice counts twice in the common score: that is what weight says.
+      for (const ModelEntry& other : rc.models) {
+        if (other.hf == e.hf && other.sequence_length == e.sequence_length &&
+            std::filesystem::path(other.resolved).lexically_normal() ==
+                std::filesystem::path(e.resolved).lexically_normal()) {
+          e.file_node->Fail("'" + e.file + "' is listed twice" +
+                            (e.sequence_length ? " at this sequence length" : "") +
+                            ": give it once (weight: 2 counts it twice in the common score)");
+        }
+      }
       rc.models.push_back(e);
     }
   }
@@ -367,6 +380,19 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
     if (bandwidth || latency) {
       rc.cluster.network = Network::Flat(bandwidth ? bandwidth->AsRate(limits::kMinLinkRate, "byte per second") : 4294967296.0,
                                          latency ? latency->AsDuration() : 0.0);
+    }
+    // A cluster of whole groups (nodes, pods): more accelerators than a group holds fill whole
+    // ones. Fewer, in one group, is a part of a node (4 GPUs of a DGX).
+    const std::int64_t n = rc.cluster.num_accelerators;
+    for (const NetworkLevel& level : rc.cluster.network.Levels()) {
+      if (level.size > 0 && n > level.size && n % level.size != 0) {
+        (levels   ? *levels
+         : system ? *system
+                  : *c)
+            .Fail("cluster.num_accelerators " + std::to_string(n) + " is not a whole number of " +
+                  level.name + " groups of " + std::to_string(level.size) +
+                  " (give a multiple of " + std::to_string(level.size) + ", or at most one group)");
+      }
     }
   }
 

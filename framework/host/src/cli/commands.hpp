@@ -25,6 +25,11 @@ inline void NoOptions(boost::program_options::options_description&) {}
 void RefuseModelOptionsOnGraphFile(const boost::program_options::variables_map& vm,
                                    std::initializer_list<const char*> options);
 
+// `name`, given by `flag`, when the registry has a component of `kind` so named; else a
+// UsageError "FLAG: no … named 'x'; registered: …" (not a run config's "<defaults>" path).
+std::string RegisteredName(const Registry& registry, ComponentKind kind, const std::string& flag,
+                           const std::string& name);
+
 // error_hints.cpp. When `message` says a file has an unknown key at its top and the file reads
 // as another kind of phaze file than the one expected (a recipe given as --model, a system as
 // --arch), "FILE looks like a training recipe (share/recipes/): give it with --recipe, …"; else

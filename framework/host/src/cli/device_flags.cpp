@@ -250,6 +250,13 @@ Precision ParsePrecision(const std::string& flag, const std::string& word) {
   return ParseWord(flag, word, {Precision::kBf16, Precision::kFp16, Precision::kFp8});
 }
 
+std::string RegisteredName(const Registry& registry, ComponentKind kind, const std::string& flag,
+                           const std::string& name) {
+  if (!registry.Has(kind, name))
+    throw UsageError(flag + ": " + registry.UnknownNameMessage(kind, name));
+  return name;
+}
+
 void RefuseModelOptionsOnGraphFile(const boost::program_options::variables_map& vm,
                                    std::initializer_list<const char*> options) {
   for (const char* option : options) {

@@ -160,7 +160,9 @@ int RunEstimate(CommandContext& ctx) {
                                             : RunConfig::ParseFile(ctx.global.config, false);
   ComponentChoice choice = run.estimator;
   if (ctx.vm.count("estimator"))
-    choice = {ctx.vm["estimator"].as<std::string>(), std::nullopt, std::nullopt};
+    choice = {RegisteredName(ctx.registry, ComponentKind::kEstimator, "--estimator",
+                             ctx.vm["estimator"].as<std::string>()),
+              std::nullopt, std::nullopt};
   run.estimator = choice;
   run.CheckComponents(ctx.registry, false, true, false);
   const auto estimator = ctx.registry.CreateEstimator(choice.name, choice.Params());

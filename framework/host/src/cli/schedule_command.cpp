@@ -90,8 +90,18 @@ int RunSchedule(CommandContext& ctx) {
   }
   RunConfig run = ctx.global.config.empty() ? RunConfig::Defaults()
                                             : RunConfig::ParseFile(ctx.global.config, false);
-  if (ctx.vm.count("solver")) run.solver.backend = {ctx.vm["solver"].as<std::string>(), {}, {}};
-  if (ctx.vm.count("estimator")) run.estimator = {ctx.vm["estimator"].as<std::string>(), {}, {}};
+  if (ctx.vm.count("solver")) {
+    run.solver.backend = {RegisteredName(ctx.registry, ComponentKind::kSolverBackend, "--solver",
+                                         ctx.vm["solver"].as<std::string>()),
+                          {},
+                          {}};
+  }
+  if (ctx.vm.count("estimator")) {
+    run.estimator = {RegisteredName(ctx.registry, ComponentKind::kEstimator, "--estimator",
+                                    ctx.vm["estimator"].as<std::string>()),
+                     {},
+                     {}};
+  }
   if (ctx.vm.count("strategy")) {
     run.strategies = {StrategyChoice::Named(ctx.vm["strategy"].as<std::string>())};
   }
