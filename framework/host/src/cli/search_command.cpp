@@ -69,12 +69,12 @@ class InterruptGuard {
 
 }  // namespace
 
+namespace {
+
 // What a search would lose or write over, refused before it runs: -o naming the output
 // directory or one of the files it writes there, and (without --resume) a directory holding an
 // unfinished search — a checkpoint journal whose results.json is missing or says "complete":
 // false —, which a fresh run would replace.
-namespace {
-
 void CheckSearchOutputs(const std::string& directory, const std::string& o, bool resuming) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -165,7 +165,6 @@ struct RunConfig {
     ReductionPrecision gradient_reduction_precision = ReductionPrecision::kFp32;
     // Tokens to train on (e.g. 300e9): outputs give the time to train them and its cost; 0 = none.
     double tokens = 0;
-    // Bytes reduced per parameter: 4 for fp32, 2 otherwise.
     // Whether a plan under `sharding` keeps the FP8 GEMMs' weights in FP8 only (fp8 precision,
     // fp8_param_gather, fp8_param_storage fp8, a sharding: Megatron-LM takes --fp8-param-gather
     // with the distributed optimizer or FSDP only).
@@ -173,6 +172,7 @@ struct RunConfig {
       return precision == Precision::kFp8 && fp8_param_gather &&
              fp8_param_storage == Fp8ParamStorage::kFp8 && under != Sharding::kNone;
     }
+    // Bytes reduced per parameter: 4 for fp32, 2 otherwise.
     int GradientReductionBytes() const {
       return gradient_reduction_precision == ReductionPrecision::kFp32 ? 4 : 2;
     }
