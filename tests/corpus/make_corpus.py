@@ -181,9 +181,14 @@ for name, text, label in [("ops-short.csv", "gemm,1,2\n", "ops-short.csv:1"),
                           ("ops-negative.csv", "gemm,1,-2,3,4\n", "ops-negative.csv:1"),
                           ("ops-huge.csv", "gemm,1,4611686018427387904,2,2\n", "ops-huge.csv:1"),
                           ("ops-binary.csv", "\x00\x00\x00\n", "ops-binary.csv:1"),
-                          ("ops-nan.csv", "vector,gelu,nan\n", "ops-nan.csv:1")]:
+                          ("ops-nan.csv", "vector,gelu,nan\n", "ops-nan.csv:1"),
+                          ("ops-row.csv", "vector,softmax,100,1000\n",
+                           "ops-row.csv:1: a row of 1000 is longer than the 100 elements"),
+                          ("ops-blank.csv", "# nothing\n\n", "no op in it")]:
     case(2, label, f"{E} --ops-file " + put(name, text))
 case(0, "", f"{E} --ops-file " + put("ops-comments.csv", "# only a comment\ngemm,1,8,8,8\n"))
+# Blanks around the cells and CRLF line ends are a CSV's, not errors.
+case(0, "all cores", f"{E} --ops-file " + put("ops-spaces.csv", "  gemm , 1 , 64 , 64 , 64\r\n"))
 
 # ---- Architecture and space files -------------------------------------------------------------
 ARCH = """name: a
@@ -376,7 +381,7 @@ def run(name, text):
     return put(name, text.replace("{src}", str(HERE.parent.parent)))
 run_cases = [
     ("typo", "trainin:", "did you mean 'training'?", lambda t: t.replace("training:", "trainin:")),
-    ("models-empty", "", "missing required key 'models'", lambda t: t.replace("models:\n  - file: {src}/workloads/tiny-gpt.yaml\n", "models: []\n")),
+    ("models-empty", "", "models: expected at least one workload file, found an empty list", lambda t: t.replace("models:\n  - file: {src}/workloads/tiny-gpt.yaml\n", "models: []\n")),
     ("model-missing", "", "named at", lambda t: t.replace("tiny-gpt.yaml", "nope.yaml")),
     ("model-directory", "", "it is a directory", lambda t: t.replace("/workloads/tiny-gpt.yaml", "/workloads")),
     ("space-missing", "", "named at", lambda t: t.replace("space-ok.yaml", "nospace.yaml")),

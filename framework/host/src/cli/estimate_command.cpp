@@ -6,16 +6,18 @@
 // accumulation, DeviceTechnology::fp8_exact_accumulation),
 // `vector,FUNCTION,ELEMENTS[,ROW[,READ_BYTES,WRITE_BYTES]]` (default traffic: the elements read and
 // written once) or `collective,KIND,BYTES,GROUP` ('#' comments).
-#include <cstdio>
-#include <sstream>
 #include <fmt/printf.h>
 
+#include <cstdio>
+#include <sstream>
+
 #include "commands.hpp"
-#include "phaze/search/run_config.hpp"
 #include "phaze/core/error.hpp"
 #include "phaze/core/files.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/core/text_format.hpp"
 #include "phaze/estimate/estimator.hpp"
+#include "phaze/search/run_config.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,11 +25,17 @@ namespace phaze::cli {
 
 namespace {
 
+// The cells of a comma-separated request, each without the blanks around it (a CSV written
+// with spaces after its commas, or with CRLF line ends).
 std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string cell; std::getline(ss, cell, ',');) out.push_back(cell);
-  return out;
+  std::vector<std::string> cells = SplitCommas(text);
+  for (std::string& cell : cells) {
+    const std::size_t first = cell.find_first_not_of(" \t\r");
+    cell = first == std::string::npos
+               ? std::string()
+               : cell.substr(first, cell.find_last_not_of(" \t\r") - first + 1);
+  }
+  return cells;
 }
 
 // An integer in [1, hi] (hi: phaze's limit for the quantity, phaze/core/limits.hpp).
@@ -80,8 +88,14 @@ Request ParseRequest(const std::vector<std::string>& cells, const std::string& w
     if (cells.size() == 5) {
       throw UsageError(where + ": expected " + kVectorForm + " (both byte counts, or neither)");
     }
-    r.op = OpWork::Vector(cells[1], PositiveInt(cells[2], where, limits::kMemoryBytes), word_bytes,
-                          cells.size() >= 4 ? PositiveInt(cells[3], where, limits::kMemoryBytes) : 1);
+    const std::int64_t elements = PositiveInt(cells[2], where, limits::kMemoryBytes);
+    const std::int64_t row =
+        cells.size() >= 4 ? PositiveInt(cells[3], where, limits::kMemoryBytes) : 1;
+    if (row > elements) {
+      throw UsageError(where + ": a row of " + std::to_string(row) + " is longer than the " +
+                       std::to_string(elements) + " elements (" + kVectorForm + ")");
+    }
+    r.op = OpWork::Vector(cells[1], elements, word_bytes, row);
     if (cells.size() == 6) {  // the kernel's own traffic (default: its elements read and written)
       r.op->bytes_read = PositiveInt(cells[4], where, limits::kMemoryBytes);
       r.op->bytes_written = PositiveInt(cells[5], where, limits::kMemoryBytes);
@@ -147,9 +161,14 @@ int RunEstimate(CommandContext& ctx) {
     const std::string file = ctx.vm["ops-file"].as<std::string>();
     std::istringstream in(ReadInputFile(file));
     std::string line;
+    const std::size_t before = requests.size();
     for (int n = 1; std::getline(in, line); ++n) {
-      if (line.empty() || line[0] == '#') continue;
+      const std::size_t first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;
       requests.emplace_back(file + ":" + std::to_string(n), Split(line));
+    }
+    if (requests.size() == before) {
+      throw UsageError("--ops-file " + file + ": no op in it (every line is blank or a # comment)");
     }
   }
   if (requests.empty()) {
@@ -178,9 +197,12 @@ int RunEstimate(CommandContext& ctx) {
     }
   }
 
+  // Printed once every request is estimated: a bad line later in an ops file leaves no table
+  // half printed above its error.
   Json results = Json::MakeArray();
-  ctx.out << "estimator " << choice.name << " on " << arch.name << " (" << arch.frequency_hz
-          << " Hz)\n";
+  std::ostringstream table;
+  table << "estimator " << choice.name << " on " << arch.name << " (" << arch.frequency_hz
+        << " Hz)\n";
   for (const auto& [where, cells] : requests) {
     const Request r = ParseRequest(cells, where, arch.word_bytes);
     Json j = Json::MakeObject();
@@ -210,9 +232,10 @@ int RunEstimate(CommandContext& ctx) {
                     label.c_str(), e.single_core_s, e.single_core_s * arch.frequency_hz,
                     e.all_cores_s, e.all_cores_s * arch.frequency_hz);
     }
-    ctx.out << line;
+    table << line;
     results.Push(j);
   }
+  ctx.out << table.str();
   if (!ctx.global.output.empty()) {
     Json doc = Json::MakeObject();
     doc["estimator"] = choice.name;
