@@ -352,6 +352,15 @@ TEST(Cli, StrayWordsAndUnwritableOutputsAreRefusedUpFront) {
   EXPECT_USAGE_ERROR(Phaze("schedule --model " + model + " --arch tpuv4 backward"),
                      "error: unexpected argument 'backward' to phaze schedule");
   EXPECT_USAGE_ERROR(Phaze("arch --preset tpuv4 tpuv5"), "unexpected argument 'tpuv5'");
+  EXPECT_USAGE_ERROR(Phaze("arch --preset tpuv4 --limit 3"), "--limit applies to --space");
+  // A space whose area window holds nothing lists nothing, and says so with exit 1 (a search of
+  // it is refused).
+  testing::WriteFile(dir / "none.yaml",
+                     "name: none\nnum_tc: [8]\nnum_vc: [2]\npe_x: [128]\npe_y: [128]\n"
+                     "glb_mib: [128]\narea_budget: {area_mm2: 1}\n");
+  const auto empty = Phaze("arch --space " + (dir / "none.yaml").string());
+  EXPECT_EQ(empty.exit_code, 1) << empty.err;
+  EXPECT_NE(empty.err.find("no config of the space lies in its area window"), std::string::npos);
   // --dump-ilp naming a file (was "internal error: filesystem error", exit 3), or nothing.
   testing::WriteFile(dir / "afile", "x");
   const std::string schedule = "schedule --model " + model + " --arch tpuv4 --dump-ilp ";
@@ -360,6 +369,16 @@ TEST(Cli, StrayWordsAndUnwritableOutputsAreRefusedUpFront) {
   EXPECT_USAGE_ERROR(Phaze(schedule + "''"), "--dump-ilp: expected a directory");
   EXPECT_USAGE_ERROR(Phaze("schedule --model " + model + " --arch tpuv4 --time-limit -3"),
                      "--time-limit: expected seconds > 0, found -3");
+  // The JSON gives what the text's host-bound line says: tiny-gpt's backward on an H100 is
+  // issued by the host in longer than its makespan, and lasts that.
+  const std::string backward = (dir / "backward.json").string();
+  const auto host_bound =
+      Phaze("schedule --model " + model + " --arch h100-sxm-80gb --pass backward -o " + backward);
+  ASSERT_EQ(host_bound.exit_code, 0) << host_bound.err;
+  ASSERT_NE(host_bound.out.find("host-bound"), std::string::npos) << host_bound.out;
+  const ConfigNode pass = ConfigNode::ParseFile(backward);
+  EXPECT_GT(pass.Child("host_s").AsDouble(), pass.Child("makespan_s").AsDouble());
+  EXPECT_EQ(pass.Child("pass_s").AsDouble(), pass.Child("host_s").AsDouble());
   // A graph file is built: schedule refuses the options that would build it (it ignored them).
   const std::string graph = (dir / "g.json").string();
   ASSERT_EQ(Phaze("-q -o " + graph + " graph --model " + model + " --format json").exit_code, 0);

@@ -59,7 +59,11 @@ int RunArch(CommandContext& ctx) {
                              : AreaModel::Default();
   Json json = Json::MakeObject();
   std::string table;
+  bool empty_space = false;  // a space with no config in its area window
   if (preset) {
+    if (!ctx.vm["limit"].defaulted()) {
+      throw UsageError("--limit applies to --space (how many of its configs to list)");
+    }
     const ArchConfig a = LoadArchConfig(ctx.vm["preset"].as<std::string>());
     const AreaBreakdown b = area.Area(a);
     json = PointJson(a, b);
@@ -118,6 +122,7 @@ int RunArch(CommandContext& ctx) {
     json["space"] = s.name;
     json["candidates"] = s.CandidateCount();
     json["feasible"] = static_cast<std::int64_t>(points.size());
+    empty_space = points.empty();
     json["area_budget_mm2"] = s.area_budget_um2 * 1e-6;
     Json configs = Json::MakeArray();
     table = "space " + s.name + ": " + std::to_string(points.size()) + " feasible of " +
@@ -141,6 +146,13 @@ int RunArch(CommandContext& ctx) {
   }
   if (!ctx.global.output.empty()) WriteTextFileAtomic(ctx.global.output, json.Dump(1) + "\n");
   ctx.out << (format == "json" ? json.Dump(1) + "\n" : table);
+  // A space with no config in its area window is valid input with nothing in it (a search of
+  // it is refused): exit 1, said.
+  if (empty_space) {
+    ctx.err << "no config of the space lies in its area window (between its min_area_fraction "
+               "and its area budget)\n";
+    return static_cast<int>(ExitCode::kNoFeasibleResult);
+  }
   return 0;
 }
 

@@ -246,6 +246,10 @@ int RunSchedule(CommandContext& ctx) {
   if (!ctx.global.output.empty()) {
     Json doc = ScheduleToJson(problem, result);
     doc["solver"] = run.solver.backend.name;
+    // What the pass lasts: its makespan, or the host's issue time when that is longer (the
+    // text's "host-bound" line).
+    doc["host_s"] = problem.host_s;
+    doc["pass_s"] = PassSeconds(problem, result);
     doc["problem"] = ScheduleProblemToJson(problem);
     WriteTextFileAtomic(ctx.global.output, doc.Dump(1) + "\n");
   }
