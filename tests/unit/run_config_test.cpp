@@ -97,6 +97,23 @@ TEST(RunConfig, ExpertPlacementsBaselinePresetsAndSolverLimits) {
             "run.yaml:2:24: solver.search_nodes: expected 0 (no search) or a positive integer");
 }
 
+// Settings that change nothing as set are warned of, located (the search prints them).
+TEST(RunConfig, SettingsWithoutEffectAreWarnedOf) {
+  const RunConfig weighted = Parse(
+      "models:\n  - {file: a, weight: 3}\n  - b\nsearch:\n  mode: exhaustive\n  mean: weighted\n"
+      "  prune: pareto\n");
+  EXPECT_TRUE(weighted.warnings.empty());
+  const RunConfig ignored = Parse(
+      "models:\n  - {file: a, weight: 3}\n  - b\nsearch:\n  mode: hysteresis\n  prune: pareto\n");
+  ASSERT_EQ(ignored.warnings.size(), 2u);
+  EXPECT_EQ(ignored.warnings[0],
+            "run.yaml:6:10: search.prune: has no effect in hysteresis mode (only an exhaustive "
+            "search prunes)");
+  EXPECT_EQ(ignored.warnings[1],
+            "run.yaml:2:23: models[0].weight: has no effect unless search.mean is weighted (it "
+            "is arithmetic)");
+}
+
 TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolver:\n  backend: cbc\n  time_limt_s: 5\n"); }),
             "run.yaml:4:3: solver.time_limt_s: unknown key 'time_limt_s'; did you mean "

@@ -286,6 +286,7 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
                    "search", "output", "cost"});
   std::filesystem::path base = std::filesystem::path(rc.source).parent_path();
 
+  std::vector<ConfigNode> weights;  // the models' weight keys (warnings below)
   if (auto models = root.Optional("models")) {
     if (require_models && models->IsSequence() && models->Elements().empty()) {
       models->Fail("expected at least one workload file, found an empty list");
@@ -305,7 +306,10 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
         if (auto s = m.Optional("sequence_length")) {
           e.sequence_length = s->AsIntInRange(1, limits::kSequence);
         }
-        if (auto w = m.Optional("weight")) e.weight = w->AsPositiveDouble();
+        if (auto w = m.Optional("weight")) {
+          e.weight = w->AsPositiveDouble();
+          weights.push_back(*w);
+        }
         if (auto x = m.Optional("expert")) {
           const auto v = PositiveIntsUpTo(*x, limits::kAccelerators);
           if (v.size() != 3) x->Fail("expected [p, d, t]: pipeline stages, data- and tensor-parallel widths");
@@ -521,6 +525,17 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
     if (auto v = s->Optional("threads")) {
       rc.search.threads = v->AsInt();
       if (rc.search.threads < 0) v->Fail("expected 0 (all cores) or a positive integer");
+    }
+    if (auto v = s->Optional("prune"); v && rc.search.mode == SearchMode::kHysteresis) {
+      rc.warnings.push_back(v->Where() +
+                            ": has no effect in hysteresis mode (only an exhaustive search "
+                            "prunes)");
+    }
+  }
+  if (rc.search.mean != ScoreMean::kWeighted) {
+    for (const ConfigNode& w : weights) {
+      rc.warnings.push_back(w.Where() + ": has no effect unless search.mean is weighted (it is " +
+                            std::string(ToString(rc.search.mean)) + ")");
     }
   }
 

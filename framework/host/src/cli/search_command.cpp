@@ -126,6 +126,7 @@ int RunSearch(CommandContext& ctx) {
     throw UsageError("phaze search: --config RUN.yaml is required (see share/runs/)");
   }
   RunConfig run = RunConfig::ParseFile(config);
+  for (const std::string& w : run.warnings) ctx.log.Warn(w);
   if (ctx.vm.count("max-configs")) {
     const auto n = ctx.vm["max-configs"].as<std::int64_t>();
     if (n < 0) throw UsageError("--max-configs: expected 0 (no limit) or a positive integer");

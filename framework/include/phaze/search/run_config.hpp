@@ -76,6 +76,10 @@ struct ModelEntry {
 
 struct RunConfig {
   std::string source;  // the config file
+  // Settings the file gives that change nothing as it is set ("FILE:L:C: key: … has no
+  // effect …"): a model's weight under a mean that ignores weights, search.prune in hysteresis
+  // mode. The search prints them as warnings.
+  std::vector<std::string> warnings;
   std::vector<ModelEntry> models;
 
   struct Arch {
