@@ -31,6 +31,18 @@ testing::CommandResult Phaze(const std::string& args, const std::string& env = "
   return testing::Run("env -u PHAZE_PLUGIN_PATH " + env + " " + kPhaze + " " + args);
 }
 
+// A predict JSON's first stage's memory part (weight_bytes, gradient_bytes, …).
+double FirstStageMemory(const ConfigNode& predicted, const char* part) {
+  return predicted.Child("result")
+      .Child("plan")
+      .Child("stages")
+      .Elements()
+      .at(0)
+      .Child("memory")
+      .Child(part)
+      .AsDouble();
+}
+
 // A usage error (exit 2) whose stderr says `message` (a macro, so failures name the caller's line).
 #define EXPECT_USAGE_ERROR(result, message)                                   \
   do {                                                                        \
@@ -1072,20 +1084,11 @@ TEST(Cli, Bf16MomentsKeepTwoThirdsOfTheOptimizerState) {
   };
   const ConfigNode mixed = run("mixed", "--sharding optimizer");
   const ConfigNode bf16 = run("bf16", "--sharding optimizer --optimizer adam-bf16-moments");
-  auto memory = [](const ConfigNode& j, const char* part) {
-    return j.Child("result")
-        .Child("plan")
-        .Child("stages")
-        .Elements()
-        .at(0)
-        .Child("memory")
-        .Child(part)
-        .AsDouble();
-  };
-  EXPECT_DOUBLE_EQ(memory(bf16, "optimizer_state_bytes"),
-                   memory(mixed, "optimizer_state_bytes") * 8 / 12);
-  EXPECT_DOUBLE_EQ(memory(bf16, "weight_bytes"), memory(mixed, "weight_bytes"));
-  EXPECT_DOUBLE_EQ(memory(bf16, "gradient_bytes"), memory(mixed, "gradient_bytes"));
+  EXPECT_DOUBLE_EQ(FirstStageMemory(bf16, "optimizer_state_bytes"),
+                   FirstStageMemory(mixed, "optimizer_state_bytes") * 8 / 12);
+  EXPECT_DOUBLE_EQ(FirstStageMemory(bf16, "weight_bytes"), FirstStageMemory(mixed, "weight_bytes"));
+  EXPECT_DOUBLE_EQ(FirstStageMemory(bf16, "gradient_bytes"),
+                   FirstStageMemory(mixed, "gradient_bytes"));
   std::string args;
   for (const auto& x : bf16.Child("megatron_args").Elements()) args += " " + x.AsString();
   EXPECT_NE(args.find(" --use-distributed-optimizer --use-precision-aware-optimizer "
@@ -2171,22 +2174,12 @@ TEST(Cli, Fp8ParamGatherMovesFp8WeightsAtOneByte) {
   // byte each and TE's transpose a byte, where the 16-bit weight (2) and TE's FP8 copy and
   // transpose (2) were: the C bytes of copies are gone and W stays. Kept in 16 bits (TorchTitan's
   // way), the memory is as without the gathers and the reduction as with them.
-  auto weight_memory = [](const ConfigNode& j) {
-    return j.Child("result")
-        .Child("plan")
-        .Child("stages")
-        .Elements()
-        .at(0)
-        .Child("memory")
-        .Child("weight_bytes")
-        .AsDouble();
-  };
   EXPECT_EQ(b.Child("fp8_param_storage").AsString(), "fp8");
-  EXPECT_DOUBLE_EQ(weight_memory(b), W);
+  EXPECT_DOUBLE_EQ(FirstStageMemory(b, "weight_bytes"), W);
   const std::string kept = (dir / "kept.json").string();
   ASSERT_EQ(Phaze(predict + kept + " --fp8-param-gather --fp8-param-storage 16bit").exit_code, 0);
   const ConfigNode k = ConfigNode::ParseFile(kept);
-  EXPECT_DOUBLE_EQ(weight_memory(k), W + C);
+  EXPECT_DOUBLE_EQ(FirstStageMemory(k, "weight_bytes"), W + C);
   EXPECT_EQ(reduction(k), reduction(b));
   EXPECT_EQ(Phaze(predict + kept + " --fp8-param-storage 8bit").exit_code, 2);
   // Without FP8 GEMMs there is nothing to gather in FP8: the same result.
@@ -2462,17 +2455,6 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
 // holds 1/8 of the weights, gradients and optimizer state, twice FSDP over all 16's 1/16; the
 // plan says so, records its group and replicas, and launches with two Megatron-LM distributed-
 // optimizer instances (one micro-batch a step). A group that is no group is refused.
-// A predict JSON's first stage's memory part (weight_bytes, gradient_bytes, …).
-double FirstStageMemory(const ConfigNode& predicted, const char* part) {
-  return predicted.Child("result")
-      .Child("plan")
-      .Child("stages")
-      .Elements()
-      .at(0)
-      .Child("memory")
-      .Child(part)
-      .AsDouble();
-}
 
 TEST(Cli, PredictShardsWithinANode) {
   testing::TempDir dir;

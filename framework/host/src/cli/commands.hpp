@@ -145,6 +145,9 @@ OptimizerKind ParseOptimizer(const std::string& flag, const std::string& word);
 // --attention and --loss (predict, plan, schedule): how the attention and the loss run, over the
 // run config's training (and its recipe).
 void AddKernelOptions(boost::program_options::options_description& d);
+// --fp8-param-gather, --fp8-param-storage and --optimizer (predict, plan): how the weights and
+// the optimizer state are kept, read by KernelsFromFlags.
+void AddWeightFormatOptions(boost::program_options::options_description& d);
 // --attention, --loss, --fp8-recipe and, where the command defines it, --fp8-param-gather.
 void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
 

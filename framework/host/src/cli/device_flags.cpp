@@ -279,6 +279,24 @@ AttentionKernel ParseAttention(const std::string& flag, const std::string& word)
                     AttentionKernel::kFused});
 }
 
+void AddWeightFormatOptions(boost::program_options::options_description& d) {
+  namespace po = boost::program_options;
+  d.add_options()(
+      "fp8-param-gather",
+      "with fp8 and a sharding: all-gather the FP8 GEMMs' weights in FP8, one byte a parameter "
+      "(Megatron-LM --fp8-param-gather, TorchTitan enable_fsdp_float8_all_gather); default: the "
+      "run config's training.fp8_param_gather")(
+      "fp8-param-storage", po::value<std::string>(),
+      "with --fp8-param-gather: fp8 (the FP8 GEMMs' weights kept in FP8 only, as Megatron-LM's "
+      "--fp8-param-gather keeps them) | 16bit (kept in 16 bits, as TorchTitan keeps them); "
+      "default: the run config's training.fp8_param_storage, else its recipe's")(
+      "optimizer", po::value<std::string>(),
+      "adam-mixed (fp32 master weights and moments: 12 bytes a parameter beside the weight and "
+      "its fp32 gradient) | adam-bf16-moments (the moments in bf16: 8 bytes; Megatron-LM's "
+      "--use-precision-aware-optimizer, with a sharding) | sgd; default: the run config's "
+      "training.optimizer");
+}
+
 void AddKernelOptions(boost::program_options::options_description& d) {
   namespace po = boost::program_options;
   d.add_options()(

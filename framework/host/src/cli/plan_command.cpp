@@ -85,19 +85,6 @@ void AddPlanOptions(po::options_description& d) {
       "torchtitan: sequence_parallel,context_parallel)")(
       "precision", po::value<std::string>()->default_value("bf16"),
       "number formats: bf16, fp16, fp8 (a device with fp8_tensor_ratio)")(
-      "fp8-param-gather",
-      "with fp8 and a sharding: all-gather the FP8 GEMMs' weights in FP8, one byte a parameter "
-      "(Megatron-LM --fp8-param-gather, TorchTitan enable_fsdp_float8_all_gather); default: the "
-      "run config's training.fp8_param_gather")(
-      "fp8-param-storage", po::value<std::string>(),
-      "with --fp8-param-gather: fp8 (the FP8 GEMMs' weights kept in FP8 only, as Megatron-LM's "
-      "--fp8-param-gather keeps them) | 16bit (kept in 16 bits, as TorchTitan keeps them); "
-      "default: the run config's training.fp8_param_storage, else its recipe's")(
-      "optimizer", po::value<std::string>(),
-      "adam-mixed (fp32 master weights and moments: 12 bytes a parameter beside the weight and "
-      "its fp32 gradient) | adam-bf16-moments (the moments in bf16: 8 bytes; Megatron-LM's "
-      "--use-precision-aware-optimizer, with a sharding) | sgd; default: the run config's "
-      "training.optimizer")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/) or file, over the run config (default: the run "
       "config's training.recipe, else the framework's — megatron-core-2024, torchtitan-2025 — "
@@ -114,6 +101,7 @@ void AddPlanOptions(po::options_description& d) {
       "whose plans: megatron-lm or torchtitan (its recipe, recompute modes and strategies by "
       "default, only the plans it runs, and its job-config keys printed)");
   AddKernelOptions(d);
+  AddWeightFormatOptions(d);
 }
 
 namespace {

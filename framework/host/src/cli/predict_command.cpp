@@ -53,19 +53,6 @@ void AddPredictOptions(po::options_description& d) {
       "precision", po::value<std::string>(),
       "bf16 | fp16 | fp8 (FP8 GEMMs in the blocks, scaled as --fp8-recipe says; default: the "
       "run config's)")(
-      "fp8-param-gather",
-      "with fp8 and a sharding: all-gather the FP8 GEMMs' weights in FP8, one byte a parameter "
-      "(Megatron-LM --fp8-param-gather, TorchTitan enable_fsdp_float8_all_gather); default: the "
-      "run config's training.fp8_param_gather")(
-      "fp8-param-storage", po::value<std::string>(),
-      "with --fp8-param-gather: fp8 (the FP8 GEMMs' weights kept in FP8 only, as Megatron-LM's "
-      "--fp8-param-gather keeps them) | 16bit (kept in 16 bits, as TorchTitan keeps them); "
-      "default: the run config's training.fp8_param_storage, else its recipe's")(
-      "optimizer", po::value<std::string>(),
-      "adam-mixed (fp32 master weights and moments: 12 bytes a parameter beside the weight and "
-      "its fp32 gradient) | adam-bf16-moments (the moments in bf16: 8 bytes; Megatron-LM's "
-      "--use-precision-aware-optimizer, with a sharding) | sgd; default: the run config's "
-      "training.optimizer")(
       "recipe", po::value<std::string>(),
       "training recipe (share/recipes/: megatron-lm-2021, megatron-deepspeed-2023, "
       "megatron-core-2024) or file, over the "
@@ -102,6 +89,7 @@ void AddPredictOptions(po::options_description& d) {
                                        "price of a device-hour (default: the run config's "
                                        "cost.hourly_usd, else the preset's, else the cost model)");
   AddKernelOptions(d);
+  AddWeightFormatOptions(d);
 }
 
 namespace {
