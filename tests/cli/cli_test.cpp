@@ -913,6 +913,30 @@ TEST(Cli, ArchEnumeratesThePaperSpaceAndShowsPresets) {
   EXPECT_EQ(both.exit_code, 2);
 }
 
+// The global --config: arch lists the space that run config's search visits (its arch.space,
+// resolved beside the config, with the 32-config tiny space's listing), place and plugins read no
+// run config and refuse one rather than ignore it.
+TEST(Cli, ArchListsARunConfigsSpaceAndCommandsWithoutOneRefuseIt) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "run.yaml", testing::TinySearchConfig());
+  const std::string run = (dir / "run.yaml").string();
+  auto direct = Phaze("arch --space " + (dir / "space.yaml").string());
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_NE(direct.out.find("space tiny: "), std::string::npos) << direct.out;
+  auto configured = Phaze("--config " + run + " arch");
+  EXPECT_EQ(configured.exit_code, 0) << configured.err;
+  EXPECT_EQ(configured.out, direct.out);
+  EXPECT_USAGE_ERROR(Phaze("--config " + run + " arch --space paper"),
+                     "phaze arch: give exactly one of --space FILE, --preset NAME or the global "
+                     "--config RUN.yaml (its arch.space)");
+  EXPECT_USAGE_ERROR(Phaze("--config " + run + " plugins"),
+                     "--config: phaze plugins reads no run configuration; drop --config");
+  EXPECT_USAGE_ERROR(Phaze("--config " + run + " place --layers " + std::string(PHAZE_SOURCE_DIR) +
+                           "/share/placement/example-chain.yaml"),
+                     "--config: phaze place reads no run configuration; drop --config");
+}
+
 TEST(Cli, EstimateOpsAndAnOpsFile) {
   testing::TempDir dir;
   testing::WriteFile(dir / "ops.csv",
@@ -930,6 +954,12 @@ TEST(Cli, EstimateOpsAndAnOpsFile) {
   const std::string json = testing::Slurp(dir / "e.json");
   EXPECT_NE(json.find("\"single_core_cycles\""), std::string::npos);
   EXPECT_NE(json.find("\"signature\": \"gemm|1x512x1024x1024|"), std::string::npos);
+  // The network the collective was timed on: the paper's flat 4 GiB/s link, 2·(7/8)·1 MiB over
+  // it being the 0.000427246 s above.
+  EXPECT_NE(json.find("\"network\": [\n  {\n   \"name\": \"link\",\n   "
+                      "\"bandwidth_bytes_per_s\": 4294967296,"),
+            std::string::npos)
+      << json;
   auto bad = Phaze("estimate --arch tpuv4 --op frobnicate,10");
   EXPECT_USAGE_ERROR(bad, "no cycle cost for vector function 'frobnicate'");
   auto unknown = Phaze("estimate --arch tpuv4 --estimator analytc --gemm 1,2,3,4");
@@ -1017,6 +1047,16 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_NE(r.out.find("block forward: 2 x all_reduce, 12,582,912 bytes in all, group 4"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("-byte values, sliced by megatron at width 4, fusion"), std::string::npos)
+      << r.out;
+  // Context parallelism's width is not a tensor-parallel one: the summary names the strategy.
+  auto cp = Phaze("graph --model " + model + " --strategy context_parallel --width 2");
+  ASSERT_EQ(cp.exit_code, 0) << cp.err;
+  EXPECT_NE(cp.out.find("-byte values, sliced by context_parallel at width 2, fusion"),
+            std::string::npos)
+      << cp.out;
+  EXPECT_NE(Phaze("graph --model " + model).out.find("-byte values, unsliced, fusion"),
+            std::string::npos);
   auto typo = Phaze("graph --model " + model + " --strategy megatronn --width 4");
   EXPECT_USAGE_ERROR(typo, "no parallelism strategy named 'megatronn'");
   EXPECT_NE(typo.err.find("registered: context_parallel, megatron, moe, sequence_parallel"), std::string::npos)
@@ -1031,7 +1071,11 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   const std::string mixtral = std::string(PHAZE_SOURCE_DIR) + "/workloads/mixtral-8x7b.yaml";
   auto folded = Phaze("graph --model " + mixtral + " --strategy moe --expert-parallel 8");
   ASSERT_EQ(folded.exit_code, 0) << folded.err;
-  EXPECT_NE(folded.out.find("parameters   7,242,780,672 "), std::string::npos) << folded.out;
+  EXPECT_NE(folded.out.find("parameters   7,242,780,672 per device (strategy moe, width 1)\n"),
+            std::string::npos)
+      << folded.out;  // a slice, not compared with the whole model's published count
+  EXPECT_NE(folded.out.find("-byte values, sliced by moe at width 1, fusion"), std::string::npos)
+      << folded.out;
   EXPECT_NE(folded.out.find("block forward: 2 x all_to_all, 134,217,728 bytes in all, group 8"),
             std::string::npos)
       << folded.out;

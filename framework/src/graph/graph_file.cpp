@@ -577,8 +577,15 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
   os << "model        " << graph.model;
   if (!graph.family.empty()) os << " (family " << graph.family << ")";
   os << "\nshape        micro-batch " << graph.micro_batch << " x sequence "
-     << graph.sequence_length << ", " << graph.dtype_bytes << "-byte values, tensor-parallel width "
-     << graph.tensor_parallel << ", fusion " << (graph.fused ? "on" : "off") << ", optimizer "
+     << graph.sequence_length << ", " << graph.dtype_bytes << "-byte values, ";
+  // The width is the slicing strategy's: a tensor-parallel width for megatron, a context-parallel
+  // one for context_parallel.
+  if (graph.strategy.empty()) {
+    os << "unsliced";
+  } else {
+    os << "sliced by " << graph.strategy << " at width " << graph.tensor_parallel;
+  }
+  os << ", fusion " << (graph.fused ? "on" : "off") << ", optimizer "
      << ToString(graph.optimizer.kind) << "\n";
   if (graph.padded_vocab > 0) {
     os << "vocabulary   " << WithThousands(graph.vocab) << " rows padded to "
@@ -586,7 +593,7 @@ std::string LayerGraphSummary(const LayerGraph& graph) {
        << graph.strategy << ")\n";
   }
   os << "parameters   " << WithThousands(params);
-  if (graph.tensor_parallel > 1) {
+  if (!graph.strategy.empty()) {  // a slice: the published count is the whole model's
     os << " per device (strategy " << graph.strategy << ", width " << graph.tensor_parallel << ")";
   } else if (graph.published_parameters) {
     const double rel = static_cast<double>(params - *graph.published_parameters) /

@@ -1,13 +1,15 @@
 #include "phaze/search/run_config.hpp"
 
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <fmt/printf.h>
 
 #include "phaze/core/error.hpp"
 #include "phaze/core/limits.hpp"
+#include "phaze/core/paths.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/search/training_recipe.hpp"
 
@@ -667,6 +669,15 @@ std::vector<std::pair<Sharding, std::int64_t>> ShardingsOf(const RunConfig::Trai
 std::int64_t ShardSpan(std::int64_t group, const Network& network) {
   if (group != kShardWithinNode) return group;
   return network.IsFlat() ? 0 : network.Levels().front().size;
+}
+
+std::string RunConfig::SpaceFile() const {
+  if (arch.space.empty() || arch.space == "paper") {
+    return (ShareDirectory() / "arch" / "paper-space.yaml").string();
+  }
+  std::filesystem::path p(arch.space);
+  if (p.is_relative()) p = std::filesystem::path(source).parent_path() / p;
+  return p.string();
 }
 
 Json RunConfig::ToJson() const {

@@ -27,15 +27,6 @@
 namespace phaze {
 namespace {
 
-std::string SpacePath(const RunConfig& run) {
-  if (run.arch.space.empty() || run.arch.space == "paper") {
-    return (ShareDirectory() / "arch" / "paper-space.yaml").string();
-  }
-  std::filesystem::path p(run.arch.space);
-  if (p.is_relative()) p = std::filesystem::path(run.source).parent_path() / p;
-  return p.string();
-}
-
 // FNV-1a, 64 bit.
 class Digest {
  public:
@@ -118,12 +109,12 @@ SearchContext::SearchContext(const RunConfig& run, const Registry& registry, Log
   // The space.
   const AreaModel area = AreaModel::Default();
   const ArchSpace space =
-      LoadNamed(run_.arch.space_node, [&] { return ArchSpace::LoadFile(SpacePath(run_), area); });
+      LoadNamed(run_.arch.space_node, [&] { return ArchSpace::LoadFile(run_.SpaceFile(), area); });
   space_name_ = space.name;
   area_budget_mm2_ = space.area_budget_um2 * 1e-6;
   configs_ = space.Enumerate(area);
   if (configs_.empty()) {
-    throw ConfigError(SpacePath(run_) + ": the space has no config inside the area window");
+    throw ConfigError(run_.SpaceFile() + ": the space has no config inside the area window");
   }
 
   // The families (Evaluate): configs sharing their tensor cores.

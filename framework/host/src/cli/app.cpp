@@ -23,18 +23,19 @@ struct CommandSpec {
   std::string summary;
   std::function<void(po::options_description&)> add_options;
   std::function<int(CommandContext&)> run;
+  bool reads_config = true;  // false: the global --config would be ignored, so it is refused
 };
 
 std::vector<CommandSpec> Commands() {
   return {
       {"search", "architecture + placement search over a run config (--config RUN.yaml)",
        AddSearchOptions, RunSearch},
-      {"predict", "time, memory and throughput of one training plan (no search)",
-       AddPredictOptions, RunPredict},
+      {"predict", "time, memory and throughput of one training plan (no search)", AddPredictOptions,
+       RunPredict},
       {"plan", "the fastest launchable plans for a model on a cluster, with Megatron-LM args",
        AddPlanOptions, RunPlan},
       {"place", "device placement (pipeline/data/tensor parallel DP) from a layer table",
-       AddPlaceOptions, RunPlace},
+       AddPlaceOptions, RunPlace, false},
       {"schedule", "optimal operator schedule (ILP) of one layer on one accelerator",
        AddScheduleOptions, RunSchedule},
       {"graph", "operator and layer graph of a workload (summary, JSON or DOT)", AddGraphOptions,
@@ -44,7 +45,7 @@ std::vector<CommandSpec> Commands() {
       {"estimate", "per-operator latency and collective time on an architecture",
        AddEstimateOptions, RunEstimate},
       {"plugins", "list the plugins found and the components they register", AddPluginsOptions,
-       RunPlugins},
+       RunPlugins, false},
   };
 }
 
@@ -61,8 +62,8 @@ po::options_description GlobalDescription() {
       "output,o", po::value<std::string>(), "write the result as JSON to FILE")(
       "verbose,v", po::value<std::vector<std::string>>()->zero_tokens()->composing(),
       "more output on stderr (repeat for more: -vv)")(
-      "quiet,q", "errors only; no progress")("progress",
-                                             "draw progress even when stderr is not a terminal");
+      "quiet,q", "stderr: errors only, no progress (results still go to stdout and -o)")(
+      "progress", "draw progress even when stderr is not a terminal");
   return g;
 }
 
@@ -220,7 +221,14 @@ int RunApp(const std::vector<std::string>& args, const Environment& env, std::os
     if (!cmd) throw UsageError("no command given\n" + Usage(cmds));
 
     GlobalOptions g;
-    if (vm.count("config")) g.config = vm["config"].as<std::string>();
+    if (vm.count("config")) {
+      if (!cmd->reads_config) {
+        throw UsageError("--config: phaze " + cmd->name +
+                         " reads no run configuration; drop --config (see phaze " + cmd->name +
+                         " --help for what it reads)");
+      }
+      g.config = vm["config"].as<std::string>();
+    }
     if (vm.count("output")) g.output = vm["output"].as<std::string>();
     if (vm.count("plugin")) g.plugins.files = vm["plugin"].as<std::vector<std::string>>();
     if (vm.count("plugin-dir"))

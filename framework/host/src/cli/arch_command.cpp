@@ -1,6 +1,7 @@
 // `phaze arch --space FILE|paper [--format table|json] [--limit N]` enumerates an architecture
-// space by decreasing area; `phaze arch --preset NAME|FILE` shows one architecture with its area
-// breakdown and peak FLOP/s. --output FILE writes the JSON as well.
+// space by decreasing area (`phaze --config RUN.yaml arch`: the space that run config searches);
+// `phaze arch --preset NAME|FILE` shows one architecture with its area breakdown and peak FLOP/s.
+// --output FILE writes the JSON as well.
 #include <fmt/printf.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "phaze/core/paths.hpp"
 #include "phaze/estimate/device_model.hpp"
 #include "phaze/estimate/energy_model.hpp"
+#include "phaze/search/run_config.hpp"
 
 namespace po = boost::program_options;
 
@@ -37,8 +39,10 @@ Json PointJson(const ArchConfig& a, const AreaBreakdown& area) {
 }  // namespace
 
 void AddArchOptions(po::options_description& d) {
-  d.add_options()("space", po::value<std::string>(),
-                  "search-space file, or 'paper' for share/arch/paper-space.yaml")(
+  d.add_options()(
+      "space", po::value<std::string>(),
+      "search-space file, or 'paper' for share/arch/paper-space.yaml (without it, the global "
+      "--config RUN.yaml gives its arch.space)")(
       "preset", po::value<std::string>(), "one architecture: a preset name (tpuv4, …) or a file")(
       "area-model", po::value<std::string>(), "area tables (default share/area/22nm.yaml)")(
       "format", po::value<std::string>()->default_value("table"), "table | json")(
@@ -47,9 +51,17 @@ void AddArchOptions(po::options_description& d) {
 }
 
 int RunArch(CommandContext& ctx) {
-  const bool space = ctx.vm.count("space") > 0, preset = ctx.vm.count("preset") > 0;
-  if (space == preset)
-    throw UsageError("phaze arch: give exactly one of --space FILE or --preset NAME");
+  // The space: --space, or the one a run config's search would visit (the global --config).
+  const bool config = !ctx.global.config.empty();
+  const bool space = ctx.vm.count("space") > 0 || config, preset = ctx.vm.count("preset") > 0;
+  if (static_cast<int>(ctx.vm.count("space") > 0) + static_cast<int>(config) +
+          static_cast<int>(preset) !=
+      1) {
+    throw UsageError(
+        "phaze arch: give exactly one of --space FILE, --preset NAME or the global --config "
+        "RUN.yaml "
+        "(its arch.space)");
+  }
   const std::string format = ctx.vm["format"].as<std::string>();
   if (format != "table" && format != "json") {
     throw UsageError("--format: expected table or json, found '" + format + "'");
@@ -111,9 +123,16 @@ int RunArch(CommandContext& ctx) {
              "); $" + Num(cost.HourlyUsd(a, peak_w), "%.4g") + " per hour" +
              (a.hourly_usd > 0 ? " (rental)" : " (owned, at peak power)") + "\n";
   } else {
-    std::string file = ctx.vm["space"].as<std::string>();
-    if (file == "paper") file = (ShareDirectory() / "arch" / "paper-space.yaml").string();
-    const ArchSpace s = ArchSpace::LoadFile(file, area);
+    ArchSpace s;
+    if (config) {
+      const RunConfig run = RunConfig::ParseFile(ctx.global.config, false);
+      s = LoadNamed(run.arch.space_node,
+                    [&] { return ArchSpace::LoadFile(run.SpaceFile(), area); });
+    } else {
+      std::string file = ctx.vm["space"].as<std::string>();
+      if (file == "paper") file = (ShareDirectory() / "arch" / "paper-space.yaml").string();
+      s = ArchSpace::LoadFile(file, area);
+    }
     const auto points = s.Enumerate(area);
     std::int64_t limit = ctx.vm["limit"].as<std::int64_t>();
     if (limit < 0) throw UsageError("--limit: expected 0 (all) or a positive integer, found " +

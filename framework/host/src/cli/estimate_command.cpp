@@ -240,6 +240,7 @@ int RunEstimate(CommandContext& ctx) {
     Json doc = Json::MakeObject();
     doc["estimator"] = choice.name;
     doc["arch"] = arch.ToJson();
+    doc["network"] = network.ToJson();  // what the collectives were timed on
     doc["results"] = results;
     WriteTextFileAtomic(ctx.global.output, doc.Dump(1) + "\n");
   }

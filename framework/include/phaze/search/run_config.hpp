@@ -252,6 +252,10 @@ struct RunConfig {
   void CheckComponents(const Registry& registry, bool check_solver, bool check_estimator,
                        bool check_strategy) const;
 
+  // The architecture space's file: arch.space resolved against the config's directory, or the
+  // paper's space (share/arch/paper-space.yaml) when none or `paper` is given.
+  std::string SpaceFile() const;
+
   Json ToJson() const;
 };
 
