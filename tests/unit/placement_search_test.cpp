@@ -130,7 +130,9 @@ TEST(PlacementSearch, InfeasibleFixedStrategiesExplainAndNeverThrow) {
 // of the bottleneck's load) is an exact special case — but for three cases (28, 59, 71) whose
 // pipelines have fewer micro-batches than a stage's 1F1B count: a stage keeps at most m since
 // 2026-11-30, so plans that overflowed fit, and those cases hold today's times (the file's
-// comment).
+// comment); and for thirteen DP placements that put a small first stage before stages whose own
+// reductions outlast its one (the paper's formula charges the first stage's alone; the step waits
+// for every stage's since 2026-12-01), which hold today's, longer, times.
 TEST(PlacementSearch, FlatNetworkTimesAreBitForBitThoseBeforeTheNetworkModel) {
   const ConfigNode root =
       ConfigNode::ParseFile(std::string(PHAZE_SOURCE_DIR) + "/tests/data/placement-golden.json");
@@ -494,9 +496,12 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
         const CommGroup group{h, t};
         const CommGroup replicas{d / h, t * h};  // the groups holding the same shard
         auto send = [&](double bytes) { return v * p.network.SendS(bytes, level); };
-        double max_load = 0, sum_load = 0, first_weight = 0, first_step = 0, first_share = 0,
-               first_forward = 0, first_backward = 0, first_recompute = 0, first_experts = 0,
-               first_expert_step = 0;
+        double max_load = 0, sum_load = 0;
+        struct Reduced {  // what a stage reduces and steps, and the window it may hide behind
+          double weight = 0, experts = 0, step = 0, expert_step = 0, first_layer = 0, forward = 0,
+                 backward = 0;
+        };
+        std::vector<Reduced> reduced;
         int devices = 0;
         bool fits = true;
         for (int k = 0; k < s; ++k) {
@@ -609,89 +614,96 @@ BruteForce BruteForceStep(const PlacementProblem& p) {
                                           : in_flight * (act - once_kept) + once_kept;
           if (static_mem + kept + working > p.hbm_bytes * (1 + 1e-12)) fits = false;
           devices += tp ? t : 1;
-          if (k == 0) {
-            first_weight = w;
-            first_step = step;
-            first_experts = experts;
-            first_expert_step = expert_step;
-            first_share = w > 0 ? table.layers[0].weight_bytes / w : 0.0;
-            for (int l = i; l < j; ++l) {
-              first_forward += table.layers[l].forward_s;
-              first_backward += table.layers[l].backward_s;
-              first_recompute += table.layers[l].backward_recompute_s;
-            }
+          Reduced r{w, experts, step, expert_step, table.layers[i].weight_bytes, 0, 0};
+          for (int l = i; l < j; ++l) {
+            r.forward += table.layers[l].forward_s;
+            r.backward += table.layers[l].backward_s + table.layers[l].backward_recompute_s;
           }
+          reduced.push_back(r);
         }
         if (!fits || devices > p.num_accelerators / d) continue;
-        // The experts' reduction (sharding none or optimizer), over their own groups.
-        double expert_reduce = 0, expert_gather = 0;
-        if (j_fold > 1) {
-          const CommGroup eg{he, te}, er{de / he, te * he};
-          const double G = rho * first_experts;
-          const double across =
-              de / he > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, G / he, er) : 0.0;
+        // Each stage's reduction and optimizer step; the step waits for the latest reduction,
+        // stage k's last backward ending the backwards of the stages before it (per chunk) before
+        // the first stage's, then for the slowest optimizer step.
+        double wait = 0, optimizer = 0, lead = 0;
+        for (const Reduced& r : reduced) {
+          double first_weight = r.weight, first_experts = r.experts;
+          double first_share = r.weight > 0 ? r.first_layer / r.weight : 0.0;
+          // The experts' reduction (sharding none or optimizer), over their own groups.
+          double expert_reduce = 0, expert_gather = 0;
+          if (j_fold > 1) {
+            const CommGroup eg{he, te}, er{de / he, te * he};
+            const double G = rho * first_experts;
+            const double across =
+                de / he > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, G / he, er) : 0.0;
+            switch (p.sharding) {
+              case Sharding::kNone:
+                expert_reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, G, eg);
+                break;
+              case Sharding::kOptimizer:
+                expert_reduce =
+                    p.network.CollectiveS(CollectiveKind::kReduceScatter, G, eg) + across;
+                expert_gather =
+                    p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+                break;
+              case Sharding::kGradients:
+                expert_reduce = once ? across : 0.0;
+                expert_gather =
+                    p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+                break;
+              case Sharding::kParameters:
+                expert_reduce = once ? across : 0.0;
+                break;
+            }
+            first_weight -= first_experts;  // the rest is the dense class's
+          }
+          const double gather =
+              p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
+          double reduce = 0, gathered = 0;
+          // Hybrid sharding: each device's 1/h of the gradients all-reduced across the groups once
+          // a step — the optimizer's always, the gradients' and parameters' when told so.
+          if (sharded && (p.sharding == Sharding::kOptimizer || once) && d / h > 1) {
+            reduce =
+                p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
+          }
           switch (p.sharding) {
             case Sharding::kNone:
-              expert_reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, G, eg);
+              reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
               break;
             case Sharding::kOptimizer:
-              expert_reduce = p.network.CollectiveS(CollectiveKind::kReduceScatter, G, eg) + across;
-              expert_gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+              reduce +=
+                  p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group);
+              gathered = gather;
               break;
             case Sharding::kGradients:
-              expert_reduce = once ? across : 0.0;
-              expert_gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_experts, eg);
+              gathered = gather;
               break;
             case Sharding::kParameters:
-              expert_reduce = once ? across : 0.0;
               break;
           }
-          first_weight -= first_experts;  // the rest is the dense class's
+          // Exposed: v chunks of X/v, chunk k ready f·(k·s + 1)·pass/v before the pass ends, queued
+          // on the network with chunk v − 1 first, so the queue ends at max over k of chunk k's
+          // ready time plus the chunks k, …, 0 behind it; at least the first layer's share.
+          const double f = p.gradient_reduction_overlap;
+          auto exposed = [&](double X, double pass) {
+            if (f == 0) return X;
+            double end = 0;
+            for (int k = 0; k < v; ++k)
+              end = std::max(end, -f * (k * s + 1) * pass / v + (k + 1) * X / v);
+            return std::max(first_share * X, end);
+          };
+          reduce += expert_reduce;
+          gathered += expert_gather;
+          if (j_fold > 1) first_share = r.first_layer / (first_weight + first_experts);
+          const double sync = exposed(reduce, r.backward) + exposed(gathered, r.forward);
+          wait = std::max(wait, sync - lead);
+          optimizer = std::max(optimizer, (r.step - r.expert_step) / N + r.expert_step / Ne);
+          lead += r.backward / v;
         }
-        const double gather = p.network.CollectiveS(CollectiveKind::kAllGather, first_weight, group);
-        double reduce = 0, gathered = 0;
-        // Hybrid sharding: each device's 1/h of the gradients all-reduced across the groups once
-        // a step — the optimizer's always, the gradients' and parameters' when told so.
-        if (sharded && (p.sharding == Sharding::kOptimizer || once) && d / h > 1) {
-          reduce =
-              p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight / h, replicas);
-        }
-        switch (p.sharding) {
-          case Sharding::kNone:
-            reduce = p.network.CollectiveS(CollectiveKind::kAllReduce, rho * first_weight, group);
-            break;
-          case Sharding::kOptimizer:
-            reduce +=
-                p.network.CollectiveS(CollectiveKind::kReduceScatter, rho * first_weight, group);
-            gathered = gather;
-            break;
-          case Sharding::kGradients:
-            gathered = gather;
-            break;
-          case Sharding::kParameters:
-            break;
-        }
-        // Exposed: v chunks of X/v, chunk k ready f·(k·s + 1)·pass/v before the pass ends, queued
-        // on the network with chunk v − 1 first, so the queue ends at max over k of chunk k's
-        // ready time plus the chunks k, …, 0 behind it; at least the first layer's share.
-        const double f = p.gradient_reduction_overlap;
-        auto exposed = [&](double X, double pass) {
-          if (f == 0) return X;
-          double end = 0;
-          for (int k = 0; k < v; ++k)
-            end = std::max(end, -f * (k * s + 1) * pass / v + (k + 1) * X / v);
-          return std::max(first_share * X, end);
-        };
-        reduce += expert_reduce;
-        gathered += expert_gather;
-        if (j_fold > 1) first_share = table.layers[0].weight_bytes / (first_weight + first_experts);
-        const double sync =
-            exposed(reduce, first_backward + first_recompute) + exposed(gathered, first_forward);
         const double tied = s > 1 ? p.network.CollectiveS(CollectiveKind::kAllReduce, table.tied_gradient_bytes,
                                                           {2, t * d * (s - 1)})
                                   : 0;
-        const double rest =
-            sync + (first_step - first_expert_step) / N + first_expert_step / Ne + tied;
+        const double rest = wait + optimizer + tied;
         best.bottleneck = std::min(best.bottleneck, (m + (s - 1) / v) * max_load + rest);
         best.stages = std::min(best.stages, m * max_load + (sum_load - max_load) / v + rest);
       }
@@ -706,7 +718,8 @@ void CheckAgainstBruteForce(bool skips) {
   std::mt19937 rng(skips ? 11 : 10);
   auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int feasible = 0, infeasible = 0, stages_exact = 0;
+  int feasible = 0, infeasible = 0, stages_exact = 0, exact = 0;
+  double worst = 1;
   double bound_sum = 0;  // Σ bound / best, for how close the bound is
   for (int c = 0; c < 400; ++c) {
     PlacementProblem p;
@@ -789,7 +802,7 @@ void CheckAgainstBruteForce(bool skips) {
     if (!std::isinf(brute.stages)) {
       ASSERT_TRUE(fill.feasible) << "case " << c;
       ASSERT_GE(fill.time_per_batch_s, brute.stages * (1 - 1e-9)) << "case " << c;
-      ASSERT_LE(fill.time_per_batch_s, brute.bottleneck * (1 + 1e-9)) << "case " << c;
+      ASSERT_LE(fill.time_per_batch_s, brute.bottleneck * 1.01) << "case " << c;
       const auto& b = fill.breakdown;
       ASSERT_NEAR(b.forward_s + b.backward_s + b.recompute_s + b.pipeline_send_s + b.sharding_s +
                       b.bubble_s + b.data_parallel_s + b.optimizer_s + b.tied_embedding_s,
@@ -814,12 +827,17 @@ void CheckAgainstBruteForce(bool skips) {
     } else {
       ++feasible;
       ASSERT_TRUE(plan.feasible) << "case " << c << ": " << plan.reason;
-      ASSERT_NEAR(plan.time_per_batch_s, truth, 1e-9 * truth)
+      // The DP places the rest of the pipeline for its least bottleneck, not for the reductions
+      // of its stages, which the step waits for too (FinishStep): never better than the best
+      // plan, and its plan whenever that one's reductions are not what sets it apart.
+      ASSERT_GE(plan.time_per_batch_s, truth * (1 - 1e-9))
           << "case " << c << " n=" << n << " K=" << p.num_accelerators
           << " schedule=" << ToString(p.schedule) << " v=" << p.virtual_stages
           << " levels=" << p.network.Levels().size() << " sharding=" << ToString(p.sharding)
           << " plan t=" << plan.tensor_parallel << " d=" << plan.data_parallel
           << " s=" << plan.pipeline_stages;
+      worst = std::max(worst, plan.time_per_batch_s / truth);
+      exact += plan.time_per_batch_s <= truth * (1 + 1e-9) ? 1 : 0;
       // The breakdown adds up to the step.
       const auto& b = plan.breakdown;
       ASSERT_NEAR(b.forward_s + b.backward_s + b.recompute_s + b.pipeline_send_s + b.sharding_s + b.bubble_s +
@@ -830,6 +848,12 @@ void CheckAgainstBruteForce(bool skips) {
   }
   EXPECT_GT(feasible, 200);
   EXPECT_GT(infeasible, 10);
+  std::printf(
+      "bubble bottleneck: the DP's plan is the brute force's best in %d of %d cases, at "
+      "worst %.4f of its time\n",
+      exact, feasible, worst);
+  EXPECT_GE(exact, feasible * 98 / 100);
+  EXPECT_LT(worst, 1.01);
   // How often the least bottleneck is also the least step under the default bubble.
   std::printf("bubble stages: the DP's plan is the brute force's best in %d of %d cases; the "
               "bound is %.3f of it on average\n",

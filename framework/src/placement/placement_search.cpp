@@ -680,8 +680,10 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
           const double time =
               StepTimeS(PipelineTimeS(problem, d, s, std::max(rest, f.load_s), loads), exposed,
                         optimizer, tied);
-          const Key key{time, d, s, j, mr};
-          if (best_key && !(key < *best_key)) continue;
+          // `time` takes the first stage's reduction alone (the paper's formula), a lower bound
+          // on the step FinishStep finds, which waits for every stage's: it prunes, the step
+          // ranks.
+          if (best_key && !(Key{time, d, s, j, mr} < *best_key)) continue;
           PlacementPlan plan;
           plan.tensor_parallel = t;
           plan.data_parallel = static_cast<int>(d);
@@ -694,6 +696,8 @@ PlacementPlan PlacementSearch::Place(const PlacementProblem& problem) const {
             i = next;
           }
           FinishStep(problem, table, group.level, plan);
+          const Key key{plan.time_per_batch_s, d, s, j, mr};
+          if (best_key && !(key < *best_key)) continue;
           best = plan;
           best_key = key;
         }

@@ -28,26 +28,46 @@ void FinishStep(const StepSettings& settings, const LayerTable& table, int level
       bottleneck = static_cast<int>(k);
     }
   }
-  // The first stage's reduction and optimizer step are what the step waits for; its compute per
-  // micro-batch is the window the reduction may hide behind.
-  double first_step = 0, recompute = 0, expert_step = 0;
-  StageWeights first;
-  SyncWindow window;
-  window.stages = s;
-  for (int l = 0; l <= plan.stages[0].last_layer; ++l) {
-    const PlacementLayer& layer = table.layers[l];
-    first += WeightsOf(layer);
-    first_step += layer.optimizer_step_s;
-    expert_step += layer.ExpertShare() * layer.optimizer_step_s;
-    window.forward_s += layer.forward_s;
-    window.backward_s += layer.backward_s;
-    recompute += layer.backward_recompute_s;
+  // Every stage reduces its own gradients once its last backward ends, over its own replicas, and
+  // the optimizer steps once all have (Megatron-LM's gradient-norm all-reduce spans the stages).
+  // Stage k's last backward ends Σ_{j<k} of the stages' backward per chunk before the first
+  // stage's (the last micro-batch's gradients flow from the last stage to the first; fewer when a
+  // stage waits on another, so this lead is the least it can be): the step waits for
+  // max_k(exposed_k − lead_k), the first stage's reduction alone only when it is the largest —
+  // as the paper's formula takes it (DESIGN §6), which a search would otherwise game by putting
+  // a small first stage before a large one. Each stage's compute per micro-batch is the window
+  // its reduction may hide behind.
+  const double v = std::max(1, settings.virtual_stages);
+  double sync = -1, optimizer = 0, lead = 0;
+  SyncParts parts;
+  for (int k = 0; k < s; ++k) {
+    const StagePlan& stage = plan.stages[static_cast<size_t>(k)];
+    double step = 0, recompute = 0, expert_step = 0;
+    StageWeights weights;
+    SyncWindow window;
+    window.stages = s;
+    for (int l = stage.first_layer; l <= stage.last_layer; ++l) {
+      const PlacementLayer& layer = table.layers[l];
+      weights += WeightsOf(layer);
+      step += layer.optimizer_step_s;
+      expert_step += layer.ExpertShare() * layer.optimizer_step_s;
+      window.forward_s += layer.forward_s;
+      window.backward_s += layer.backward_s;
+      recompute += layer.backward_recompute_s;
+    }
+    window.backward_s += recompute;  // as the placement search sums them
+    if (weights.weight > 0) {
+      window.first_share = table.layers[stage.first_layer].weight_bytes / weights.weight;
+    }
+    const SyncParts stage_parts = StageSyncPartsS(settings, table, t, d, weights);
+    const double wait = std::max(0.0, ExposedGradientSyncS(settings, stage_parts, window) - lead);
+    if (wait > sync) {
+      sync = wait;
+      parts = stage_parts;
+    }
+    optimizer = std::max(optimizer, StageOptimizerStepS(settings, table, t, d, step, expert_step));
+    lead += window.backward_s / v;
   }
-  window.backward_s += recompute;  // as the placement search sums them
-  if (first.weight > 0) window.first_share = table.layers[0].weight_bytes / first.weight;
-  const SyncParts parts = StageSyncPartsS(settings, table, t, d, first);
-  const double sync = ExposedGradientSyncS(settings, parts, window);
-  const double optimizer = StageOptimizerStepS(settings, table, t, d, first_step, expert_step);
   const double tied = TiedEmbeddingS(settings, t, d, s, table.tied_gradient_bytes);
   plan.micro_batches = B;
   plan.virtual_stages = settings.virtual_stages;

@@ -63,12 +63,15 @@
 //   but interleaved) or, the paper's, (m + (s − 1)/v)·max stage load (bubble `bottleneck`), the
 //   same when the stages are balanced (pipeline.hpp's PipelineTimeS), m = ⌈B/d⌉,
 //   B = global_batch / micro_batch;
-//   sync = the first stage's data-parallel gradient reduction over the group {d·r, stride t/r}
-//   (r = weight_replicas) as the sharding has it (above; unsharded: all-reduce of 2·weight bytes,
-//   fp32 gradients of 2-byte weights, the paper's 4·(d − 1)/d·W/bandwidth on a flat network);
-//   optimizer = the first stage's Σ optimizer_step_s (/(d·r) when sharded at all) — the first
-//   stage ends its backward last in 1F1B, so
-//   its reduction and step are what the step waits for; tied = all-reduce of the width's
+//   sync = max over stages k of stage k's exposed data-parallel gradient reduction over the group
+//   {d·r, stride t/r} (r = weight_replicas) as the sharding has it (above; unsharded: all-reduce
+//   of 2·weight bytes, fp32 gradients of 2-byte weights, the paper's 4·(d − 1)/d·W/bandwidth on a
+//   flat network) less its lead, Σ_{j<k} of stage j's backward per micro-batch and chunk (stage k
+//   ends its last backward that much before the first stage, which ends last in 1F1B); the
+//   paper's formula, the first stage's alone, is the case k = 0 (the placement DP's bound, and
+//   the step whenever the first stage's reduction is the one that ends last);
+//   optimizer = max over stages of Σ optimizer_step_s (/(d·r) when sharded at all), the steps
+//   starting together once the reductions are done; tied = all-reduce of the width's
 //   tied_gradient_bytes between the first and the last stage (group {2, stride t·d·(s − 1)}) when
 //   s > 1.
 // * experts folded over j data-parallel replicas (LayerTable::expert_fold > 1; r = 1): each
