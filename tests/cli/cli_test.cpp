@@ -1152,6 +1152,50 @@ TEST(Cli, Bf16MomentsKeepTwoThirdsOfTheOptimizerState) {
                      "--optimizer: expected adam-mixed, adam-bf16-moments or sgd, found 'adamw'");
 }
 
+// predict's launch arguments reproduce the split it priced: Megatron-LM's default only when every
+// chunk holds the same blocks (it refuses 32 blocks over 3 stages), else its layout, which
+// pipeline_split_test.cpp reads back as Megatron-LM parses it; Megatron-FSDP under a pipeline is
+// not offered (plan never ranks one).
+TEST(Cli, PredictsLaunchArgumentsReproduceItsPipelineSplit) {
+  testing::TempDir dir;
+  const std::string predict = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
+                              "--micro-batch 1 --global-batch 8 ";
+  auto launch = [&](const std::string& flags) {
+    const std::string out = (dir / "p.json").string();
+    const auto r = Phaze(predict + flags + " -o " + out);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const ConfigNode j = ConfigNode::ParseFile(out);
+    if (!j.Optional("megatron_args")) return "null: " + j.Child("megatron_args_note").AsString();
+    std::string all;
+    for (const auto& x : j.Child("megatron_args").Elements()) all += " " + x.AsString();
+    return all;
+  };
+  auto has = [](const std::string& args, const std::string& part) {
+    return args.find(part) != std::string::npos;
+  };
+  const std::string even = launch("--plan 1,4,2");  // 8 blocks a stage
+  EXPECT_TRUE(has(even, " --pipeline-model-parallel-size 4 --micro-batch-size")) << even;
+  EXPECT_FALSE(has(even, "layout")) << even;
+  const std::string interleaved = launch("--plan 1,4,2,2");  // 4 blocks a chunk
+  EXPECT_TRUE(has(interleaved, " --num-layers-per-virtual-pipeline-stage 4 ")) << interleaved;
+  // 32 blocks over 3: 11, 11, 10 with the embedding and the head.
+  EXPECT_TRUE(has(launch("--plan 1,3,1"),
+                  " --pipeline-model-parallel-size 3 "
+                  "--pipeline-model-parallel-layout Et*11|t*11|t*10L "));
+  // Layers 0–9 and 10–33: 9 and 23 blocks.
+  EXPECT_TRUE(has(launch("--plan 1,2,4 --stage-starts 10"),
+                  " --pipeline-model-parallel-layout Et*9|t*23L "));
+  // The devices' 7, 9, 9, 7 blocks over two chunks each (pipeline_split.hpp's order).
+  const std::string chunks = launch("--plan 1,4,2,2 --stage-starts 8,17,26");
+  EXPECT_TRUE(has(chunks, " --pipeline-model-parallel-layout Et*3|(t*5|)*2,(t*4|)*4,t*3L "))
+      << chunks;
+  EXPECT_FALSE(has(chunks, "virtual")) << chunks;  // the layout gives the chunks
+  EXPECT_TRUE(has(launch("--plan 1,2,4 --sharding parameters"),
+                  "null: sharding parameters under "
+                  "a pipeline: Megatron-LM shards"));
+}
+
 // A file of one kind given where another is read is named for what it is (error_hints.cpp), from
 // its own top-level keys; a file of the right kind with a mistyped key gets no such hint. A
 // malformed number names its flag and what it expects, not Boost's generic "is invalid".
@@ -2226,14 +2270,24 @@ TEST(Cli, Fp8ParamGatherMovesFp8WeightsAtOneByte) {
   EXPECT_DOUBLE_EQ(FirstStageMemory(k, "weight_bytes"), W + C);
   EXPECT_EQ(reduction(k), reduction(b));
   EXPECT_EQ(Phaze(predict + kept + " --fp8-param-storage 8bit").exit_code, 2);
-  // Without FP8 GEMMs there is nothing to gather in FP8: the same result.
+  // Without FP8 GEMMs, or without a sharding, there is nothing to gather in FP8: the FP8 flags
+  // are refused rather than ignored (plan's too, where no --precision is fp8).
   const std::string bf16 = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --plan 1,1,4 "
-                           "--micro-batch 1 --global-batch 4 --sharding optimizer -o ";
-  const std::string c = (dir / "c.json").string(), d = (dir / "d.json").string();
-  ASSERT_EQ(Phaze(bf16 + c).exit_code, 0);
-  ASSERT_EQ(Phaze(bf16 + d + " --fp8-param-gather").exit_code, 0);
-  EXPECT_EQ(reduction(ConfigNode::ParseFile(c)), reduction(ConfigNode::ParseFile(d)));
+                           "--micro-batch 1 --global-batch 4 --sharding optimizer ";
+  EXPECT_USAGE_ERROR(Phaze(bf16 + "--fp8-param-gather"),
+                     "--fp8-param-gather: nothing runs in FP8 here (precision bf16); give "
+                     "--precision fp8");
+  EXPECT_USAGE_ERROR(Phaze(bf16 + "--fp8-recipe tensorwise"),
+                     "--fp8-recipe: nothing runs in FP8 here (precision bf16)");
+  EXPECT_USAGE_ERROR(Phaze("predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --plan 1,1,4 "
+                           "--micro-batch 1 --global-batch 4 --precision fp8 --fp8-param-gather"),
+                     "--fp8-param-gather: the sharding is none, so no weights are gathered");
+  EXPECT_USAGE_ERROR(Phaze("plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/tiny-gpt.yaml --arch h100-sxm-80gb --accelerators 4 "
+                           "--global-batch 4 --fp8-param-storage 16bit"),
+                     "--fp8-param-storage: nothing runs in FP8 here (precision bf16)");
   // TorchTitan: float8 all-gathers in FSDP, their scales found in one pass after the step.
   const std::string plan = (dir / "plan.json").string();
   auto r = Phaze("plan --model " + std::string(PHAZE_SOURCE_DIR) +

@@ -190,6 +190,13 @@ TEST(PlanRanking, ShardGroupsAddEachHybridShardingOnce) {
 
 using testing::Split;
 
+// The arguments of a plan whose `blocks` split evenly over its p·v chunks, as plans split them.
+MegatronLaunch MegatronArgsEven(const PlanRequest& r, const RunConfig& run, int blocks,
+                                std::int64_t sequence_length, bool experts = true) {
+  return MegatronArgs(r, run, PipelineSplit::Default(blocks, r.pipeline_stages * r.virtual_stages),
+                      sequence_length, experts);
+}
+
 TEST(MegatronArgs, ThePlansArgumentsByHand) {
   RunConfig run = RunConfig::Defaults();
   run.training.global_batch = 1536;
@@ -206,19 +213,20 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   r.recompute = RecomputeMode::kSelective;
   r.sharding = Sharding::kOptimizer;
   r.strategy = 1;  // sequence parallel, 96 blocks: 96 / (8·2) = 6 layers per virtual stage
-  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 8 "
                   "--num-layers-per-virtual-pipeline-stage 6 --micro-batch-size 1 "
                   "--global-batch-size 1536 --seq-length 2048 --sequence-parallel "
                   "--recompute-granularity selective --use-distributed-optimizer --bf16"));
   // Megatron-LM asserts one CUDA connection with tensor parallelism (outside Megatron-FSDP), and
   // sequence parallelism needs the sequence a multiple of tp: 2044 = 8·255 + 4.
-  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).env,
+  EXPECT_EQ(MegatronArgsEven(r, run, 96, 2048).env,
             std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=1"});
-  EXPECT_NE(MegatronArgs(r, run, 96, 2044).why.find("not a multiple of tp = 8"), std::string::npos);
+  EXPECT_NE(MegatronArgsEven(r, run, 96, 2044).why.find("not a multiple of tp = 8"),
+            std::string::npos);
   r.strategy = 2;  // context parallel 2 over sequence-parallel tensor parallelism 4
   // Context parallelism cuts the sequence in 2·cp = 4 chunks: 2050 = 4·512 + 2 is refused.
-  EXPECT_NE(MegatronArgs(r, run, 96, 2050).why.find("not a multiple of 2·cp = 4"),
+  EXPECT_NE(MegatronArgsEven(r, run, 96, 2050).why.find("not a multiple of 2·cp = 4"),
             std::string::npos);
   r.virtual_stages = 1;
   r.recompute = RecomputeMode::kFull;
@@ -226,7 +234,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_precision = ReductionPrecision::kBf16;
   run.training.gradient_reduction_overlap = 0.5;
   run.training.tensor_parallel_overlap = 0.5;  // with sequence parallelism: --tp-comm-overlap
-  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
                   "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
                   "--seq-length 2048 --sequence-parallel --tp-comm-overlap "
@@ -234,7 +242,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--recompute-method uniform --recompute-num-layers 1 --overlap-grad-reduce "
                   "--bf16 --grad-reduce-in-bf16"));
   r.sharding = Sharding::kOptimizer;  // the distributed optimizer's all-gather overlapped too
-  EXPECT_EQ(MegatronArgs(r, run, 96, 2048).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 96, 2048).args,
             Split("--tensor-model-parallel-size 4 --pipeline-model-parallel-size 8 "
                   "--context-parallel-size 2 --micro-batch-size 1 --global-batch-size 1536 "
                   "--seq-length 2048 --sequence-parallel --tp-comm-overlap "
@@ -249,7 +257,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_precision = ReductionPrecision::kFp16;
   run.training.precision = Precision::kFp16;
   run.training.gradient_reduction_overlap = 0;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
                   "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
                   "--moe-token-dispatcher-type alltoall "
@@ -260,7 +268,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--ckpt-format fsdp_dtensor --fp16"));
   r.strategy = 0;  // plain tensor parallelism: no --tp-comm-overlap (it needs sequence parallelism)
   r.tensor_parallel = 2;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-distributed-optimizer --use-megatron-fsdp "
@@ -268,7 +276,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
                   "--fp16"));
   r.tensor_parallel = 1;
   r.sharding = Sharding::kGradients;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--use-distributed-optimizer --use-megatron-fsdp "
@@ -278,16 +286,16 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_precision = ReductionPrecision::kFp32;
   run.training.attention = AttentionKernel::kFlash;
   r.sharding = Sharding::kNone;
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 1536 --seq-length 4096 "
                   "--attention-backend flash --bf16 --fp8-format hybrid --fp8-recipe delayed"));
   run.training.fp8_recipe = Fp8Recipe::kTensorwise;  // TE's Float8CurrentScaling
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args.back(), "tensorwise");
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args.back(), "tensorwise");
   run.training.fp8_recipe = Fp8Recipe::kDelayed;
-  EXPECT_TRUE(MegatronArgs(r, run, 32, 4096).env.empty());  // t 1: no connection limit
+  EXPECT_TRUE(MegatronArgsEven(r, run, 32, 4096).env.empty());  // t 1: no connection limit
   r.strategy = 4;
-  const MegatronLaunch none = MegatronArgs(r, run, 32, 4096);
+  const MegatronLaunch none = MegatronArgsEven(r, run, 32, 4096);
   EXPECT_TRUE(none.args.empty());
   EXPECT_FALSE(none.widths.has_value());
   EXPECT_EQ(none.why, "strategy 'my_strategy' has no Megatron-LM equivalent");
@@ -312,13 +320,13 @@ TEST(MegatronArgs, HybridShardingByHand) {
   r.sharding = Sharding::kOptimizer;
   r.shard_group = kShardWithinNode;
   EXPECT_EQ(ShardReplicasOf(r, run.cluster.network), 4);
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
                   "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 "
                   "--use-distributed-optimizer --num-distributed-optimizer-instances 4 --bf16"));
   r.shard_group = 32;
   EXPECT_EQ(ShardReplicasOf(r, run.cluster.network), 16);
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
                   "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 "
                   "--use-distributed-optimizer --bf16"));
@@ -327,23 +335,23 @@ TEST(MegatronArgs, HybridShardingByHand) {
   r.data_parallel = 64;
   r.sharding = Sharding::kParameters;
   r.shard_group = kShardWithinNode;  // 8 replicas a node: 8 instances
-  EXPECT_EQ(MegatronArgs(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
             Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                   "--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 "
                   "--use-distributed-optimizer --num-distributed-optimizer-instances 8 "
                   "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
                   "--ckpt-format fsdp_dtensor --bf16"));
   run.training.global_batch = 128;  // 2 micro-batches a step
-  const MegatronLaunch twice = MegatronArgs(r, run, 32, 4096);
+  const MegatronLaunch twice = MegatronArgsEven(r, run, 32, 4096);
   EXPECT_TRUE(twice.args.empty());
   EXPECT_NE(twice.why.find("hybrid sharding of gradients or parameters over 2 micro-batches"),
             std::string::npos);
   r.shard_group = kShardOverAll;  // plain Megatron-FSDP reduce-scatters every micro-batch
-  EXPECT_FALSE(MegatronArgs(r, run, 32, 4096).args.empty());
+  EXPECT_FALSE(MegatronArgsEven(r, run, 32, 4096).args.empty());
   // Priced as Megatron-FSDP runs it (the megatron-core-2024 recipe's once_a_step), it launches.
   r.shard_group = kShardWithinNode;
   run.training.hybrid_all_reduce = HybridAllReduce::kOnceAStep;
-  const MegatronLaunch once = MegatronArgs(r, run, 32, 4096);
+  const MegatronLaunch once = MegatronArgsEven(r, run, 32, 4096);
   EXPECT_EQ(once.why, "");
   EXPECT_EQ(once.args, Split("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
                              "--micro-batch-size 1 --global-batch-size 128 --seq-length 4096 "

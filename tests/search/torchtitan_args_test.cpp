@@ -20,6 +20,14 @@ namespace {
 
 using testing::Split;
 
+// The settings of a plan whose `blocks` split evenly over its p·v chunks, as plans split them.
+TorchTitanLaunch TorchTitanArgsEven(const PlanRequest& r, const RunConfig& run, int blocks,
+                                    std::int64_t sequence_length, bool experts = true) {
+  return TorchTitanArgs(r, run,
+                        PipelineSplit::Default(blocks, r.pipeline_stages * r.virtual_stages),
+                        sequence_length, experts);
+}
+
 StrategyChoice DTensorTensorParallel() {
   StrategyChoice c = StrategyChoice::Named("sequence_parallel");
   c.component.params = ConfigNode::ParseString("gathered_input: keep", "test");
@@ -62,7 +70,7 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
   // 8B, 8 GPUs: FSDP 8, local batch 2 (global 16: no accumulation), per-op checkpointing, bf16.
   run.training.global_batch = 16;
   const PlanRequest eight_gpus = Plan(0, 1, 8, 2, RecomputeMode::kPerOp, Sharding::kParameters);
-  TorchTitanLaunch eight = TorchTitanArgs(eight_gpus, run, 32, 8192);
+  TorchTitanLaunch eight = TorchTitanArgsEven(eight_gpus, run, 32, 8192);
   EXPECT_EQ(eight.why, "");
   // The false flag in tyro's negated form (a model's config may turn async TP on).
   EXPECT_EQ(
@@ -105,13 +113,13 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
   {  // The loss priced eager (TorchTitan's 2024 runs): the model alone compiled.
     RunConfig eager = run;
     eager.training.loss = LossKernel::kTorch;
-    EXPECT_EQ(TorchTitanArgs(eight_gpus, eager, 32, 8192).Args().back(),
+    EXPECT_EQ(TorchTitanArgsEven(eight_gpus, eager, 32, 8192).Args().back(),
               "--compile.components=model");
   }
   // Its float8 run: the linear layers converted but the LM head (`output`), the FSDP all-gathers
   // left in bf16 as phaze prices them.
   run.training.precision = Precision::kFp8;
-  const std::vector<std::string> fp8 = TorchTitanArgs(eight_gpus, run, 32, 8192).Args();
+  const std::vector<std::string> fp8 = TorchTitanArgsEven(eight_gpus, run, 32, 8192).Args();
   EXPECT_EQ(std::vector<std::string>(fp8.end() - 5, fp8.end()),
             Split("--model.converters=quantize.linear.float8 "
                   "--quantize.linear.float8.no_enable_fsdp_float8_all_gather "
@@ -127,21 +135,21 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
       return std::find(a.begin(), a.end(), arg) != a.end();
     };
     const std::string on = "--quantize.linear.float8.enable_fsdp_float8_all_gather";
-    const TorchTitanLaunch eight_fp8 = TorchTitanArgs(eight_gpus, gather, 32, 8192);
+    const TorchTitanLaunch eight_fp8 = TorchTitanArgsEven(eight_gpus, gather, 32, 8192);
     EXPECT_TRUE(has(eight_fp8, on));
     EXPECT_TRUE(
         has(eight_fp8, "--quantize.linear.float8.precompute_float8_dynamic_scale_for_fsdp"));
-    const TorchTitanLaunch cp_only = TorchTitanArgs(
+    const TorchTitanLaunch cp_only = TorchTitanArgsEven(
         Plan(4, 8, 1, 2, RecomputeMode::kFull, Sharding::kParameters), gather, 32, 8192);
     ASSERT_EQ(cp_only.why, "");
     EXPECT_TRUE(has(cp_only, on));
-    const TorchTitanLaunch one = TorchTitanArgs(
+    const TorchTitanLaunch one = TorchTitanArgsEven(
         Plan(0, 1, 1, 2, RecomputeMode::kFull, Sharding::kParameters), gather, 32, 8192);
     EXPECT_TRUE(one.why.empty() ? !has(one, on) : true) << one.why;
     // Weights kept in FP8 only are Megatron-LM's: TorchTitan does not launch them.
     RunConfig stored = gather;
     stored.training.fp8_param_storage = Fp8ParamStorage::kFp8;
-    EXPECT_NE(TorchTitanArgs(eight_gpus, stored, 32, 8192).why.find("fp8_param_storage fp8"),
+    EXPECT_NE(TorchTitanArgsEven(eight_gpus, stored, 32, 8192).why.find("fp8_param_storage fp8"),
               std::string::npos);
   }
   // 70B, 256 GPUs: FSDP 32 × TP 8, local batch 16 (global 512), full checkpointing, bf16; with the
@@ -149,26 +157,26 @@ TEST(TorchTitanArgs, TheBenchmarksOwnConfigurations) {
   run.training.precision = Precision::kBf16;
   run.training.global_batch = 512;
   run.training.tensor_parallel_overlap = 0.5;
-  EXPECT_EQ(
-      TorchTitanArgs(Plan(0, 8, 32, 16, RecomputeMode::kFull, Sharding::kParameters), run, 80, 8192)
-          .Args(),
-      Split("--parallelism.data_parallel_replicate_degree=1 "
-            "--parallelism.data_parallel_shard_degree=32 "
-            "--parallelism.fsdp_reshard_after_forward=default "
-            "--parallelism.tensor_parallel_degree=8 --parallelism.context_parallel_degree=1 "
-            "--parallelism.pipeline_parallel_degree=1 "
-            "--parallelism.enable_async_tensor_parallel --training.local_batch_size=16 "
-            "--training.global_batch_size=512 --training.seq_len=8192 "
-            "--training.mixed_precision_param=bfloat16 "
-            "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=full "
-            "--compile.enable --compile.components=model,loss"));
+  EXPECT_EQ(TorchTitanArgsEven(Plan(0, 8, 32, 16, RecomputeMode::kFull, Sharding::kParameters), run,
+                               80, 8192)
+                .Args(),
+            Split("--parallelism.data_parallel_replicate_degree=1 "
+                  "--parallelism.data_parallel_shard_degree=32 "
+                  "--parallelism.fsdp_reshard_after_forward=default "
+                  "--parallelism.tensor_parallel_degree=8 --parallelism.context_parallel_degree=1 "
+                  "--parallelism.pipeline_parallel_degree=1 "
+                  "--parallelism.enable_async_tensor_parallel --training.local_batch_size=16 "
+                  "--training.global_batch_size=512 --training.seq_len=8192 "
+                  "--training.mixed_precision_param=bfloat16 "
+                  "--training.mixed_precision_reduce=float32 --activation_checkpoint.mode=full "
+                  "--compile.enable --compile.components=model,loss"));
 }
 
 TEST(TorchTitanArgs, WidthsShardingAndBatches) {
   RunConfig run = TorchTitanRun();
   run.training.global_batch = 64;
   auto settings = [&](const PlanRequest& r, int blocks = 32) {
-    const TorchTitanLaunch l = TorchTitanArgs(r, run, blocks, 4096);
+    const TorchTitanLaunch l = TorchTitanArgsEven(r, run, blocks, 4096);
     EXPECT_EQ(l.why, "");
     std::string text;
     for (const std::string& a : l.Args()) {
@@ -241,7 +249,7 @@ TEST(TorchTitanArgs, HybridShardingIsHsdp) {
   run.cluster.network = Network({{"node", 8, 300e9, 0}, {"fabric", 0, 50e9, 0}});
   run.training.global_batch = 128;
   auto degrees = [&](const PlanRequest& r) {
-    const TorchTitanLaunch l = TorchTitanArgs(r, run, 32, 4096);
+    const TorchTitanLaunch l = TorchTitanArgsEven(r, run, 32, 4096);
     EXPECT_EQ(l.why, "");
     std::string text;
     for (const std::string& a : l.Args()) {
@@ -265,7 +273,7 @@ TEST(TorchTitanArgs, HybridShardingIsHsdp) {
   // Priced with the all-reduce once a step (Megatron-FSDP's), 4 micro-batches are not FSDP2's.
   r.shard_group = kShardWithinNode;
   run.training.hybrid_all_reduce = HybridAllReduce::kOnceAStep;
-  EXPECT_NE(TorchTitanArgs(r, run, 32, 4096).why.find("every micro-batch (4 here"),
+  EXPECT_NE(TorchTitanArgsEven(r, run, 32, 4096).why.find("every micro-batch (4 here"),
             std::string::npos);
   PlanRequest piped = Plan(0, 4, 8, 1, RecomputeMode::kNone, Sharding::kOptimizer);
   piped.pipeline_stages = 4;
@@ -289,7 +297,7 @@ TEST(TorchTitanArgs, ExpertParallelBorrowsShardRanks) {
   auto launch = [&](int t, int d, std::int64_t group) {
     PlanRequest r = Plan(0, t, d, 4 / t, RecomputeMode::kNone, Sharding::kParameters);
     r.shard_group = group;
-    return TorchTitanArgs(r, run, 32, 4096);
+    return TorchTitanArgsEven(r, run, 32, 4096);
   };
   auto degrees = [](const TorchTitanLaunch& l) {
     std::string text;
@@ -307,7 +315,7 @@ TEST(TorchTitanArgs, ExpertParallelBorrowsShardRanks) {
             "expert_tensor_parallel_degree=1 pipeline_parallel_degree=1");
   {  // A model without experts under the moe strategy: no expert parallelism to launch.
     PlanRequest r = Plan(0, 2, 16, 2, RecomputeMode::kNone, Sharding::kParameters);
-    const TorchTitanLaunch dense = TorchTitanArgs(r, run, 32, 4096, /*experts=*/false);
+    const TorchTitanLaunch dense = TorchTitanArgsEven(r, run, 32, 4096, /*experts=*/false);
     ASSERT_EQ(dense.why, "");
     EXPECT_EQ(dense.expert, 1);
     EXPECT_EQ(degrees(dense).find("expert_parallel_degree"), std::string::npos) << degrees(dense);
@@ -330,7 +338,7 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   RunConfig run = TorchTitanRun();
   run.training.global_batch = 64;
   auto why = [&](const PlanRequest& r) {
-    const TorchTitanLaunch l = TorchTitanArgs(r, run, 32, 4096);
+    const TorchTitanLaunch l = TorchTitanArgsEven(r, run, 32, 4096);
     EXPECT_TRUE(l.settings.empty());
     EXPECT_TRUE(l.Args().empty());
     return l.why.substr(0, l.why.find(':'));
@@ -353,7 +361,7 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   EXPECT_EQ(why(Plan(0, 1, 16, 1, none, Sharding::kNone)),  // 64 / 16 = 4 micro-batches
             "sharding none over several micro-batches a step");
   const auto first_clause = [](const std::string& w) { return w.substr(0, w.find(':')); };
-  EXPECT_EQ(first_clause(TorchTitanArgs(Plan(0, 8, 8, 8, none, fsdp), run, 32, 4100).why),
+  EXPECT_EQ(first_clause(TorchTitanArgsEven(Plan(0, 8, 8, 8, none, fsdp), run, 32, 4100).why),
             "sequence not a multiple of 2·tp·cp");  // 4100 = 256·16 + 4
   EXPECT_EQ(why(Plan(3, 3, 8, 8, none, fsdp)),
             "strategy context_parallel over sequence_parallel×2 at t 3");
@@ -368,7 +376,7 @@ TEST(TorchTitanArgs, WhatTorchTitanCannotRunSaysWhy) {
   run.training.attention = AttentionKernel::kFlash;
   run.training.precision = Precision::kFp8;
   EXPECT_EQ(why(Plan(0, 2, 4, 8, none, fsdp)), "fp8 with tensor parallelism");
-  EXPECT_EQ(TorchTitanArgs(Plan(0, 1, 8, 8, none, fsdp), run, 32, 4096).why, "");
+  EXPECT_EQ(TorchTitanArgsEven(Plan(0, 1, 8, 8, none, fsdp), run, 32, 4096).why, "");
   // torchao's float8 scales tensorwise: FP8 priced with TE's delayed scaling is not its run.
   run.training.fp8_recipe = Fp8Recipe::kDelayed;
   EXPECT_EQ(why(Plan(0, 1, 8, 8, none, fsdp)), "fp8_recipe delayed");
@@ -437,7 +445,7 @@ TEST(TorchTitanArgs, EveryKeyIsTorchTitansOwn) {
                 PlanRequest r = Plan(strategy, t, 8 / t, 64 / (8 / t), recompute, sharding);
                 r.pipeline_stages = p;
                 r.virtual_stages = p > 1 ? v : 1;
-                const TorchTitanLaunch l = TorchTitanArgs(r, run, 32, 4096);
+                const TorchTitanLaunch l = TorchTitanArgsEven(r, run, 32, 4096);
                 EXPECT_EQ(l.settings.empty(), !l.why.empty());
                 if (l.settings.empty()) continue;
                 ++launched;

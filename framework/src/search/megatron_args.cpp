@@ -61,8 +61,9 @@ bool KeepsGatheredInput(const StrategyChoice& strategy) {
          (strategy.over && KeepsGatheredInput(strategy.over->component));
 }
 
-MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                            std::int64_t sequence_length, bool experts) {
+MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run,
+                            const PipelineSplit& split, std::int64_t sequence_length,
+                            bool experts) {
   MegatronLaunch launch;
   MegatronWidths w;
   if (!MegatronWidthsOf(run.strategies.at(static_cast<std::size_t>(plan.strategy)),
@@ -70,6 +71,10 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
     return launch;
   }
   if (!experts) w.expert = 1;
+  if (plan.pipeline_stages > 1 && split.blocks.empty()) {
+    launch.why = split.why;
+    return launch;
+  }
   if (plan.recompute == RecomputeMode::kPerOp) {
     launch.why =
         "recompute per-op is TorchTitan's per-op selective activation checkpointing; "
@@ -113,6 +118,14 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
         "runs only with the distributed optimizer (sharding optimizer or more)";
     return launch;
   }
+  // ZeRO-2/3 is Megatron-FSDP, planned without a pipeline (its v2 refuses one:
+  // megatron/core/distributed/fsdp/mcore_fsdp_adapter.py; LaunchablePlans offers none).
+  if (plan.sharding >= Sharding::kGradients && plan.pipeline_stages > 1) {
+    launch.why = "sharding " + std::string(ToString(plan.sharding)) +
+                 " under a pipeline: Megatron-LM shards gradients and parameters with "
+                 "Megatron-FSDP, which runs without a pipeline (its v2 refuses one)";
+    return launch;
+  }
   launch.widths = w;
   // Megatron-LM asserts one CUDA connection with tensor or context parallelism on Hoppers and
   // older (it orders the collectives and the GEMMs they overlap), and not under Megatron-FSDP.
@@ -126,9 +139,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int b
   };
   flag("--tensor-model-parallel-size", w.tensor);
   flag("--pipeline-model-parallel-size", plan.pipeline_stages);
-  if (plan.virtual_stages > 1) {
-    flag("--num-layers-per-virtual-pipeline-stage",
-         blocks / (plan.pipeline_stages * plan.virtual_stages));
+  // The split priced: Megatron-LM's default when every chunk holds the same blocks, else its
+  // layout (which sets the virtual stages itself).
+  if (plan.pipeline_stages > 1 && !split.Even()) {
+    a.insert(a.end(), {"--pipeline-model-parallel-layout", MegatronLayout(split)});
+  } else if (plan.virtual_stages > 1) {
+    flag("--num-layers-per-virtual-pipeline-stage", split.blocks.front());
   }
   if (w.context > 1) flag("--context-parallel-size", w.context);
   if (w.expert > 1) {  // each expert whole on its rank, as the moe strategy slices it

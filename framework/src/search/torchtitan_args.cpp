@@ -108,8 +108,9 @@ std::string TorchTitanLaunch::Toml() const {
   return out;
 }
 
-TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                                std::int64_t sequence_length, bool experts) {
+TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
+                                const PipelineSplit& split, std::int64_t sequence_length,
+                                bool experts) {
   TorchTitanLaunch launch;
   const StrategyChoice& strategy = run.strategies.at(static_cast<std::size_t>(plan.strategy));
   int tp = 1;
@@ -195,6 +196,18 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
           "): TorchTitan's expert groups borrow those ranks, which the expert-parallel degree "
           "must divide";
   }
+  // The split priced, as TorchTitan's first/last-stage-less-layers give it.
+  int first_less = 0, last_less = 0, layers_per_stage = 0;
+  if (why.empty() && p > 1) {
+    if (split.blocks.empty()) {
+      why = split.why;
+    } else if (!TorchTitanLessLayers(split, plan.virtual_stages, &first_less, &last_less,
+                                     &layers_per_stage)) {
+      why = "the pipeline split priced (" + split.Text() +
+            " blocks a chunk) is none TorchTitan's pipeline_parallel_first/last_stage_less_layers "
+            "give";
+    }
+  }
   if (!why.empty()) return launch;
 
   launch.tensor = tp;
@@ -218,17 +231,16 @@ TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, i
     set("parallelism", "expert_tensor_parallel_degree", "1");
   }
   set("parallelism", "pipeline_parallel_degree", std::to_string(p));
-  if (p > 1) {  // Megatron's split: the blocks evenly, the first blocks mod p stages one more
+  if (p > 1) {  // the split priced (pipeline_split.hpp)
     set("parallelism", "pipeline_parallel_schedule",
         Quoted(plan.virtual_stages > 1                                  ? "Interleaved1F1B"
                : training.pipeline_schedule == PipelineSchedule::kGPipe ? "GPipe"
                                                                         : "1F1B"));
-    if (plan.virtual_stages > 1) {
-      set("parallelism", "pipeline_parallel_layers_per_stage",
-          std::to_string(blocks / (p * plan.virtual_stages)));
+    if (layers_per_stage > 0) {  // else v 1, or v 2: TorchTitan's default two chunks a device
+      set("parallelism", "pipeline_parallel_layers_per_stage", std::to_string(layers_per_stage));
     }
-    set("parallelism", "pipeline_parallel_first_stage_less_layers", "0");
-    set("parallelism", "pipeline_parallel_last_stage_less_layers", "0");
+    set("parallelism", "pipeline_parallel_first_stage_less_layers", std::to_string(first_less));
+    set("parallelism", "pipeline_parallel_last_stage_less_layers", std::to_string(last_less));
     set("parallelism", "pipeline_parallel_microbatch_size", std::to_string(plan.micro_batch));
   }
   set("parallelism", "enable_async_tensor_parallel",

@@ -53,7 +53,7 @@ void AddArchOptions(po::options_description& d) {
 int RunArch(CommandContext& ctx) {
   // The space: --space, or the one a run config's search would visit (the global --config).
   const bool config = !ctx.global.config.empty();
-  const bool space = ctx.vm.count("space") > 0 || config, preset = ctx.vm.count("preset") > 0;
+  const bool preset = ctx.vm.count("preset") > 0;
   if (static_cast<int>(ctx.vm.count("space") > 0) + static_cast<int>(config) +
           static_cast<int>(preset) !=
       1) {

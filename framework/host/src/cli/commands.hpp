@@ -150,6 +150,10 @@ void AddKernelOptions(boost::program_options::options_description& d);
 void AddWeightFormatOptions(boost::program_options::options_description& d);
 // --attention, --loss, --fp8-recipe and, where the command defines it, --fp8-param-gather.
 void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run);
+// --fp8-recipe, --fp8-param-gather or --fp8-param-storage given where nothing runs in FP8 (`fp8`
+// false; `precision` says what runs): a UsageError, as ignoring them would mislead.
+void RefuseFp8FlagsWithoutFp8(const boost::program_options::variables_map& vm, bool fp8,
+                              const std::string& precision);
 
 void AddSearchOptions(boost::program_options::options_description& d);
 int RunSearch(CommandContext& ctx);

@@ -315,6 +315,17 @@ void AddKernelOptions(boost::program_options::options_description& d) {
       "default: the run config's training.fp8_recipe");
 }
 
+void RefuseFp8FlagsWithoutFp8(const boost::program_options::variables_map& vm, bool fp8,
+                              const std::string& precision) {
+  if (fp8) return;
+  for (const std::string flag : {"fp8-recipe", "fp8-param-gather", "fp8-param-storage"}) {
+    if (vm.count(flag)) {
+      throw UsageError("--" + flag + ": nothing runs in FP8 here (precision " + precision +
+                       "); give --precision fp8");
+    }
+  }
+}
+
 void KernelsFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
   if (vm.count("attention")) {
     run.training.attention = ParseAttention("--attention", vm["attention"].as<std::string>());

@@ -400,6 +400,9 @@ int RunPlan(CommandContext& ctx) {
     precisions.push_back(ParsePrecision("--precision", w));
     CheckPrecisionOnDevice("--precision", precisions.back(), arch);
   }
+  RefuseFp8FlagsWithoutFp8(
+      ctx.vm, std::find(precisions.begin(), precisions.end(), Precision::kFp8) != precisions.end(),
+      ctx.vm["precision"].as<std::string>());
 
   // One ranking per number format (each its own slices) and device, merged best first.
   std::vector<RunConfig> runs;          // per precision
@@ -426,9 +429,11 @@ int RunPlan(CommandContext& ctx) {
       // --framework torchtitan ranks only the plans TorchTitan can run as phaze prices them.
       LaunchRefusal refuse;
       if (torchtitan && !m.slices.empty()) {
-        refuse = [&, blocks = PipelineUnits(m.slices.front().graph),
-                  experts = m.slices.front().graph.HasExperts()](const PlanRequest& r) {
-          const std::string why = TorchTitanArgs(r, rp, blocks, m.sequence_length, experts).why;
+        refuse = [&, experts = m.slices.front().graph.HasExperts()](const PlanRequest& r) {
+          const std::string why =
+              TorchTitanArgs(r, rp, PlanPipelineSplit(m.slices.front().graph, r), m.sequence_length,
+                             experts)
+                  .why;
           return why.empty() ? why : "not for TorchTitan (" + why.substr(0, why.find(':')) + "):";
         };
       }
@@ -539,10 +544,9 @@ int RunPlan(CommandContext& ctx) {
     const PlanChoice& c = ranked.choice;
     const PreparedModel::Slice* slice = mp.FindSlice(r.micro_batch, r.tensor_parallel, r.strategy);
     const bool experts = slice->graph.HasExperts();
-    const MegatronLaunch launch =
-        MegatronArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length, experts);
-    const TorchTitanLaunch titan =
-        TorchTitanArgs(r, rp, PipelineUnits(slice->graph), mp.sequence_length, experts);
+    const PipelineSplit split = PlanPipelineSplit(slice->graph, r);
+    const MegatronLaunch launch = MegatronArgs(r, rp, split, mp.sequence_length, experts);
+    const TorchTitanLaunch titan = TorchTitanArgs(r, rp, split, mp.sequence_length, experts);
     const MegatronWidths widths = launch.widths.value_or(MegatronWidths{});
     // The framework's own: its widths in the table and its arguments printed.
     std::vector<std::string> args = torchtitan ? titan.Args() : launch.args;

@@ -249,6 +249,13 @@ int RunPredict(CommandContext& ctx) {
     run.training.precision = ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
   }
   KernelsFromFlags(ctx.vm, run);
+  RefuseFp8FlagsWithoutFp8(ctx.vm, run.training.precision == Precision::kFp8,
+                           std::string(ToString(run.training.precision)));
+  if (ctx.vm.count("fp8-param-gather") && request.sharding == Sharding::kNone) {
+    throw UsageError(
+        "--fp8-param-gather: the sharding is none, so no weights are gathered (give --sharding "
+        "optimizer, gradients or parameters)");
+  }
   if (ctx.vm.count("stage-starts")) {
     request.stage_starts = ParseInts(ctx.vm["stage-starts"].as<std::string>(), "--stage-starts");
   }
@@ -401,8 +408,9 @@ int RunPredict(CommandContext& ctx) {
   if (!run.cluster.network.Name().empty()) j["cluster"]["system"] = run.cluster.network.Name();
   // What launches it: Megatron-LM's arguments and TorchTitan's job-config keys, or why not.
   const bool experts = slice.HasExperts();
-  PutLaunches(j, MegatronArgs(request, run, PipelineUnits(slice), model.sequence_length, experts),
-              TorchTitanArgs(request, run, PipelineUnits(slice), model.sequence_length, experts));
+  const PipelineSplit split = PlanPipelineSplit(slice, request);
+  PutLaunches(j, MegatronArgs(request, run, split, model.sequence_length, experts),
+              TorchTitanArgs(request, run, split, model.sequence_length, experts));
   // A plan above the HBM is infeasible but timed: its figures (what it would take if it fitted) are
   // written beside the reason.
   const bool over_hbm = !choice.feasible && p.time_per_batch_s > 0;

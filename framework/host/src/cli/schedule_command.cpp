@@ -148,6 +148,8 @@ int RunSchedule(CommandContext& ctx) {
           run.training.precision =
               ParsePrecision("--precision", ctx.vm["precision"].as<std::string>());
         }
+        RefuseFp8FlagsWithoutFp8(ctx.vm, run.training.precision == Precision::kFp8,
+                                 std::string(ToString(run.training.precision)));
         graph = WithTrainingKernels(graph, run.training);
       }
     } catch (const InvalidArgumentError& e) {

@@ -5,6 +5,8 @@
 // at d98e8a64 (2026-08); Megatron-FSDP's flags as named since 2025-08:
 //   --tensor-model-parallel-size tp --pipeline-model-parallel-size p
 //   [--num-layers-per-virtual-pipeline-stage blocks/(p·v)]   (v > 1: interleaved 1F1B)
+//   | [--pipeline-model-parallel-layout L]   (a split priced with chunks of unequal blocks:
+//                                            search/pipeline_split.hpp's MegatronLayout)
 //   [--context-parallel-size cp] [--expert-model-parallel-size ep --expert-tensor-parallel-size 1
 //    --moe-token-dispatcher-type alltoall]   (ep > 1: the all-to-all dispatch phaze prices, not
 //                                             Megatron-LM's default allgather)
@@ -42,7 +44,8 @@
 // context rank not a multiple of tp), nor hybrid sharding of gradients or parameters over several
 // micro-batches a step priced with FSDP2's all-reduce every micro-batch (Megatron-FSDP all-reduces
 // across its instances once a step: training.hybrid_all_reduce once_a_step, the
-// megatron-core-2024 recipe's).
+// megatron-core-2024 recipe's), nor sharding gradients or parameters under a pipeline
+// (Megatron-FSDP runs without one).
 #pragma once
 
 #include <optional>
@@ -50,6 +53,7 @@
 #include <vector>
 
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/pipeline_split.hpp"
 
 namespace phaze {
 
@@ -76,10 +80,12 @@ int ExpertParallelOf(const StrategyChoice& strategy, int t);
 bool KeepsGatheredInput(const ComponentChoice& component);
 bool KeepsGatheredInput(const StrategyChoice& strategy);
 
-// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample;
+// `split`: the blocks of each pipeline chunk as priced (PlanPipelineSplit; p > 1 without one has
+// no arguments, its why); `sequence_length`: tokens per sample;
 // `experts`: whether the model routes to experts (LayerGraph::HasExperts) — a dense model under
 // the moe strategy launches no expert parallelism.
-MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                            std::int64_t sequence_length, bool experts = true);
+MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run,
+                            const PipelineSplit& split, std::int64_t sequence_length,
+                            bool experts = true);
 
 }  // namespace phaze

@@ -19,10 +19,10 @@
 //                  tensor_parallel_degree tp, context_parallel_degree cp,
 //                  enable_async_tensor_parallel   (training.tensor_parallel_overlap > 0, tp > 1)
 //                  pipeline_parallel_degree p; p > 1: pipeline_parallel_schedule "1F1B" |
-//                    "GPipe" | "Interleaved1F1B" with pipeline_parallel_layers_per_stage
-//                    blocks/(p·v) (v > 1), pipeline_parallel_first/last_stage_less_layers 0
-//                    (Megatron's split: the blocks evenly, the embedding and head with the first
-//                    and last), pipeline_parallel_microbatch_size b
+//                    "GPipe" | "Interleaved1F1B" with pipeline_parallel_layers_per_stage (v > 1),
+//                    pipeline_parallel_first/last_stage_less_layers: the split priced
+//                    (search/pipeline_split.hpp; 0, 0 and blocks/(p·v) for an even one, 1, 1
+//                    and 8 for Llama 3.1 405B's 7, 8 × 14, 7), pipeline_parallel_microbatch_size b
 //   [training]     local_batch_size b, or B/d with a pipeline (one schedule of all its
 //                  micro-batches), global_batch_size B (gradient accumulation B/(local·d)),
 //                  seq_len S, mixed_precision_param "bfloat16", mixed_precision_reduce "float32"
@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "phaze/search/model_evaluator.hpp"
+#include "phaze/search/pipeline_split.hpp"
 
 namespace phaze {
 
@@ -87,9 +88,9 @@ struct TorchTitanLaunch {
   std::string Toml() const;
 };
 
-// `blocks`: the model's transformer blocks (PipelineUnits); `sequence_length`: tokens per sample;
-// `experts`: as MegatronArgs'.
-TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run, int blocks,
-                                std::int64_t sequence_length, bool experts = true);
+// `split`, `sequence_length` and `experts`: as MegatronArgs'.
+TorchTitanLaunch TorchTitanArgs(const PlanRequest& plan, const RunConfig& run,
+                                const PipelineSplit& split, std::int64_t sequence_length,
+                                bool experts = true);
 
 }  // namespace phaze
