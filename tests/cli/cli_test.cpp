@@ -930,6 +930,16 @@ TEST(Cli, ArchListsARunConfigsSpaceAndCommandsWithoutOneRefuseIt) {
   EXPECT_USAGE_ERROR(Phaze("--config " + run + " arch --space paper"),
                      "phaze arch: give exactly one of --space FILE, --preset NAME or the global "
                      "--config RUN.yaml (its arch.space)");
+  // A node the cost tables do not list is priced at the nearest that they do, and says so.
+  testing::WriteFile(dir / "chip16.yaml",
+                     "name: chip16\nnum_tc: 4\nnum_vc: 16\npe_x: 128\npe_y: 128\npe_vc: 128\n"
+                     "glb_mib: 32\nhbm_gib: 32\nnode_nm: 16\n");
+  auto chip16 = Phaze("arch --preset " + (dir / "chip16.yaml").string());
+  EXPECT_EQ(chip16.exit_code, 0) << chip16.err;
+  EXPECT_NE(chip16.out.find(" at 16 nm (area model); priced at 22 nm, the nearest node of the "
+                            "cost tables\n"),
+            std::string::npos)
+      << chip16.out;
   EXPECT_USAGE_ERROR(Phaze("--config " + run + " plugins"),
                      "--config: phaze plugins reads no run configuration; drop --config");
   EXPECT_USAGE_ERROR(Phaze("--config " + run + " place --layers " + std::string(PHAZE_SOURCE_DIR) +

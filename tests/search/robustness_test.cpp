@@ -95,6 +95,23 @@ TEST(Robustness, EachParameterScaledOnTheWinnerAndTheReference) {
   EXPECT_TRUE(moved) << "no perturbation changed any throughput";
 }
 
+// A stop (Ctrl-C, SIGTERM) set before or during the study ends it with no rows, saying why,
+// rather than rows of the perturbations it never evaluated.
+TEST(Robustness, AStopEndsTheStudyWithoutRows) {
+  Tiny t("");
+  const SearchResults& r = t.results;
+  ASSERT_GE(r.best_common, 0);
+  ASSERT_FALSE(r.robustness.rows.empty());
+  std::vector<double> reference;
+  for (const auto& m : t.context->Models()) reference.push_back(r.ReferenceThroughput(m.name));
+  NullProgress progress;
+  const std::atomic<bool> stop{true};
+  const RobustnessStudy st =
+      StudyRobustness(*t.context, r.outcome, r.best_common, reference, 5, 1, progress, &stop);
+  EXPECT_TRUE(st.rows.empty());
+  EXPECT_EQ(st.skipped, "interrupted (Ctrl-C or SIGTERM) before it finished");
+}
+
 // EvaluateExpert (the reference's expert plan alone, its width's slices only) makes the choice
 // Evaluate makes with the expert slot, on the reference and every explored config, perturbed
 // or not; and with the expert at a width no slice has, the same infeasible choice.

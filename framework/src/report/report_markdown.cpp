@@ -143,14 +143,19 @@ std::string SearchReportMarkdown(const SearchResults& r) {
        << " |\n";
   }
 
-  // The Pareto fronts: each model's and the common score's, smallest area first.
+  // The Pareto fronts: each model's and the common score's, smallest area first. The models'
+  // fronts are in samples/s, the common one in the objective's unit.
+  const std::string unit(ObjectiveUnit(r.run.search.objective));
+  const std::string scores =
+      unit == "samples/s" ? unit : "samples/s; the common front's scores in " + unit;
   md << "\n## Throughput against area: Pareto front of the explored configs\n\n"
-     << (ParetoFrontsExact(r) ? "Exact: the fronts of every config of the space.\n\n"
-                              : "Of the configs evaluated exactly (the search did not evaluate every "
-                                "config, or pruned with `prune: winners`): other configs may lie "
-                                "on the true fronts.\n\n")
-     << "A config is on a front when no explored config gives as much throughput (samples/s) "
-        "with less area.\n\n| front | configs (area mm²: samples/s) |\n|---|---|\n";
+     << (ParetoFrontsExact(r)
+             ? "Exact: the fronts of every config of the space.\n\n"
+             : "Of the configs evaluated exactly (the search did not evaluate every "
+               "config, or pruned with `prune: winners`): other configs may lie "
+               "on the true fronts.\n\n")
+     << "A config is on a front when no explored config gives as much throughput (" << scores
+     << ") with less area.\n\n| front | configs (area mm²: " << scores << ") |\n|---|---|\n";
   for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
     md << "| " << (m < 0 ? "common (" + std::string(ToString(r.run.search.mean)) + " mean)" : r.models[m].name) << " | ";
     bool first = true;
@@ -167,13 +172,13 @@ std::string SearchReportMarkdown(const SearchResults& r) {
   }
 
   md << "\n## Throughput against power: Pareto front of the explored configs\n\n"
-     << "A config is on a front when no explored config gives as much throughput (samples/s; the "
-        "common score for the common front) with less average power per device (W; for the "
-        "common front the mean over the models' plans)"
+     << "A config is on a front when no explored config gives as much throughput (" << scores
+     << ") with less average power per device (W; for the common front the mean over the "
+        "models' plans)"
      << (r.run.arch.power_budget_w > 0
              ? "; power budget " + FormatNumber("%.4g", r.run.arch.power_budget_w) + " W per device"
              : std::string())
-     << ".\n\n| front | configs (W: samples/s) |\n|---|---|\n";
+     << ".\n\n| front | configs (W: " << scores << ") |\n|---|---|\n";
   for (int m = -1; m < static_cast<int>(r.models.size()); ++m) {
     md << "| " << (m < 0 ? std::string("common") : r.models[m].name) << " | ";
     bool first = true;

@@ -38,7 +38,8 @@ ArchConfig Perturbed(ArchConfig arch, const std::string& key, double factor,
 
 RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOutcome& outcome,
                                 int best_common, const std::vector<double>& reference,
-                                int candidates, int threads, ProgressSink& progress) {
+                                int candidates, int threads, ProgressSink& progress,
+                                const std::atomic<bool>* stop) {
   RobustnessStudy study;
   const RunConfig& run = context.Run();
   if (run.estimator.name != "device" && run.estimator.name != "gpu") {
@@ -105,7 +106,9 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
   std::int64_t done = 0;
   progress.Begin("robustness",
                  static_cast<std::int64_t>(perturbations.size() * (order.size() + 1)));
+  auto stopped = [&] { return stop && stop->load(); };
   ForEachIndex(perturbations.size(), threads, [&](std::size_t p) {
+    if (stopped()) return;
     const auto& [key, factor] = perturbations[p];
     auto tick = [&] {
       const std::lock_guard<std::mutex> lock(progress_mutex);
@@ -122,7 +125,7 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
     }
     tick();
     double best = 0;
-    for (std::size_t c = 0; c < order.size(); ++c) {
+    for (std::size_t c = 0; c < order.size() && !stopped(); ++c) {
       ArchPoint point = explored[order[c]].point;
       point.arch = Perturbed(point.arch, key, factor, overrides);
       // Every model settles with the score: only the common score decides the winner.
@@ -138,6 +141,10 @@ RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOu
     }
   });
   progress.End();
+  if (stopped()) {  // some perturbations unfinished: no rows rather than rows of zeros
+    study.skipped = "interrupted (Ctrl-C or SIGTERM) before it finished";
+    return study;
+  }
 
   for (std::size_t p = 0; p < perturbations.size(); ++p) {
     int best = 0;

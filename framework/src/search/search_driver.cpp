@@ -182,9 +182,14 @@ SearchResults RunSearchDriver(const SearchContext& context, ProgressSink& progre
     std::vector<double> reference;
     for (const auto& m : models) reference.push_back(res.ReferenceThroughput(m.name));
     res.robustness = StudyRobustness(context, res.outcome, res.best_common, reference,
-                                     kRobustnessCandidates, so.threads, progress);
+                                     kRobustnessCandidates, so.threads, progress, options.stop);
   }
   res.timings.robustness_s = Since(t0);
+  // Stopped after the search, during the baselines or the robustness study: the results lack
+  // them, so they are marked partial (exit 4) and --resume finishes them from the journal.
+  if (options.stop && options.stop->load() && Complete(res.outcome.stop_reason)) {
+    res.outcome.stop_reason = StopReason::kInterrupted;
+  }
 
   // The winner's main layer schedule: first model, on the common winner (else its own).
   if (!models.empty()) {

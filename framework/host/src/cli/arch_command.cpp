@@ -108,8 +108,14 @@ int RunArch(CommandContext& ctx) {
     json["device_cost_usd"] = c.TotalUsd();
     json["die_yield"] = c.yield;
     json["hourly_usd_at_peak_power"] = cost.HourlyUsd(a, peak_w);
+    double listed_nm = a.node_nm;  // the cost tables' node it is priced at (the nearest)
+    cost.NodeFor(a.node_nm, &listed_nm);
+    json["cost_node_nm"] = listed_nm;
     table += "die              " + Num(c.die_area_mm2, "%.1f") + " mm2 at " + Num(a.node_nm, "%g") +
              " nm" + (a.die_area_mm2 > 0 ? " (published)" : " (area model)") +
+             (listed_nm != a.node_nm ? "; priced at " + Num(listed_nm, "%g") +
+                                           " nm, the nearest node of the cost tables"
+                                     : std::string()) +
              "\npower            static " + Num(static_w, "%.1f") + " W, peak " +
              Num(peak_w, "%.1f") + " W (every MAC, lane, buffer and HBM byte busy)" +
              (a.tdp_w > 0 ? "; TDP " + Num(a.tdp_w, "%g") + " W" : std::string()) +

@@ -15,6 +15,7 @@
 // Only for the device model (`device`, `gpu`); a parameter the estimator's params: fix is skipped.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,11 @@ struct RobustnessStudy {
 
 // `best_common`: index of the winner in outcome.explored (< 0: no study). `reference`: the
 // unperturbed reference throughput of every model (SearchResults::ReferenceThroughput).
-// `progress` counts the re-evaluations (phase "robustness").
+// `progress` counts the re-evaluations (phase "robustness"). `stop` set (Ctrl-C, SIGTERM) ends
+// it after the evaluations under way, with no rows and `skipped` saying so.
 RobustnessStudy StudyRobustness(const SearchContext& context, const ArchSearchOutcome& outcome,
                                 int best_common, const std::vector<double>& reference,
-                                int candidates, int threads, ProgressSink& progress);
+                                int candidates, int threads, ProgressSink& progress,
+                                const std::atomic<bool>* stop = nullptr);
 
 }  // namespace phaze
