@@ -9,7 +9,9 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "phaze/build_fingerprint.hpp"
@@ -690,7 +692,7 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
   const std::string text = testing::Slurp(dir / "out1" / "results.json");
   const ConfigNode j = ConfigNode::ParseString(text, "results.json");
   // explored.csv: a header, then one row per explored config and model, each with the header's
-  // 38 columns and the figures of results.json.
+  // 39 columns and the figures of results.json.
   {
     std::istringstream csv(testing::Slurp(dir / "out1" / "explored.csv"));
     std::vector<std::vector<std::string>> rows;
@@ -703,14 +705,15 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
     }
     const auto configs = j.Child("explored").Elements();
     ASSERT_EQ(rows.size(), 1 + configs.size());  // one model
-    EXPECT_EQ(rows[0].size(), 38u);
-    EXPECT_EQ(rows[0][32], "power_w");
-    EXPECT_EQ(rows[0][33], "energy_per_sample_j");
+    EXPECT_EQ(rows[0].size(), 39u);
+    EXPECT_EQ(rows[0][33], "power_w");
+    EXPECT_EQ(rows[0][34], "energy_per_sample_j");
     EXPECT_EQ(rows[0][16], "throughput_samples_per_s");
     EXPECT_EQ(rows[0][28], "expert_parallel");
+    EXPECT_EQ(rows[0][29], "expert_tensor_parallel");
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto& row = rows[i + 1];
-      ASSERT_EQ(row.size(), 38u) << i;
+      ASSERT_EQ(row.size(), 39u) << i;
       EXPECT_EQ(row[1], configs[i].Child("arch").Child("name").AsString());
       EXPECT_EQ(row[13], "tiny-gpt");
       const ConfigNode best = configs[i].Child("models").Elements()[0].Child("best");
@@ -722,9 +725,10 @@ TEST(Cli, SearchEndToEndOnATinySpace) {
         EXPECT_EQ(row[26], best.Child("sharding").AsString());
         EXPECT_EQ(row[27], best.Child("plan").Child("strategy").AsString());
         EXPECT_EQ(row[28], "");  // not the moe strategy: no expert-parallel size
-        EXPECT_DOUBLE_EQ(std::stod(row[32]), best.Child("power_w").AsDouble());
-        EXPECT_DOUBLE_EQ(std::stod(row[33]), best.Child("energy_per_sample_j").AsDouble());
-        EXPECT_GT(std::stod(row[32]), 0);
+        EXPECT_EQ(row[29], "");  // nor an expert-tensor-parallel one
+        EXPECT_DOUBLE_EQ(std::stod(row[33]), best.Child("power_w").AsDouble());
+        EXPECT_DOUBLE_EQ(std::stod(row[34]), best.Child("energy_per_sample_j").AsDouble());
+        EXPECT_GT(std::stod(row[33]), 0);
       }
     }
   }
@@ -2640,8 +2644,7 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
   EXPECT_NEAR(FirstStageMemory(z2, "weight_bytes"), (whole + experts) / 16, 1.0);
   EXPECT_USAGE_ERROR(
       Phaze(predict + "--accelerators 12 --global-batch 12 --plan 1,1,12 --expert-parallel 8"),
-      "--plan d = 12: the experts fold over 8 data-parallel replicas (expert parallel 8 at t 1), "
-      "which must divide d");
+      "--plan d = 12: the expert groups span 8 data-parallel replicas, which must divide d");
   r = Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
             "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --plan 1,1,8 --global-batch 8 "
             "--micro-batch 1 --expert-parallel 8");
@@ -2652,37 +2655,107 @@ TEST(Cli, PredictFoldsExpertsOverDataParallelReplicas) {
       << r.err;
 }
 
+// --expert-tensor-parallel width splits each expert over the t ranks (Megatron-LM's
+// --expert-tensor-parallel-size t): at t 2, e 4 a device holds 8/4 experts halved, where whole
+// experts fold e = 4 over t·d and hold 8/4 whole — by hand, 32 blocks × 8 experts × 3 GEMMs of
+// 4096 × 14336 bf16, × (1/4 − 1/8) more under whole experts. The optimizer state is 1/(t·d) of the
+// experts either way. Split expert groups span e data-parallel replicas, which must divide d.
+TEST(Cli, PredictSplitsExpertsOverTheWidth) {
+  testing::TempDir dir;
+  const std::string predict = "-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                              "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --system "
+                              "dgx-h100 --micro-batch 1 --recompute full --hbm-gib 1024 "
+                              "--strategy moe --recipe megatron-core-2024 --sharding optimizer ";
+  const std::string on16 =
+      predict + "--accelerators 16 --global-batch 16 --plan 2,1,8 --expert-parallel 4 ";
+  const std::string split = (dir / "split.json").string(), whole = (dir / "whole.json").string();
+  auto r = Phaze(on16 + "--expert-tensor-parallel width -o " + split);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("strategy moe, expert parallel 4, experts split over t (expert tensor "
+                       "parallel 2)"),
+            std::string::npos)
+      << r.out;
+  r = Phaze(on16 + "--expert-tensor-parallel 1 -o " + whole);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("expert tensor parallel"), std::string::npos) << r.out;
+  const ConfigNode a = ConfigNode::ParseFile(split), b = ConfigNode::ParseFile(whole);
+  const double experts = 32.0 * 8 * 3 * 4096 * 14336 * 2;
+  EXPECT_DOUBLE_EQ(FirstStageMemory(b, "weight_bytes") - FirstStageMemory(a, "weight_bytes"),
+                   experts * (1.0 / 4 - 1.0 / 8));
+  EXPECT_NEAR(FirstStageMemory(a, "optimizer_state_bytes"),
+              FirstStageMemory(b, "optimizer_state_bytes"), 1.0);
+  EXPECT_EQ(a.Child("megatron").Child("expert_tensor").AsInt(), 2);
+  EXPECT_EQ(b.Child("megatron").Child("expert_tensor").AsInt(), 1);
+  EXPECT_EQ(a.Child("result").Child("plan").Child("expert_tensor_parallel").AsInt(), 2);
+  EXPECT_EQ(b.Child("result").Child("plan").Child("expert_tensor_parallel").AsInt(), 1);
+  EXPECT_EQ(a.Child("strategy").Child("params").Child("expert_tensor_parallel").AsString(),
+            "width");
+  std::string args;
+  for (const auto& x : a.Child("megatron_args").Elements()) args += " " + x.AsString();
+  EXPECT_NE(args.find(" --expert-model-parallel-size 4 --expert-tensor-parallel-size 2 "),
+            std::string::npos)
+      << args;
+  EXPECT_USAGE_ERROR(
+      Phaze(predict + "--accelerators 8 --global-batch 8 --plan 2,1,4 --expert-parallel 8 "
+                      "--expert-tensor-parallel width"),
+      "--plan d = 4: the expert groups span 8 data-parallel replicas, which must divide d");
+  EXPECT_USAGE_ERROR(Phaze(on16 + "--expert-tensor-parallel 2"),
+                     "--expert-tensor-parallel: expected 1 (each expert whole on its device), "
+                     "width (each expert split over the tensor-parallel width), found '2'");
+  EXPECT_USAGE_ERROR(
+      Phaze(predict + "--accelerators 16 --global-batch 16 --plan 1,1,16 --expert-parallel 8 "
+                      "--expert-tensor-parallel width"),
+      "keeps each expert whole: the same as expert_tensor_parallel 1");
+}
+
 // Megatron-LM's MoE guide (megatron/core/transformer/moe/README.md at d98e8a64, "Best Practices",
-// Guideline 4: "For Mixtral 8x7B, EP8×TP1 outperforms EP4×TP2"): with the experts folded over
-// data-parallel replicas (--expert-parallel), phaze's fastest EP8×TP1 plan on 64 H100s beats its
-// fastest EP4×TP2 one, and every plan's arguments carry its expert-parallel size.
+// Guideline 4: "For Mixtral 8x7B, EP8×TP1 outperforms EP4×TP2"): phaze's fastest EP8×TP1 plan on
+// 64 H100s beats its fastest EP4×TP2 one, both as the guide ran it (each expert split over the
+// tensor-parallel ranks, Megatron's default --expert-tensor-parallel-size = TP) and with the
+// experts kept whole. Every plan's arguments carry its expert-parallel and expert-tensor-parallel
+// sizes, and the sizes place the experts: whole experts fold over tp·d ranks, split ones over d.
 TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
   testing::TempDir dir;
   const std::string out = (dir / "plan.json").string();
   auto r = Phaze("-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
                  "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
                  "--accelerators 64 --global-batch 256 --strategies moe --expert-parallel "
-                 "width,4,8 --top 400 -o " +
+                 "width,4,8 --top 800 -o " +
                  out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::pair<std::int64_t, std::int64_t>, double> fastest;  // (tp, ep) → step
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> fastest;  // (tp, ep, etp)
   for (const auto& plan : ConfigNode::ParseFile(out).Child("plans").Elements()) {
     const std::int64_t tp = plan.Child("megatron").Child("tensor").AsInt();
     const std::int64_t ep = plan.Child("megatron").Child("expert").AsInt();
-    fastest.emplace(std::pair{tp, ep}, plan.Child("time_per_batch_s").AsDouble());
+    const std::int64_t etp = plan.Child("megatron").Child("expert_tensor").AsInt();
+    fastest.emplace(std::tuple{tp, ep, etp}, plan.Child("time_per_batch_s").AsDouble());
+    EXPECT_EQ(plan.Child("result").Child("plan").Child("expert_tensor_parallel").AsInt(), etp);
     std::string args;
     for (const auto& a : plan.Child("megatron_args").Elements()) args += " " + a.AsString();
     if (ep > 1) {
       EXPECT_NE(args.find(" --expert-model-parallel-size " + std::to_string(ep) +
-                          " --expert-tensor-parallel-size 1 --moe-token-dispatcher-type alltoall "),
+                          " --expert-tensor-parallel-size " + std::to_string(etp) +
+                          " --moe-token-dispatcher-type alltoall "),
+                std::string::npos)
+          << args;
+    } else if (etp > 1) {
+      EXPECT_NE(args.find(" --expert-tensor-parallel-size " + std::to_string(etp) + " "),
                 std::string::npos)
           << args;
     }
-    EXPECT_EQ(ep % tp, 0) << args;
-    EXPECT_EQ(plan.Child("d").AsInt() * tp % ep, 0) << args;  // EP divides tp·d
+    const std::int64_t d = plan.Child("d").AsInt();
+    if (etp == 1) {
+      EXPECT_EQ(ep % tp, 0) << args;
+      EXPECT_EQ(d * tp % ep, 0) << args;  // EP divides tp·d
+    } else {
+      EXPECT_EQ(etp, tp) << args;
+      EXPECT_EQ(d % ep, 0) << args;  // EP divides d
+    }
   }
-  ASSERT_TRUE(fastest.count({1, 8}) && fastest.count({2, 4}));
-  EXPECT_LT(fastest.at({1, 8}), fastest.at({2, 4}));
+  ASSERT_TRUE(fastest.count({1, 8, 1}) && fastest.count({2, 4, 2}) && fastest.count({2, 4, 1}))
+      << fastest.size();
+  EXPECT_LT(fastest.at({1, 8, 1}), fastest.at({2, 4, 2}));
+  EXPECT_LT(fastest.at({1, 8, 1}), fastest.at({2, 4, 1}));
   // Sizes that cannot place the experts are refused, not skipped.
   const std::string plan = "-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
                            "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --accelerators 64 "
@@ -2720,6 +2793,46 @@ TEST(Cli, SearchSaysWhichListedStrategySlicesNothing) {
                  "not divisible by expert_parallel 3); its search goes on without it"),
       std::string::npos)
       << r.err;
+}
+
+// A search under the moe strategy with split experts (expert_tensor_parallel: width) records them
+// where it records the expert-parallel size: results.json's plan, explored.csv's column after
+// expert_parallel, report.md's plan ("EP 2 ETP 2").
+TEST(Cli, SearchRecordsSplitExperts) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
+  testing::WriteFile(dir / "moe.yaml",
+                     "name: tiny-moe\nfamily: llama\nlayers: 2\nhidden: 64\nheads: 4\n"
+                     "kv_heads: 2\nffn_hidden: 128\nvocab: 256\nmax_positions: 64\n"
+                     "sequence_length: 32\nmoe: {experts: 4, top_k: 2}\n");
+  testing::WriteFile(dir / "run.yaml",
+                     "models: [moe.yaml]\narch: {space: space.yaml}\n"
+                     "cluster: {num_accelerators: 16}\n"
+                     "training: {global_batch: 16, micro_batches: [1], tensor_parallel_widths: "
+                     "[2], hbm_gib: [32], recompute: [none]}\n"
+                     "solver: {backend: cbc, node_limit: 5, max_exact_ops: 24}\n"
+                     "strategy: {name: moe, params: {expert_parallel: 2, expert_tensor_parallel: "
+                     "width}}\n");
+  const auto r = Phaze("search --config " + (dir / "run.yaml").string() +
+                       " --max-configs 1 --output-dir " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const ConfigNode j = ConfigNode::ParseFile(dir / "out" / "results.json");
+  const ConfigNode best =
+      j.Child("explored").Elements()[0].Child("models").Elements()[0].Child("best");
+  ASSERT_TRUE(best.Child("feasible").AsBool());
+  EXPECT_EQ(best.Child("plan").Child("tensor_parallel").AsInt(), 2);
+  EXPECT_EQ(best.Child("plan").Child("expert_parallel").AsInt(), 2);
+  EXPECT_EQ(best.Child("plan").Child("expert_tensor_parallel").AsInt(), 2);
+  const std::string csv = testing::Slurp(dir / "out" / "explored.csv");
+  const std::string second = csv.substr(csv.find('\n') + 1);
+  std::vector<std::string> cells;
+  std::stringstream cols(second.substr(0, second.find('\n')));
+  for (std::string cell; std::getline(cols, cell, ',');) cells.push_back(cell);
+  ASSERT_GT(cells.size(), 29u);
+  EXPECT_EQ(cells[28], "2");
+  EXPECT_EQ(cells[29], "2");
+  EXPECT_NE(testing::Slurp(dir / "out" / "report.md").find(", t 2 moe EP 2 ETP 2}"),
+            std::string::npos);
 }
 
 // A model without experts has none to place: --expert-parallel is refused, and under the moe

@@ -301,6 +301,54 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   EXPECT_EQ(none.why, "strategy 'my_strategy' has no Megatron-LM equivalent");
 }
 
+// The moe strategy with each expert split over the width (expert_tensor_parallel: width) is
+// Megatron-LM's --expert-tensor-parallel-size = TP, its default; whole experts are 1. With one
+// expert-parallel rank only the expert-tensor size is written (no all-to-all dispatcher).
+TEST(MegatronArgs, SplitExpertsCarryTheirTensorParallelSize) {
+  RunConfig run = RunConfig::Defaults();
+  run.training.global_batch = 256;
+  auto moe = [](const char* params) {
+    StrategyChoice s = StrategyChoice::Named("moe");
+    s.component.params = ConfigNode::ParseString(params, "test");
+    return s;
+  };
+  run.strategies = {moe("{expert_parallel: 4, expert_tensor_parallel: width}"),
+                    moe("{expert_parallel: 1, expert_tensor_parallel: width}"),
+                    moe("{expert_parallel: 4, expert_tensor_parallel: 1}")};
+  PlanRequest r;
+  r.tensor_parallel = 2;
+  r.pipeline_stages = 1;
+  r.data_parallel = 32;
+  r.micro_batch = 1;
+  r.recompute = RecomputeMode::kNone;
+  r.sharding = Sharding::kNone;
+  r.strategy = 0;
+  const MegatronLaunch split = MegatronArgsEven(r, run, 32, 4096);
+  ASSERT_EQ(split.why, "");
+  EXPECT_EQ(split.widths->expert, 4);
+  EXPECT_EQ(split.widths->expert_tensor, 2);
+  EXPECT_EQ(split.args,
+            Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
+                  "--expert-model-parallel-size 4 --expert-tensor-parallel-size 2 "
+                  "--moe-token-dispatcher-type alltoall --micro-batch-size 1 "
+                  "--global-batch-size 256 --seq-length 4096 --sequence-parallel --bf16"));
+  r.strategy = 1;
+  const MegatronLaunch every = MegatronArgsEven(r, run, 32, 4096);
+  ASSERT_EQ(every.why, "");
+  EXPECT_EQ(every.widths->expert, 1);
+  EXPECT_EQ(every.args,
+            Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
+                  "--expert-tensor-parallel-size 2 --micro-batch-size 1 "
+                  "--global-batch-size 256 --seq-length 4096 --sequence-parallel --bf16"));
+  r.strategy = 2;
+  const MegatronLaunch whole = MegatronArgsEven(r, run, 32, 4096);
+  EXPECT_EQ(whole.widths->expert_tensor, 1);
+  const std::vector<std::string> head = Split(
+      "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
+      "--expert-model-parallel-size 4 --expert-tensor-parallel-size 1");
+  EXPECT_TRUE(std::equal(head.begin(), head.end(), whole.args.begin()));
+}
+
 // Hybrid sharding (training.shard_group) on nodes of 8: `node` at t 2 shards over the 4
 // data-parallel replicas a node holds, so d 16 keeps 16/4 = 4 distributed-optimizer instances
 // (Megatron-LM's intra-instance group: the dp·cp/instances consecutive ranks); a span of 32 = t·d

@@ -633,5 +633,83 @@ TEST(Recompute, PerOpKeepsEveryOtherLinearAndTheAttentionOutputByHand) {
   EXPECT_EQ(ToString(RecomputeMode::kPerOp), "per-op");
 }
 
+TEST(Moe, ExpertTensorParallelSplitsEachExpertOverTheWidth) {
+  // Megatron-LM's expert tensor parallelism at the width (--expert-tensor-parallel-size t, its
+  // default): expert_parallel e counts replicas, so E/e experts stay on each device, each split
+  // over the w devices as the dense FFN is: gate and up n = f/w, down k = f/w, on the routed
+  // tokens of e replicas (T·k/E · e). Per pass, the all-to-alls run over e devices w ranks apart
+  // with the device's sequence shard of the routed tokens; each kept expert's tokens are
+  // all-gathered over the width before its GEMMs and its result reduce-scattered after them.
+  const std::int64_t E = 8, k = 2, h = 4096, f = 14336, kv = 8 * 128, s = 4096, L = 32, b = 1;
+  const std::int64_t T = b * s, per_expert = T * k / E;
+  for (auto [w, e] : {std::pair<std::int64_t, std::int64_t>{2, 4}, {2, 1}, {4, 2}, {8, 8}}) {
+    auto moe = Strategies().CreateStrategy(
+        "moe", ConfigNode::ParseString("{expert_parallel: " + std::to_string(e) +
+                                           ", expert_tensor_parallel: width}",
+                                       "run.yaml"));
+    ASSERT_EQ(moe->Refusal(Full("mixtral-8x7b", b), w), "");
+    const LayerGraph g = SliceLayerGraph(*moe, "moe", Full("mixtral-8x7b", b), w, true);
+    const std::string where = "w=" + std::to_string(w) + " e=" + std::to_string(e);
+    EXPECT_EQ(g.expert_fold, e) << where;
+    std::set<std::int64_t> experts;
+    std::int64_t expert_flops = 0;
+    for (const auto& op : Block(g).forward.Ops()) {
+      if (op.expert < 0 || op.kind == OpKind::kCollective) continue;
+      experts.insert(op.expert);
+      expert_flops += op.GemmFlops();
+      if (!op.gemm) continue;
+      EXPECT_EQ(op.gemm->m, per_expert * e) << where << " " << op.name;
+      const bool down = op.name.find(".down") != std::string::npos;
+      EXPECT_EQ(down ? op.gemm->k : op.gemm->n, f / w) << where << " " << op.name;
+      EXPECT_EQ(down ? op.gemm->n : op.gemm->k, h) << where << " " << op.name;
+    }
+    EXPECT_EQ(static_cast<std::int64_t>(experts.size()), E / e) << where;
+    EXPECT_EQ(expert_flops, E * 3 * 2 * per_expert * h * f / w) << where;
+    for (const auto* pass : {&Block(g).forward, &Block(g).backward}) {
+      int a2a = 0, gathers = 0, scatters = 0;
+      for (const auto& op : pass->Ops()) {
+        if (op.kind != OpKind::kCollective) continue;
+        if (op.collective == CollectiveKind::kAllToAll) {
+          ++a2a;
+          EXPECT_EQ(op.collective_group, e) << where;
+          EXPECT_EQ(op.collective_stride, w) << where;
+          EXPECT_EQ(op.collective_bytes, E * per_expert * h * 2 / w) << where;
+        } else if (op.name.find("mlp.expert") == 0) {
+          // The gather of an expert's tokens and the scatter of its result, each moving the
+          // whole of its e·T·k/E tokens' hidden states over the width.
+          EXPECT_EQ(op.collective_group, w) << where << " " << op.name;
+          EXPECT_EQ(op.collective_bytes, per_expert * e * h * 2) << where << " " << op.name;
+          const bool gather = op.collective == CollectiveKind::kAllGather;
+          (gather ? gathers : scatters) += 1;
+        }
+      }
+      EXPECT_EQ(a2a, e > 1 ? 2 : 0) << where;
+      EXPECT_EQ(gathers, E / e) << where;   // forward: the gathers; backward: the scatters'
+      EXPECT_EQ(scatters, E / e) << where;  // conjugates, and the reverse
+    }
+    const std::int64_t V = w == 2 ? 32000 : w == 4 ? 32256 : 32768;  // padded to 128·w
+    const std::int64_t block =
+        (2 * h * h + 2 * h * kv) / w + 2 * h + h * E + (E / e) * 3 * h * f / w;
+    EXPECT_EQ(g.Parameters(), V * h / w + L * block + h + V * h / w) << where;
+  }
+  // Whole experts need e to be a multiple of the width; split ones count replicas.
+  auto etp = Strategies().CreateStrategy(
+      "moe", ConfigNode::ParseString("{expert_parallel: 2, expert_tensor_parallel: width}", "t"));
+  EXPECT_EQ(etp->Refusal(Full("mixtral-8x7b", 1), 4), "");
+  EXPECT_EQ(etp->Refusal(Full("mixtral-8x7b", 1), 3),
+            "the 32 attention heads are not divisible by 3");
+  EXPECT_NE(ConfigErrorOf([] {
+              Strategies().CreateStrategy(
+                  "moe", ConfigNode::ParseString("expert_tensor_parallel: 2", "run.yaml"));
+            }).find("expected 1 (each expert whole on its device) or width"),
+            std::string::npos);
+  EXPECT_NE(ConfigErrorOf([] {
+              Strategies().CreateStrategy(
+                  "sequence_parallel", ConfigNode::ParseString("expert_tensor_parallel: width",
+                                                               "run.yaml"));
+            }).find("needs the moe strategy"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace phaze

@@ -39,6 +39,7 @@ void WriteExploredCsv(std::ostream& csv, const SearchResults& r) {
          "common_score,common_winner,model,model_winner,feasible,throughput_samples_per_s,"
          "throughput_tokens_per_s,time_per_batch_s,mfu,pipeline_stages,data_parallel,"
          "tensor_parallel,virtual_stages,micro_batch,recompute,sharding,strategy,expert_parallel,"
+         "expert_tensor_parallel,"
          "hbm_gib,bubble_share,sync_share,"
          "power_w,energy_per_sample_j,energy_per_token_j,usd_per_million_tokens,model_score,"
          "reason\n";
@@ -65,13 +66,16 @@ void WriteExploredCsv(std::ostream& csv, const SearchResults& r) {
             << c.plan.tensor_parallel << "," << c.plan.virtual_stages << "," << c.micro_batch << ","
             << ToString(c.recompute) << "," << ToString(c.sharding) << "," << CsvField(c.strategy)
             << "," << (c.expert_parallel > 0 ? std::to_string(c.expert_parallel) : std::string())
+            << ","
+            << (c.expert_tensor_parallel > 0 ? std::to_string(c.expert_tensor_parallel)
+                                             : std::string())
             << "," << number(c.hbm_gib) << "," << number(c.plan.bubble_share) << ","
             << number(c.plan.sync_share) << "," << number(c.power_w) << ","
             << number(c.EnergyPerSampleJ()) << "," << number(c.energy_per_token_j) << ","
             << number(c.usd_per_million_tokens) << "," << number(e.evaluation.models[m].score)
             << ",\n";
       } else {
-        csv << std::string(21, ',') << CsvField(c.reason) << "\n";
+        csv << std::string(22, ',') << CsvField(c.reason) << "\n";
       }
     }
   }

@@ -12,11 +12,13 @@ namespace phaze::report {
 std::string PlanText(const PlanChoice& c) {
   if (!c.feasible) return "infeasible";
   // The strategy is named when it splits anything (t > 1, or experts over e > 1 devices), and
-  // the moe strategy's expert-parallel size when it is not t.
+  // the moe strategy's expert-parallel size when it is not t, and ETP when its experts are split.
   const std::int64_t t = c.plan.tensor_parallel, e = c.expert_parallel;
+  const bool split = c.expert_tensor_parallel > 1;
   std::string strategy;
   if ((t > 1 || e > 1) && !c.strategy.empty()) strategy = " " + c.strategy;
-  if (e > 0 && e != t) strategy += " EP " + std::to_string(e);
+  if (e > 0 && (e != t || split)) strategy += " EP " + std::to_string(e);
+  if (split) strategy += " ETP " + std::to_string(c.expert_tensor_parallel);
   return "{p " + std::to_string(c.plan.pipeline_stages) + ", d " +
          std::to_string(c.plan.data_parallel) + ", t " + std::to_string(t) + strategy + "}";
 }

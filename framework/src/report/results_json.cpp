@@ -101,6 +101,9 @@ Json PlanChoiceToJson(const PlanChoice& c) {
   j["plan"] = PlacementPlanToJson(c.plan, names);
   j["plan"]["strategy"] = c.strategy;
   if (c.expert_parallel > 0) j["plan"]["expert_parallel"] = c.expert_parallel;
+  if (c.expert_tensor_parallel > 0) {
+    j["plan"]["expert_tensor_parallel"] = c.expert_tensor_parallel;
+  }
   return j;
 }
 

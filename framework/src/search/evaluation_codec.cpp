@@ -60,7 +60,7 @@ void Fields(Self& s, F&& io) requires std::is_same_v<std::remove_const_t<Self>, 
 template <class Self, class F>
 void Fields(Self& c, F&& io) requires std::is_same_v<std::remove_const_t<Self>, PlanChoice> {
   io(c.feasible), io(c.reason), io(c.plan), io(c.strategy), io(c.strategy_index);
-  io(c.expert_parallel);
+  io(c.expert_parallel), io(c.expert_tensor_parallel);
   io(c.micro_batch), io(c.recompute), io(c.sharding), io(c.shard_group), io(c.shard_replicas);
   io(c.precision), io(c.hbm_gib), io(c.tokens_per_s), io(c.mfu), io(c.power_w);
   io(c.energy_per_token_j), io(c.hourly_usd), io(c.usd_per_million_tokens), io(c.time_to_train_s);

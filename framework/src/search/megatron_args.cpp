@@ -16,7 +16,10 @@ bool MegatronWidthsOf(const StrategyChoice& strategy, int t, MegatronWidths* out
     }
     w.tensor = t;
     w.sequence_parallel = name != "megatron" && t > 1;
-    if (name == "moe") w.expert = ExpertParallelOf(strategy, t);
+    if (name == "moe") {
+      w.expert = ExpertParallelOf(strategy, t);
+      w.expert_tensor = SplitsExperts(strategy) ? t : 1;
+    }
   } else if (name == "context_parallel") {
     const std::int64_t k = strategy.over ? strategy.over->width : 1;
     const std::string inner = strategy.over ? strategy.over->component.name : "megatron";
@@ -51,6 +54,12 @@ int ExpertParallelOf(const StrategyChoice& strategy, int t) {
   return e ? static_cast<int>(e->AsPositiveInt()) : t;
 }
 
+bool SplitsExperts(const StrategyChoice& strategy) {
+  if (strategy.component.name != "moe") return false;
+  const auto etp = strategy.component.Params().Optional("expert_tensor_parallel");
+  return etp && etp->AsString() == "width";
+}
+
 bool KeepsGatheredInput(const ComponentChoice& component) {
   const auto g = component.Params().Optional("gathered_input");
   return g && g->AsString() == "keep";
@@ -70,7 +79,7 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run,
                         plan.tensor_parallel, &w, &launch.why)) {
     return launch;
   }
-  if (!experts) w.expert = 1;
+  if (!experts) w.expert = w.expert_tensor = 1;
   if (plan.pipeline_stages > 1 && split.blocks.empty()) {
     launch.why = split.why;
     return launch;
@@ -147,10 +156,12 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run,
     flag("--num-layers-per-virtual-pipeline-stage", split.blocks.front());
   }
   if (w.context > 1) flag("--context-parallel-size", w.context);
-  if (w.expert > 1) {  // each expert whole on its rank, as the moe strategy slices it
+  if (w.expert > 1) {  // the experts' split as the moe strategy slices them
     flag("--expert-model-parallel-size", w.expert);
-    flag("--expert-tensor-parallel-size", 1);
+    flag("--expert-tensor-parallel-size", w.expert_tensor);
     a.insert(a.end(), {"--moe-token-dispatcher-type", "alltoall"});
+  } else if (w.expert_tensor > 1) {  // every expert on every rank, split over the width
+    flag("--expert-tensor-parallel-size", w.expert_tensor);
   }
   flag("--micro-batch-size", plan.micro_batch);
   flag("--global-batch-size", run.training.global_batch);

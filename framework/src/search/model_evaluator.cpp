@@ -248,9 +248,10 @@ void NameStrategy(PlanChoice& c, const RunConfig& run, int index, const LayerGra
   c.strategy = graph.strategy;
   c.strategy_index = index;
   const StrategyChoice& s = run.strategies.at(static_cast<std::size_t>(index));
-  c.expert_parallel = s.component.name == "moe" && !s.over && experts
-                          ? ExpertParallelOf(s, static_cast<int>(c.plan.tensor_parallel))
-                          : 0;
+  const bool moe = s.component.name == "moe" && !s.over && experts;
+  const int t = static_cast<int>(c.plan.tensor_parallel);
+  c.expert_parallel = moe ? ExpertParallelOf(s, t) : 0;
+  c.expert_tensor_parallel = moe ? (SplitsExperts(s) ? t : 1) : 0;
 }
 
 // A fixed plan on `problem` (one of whose widths is `graph`'s), split at `strategy.stage_starts`

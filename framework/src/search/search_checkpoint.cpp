@@ -18,8 +18,8 @@ namespace {
 
 constexpr const char* kMagic = "phaze search checkpoint";
 // 2: a breakdown's data_parallel_total_s; 3: a stage's step memory; 4: a choice's shard group
-// and replicas (hybrid sharding); 5: a choice's expert_parallel.
-constexpr std::int64_t kFormat = 5;
+// and replicas (hybrid sharding); 5: a choice's expert_parallel; 6: its expert_tensor_parallel.
+constexpr std::int64_t kFormat = 6;
 
 std::uint64_t Fnv1a(std::string_view bytes) {
   std::uint64_t h = 14695981039346656037ULL;

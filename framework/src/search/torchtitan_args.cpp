@@ -30,6 +30,12 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, i
       *why = "tensor parallelism that gathers the input again in backward: " + dtensor;
       return false;
     }
+    if (t > 1 && SplitsExperts(strategy)) {
+      *why =
+          "experts split over the width (expert_tensor_parallel: width): phaze writes "
+          "TorchTitan's arguments for whole experts only (expert_tensor_parallel_degree 1)";
+      return false;
+    }
     *tp = t;
     *ep = ExpertParallelOf(strategy, t);
     return true;

@@ -24,9 +24,9 @@ struct Group {
 
 const OpAxes kHiddenState = OpAxes::Of({Axis::kTokens, Axis::kHidden});
 
-// Work of this op is divided by w: split roles, and replicated ops under sequence parallelism.
-bool Divided(const Operator& op, bool sp) {
-  const Role r = MegatronRoleOf(op);
+// Work of an op of role r is divided by w: split roles, and replicated ops under sequence
+// parallelism.
+bool Divided(Role r, bool sp) {
   return r == Role::kColumn || r == Role::kRow || r == Role::kSharded ||
          (sp && r == Role::kReplicated);
 }
@@ -65,29 +65,34 @@ i64 ExpertCount(const OperatorGraph& g) {
 // copied in order; each gets the collectives its role needs around it.
 class ForwardSlicer {
  public:
-  // `fold`: the data-parallel replicas the expert group spans besides the w devices (its
-  // all-to-alls run over w·fold devices; each kept expert receives fold× the tokens).
+  // `fold`: the data-parallel replicas the expert group spans (each kept expert receives fold×
+  // the tokens). Whole experts (`etp` false): the group is the w devices and fold−1 more
+  // replicas, w·fold consecutive ranks. Experts split over the width (`etp`, expert tensor
+  // parallelism): fold devices w ranks apart, one per replica, each with its expert's 1/w.
   ForwardSlicer(const OperatorGraph& g, Group group, i64 tokens, bool sp, bool ep,
-                bool keep_gathered, i64 fold)
+                bool keep_gathered, i64 fold, bool etp)
       : g_(g),
         group_(group),
-        expert_group_{group.size * fold, group.stride},
+        expert_group_{etp ? fold : group.size * fold, etp ? group.stride * group.size
+                                                          : group.stride},
         w_(group.size),
         fold_(fold),
         tokens_(tokens),
         sp_(sp),
         ep_(ep),
+        etp_(etp),
         keep_gathered_(sp && keep_gathered),
-        kept_experts_(ep ? ExpertCount(g) / (group.size * fold) : 0) {}
+        kept_experts_(ep ? ExpertCount(g) / expert_group_.size : 0) {}
 
   OperatorGraph Slice() {
     const std::vector<bool> split = SplitTensors();
     const std::vector<bool> grown = ExpertBuffers();
     for (size_t t = 0; t < g_.Tensors().size(); ++t) {
       const Tensor& tensor = g_.GetTensor(static_cast<int>(t));
-      const i64 elements = split[t]   ? tensor.elements / w_
-                           : grown[t] ? tensor.elements * fold_
-                                      : tensor.elements;
+      // Under expert tensor parallelism an expert's buffers are both: fold× the tokens, 1/w of
+      // them (the sequence shard before the gather, the feature shard after it).
+      const i64 elements = (grown[t] ? tensor.elements * fold_ : tensor.elements) /
+                           (split[t] ? w_ : 1);
       s_.AddTensor(tensor.name, elements, tensor.dtype_bytes, tensor.requires_grad);
     }
     replaced_.resize(g_.Tensors().size());
@@ -100,6 +105,11 @@ class ForwardSlicer {
   }
 
  private:
+  // An op's Megatron role here: an expert's ops are split as the dense FFN's under expert tensor
+  // parallelism, whole otherwise.
+  Role RoleOf(const Operator& op) const {
+    return etp_ && op.expert >= 0 ? DenseMegatronRoleOf(op) : MegatronRoleOf(op);
+  }
   bool Dropped(const Operator& op) const { return ep_ && op.expert >= kept_experts_; }
   bool ExpertProducer(int t) const {
     return g_.Producer(t) >= 0 && g_.GetOp(g_.Producer(t)).expert >= 0;
@@ -134,10 +144,11 @@ class ForwardSlicer {
       for (int t : g_.InputTensors()) split[t] = g_.GetTensor(t).requires_grad;
     }
     for (const auto& op : g_.Ops()) {
-      const Role r = MegatronRoleOf(op);
+      const Role r = RoleOf(op);
       const bool splits =
           r == Role::kColumn || r == Role::kSharded || (sp_ && r == Role::kReplicated);
-      if (!splits || (ep_ && FeedsExperts(op))) continue;  // expert buffers stay whole
+      // Whole experts' buffers stay whole; split experts' hold the sequence shard until gathered.
+      if (!splits || (ep_ && !etp_ && FeedsExperts(op))) continue;
       for (size_t i = 0; i < op.outputs.size(); ++i) {
         if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
       }
@@ -165,7 +176,7 @@ class ForwardSlicer {
 
   void Add(const Operator& original) {
     Operator op = original;
-    const Role role = MegatronRoleOf(original);  // from the axes: unchanged by the edits below
+    const Role role = RoleOf(original);  // from the axes: unchanged by the edits below
     const bool dispatches = ep_ && FeedsExperts(original);
     bool collects = false;
     if (ep_ && original.expert < 0) {
@@ -183,7 +194,7 @@ class ForwardSlicer {
     if (dispatches) Dispatch(op);
     if (ep_ && op.expert >= 0) GrowAlong(op, Axis::kTokens, fold_);
     if (op.gemm && role == Role::kColumn && w_ > 1) GatherInput(op);
-    if (Divided(op, sp_)) {
+    if (Divided(role, sp_)) {
       SplitAlong(op, SplitAxis(op, role), w_);
       if (role != Role::kReplicated) op.weight_bytes /= w_;  // replicated weights stay whole
     }
@@ -248,8 +259,10 @@ class ForwardSlicer {
         const int full = AddCollectiveOn(x, ".all_gather", CollectiveKind::kAllGather,
                                          CollectiveKind::kReduceScatter, bytes * w_,
                                          elements * w_, kHiddenState);
-        if (keep_gathered_) {
-          // PyTorch DTensor (TorchTitan): the GEMMs save the gathered x, as autograd does.
+        if (keep_gathered_ || op.expert >= 0) {
+          // PyTorch DTensor (TorchTitan): the GEMMs save the gathered x, as autograd does. So do
+          // split experts in Megatron-LM: its token dispatcher gathers their tokens over the
+          // width, and the grouped GEMM saves the gathered input.
           it = gathered_.emplace(x, full).first;
         } else {
           // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
@@ -267,7 +280,7 @@ class ForwardSlicer {
       }
     }
     for (int& t : op.inputs) t = t == x ? it->second : t;
-    if (!sp_ || keep_gathered_) {
+    if (!sp_ || keep_gathered_ || op.expert >= 0) {
       for (int& t : op.saved) t = t == x ? it->second : t;
     }  // Megatron's sequence parallelism keeps the sequence-split x for backward
   }
@@ -275,7 +288,7 @@ class ForwardSlicer {
   const OperatorGraph& g_;
   const Group group_, expert_group_;
   const i64 w_, fold_, tokens_;
-  const bool sp_, ep_;
+  const bool sp_, ep_, etp_;
   const bool keep_gathered_;  // TensorParallelOptions::keep_gathered_input, under sp_
   const i64 kept_experts_;
   OperatorGraph s_;
@@ -297,8 +310,11 @@ LayerGraph PadVocabulary(const LayerGraph& full, i64 w, const TensorParallelOpti
 }  // namespace
 
 MegatronRole MegatronRoleOf(const Operator& op) {
+  return op.expert >= 0 ? Role::kExpert : DenseMegatronRoleOf(op);
+}
+
+MegatronRole DenseMegatronRoleOf(const Operator& op) {
   const OpAxes& x = op.axes;
-  if (op.expert >= 0) return Role::kExpert;
   if (op.gemm) {
     if (SplitFeature(x.n)) return Role::kColumn;
     if (x.k == Axis::kHeads || x.k == Axis::kFfn) return Role::kRow;
@@ -312,6 +328,10 @@ MegatronRole MegatronRoleOf(const Operator& op) {
 
 std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
                                   const TensorParallelOptions& options) {
+  if (options.expert_parallel && options.expert_tensor_parallel && w == 1) {
+    return "expert_tensor_parallel width at width 1 keeps each expert whole: the same as "
+           "expert_tensor_parallel 1";
+  }
   if (w == 1 && ExpertParallelSize(options, w) == 1) return "";
   const LayerGraph full = PadVocabulary(unpadded, w, options);
   auto not_divisible = [&](const std::string& what) {
@@ -319,11 +339,11 @@ std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
   };
   if (options.expert_parallel) {
     const i64 e = ExpertParallelSize(options, w);
-    if (e % w != 0) {
+    if (!options.expert_tensor_parallel && e % w != 0) {
       return "expert_parallel " + std::to_string(e) + " is not a multiple of the width " +
              std::to_string(w) +
-             " (experts split within a device, Megatron-LM's expert tensor parallelism, are not "
-             "modelled)";
+             " (experts whole on each device; expert_tensor_parallel: width splits them over the "
+             "width, and then expert_parallel counts data-parallel replicas)";
     }
     for (const auto& u : full.unique_layers) {
       const i64 experts = ExpertCount(u.forward);
@@ -345,7 +365,8 @@ std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
   }
   for (const auto& u : full.unique_layers) {
     for (const auto& op : u.forward.Ops()) {
-      const Role role = MegatronRoleOf(op);
+      const Role role =
+          options.expert_tensor_parallel ? DenseMegatronRoleOf(op) : MegatronRoleOf(op);
       std::string what;
       if (op.gemm && role == Role::kColumn && op.gemm->n % w != 0) {
         what = "its " + std::to_string(op.gemm->n) + " output columns";
@@ -370,7 +391,8 @@ std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
 
 TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
                                                 TensorParallelOptions defaults) {
-  params.ExpectKeys({"make_vocab_size_divisible_by", "gathered_input", "expert_parallel"});
+  params.ExpectKeys({"make_vocab_size_divisible_by", "gathered_input", "expert_parallel",
+                     "expert_tensor_parallel"});
   if (auto n = params.Optional("expert_parallel")) {
     if (!defaults.expert_parallel) {
       n->Fail("needs the moe strategy (expert parallelism)");
@@ -378,6 +400,17 @@ TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
     // Up to the host's accelerator limit (limits::kAccelerators, outside the plugin SDK), as the
     // CLI's --expert-parallel.
     defaults.expert_parallel_size = n->AsIntInRange(1, std::int64_t{1} << 24);
+  }
+  if (auto n = params.Optional("expert_tensor_parallel")) {
+    if (!defaults.expert_parallel) n->Fail("needs the moe strategy (expert parallelism)");
+    const std::string word = n->AsString();
+    if (word != "1" && word != "width") {
+      n->Fail(
+          "expected 1 (each expert whole on its device) or width (each expert split over the "
+          "tensor-parallel width, Megatron-LM's --expert-tensor-parallel-size t), found '" +
+          word + "'");
+    }
+    defaults.expert_tensor_parallel = word == "width";
   }
   if (auto n = params.Optional("make_vocab_size_divisible_by")) {
     defaults.vocab_multiple = n->AsIntInRange(1, 1 << 20);
@@ -405,7 +438,8 @@ LayerGraph TensorParallelSlice(const LayerGraph& unpadded, i64 w,
   const LayerGraph full = PadVocabulary(unpadded, w, options);
   LayerGraph out = full;
   const i64 e = options.expert_parallel ? ExpertParallelSize(options, w) : w;
-  const i64 fold = e / w;
+  const bool etp = options.expert_parallel && options.expert_tensor_parallel;
+  const i64 fold = etp ? e : e / w;
   const bool ep = options.expert_parallel && e > 1;
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
   for (const auto& u : full.unique_layers) {
@@ -415,7 +449,7 @@ LayerGraph TensorParallelSlice(const LayerGraph& unpadded, i64 w,
     if (w > 1 || ep) {
       layer.forward = ForwardSlicer(layer.forward, Group{w, full.tensor_parallel},
                                     full.micro_batch * full.sequence_length, sp, ep,
-                                    options.keep_gathered_input, fold)
+                                    options.keep_gathered_input, fold, etp)
                           .Slice();
     }
     layer.tied_parameters /= w;  // only the LM head reuses a table, and it is column-parallel

@@ -23,7 +23,10 @@
 // tokens from every device), the rest are dropped; all-to-alls of the routed-token buffer before
 // the experts and after them; the rest is sliced as with sequence parallelism. With an expert
 // width e = j·w (TensorParallelOptions::expert_parallel_size), E/e experts stay, each with j× the
-// tokens, and the all-to-alls span the e devices.
+// tokens, and the all-to-alls span the e devices. With expert tensor parallelism (experts split
+// over the width, TensorParallelOptions::expert_tensor_parallel), e counts replicas: E/e experts
+// stay, each split over the w devices like the dense FFN, and the all-to-alls span e devices w
+// ranks apart.
 // Collective bytes are per device: the full tensor for all-reduce, the gathered (output) tensor
 // for all-gather, the input tensor for reduce-scatter and all-to-all.
 #pragma once
@@ -49,6 +52,9 @@ enum class MegatronRole {
   kExpert,      // one MoE expert's branch (Operator::expert ≥ 0): placed whole on a device
 };
 MegatronRole MegatronRoleOf(const Operator& op);
+// The role an op would have outside an expert (an expert's FFN GEMMs are column and row
+// parallel, its activations sharded): how expert tensor parallelism splits it.
+MegatronRole DenseMegatronRoleOf(const Operator& op);
 
 struct TensorParallelOptions {
   bool sequence_parallel = false;
@@ -69,6 +75,15 @@ struct TensorParallelOptions {
   // the width innermost); LayerGraph::expert_fold = e/w tells the placement that the experts'
   // weights are held by d/(e/w) replicas.
   std::int64_t expert_parallel_size = 0;
+  // Expert tensor parallelism at the width (`expert_tensor_parallel: width` in the strategy's
+  // params; Megatron-LM's --expert-tensor-parallel-size t, its default, the "traditional" mapping
+  // of its MoE guide): each expert's FFN is split over the w devices as the dense FFN is (column
+  // and row parallel), and the expert groups are e = expert_parallel_size replicas, w ranks apart,
+  // each device keeping E/e experts' 1/w. The all-to-all carries the device's sequence shard of
+  // the routed tokens over the e ranks; an all-gather over the width forms each expert's tokens
+  // (saved for backward, as Megatron-LM's dispatcher gathers them) and a reduce-scatter returns
+  // the results (LayerGraph::expert_fold = e). false (`1`, the default): whole experts.
+  bool expert_tensor_parallel = false;
   // Under sequence parallelism, what a column-parallel GEMM saves of its all-gathered input for
   // the weight gradient (`gathered_input` in the strategy's params): false, `regather`
   // (Megatron-LM): its sequence shard, all-gathered again in backward (the `.regather`
@@ -78,7 +93,8 @@ struct TensorParallelOptions {
   bool keep_gathered_input = false;
 };
 
-// The expert-parallel width of `options` at width w (expert_parallel_size, or w).
+// The expert-parallel size of `options` at width w (expert_parallel_size, or w): devices under
+// whole experts, data-parallel replicas under expert tensor parallelism.
 inline std::int64_t ExpertParallelSize(const TensorParallelOptions& options, std::int64_t w) {
   return options.expert_parallel_size > 0 ? options.expert_parallel_size : w;
 }
@@ -92,7 +108,8 @@ LayerGraph TensorParallelSlice(const LayerGraph& full, std::int64_t width,
                                const TensorParallelOptions& options);
 
 // `defaults` with the strategy's `params:` applied: make_vocab_size_divisible_by (an integer ≥ 1;
-// 1: no padding) and, with sequence parallelism, gathered_input (regather | keep); any other key
+// 1: no padding), with sequence parallelism gathered_input (regather | keep), with expert
+// parallelism expert_parallel (an integer) and expert_tensor_parallel (1 | width); any other key
 // is a located error.
 TensorParallelOptions ReadTensorParallelOptions(const ConfigNode& params,
                                                 TensorParallelOptions defaults);

@@ -91,6 +91,14 @@ StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
 // `strategy` (the moe strategy, else UsageError naming `flag`) with its expert_parallel param set
 // to e (0: removed, the width), over its other params.
 StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e, const std::string& flag);
+// The same with its experts split over the width (expert_tensor_parallel: width) or whole (the
+// param removed: 1).
+StrategyChoice WithExpertTensorParallel(StrategyChoice strategy, bool split,
+                                        const std::string& flag);
+// --expert-tensor-parallel's `text`: 1 {false}, width {true}, and with `all` allowed all
+// {false, true}; else UsageError naming `flag`.
+std::vector<bool> ParseExpertTensorParallel(const std::string& flag, const std::string& text,
+                                            bool all);
 // Whether `strategy` is tensor parallelism context parallelism composes over: megatron or
 // sequence_parallel, not itself composed.
 bool IsTensorParallelism(const StrategyChoice& strategy);

@@ -94,8 +94,12 @@ StrategyChoice NamedStrategy(const Registry& registry, const std::string& flag,
   return StrategyChoice::Named(name);
 }
 
-StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
-                                  const std::string& flag) {
+namespace {
+
+// The moe strategy `strategy` with its param `key` set to `value` (null: removed) over its other
+// params; UsageError naming `flag` for another strategy.
+StrategyChoice WithMoeParam(StrategyChoice strategy, const std::string& key, const Json* value,
+                            const std::string& flag) {
   if (strategy.component.name != "moe" || strategy.over) {
     throw UsageError(flag + ": expert parallelism is the moe strategy's, not '" + strategy.Name() +
                      "' (give --strategy moe)");
@@ -103,13 +107,38 @@ StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
   Json kept = Json::MakeObject();
   if (strategy.component.params && strategy.component.params->IsMap()) {
     const Json params = strategy.component.params->ToJson();  // outlives the loop over it
-    for (const auto& [key, value] : params.AsObject()) {
-      if (key != "expert_parallel") kept[key] = value;
+    for (const auto& [k, v] : params.AsObject()) {
+      if (k != key) kept[k] = v;
     }
   }
-  if (e > 0) kept["expert_parallel"] = e;
+  if (value) kept[key] = *value;
   strategy.component.params = ConfigNode::ParseString(kept.Dump(0), "phaze " + flag);
   return strategy;
+}
+
+}  // namespace
+
+StrategyChoice WithExpertParallel(StrategyChoice strategy, std::int64_t e,
+                                  const std::string& flag) {
+  const Json value = Json(e);
+  return WithMoeParam(std::move(strategy), "expert_parallel", e > 0 ? &value : nullptr, flag);
+}
+
+StrategyChoice WithExpertTensorParallel(StrategyChoice strategy, bool split,
+                                        const std::string& flag) {
+  const Json value = Json(std::string("width"));
+  return WithMoeParam(std::move(strategy), "expert_tensor_parallel", split ? &value : nullptr,
+                      flag);
+}
+
+std::vector<bool> ParseExpertTensorParallel(const std::string& flag, const std::string& text,
+                                            bool all) {
+  if (all && text == "all") return {false, true};
+  if (text == "1") return {false};
+  if (text == "width") return {true};
+  throw UsageError(flag + ": expected 1 (each expert whole on its device), width (each expert " +
+                   "split over the tensor-parallel width)" + (all ? " or all" : "") +
+                   ", found '" + text + "'");
 }
 
 bool IsTensorParallelism(const StrategyChoice& strategy) {
@@ -164,7 +193,7 @@ void CheckExpertParallel(const std::string& flag, const std::vector<std::int64_t
     if (model.experts % e != 0) {
       throw UsageError(flag + " " + std::to_string(e) + ": the " + std::to_string(model.experts) +
                        " experts of " + model.name + " are not divisible by " + std::to_string(e) +
-                       " (each device keeps E/e whole experts)");
+                       " (each expert-parallel rank keeps E/e of them)");
     }
   }
 }

@@ -24,6 +24,7 @@ void PutLaunches(Json& j, const MegatronLaunch& megatron, const TorchTitanLaunch
     j["megatron"]["tensor"] = megatron.widths->tensor;
     j["megatron"]["context"] = megatron.widths->context;
     j["megatron"]["expert"] = megatron.widths->expert;
+    j["megatron"]["expert_tensor"] = megatron.widths->expert_tensor;
     j["megatron"]["sequence_parallel"] = megatron.widths->sequence_parallel;
   }
   PutArgs(j, "megatron_args", megatron.args, megatron.why);

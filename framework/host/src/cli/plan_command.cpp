@@ -74,6 +74,11 @@ void AddPlanOptions(po::options_description& d) {
       "the moe strategy's expert-parallel sizes e, each tried: width (e = t), a count (a "
       "multiple of t: its e/t data-parallel replicas join each expert group), or all (width and "
       "every divisor of the model's experts)")(
+      "expert-tensor-parallel", po::value<std::string>()->default_value("all"),
+      "the moe strategy's experts: 1 (each whole on its device, the expert groups over e "
+      "devices), width (each split over the tensor-parallel width t, Megatron-LM's default "
+      "--expert-tensor-parallel-size t: e counts data-parallel replicas, and all adds e = 1), or "
+      "all (both)")(
       "context-parallel", po::value<std::string>()->default_value("1"),
       "context-parallel widths c > 1 composed over tensor parallelism: each over every "
       "tensor-parallel strategy swept (megatron, sequence_parallel) at every width k > 1 of "
@@ -327,14 +332,28 @@ int RunPlan(CommandContext& ctx) {
                     [](const StrategyChoice& c) { return c.component.name == "moe" && !c.over; });
     }
   }
+  // Each size with whole experts and, at t > 1, split ones (the slicer refuses them at t = 1).
+  const std::vector<bool> splits = ParseExpertTensorParallel(
+      "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), true);
+  if (!moe && ctx.vm["expert-tensor-parallel"].as<std::string>() != "all") {
+    throw UsageError(
+        "--expert-tensor-parallel: expert parallelism is the moe strategy's, and "
+        "--strategies lists none (add moe)");
+  }
   std::vector<StrategyChoice> swept;
   for (const StrategyChoice& c : run.strategies) {
     if (c.component.name != "moe" || c.over) {
       swept.push_back(c);
       continue;
     }
-    for (std::int64_t e : experts) {
-      swept.push_back(WithExpertParallel(c, e, "--expert-parallel"));
+    for (const bool split : splits) {
+      std::vector<std::int64_t> sizes = experts;
+      // Split experts need no expert parallelism: e = 1 keeps every expert on each device.
+      if (split && ep_text == "all") sizes.insert(sizes.begin() + 1, 1);
+      for (std::int64_t e : sizes) {
+        swept.push_back(WithExpertParallel(
+            WithExpertTensorParallel(c, split, "--expert-tensor-parallel"), e, "--expert-parallel"));
+      }
     }
   }
   run.strategies = std::move(swept);
@@ -606,7 +625,11 @@ int RunPlan(CommandContext& ctx) {
         rank, r.tensor_parallel, r.pipeline_stages, r.data_parallel, r.virtual_stages,
         !launchable ? "—" : std::to_string(torchtitan ? titan.tensor : widths.tensor),
         !launchable ? "—" : std::to_string(torchtitan ? titan.context : widths.context),
-        !launchable ? "—" : std::to_string(torchtitan ? titan.expert : widths.expert),
+        !launchable   ? "—"
+        : torchtitan  ? std::to_string(titan.expert)
+        : widths.expert_tensor > 1
+            ? std::to_string(widths.expert) + ", etp " + std::to_string(widths.expert_tensor)
+            : std::to_string(widths.expert),
         static_cast<long long>(r.micro_batch), ToString(r.recompute).data(),
         ShardingText(r.sharding, c.shard_replicas, r.data_parallel).c_str(),
         ToString(c.precision).data(), c.strategy.c_str(), c.plan.time_per_batch_s, c.tokens_per_s,

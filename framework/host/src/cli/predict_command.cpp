@@ -63,6 +63,10 @@ void AddPredictOptions(po::options_description& d) {
       "the moe strategy's expert-parallel size e, or `width` (e = t, the default; e a multiple "
       "of t): each expert group spans e/t data-parallel replicas too (Megatron-LM's "
       "--expert-model-parallel-size)")(
+      "expert-tensor-parallel", po::value<std::string>(),
+      "the moe strategy's experts: 1 (each whole on its device, the default) or width (each "
+      "split over t, Megatron-LM's --expert-tensor-parallel-size t: e then counts data-parallel "
+      "replicas, any divisor of the experts)")(
       "strategy", po::value<std::string>(),
       "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
       "t is its whole width, as phaze plan's t column (default: the run config's first)")(
@@ -150,11 +154,9 @@ void CheckPlanAgainstModel(const LayerGraph& graph, const PlanRequest& r,
     }
   }
   if (graph.expert_fold > 1 && r.data_parallel % graph.expert_fold != 0) {
-    throw UsageError("--plan d = " + std::to_string(r.data_parallel) + ": the experts fold over " +
-                     std::to_string(graph.expert_fold) +
-                     " data-parallel replicas (expert parallel " +
-                     std::to_string(graph.expert_fold * r.tensor_parallel) + " at t " +
-                     std::to_string(r.tensor_parallel) + "), which must divide d");
+    throw UsageError("--plan d = " + std::to_string(r.data_parallel) +
+                     ": the expert groups span " + std::to_string(graph.expert_fold) +
+                     " data-parallel replicas, which must divide d");
   }
   if (r.stage_starts.empty()) return;
   if (static_cast<int>(r.stage_starts.size()) != p - 1) {
@@ -311,6 +313,12 @@ int RunPredict(CommandContext& ctx) {
     CheckExpertParallel("--expert-parallel", e,
                         ReadFlag("--model", [&] { return LoadModelSpec(ModelFromFlags(ctx.vm)); }));
     run.strategies[0] = WithExpertParallel(run.strategies[0], e[0], "--expert-parallel");
+  }
+  if (ctx.vm.count("expert-tensor-parallel")) {
+    const bool split = ParseExpertTensorParallel(
+        "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), false)[0];
+    run.strategies[0] =
+        WithExpertTensorParallel(run.strategies[0], split, "--expert-tensor-parallel");
   }
   if (ctx.vm.count("context-parallel")) {
     const std::int64_t c = IntOption(ctx.vm, "context-parallel", 1, limits::kWidth);
@@ -476,6 +484,10 @@ int RunPredict(CommandContext& ctx) {
                                           : ", strategy " + strategy)
     << (choice.expert_parallel > 0 ? ", expert parallel " + std::to_string(choice.expert_parallel)
                                    : std::string())
+    << (choice.expert_tensor_parallel > 1
+            ? ", experts split over t (expert tensor parallel " +
+                  std::to_string(choice.expert_tensor_parallel) + ")"
+            : std::string())
     << (std::ranges::any_of(slice.unique_layers,
                             [](const UniqueLayer& u) {
                               return std::ranges::any_of(u.forward.Ops(), [](const Operator& op) {

@@ -61,6 +61,7 @@ struct MegatronWidths {
   int tensor = 1;   // --tensor-model-parallel-size
   int context = 1;  // --context-parallel-size
   int expert = 1;   // --expert-model-parallel-size
+  int expert_tensor = 1;  // --expert-tensor-parallel-size: t when the experts are split (ETP)
   bool sequence_parallel = false;
 };
 
@@ -77,6 +78,8 @@ struct MegatronLaunch {
 // sequence_parallel, moe); a strategy, when it or the one it is composed over has.
 // The moe strategy's expert-parallel size at width t: its expert_parallel param, else t.
 int ExpertParallelOf(const StrategyChoice& strategy, int t);
+// Whether the moe strategy splits each expert over the width (expert_tensor_parallel: width).
+bool SplitsExperts(const StrategyChoice& strategy);
 bool KeepsGatheredInput(const ComponentChoice& component);
 bool KeepsGatheredInput(const StrategyChoice& strategy);
 

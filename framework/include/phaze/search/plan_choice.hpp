@@ -26,6 +26,9 @@ struct PlanChoice {
   // else t; Megatron-LM's --expert-model-parallel-size); 0 when the strategy is not moe or the
   // model has no experts.
   std::int64_t expert_parallel = 0;
+  // Its experts' split (Megatron-LM's --expert-tensor-parallel-size): 1 whole, t split over the
+  // width (then e counts data-parallel replicas); 0 when expert_parallel is.
+  std::int64_t expert_tensor_parallel = 0;
   std::int64_t micro_batch = 0;
   RecomputeMode recompute = RecomputeMode::kNone;
   Sharding sharding = Sharding::kNone;
