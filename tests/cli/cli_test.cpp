@@ -1093,6 +1093,28 @@ TEST(Cli, GraphSlicedByTheMegatronStrategy) {
   EXPECT_NE(folded.out.find("block forward: 2 x all_to_all, 134,217,728 bytes in all, group 8"),
             std::string::npos)
       << folded.out;
+  // At width 2 with e 4 a device keeps 8/4 experts: whole (their e/2 = 2 replicas joining the
+  // two devices) or split over the two (expert tensor parallelism, e counting replicas) — half
+  // of 2 experts' 32 × 3·4096·14336 parameters fewer, the rest the same.
+  auto per_device = [&](const std::string& flags) {
+    const auto r = Phaze("graph --model " + mixtral + " --strategy moe --width 2 " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::size_t at = r.out.find("parameters   ");
+    if (at == std::string::npos) return std::int64_t{-1};
+    std::string digits;
+    for (std::size_t i = at + 13; i < r.out.size() && r.out[i] != ' '; ++i) {
+      if (r.out[i] != ',') digits += r.out[i];
+    }
+    return std::int64_t{std::stoll(digits)};
+  };
+  EXPECT_EQ(per_device("--expert-parallel 4") -
+                per_device("--expert-parallel 4 --expert-tensor-parallel width"),
+            std::int64_t{2} * 32 * 3 * 4096 * 14336 / 2);
+  EXPECT_USAGE_ERROR(Phaze("graph --model " + mixtral + " --expert-tensor-parallel width"),
+                     "phaze graph: --expert-tensor-parallel needs --strategy moe");
+  EXPECT_USAGE_ERROR(Phaze("graph --model " + model + " --strategy moe --width 2 "
+                           "--expert-tensor-parallel width"),
+                     "--expert-tensor-parallel width: megatron-8.3b has no experts to split");
   EXPECT_USAGE_ERROR(Phaze("graph --model " + mixtral + " --expert-parallel 8"),
                      "phaze graph: --expert-parallel needs --strategy moe");
   EXPECT_USAGE_ERROR(Phaze("graph --model " + mixtral + " --strategy moe --expert-parallel 3"),
@@ -2706,6 +2728,11 @@ TEST(Cli, PredictSplitsExpertsOverTheWidth) {
       Phaze(predict + "--accelerators 16 --global-batch 16 --plan 1,1,16 --expert-parallel 8 "
                       "--expert-tensor-parallel width"),
       "keeps each expert whole: the same as expert_tensor_parallel 1");
+  EXPECT_USAGE_ERROR(Phaze("-q predict --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --plan 2,1,4 "
+                           "--global-batch 8 --micro-batch 1 --strategy moe "
+                           "--expert-tensor-parallel width"),
+                     "--expert-tensor-parallel width: llama2-7b has no experts to split");
 }
 
 // Megatron-LM's MoE guide (megatron/core/transformer/moe/README.md at d98e8a64, "Best Practices",
@@ -2720,7 +2747,7 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
   auto r = Phaze("-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
                  "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --system dgx-h100 "
                  "--accelerators 64 --global-batch 256 --strategies moe --expert-parallel "
-                 "width,4,8 --top 800 -o " +
+                 "width,4,8 --expert-tensor-parallel all --top 800 -o " +
                  out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, double> fastest;  // (tp, ep, etp)
@@ -2739,7 +2766,8 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
                 std::string::npos)
           << args;
     } else if (etp > 1) {
-      EXPECT_NE(args.find(" --expert-tensor-parallel-size " + std::to_string(etp) + " "),
+      EXPECT_NE(args.find(" --expert-tensor-parallel-size " + std::to_string(etp) +
+                          " --moe-token-dispatcher-type alltoall "),
                 std::string::npos)
           << args;
     }
@@ -2766,6 +2794,17 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
   EXPECT_USAGE_ERROR(Phaze(plan + " --expert-parallel 8 --strategies megatron"),
                      "--expert-parallel: expert parallelism is the moe strategy's, and "
                      "--strategies lists none (add moe)");
+  EXPECT_USAGE_ERROR(Phaze("-q plan --model " + std::string(PHAZE_SOURCE_DIR) +
+                           "/workloads/llama2-7b.yaml --arch h100-sxm-80gb --accelerators 8 "
+                           "--global-batch 64 --strategies moe --expert-tensor-parallel width -o " +
+                           out),
+                     "--expert-tensor-parallel width: llama2-7b has no experts to split");
+  // Whole experts unless asked (TorchTitan's arguments are for whole experts only).
+  r = Phaze(plan + " --system dgx-h100 --framework torchtitan --strategies moe --top 50");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& p : ConfigNode::ParseFile(out).Child("plans").Elements()) {
+    EXPECT_EQ(p.Child("result").Child("plan").Child("expert_tensor_parallel").AsInt(), 1);
+  }
 }
 
 // A search lists the moe strategy at two expert-parallel sizes, one of which no width allows (3

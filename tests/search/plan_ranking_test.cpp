@@ -192,7 +192,7 @@ using testing::Split;
 
 // The arguments of a plan whose `blocks` split evenly over its p·v chunks, as plans split them.
 MegatronLaunch MegatronArgsEven(const PlanRequest& r, const RunConfig& run, int blocks,
-                                std::int64_t sequence_length, bool experts = true) {
+                                std::int64_t sequence_length, bool experts = false) {
   return MegatronArgs(r, run, PipelineSplit::Default(blocks, r.pipeline_stages * r.virtual_stages),
                       sequence_length, experts);
 }
@@ -257,7 +257,7 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
   run.training.gradient_reduction_precision = ReductionPrecision::kFp16;
   run.training.precision = Precision::kFp16;
   run.training.gradient_reduction_overlap = 0;
-  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096).args,
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096, true).args,
             Split("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 "
                   "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 "
                   "--moe-token-dispatcher-type alltoall "
@@ -303,7 +303,8 @@ TEST(MegatronArgs, ThePlansArgumentsByHand) {
 
 // The moe strategy with each expert split over the width (expert_tensor_parallel: width) is
 // Megatron-LM's --expert-tensor-parallel-size = TP, its default; whole experts are 1. With one
-// expert-parallel rank only the expert-tensor size is written (no all-to-all dispatcher).
+// expert-parallel rank the expert-tensor size is written without an expert-parallel one, with the
+// all-to-all dispatcher priced (not Megatron's default allgather one).
 TEST(MegatronArgs, SplitExpertsCarryTheirTensorParallelSize) {
   RunConfig run = RunConfig::Defaults();
   run.training.global_batch = 256;
@@ -323,7 +324,7 @@ TEST(MegatronArgs, SplitExpertsCarryTheirTensorParallelSize) {
   r.recompute = RecomputeMode::kNone;
   r.sharding = Sharding::kNone;
   r.strategy = 0;
-  const MegatronLaunch split = MegatronArgsEven(r, run, 32, 4096);
+  const MegatronLaunch split = MegatronArgsEven(r, run, 32, 4096, true);
   ASSERT_EQ(split.why, "");
   EXPECT_EQ(split.widths->expert, 4);
   EXPECT_EQ(split.widths->expert_tensor, 2);
@@ -333,20 +334,46 @@ TEST(MegatronArgs, SplitExpertsCarryTheirTensorParallelSize) {
                   "--moe-token-dispatcher-type alltoall --micro-batch-size 1 "
                   "--global-batch-size 256 --seq-length 4096 --sequence-parallel --bf16"));
   r.strategy = 1;
-  const MegatronLaunch every = MegatronArgsEven(r, run, 32, 4096);
+  const MegatronLaunch every = MegatronArgsEven(r, run, 32, 4096, true);
   ASSERT_EQ(every.why, "");
   EXPECT_EQ(every.widths->expert, 1);
   EXPECT_EQ(every.args,
             Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
-                  "--expert-tensor-parallel-size 2 --micro-batch-size 1 "
+                  "--expert-tensor-parallel-size 2 --moe-token-dispatcher-type alltoall "
+                  "--micro-batch-size 1 "
                   "--global-batch-size 256 --seq-length 4096 --sequence-parallel --bf16"));
   r.strategy = 2;
-  const MegatronLaunch whole = MegatronArgsEven(r, run, 32, 4096);
+  const MegatronLaunch whole = MegatronArgsEven(r, run, 32, 4096, true);
   EXPECT_EQ(whole.widths->expert_tensor, 1);
   const std::vector<std::string> head = Split(
       "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
       "--expert-model-parallel-size 4 --expert-tensor-parallel-size 1");
   EXPECT_TRUE(std::equal(head.begin(), head.end(), whole.args.begin()));
+  // A dense strategy keeps every expert whole on each tensor-parallel rank: said explicitly, since
+  // Megatron-LM's default would split them (--expert-tensor-parallel-size = TP).
+  run.strategies.push_back(StrategyChoice::Named("sequence_parallel"));
+  r.strategy = 3;
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096, true).args,
+            Split("--tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
+                  "--expert-tensor-parallel-size 1 --micro-batch-size 1 "
+                  "--global-batch-size 256 --seq-length 4096 --sequence-parallel --bf16"));
+  // Hybrid sharding: Megatron-LM asserts that the distributed-optimizer instances divide the
+  // expert data-parallel size, world/(EP·ETP·PP). Within nodes of 8 at t 2, d 32: 4 replicas a
+  // node, 8 instances; split experts at e 4 leave 2·32/(4·2) = 8 (launchable), whole experts at
+  // e 16 leave 2·32/16 = 4 (refused).
+  run.cluster.network = Network({{"node", 8, 300e9, 0}, {"fabric", 0, 50e9, 0}});
+  r.sharding = Sharding::kOptimizer;
+  r.shard_group = kShardWithinNode;
+  r.strategy = 0;
+  const MegatronLaunch hsdp = MegatronArgsEven(r, run, 32, 4096, true);
+  EXPECT_EQ(hsdp.why, "");
+  EXPECT_NE(std::find(hsdp.args.begin(), hsdp.args.end(), "--num-distributed-optimizer-instances"),
+            hsdp.args.end());
+  run.strategies[2] = moe("{expert_parallel: 16, expert_tensor_parallel: 1}");
+  r.strategy = 2;
+  EXPECT_EQ(MegatronArgsEven(r, run, 32, 4096, true).why,
+            "expert data-parallel size 4 not a multiple of the 8 distributed-optimizer instances, "
+            "as Megatron-LM needs");
 }
 
 // Hybrid sharding (training.shard_group) on nodes of 8: `node` at t 2 shards over the 4

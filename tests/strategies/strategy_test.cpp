@@ -11,6 +11,7 @@
 #include "phaze/graph/attention_kernel.hpp"
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/precision.hpp"
+#include "phaze/graph/tensor_parallel_overlap.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
@@ -638,8 +639,8 @@ TEST(Moe, ExpertTensorParallelSplitsEachExpertOverTheWidth) {
   // default): expert_parallel e counts replicas, so E/e experts stay on each device, each split
   // over the w devices as the dense FFN is: gate and up n = f/w, down k = f/w, on the routed
   // tokens of e replicas (T·k/E · e). Per pass, the all-to-alls run over e devices w ranks apart
-  // with the device's sequence shard of the routed tokens; each kept expert's tokens are
-  // all-gathered over the width before its GEMMs and its result reduce-scattered after them.
+  // with the device's sequence shard of the routed tokens; the kept experts' tokens are
+  // all-gathered over the width before their GEMMs and their results reduce-scattered after.
   const std::int64_t E = 8, k = 2, h = 4096, f = 14336, kv = 8 * 128, s = 4096, L = 32, b = 1;
   const std::int64_t T = b * s, per_expert = T * k / E;
   for (auto [w, e] : {std::pair<std::int64_t, std::int64_t>{2, 4}, {2, 1}, {4, 2}, {8, 8}}) {
@@ -674,19 +675,38 @@ TEST(Moe, ExpertTensorParallelSplitsEachExpertOverTheWidth) {
           EXPECT_EQ(op.collective_group, e) << where;
           EXPECT_EQ(op.collective_stride, w) << where;
           EXPECT_EQ(op.collective_bytes, E * per_expert * h * 2 / w) << where;
-        } else if (op.name.find("mlp.expert") == 0) {
-          // The gather of an expert's tokens and the scatter of its result, each moving the
-          // whole of its e·T·k/E tokens' hidden states over the width.
+        } else if (op.name.find("mlp.") == 0) {
+          // One gather of all the device's experts' tokens after the dispatch, and one
+          // reduce-scatter of their partial sums after the collection, as Megatron-LM's alltoall
+          // dispatcher does: each moving the E/e experts' e·T·k/E tokens' hidden states.
           EXPECT_EQ(op.collective_group, w) << where << " " << op.name;
-          EXPECT_EQ(op.collective_bytes, per_expert * e * h * 2) << where << " " << op.name;
+          EXPECT_EQ(op.collective_bytes, E * per_expert * h * 2) << where << " " << op.name;
           const bool gather = op.collective == CollectiveKind::kAllGather;
           (gather ? gathers : scatters) += 1;
         }
       }
       EXPECT_EQ(a2a, e > 1 ? 2 : 0) << where;
-      EXPECT_EQ(gathers, E / e) << where;   // forward: the gathers; backward: the scatters'
-      EXPECT_EQ(scatters, E / e) << where;  // conjugates, and the reverse
+      EXPECT_EQ(gathers, 1) << where;   // forward: the gather; backward: the scatter's
+      EXPECT_EQ(scatters, 1) << where;  // conjugate, and the reverse
     }
+    // Megatron-LM's dispatcher gathers and scatters the experts' tokens itself, outside
+    // Transformer Engine's GEMM-overlapped communication (TEGroupedLinear's explicit expert comm):
+    // tensor-parallel overlap marks the attention's gathers and scatters, not the experts'.
+    const LayerGraph marked = WithTensorParallelOverlap(g, 0.5);
+    int dense_marked = 0, expert_collectives = 0;
+    for (const auto* pass : {&Block(marked).forward, &Block(marked).backward}) {
+      for (const auto& op : pass->Ops()) {
+        if (op.kind != OpKind::kCollective || op.collective == CollectiveKind::kAllToAll) continue;
+        if (op.name.find("mlp.") == 0) {
+          ++expert_collectives;
+          EXPECT_EQ(op.gemm_overlap, -1) << where << " " << op.name;
+        } else if (op.gemm_overlap == 0.5) {
+          ++dense_marked;
+        }
+      }
+    }
+    EXPECT_EQ(expert_collectives, 4) << where;
+    EXPECT_GT(dense_marked, 0) << where;
     const std::int64_t V = w == 2 ? 32000 : w == 4 ? 32256 : 32768;  // padded to 128·w
     const std::int64_t block =
         (2 * h * h + 2 * h * kv) / w + 2 * h + h * E + (E / e) * 3 * h * f / w;

@@ -15,10 +15,13 @@ bool Chunkable(const Operator& op) {
          !op.axes.Spans(Axis::kKeys);
 }
 
-// Whether a weight GEMM is next to op `start` along `next` (successors or predecessors), through
-// views, identity collectives (sequence parallelism's re-gather, an identity in forward) and
-// other chunkable collectives (in backward the re-gathered input's all-gather and the input
-// gradient's reduce-scatter follow each other below the input-gradient GEMM).
+// Whether a dense weight GEMM is next to op `start` along `next` (successors or predecessors),
+// through views, identity collectives (sequence parallelism's re-gather, an identity in forward)
+// and other chunkable collectives (in backward the re-gathered input's all-gather and the input
+// gradient's reduce-scatter follow each other below the input-gradient GEMM). Not an expert's
+// GEMM (Operator::expert ≥ 0): Megatron-LM's MoE token dispatcher gathers and scatters split
+// experts' tokens itself, outside Transformer Engine's GEMM-overlapped communication
+// (megatron/core/extensions/transformer_engine.py, TEGroupedLinear's explicit_expert_comm).
 bool NextToGemm(const OperatorGraph& g, int start, const std::vector<std::vector<int>>& next) {
   std::vector<int> stack = next[static_cast<std::size_t>(start)];
   std::vector<char> seen(g.Ops().size(), 0);
@@ -28,7 +31,10 @@ bool NextToGemm(const OperatorGraph& g, int start, const std::vector<std::vector
     if (seen[static_cast<std::size_t>(i)]) continue;
     seen[static_cast<std::size_t>(i)] = 1;
     const Operator& op = g.GetOp(i);
-    if (op.kind == OpKind::kGemm) return true;
+    if (op.kind == OpKind::kGemm) {
+      if (op.expert < 0) return true;
+      continue;
+    }
     if (op.kind == OpKind::kView || (op.kind == OpKind::kCollective && !op.collective) ||
         Chunkable(op)) {
       const auto& more = next[static_cast<std::size_t>(i)];

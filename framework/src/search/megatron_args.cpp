@@ -118,6 +118,20 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run,
                  "(training.hybrid_all_reduce: once_a_step)";
     return launch;
   }
+  // Megatron-LM splits the experts' distributed optimizer into the same instances, and asserts
+  // that they divide the expert data-parallel size, world/(EP·ETP·PP) (parallel_state.py:
+  // "Expert data parallel size should be divisible by partial DistOpt shard factor").
+  if (experts && plan.sharding != Sharding::kNone && h < plan.data_parallel) {
+    const std::int64_t instances = plan.data_parallel / h;
+    const std::int64_t expert_dp = std::int64_t{w.tensor} * w.context * plan.data_parallel /
+                                   (std::int64_t{w.expert} * w.expert_tensor);
+    if (expert_dp % instances != 0) {
+      launch.why = "expert data-parallel size " + std::to_string(expert_dp) +
+                   " not a multiple of the " + std::to_string(instances) +
+                   " distributed-optimizer instances, as Megatron-LM needs";
+      return launch;
+    }
+  }
   // The precision-aware optimizer (TE's FusedAdam with bf16 moments) runs under the distributed
   // optimizer only (megatron/core/optimizer/__init__.py).
   if (run.training.optimizer == OptimizerKind::kAdamBf16Moments &&
@@ -156,12 +170,15 @@ MegatronLaunch MegatronArgs(const PlanRequest& plan, const RunConfig& run,
     flag("--num-layers-per-virtual-pipeline-stage", split.blocks.front());
   }
   if (w.context > 1) flag("--context-parallel-size", w.context);
-  if (w.expert > 1) {  // the experts' split as the moe strategy slices them
-    flag("--expert-model-parallel-size", w.expert);
+  // The experts' split as priced, and the all-to-all dispatcher the moe strategy prices (with
+  // split experts its tokens gathered over the width; Megatron's default allgather dispatcher
+  // gathers every token instead), with every expert on every rank (e = 1) too. Megatron-LM's
+  // --expert-tensor-parallel-size defaults to TP: whole experts at t > 1 say 1 under any strategy.
+  const bool spread = w.expert > 1 || w.expert_tensor > 1;
+  if (spread || (experts && w.tensor > 1)) {
+    if (w.expert > 1) flag("--expert-model-parallel-size", w.expert);
     flag("--expert-tensor-parallel-size", w.expert_tensor);
-    a.insert(a.end(), {"--moe-token-dispatcher-type", "alltoall"});
-  } else if (w.expert_tensor > 1) {  // every expert on every rank, split over the width
-    flag("--expert-tensor-parallel-size", w.expert_tensor);
+    if (spread) a.insert(a.end(), {"--moe-token-dispatcher-type", "alltoall"});
   }
   flag("--micro-batch-size", plan.micro_batch);
   flag("--global-batch-size", run.training.global_batch);

@@ -32,8 +32,8 @@ bool TorchTitanWidths(const StrategyChoice& strategy, int t, int* tp, int* cp, i
     }
     if (t > 1 && SplitsExperts(strategy)) {
       *why =
-          "experts split over the width (expert_tensor_parallel: width): phaze writes "
-          "TorchTitan's arguments for whole experts only (expert_tensor_parallel_degree 1)";
+          "experts split over the width (expert_tensor_parallel width): phaze writes "
+          "TorchTitan's arguments for whole experts only, expert_tensor_parallel_degree 1";
       return false;
     }
     *tp = t;

@@ -105,14 +105,16 @@ class ForwardSlicer {
   }
 
  private:
-  // An op's Megatron role here: an expert's ops are split as the dense FFN's under expert tensor
-  // parallelism, whole otherwise.
-  Role RoleOf(const Operator& op) const {
-    return etp_ && op.expert >= 0 ? DenseMegatronRoleOf(op) : MegatronRoleOf(op);
-  }
   bool Dropped(const Operator& op) const { return ep_ && op.expert >= kept_experts_; }
   bool ExpertProducer(int t) const {
     return g_.Producer(t) >= 0 && g_.GetOp(g_.Producer(t)).expert >= 0;
+  }
+  bool CollectsExperts(const Operator& op) const {
+    if (op.expert >= 0) return false;
+    for (int t : op.inputs) {
+      if (ExpertProducer(t)) return true;
+    }
+    return false;
   }
   bool FeedsExperts(const Operator& op) const {
     if (op.expert >= 0) return false;
@@ -144,11 +146,12 @@ class ForwardSlicer {
       for (int t : g_.InputTensors()) split[t] = g_.GetTensor(t).requires_grad;
     }
     for (const auto& op : g_.Ops()) {
-      const Role r = RoleOf(op);
+      const Role r = MegatronRoleOf(op, etp_);
       const bool splits =
           r == Role::kColumn || r == Role::kSharded || (sp_ && r == Role::kReplicated);
-      // Whole experts' buffers stay whole; split experts' hold the sequence shard until gathered.
-      if (!splits || (ep_ && !etp_ && FeedsExperts(op))) continue;
+      // The experts' buffers stay whole (gathered over the width first under expert tensor
+      // parallelism), and so do split experts' collected partial sums (reduce-scattered after).
+      if (!splits || (ep_ && (FeedsExperts(op) || (etp_ && CollectsExperts(op))))) continue;
       for (size_t i = 0; i < op.outputs.size(); ++i) {
         if (!(op.kind == OpKind::kLoss && i == 0)) split[op.outputs[i]] = true;
       }
@@ -176,7 +179,7 @@ class ForwardSlicer {
 
   void Add(const Operator& original) {
     Operator op = original;
-    const Role role = RoleOf(original);  // from the axes: unchanged by the edits below
+    const Role role = MegatronRoleOf(original, etp_);  // from the axes: unchanged by the edits
     const bool dispatches = ep_ && FeedsExperts(original);
     bool collects = false;
     if (ep_ && original.expert < 0) {
@@ -193,14 +196,17 @@ class ForwardSlicer {
     for (int& t : op.saved) t = replaced_[t];
     if (dispatches) Dispatch(op);
     if (ep_ && op.expert >= 0) GrowAlong(op, Axis::kTokens, fold_);
-    if (op.gemm && role == Role::kColumn && w_ > 1) GatherInput(op);
-    if (Divided(role, sp_)) {
+    // Split experts' GEMMs read the dispatch's gathered tokens and leave partial sums for the
+    // collection's reduce-scatter: no collective of their own.
+    const bool split_expert = etp_ && op.expert >= 0;
+    if (op.gemm && role == Role::kColumn && w_ > 1 && !split_expert) GatherInput(op);
+    if (Divided(role, sp_) && !(etp_ && (dispatches || collects))) {
       SplitAlong(op, SplitAxis(op, role), w_);
       if (role != Role::kReplicated) op.weight_bytes /= w_;  // replicated weights stay whole
     }
     s_.AddOp(op);
     const int y = op.outputs.empty() ? -1 : op.outputs[0];
-    if (role == Role::kRow && w_ > 1) {
+    if (role == Role::kRow && w_ > 1 && !split_expert) {
       // g: all-reduce forward (or reduce-scatter along the sequence), conjugate backward.
       const Tensor& src = s_.GetTensor(y);
       replaced_[original.outputs[0]] =
@@ -210,7 +216,13 @@ class ForwardSlicer {
                                 src.Bytes(), src.elements, op.axes);
     }
     if (collects) {  // all-to-all of the experts' results back to their tokens' devices
-      replaced_[original.outputs[0]] = AddAllToAll(y, op.axes);
+      int back = y;
+      if (etp_ && w_ > 1) {  // the partial sums reduce-scattered over the width first
+        const Tensor src = s_.GetTensor(y);
+        back = AddCollectiveOn(y, ".reduce_scatter", CollectiveKind::kReduceScatter,
+                               CollectiveKind::kAllGather, src.Bytes(), src.elements / w_, op.axes);
+      }
+      replaced_[original.outputs[0]] = AddAllToAll(back, op.axes);
     }
     if (op.kind == OpKind::kLoss && w_ > 1) {
       // Vocabulary-parallel cross-entropy: max logit, sum of exponentials, target logit.
@@ -223,9 +235,19 @@ class ForwardSlicer {
     }
   }
 
-  // All-to-all of the routed tokens to the experts' devices; drop the other devices' buffers.
+  // All-to-all of the routed tokens to the experts' devices (under expert tensor parallelism
+  // their sequence shards, then all-gathered over the width, as Megatron-LM's dispatcher does for
+  // all of a device's experts at once); drop the other devices' buffers.
   void Dispatch(Operator& op) {
-    for (int& t : op.inputs) t = AddAllToAll(t, op.axes);
+    for (int& t : op.inputs) {
+      t = AddAllToAll(t, op.axes);
+      if (etp_ && w_ > 1) {
+        const Tensor src = s_.GetTensor(t);
+        t = AddCollectiveOn(t, ".all_gather", CollectiveKind::kAllGather,
+                            CollectiveKind::kReduceScatter, src.Bytes() * w_, src.elements * w_,
+                            kHiddenState);
+      }
+    }
     std::vector<int> outputs;
     for (int t : op.outputs) {
       bool used = g_.IsOutput(t);
@@ -237,6 +259,7 @@ class ForwardSlicer {
 
   // An all-to-all of tensor `t` (its bytes per device) over the expert group, both passes.
   int AddAllToAll(int t, const OpAxes& of) {
+    if (expert_group_.size == 1) return t;  // one rank: nothing to exchange
     const Tensor src = s_.GetTensor(t);
     const std::string name = src.name + ".all_to_all";
     const int out = s_.AddTensor(name, src.elements, src.dtype_bytes);
@@ -259,10 +282,8 @@ class ForwardSlicer {
         const int full = AddCollectiveOn(x, ".all_gather", CollectiveKind::kAllGather,
                                          CollectiveKind::kReduceScatter, bytes * w_,
                                          elements * w_, kHiddenState);
-        if (keep_gathered_ || op.expert >= 0) {
-          // PyTorch DTensor (TorchTitan): the GEMMs save the gathered x, as autograd does. So do
-          // split experts in Megatron-LM: its token dispatcher gathers their tokens over the
-          // width, and the grouped GEMM saves the gathered input.
+        if (keep_gathered_) {
+          // PyTorch DTensor (TorchTitan): the GEMMs save the gathered x, as autograd does.
           it = gathered_.emplace(x, full).first;
         } else {
           // The GEMMs keep only their part of x for backward (Korthikanti et al.'s memory), so
@@ -280,7 +301,7 @@ class ForwardSlicer {
       }
     }
     for (int& t : op.inputs) t = t == x ? it->second : t;
-    if (!sp_ || keep_gathered_ || op.expert >= 0) {
+    if (!sp_ || keep_gathered_) {
       for (int& t : op.saved) t = t == x ? it->second : t;
     }  // Megatron's sequence parallelism keeps the sequence-split x for backward
   }
@@ -309,11 +330,8 @@ LayerGraph PadVocabulary(const LayerGraph& full, i64 w, const TensorParallelOpti
 
 }  // namespace
 
-MegatronRole MegatronRoleOf(const Operator& op) {
-  return op.expert >= 0 ? Role::kExpert : DenseMegatronRoleOf(op);
-}
-
-MegatronRole DenseMegatronRoleOf(const Operator& op) {
+MegatronRole MegatronRoleOf(const Operator& op, bool split_experts) {
+  if (op.expert >= 0 && !split_experts) return Role::kExpert;
   const OpAxes& x = op.axes;
   if (op.gemm) {
     if (SplitFeature(x.n)) return Role::kColumn;
@@ -328,7 +346,7 @@ MegatronRole DenseMegatronRoleOf(const Operator& op) {
 
 std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
                                   const TensorParallelOptions& options) {
-  if (options.expert_parallel && options.expert_tensor_parallel && w == 1) {
+  if (options.expert_parallel && options.expert_tensor_parallel && w == 1 && unpadded.HasExperts()) {
     return "expert_tensor_parallel width at width 1 keeps each expert whole: the same as "
            "expert_tensor_parallel 1";
   }
@@ -365,8 +383,7 @@ std::string TensorParallelRefusal(const LayerGraph& unpadded, i64 w,
   }
   for (const auto& u : full.unique_layers) {
     for (const auto& op : u.forward.Ops()) {
-      const Role role =
-          options.expert_tensor_parallel ? DenseMegatronRoleOf(op) : MegatronRoleOf(op);
+      const Role role = MegatronRoleOf(op, options.expert_tensor_parallel);
       std::string what;
       if (op.gemm && role == Role::kColumn && op.gemm->n % w != 0) {
         what = "its " + std::to_string(op.gemm->n) + " output columns";
@@ -440,7 +457,9 @@ LayerGraph TensorParallelSlice(const LayerGraph& unpadded, i64 w,
   const i64 e = options.expert_parallel ? ExpertParallelSize(options, w) : w;
   const bool etp = options.expert_parallel && options.expert_tensor_parallel;
   const i64 fold = etp ? e : e / w;
-  const bool ep = options.expert_parallel && e > 1;
+  // Split experts go through the dispatch and the collection even on one expert-parallel rank:
+  // their tokens are gathered over the width there.
+  const bool ep = options.expert_parallel && (e > 1 || etp);
   const bool sp = (options.sequence_parallel || options.expert_parallel) && w > 1;
   for (const auto& u : full.unique_layers) {
     if (ep && ExpertCount(u.forward) > 0) out.expert_fold = fold;  // a dense model folds nothing

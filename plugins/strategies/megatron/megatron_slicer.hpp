@@ -51,10 +51,9 @@ enum class MegatronRole {
   kUnsplit,     // work not along the tokens at all (the BERT pooler on first tokens)
   kExpert,      // one MoE expert's branch (Operator::expert ≥ 0): placed whole on a device
 };
-MegatronRole MegatronRoleOf(const Operator& op);
-// The role an op would have outside an expert (an expert's FFN GEMMs are column and row
-// parallel, its activations sharded): how expert tensor parallelism splits it.
-MegatronRole DenseMegatronRoleOf(const Operator& op);
+// `split_experts` (expert tensor parallelism): an expert's ops take the role they would have
+// outside an expert (its FFN GEMMs column and row parallel, its activations sharded).
+MegatronRole MegatronRoleOf(const Operator& op, bool split_experts = false);
 
 struct TensorParallelOptions {
   bool sequence_parallel = false;
@@ -67,8 +66,9 @@ struct TensorParallelOptions {
   // experts/w whole experts; an all-to-all sends every token's routed copies to the experts'
   // devices before the experts (dispatch) and back after them (combine), in both passes.
   bool expert_parallel = false;
-  // The expert-parallel width e (the moe strategy's `expert_parallel` param; 0: the width w): a
-  // multiple of w, whose e/w data-parallel replicas join the width's devices in each expert group
+  // The expert-parallel size e (the moe strategy's `expert_parallel` param; 0: the width w). With
+  // whole experts (expert_tensor_parallel false) a multiple of w, whose e/w data-parallel replicas
+  // join the width's devices in each expert group
   // (Megatron-LM's MoE parallel folding with expert tensor parallelism 1, TorchTitan's expert
   // parallelism borrowing data-parallel ranks): each device keeps experts/e whole experts, each
   // receiving the tokens of e devices; the all-to-alls run over the e devices (consecutive ranks:
@@ -80,9 +80,12 @@ struct TensorParallelOptions {
   // of its MoE guide): each expert's FFN is split over the w devices as the dense FFN is (column
   // and row parallel), and the expert groups are e = expert_parallel_size replicas, w ranks apart,
   // each device keeping E/e experts' 1/w. The all-to-all carries the device's sequence shard of
-  // the routed tokens over the e ranks; an all-gather over the width forms each expert's tokens
-  // (saved for backward, as Megatron-LM's dispatcher gathers them) and a reduce-scatter returns
-  // the results (LayerGraph::expert_fold = e). false (`1`, the default): whole experts.
+  // the routed tokens over the e ranks (none at e = 1); one all-gather over the width then forms
+  // the tokens of all its experts (the experts' GEMMs save them for backward), and one
+  // reduce-scatter of the experts' partial sums follows the collection, as Megatron-LM's
+  // alltoall dispatcher does (LayerGraph::expert_fold = e). Tensor-parallel overlap leaves both
+  // exposed: the dispatcher runs them outside Transformer Engine's GEMM-overlapped communication
+  // (graph/tensor_parallel_overlap.hpp). false (`1`, the default): whole experts.
   bool expert_tensor_parallel = false;
   // Under sequence parallelism, what a column-parallel GEMM saves of its all-gathered input for
   // the weight gradient (`gathered_input` in the strategy's params): false, `regather`

@@ -1,6 +1,7 @@
-// The "moe" parallelism strategy: expert parallelism for mixture-of-experts blocks — experts/w
-// whole experts per device, all-to-all dispatch and combine — with Megatron tensor + sequence
-// parallelism of the same width for attention, norms, embedding and head. Implemented by the
+// The "moe" parallelism strategy: expert parallelism for mixture-of-experts blocks — E/e experts
+// per expert-parallel rank, whole or split over the width (expert_tensor_parallel), all-to-all
+// dispatch and combine — with Megatron tensor + sequence parallelism of the same width for
+// attention, norms, embedding and head. Implemented by the
 // Megatron slicer (semantics in plugins/strategies/megatron/megatron_slicer.hpp).
 // On a dense model it is sequence parallelism.
 #include <memory>
@@ -17,7 +18,8 @@ plugin::PluginInfo MoePlugin() {
           "expert parallelism for mixture-of-experts blocks (+ tensor/sequence parallel attention)",
           [](Registry& registry) {
             registry.AddStrategy("moe",
-                                 "experts/w experts per device, all-to-all dispatch and combine",
+                                 "E/e experts per expert-parallel rank (whole, or split over the "
+                                 "width), all-to-all dispatch and combine",
                                  [](const ConfigNode& params) {
                                    const auto options = ReadTensorParallelOptions(
                                        params, {.sequence_parallel = true, .expert_parallel = true});

@@ -99,6 +99,9 @@ StrategyChoice WithExpertTensorParallel(StrategyChoice strategy, bool split,
 // {false, true}; else UsageError naming `flag`.
 std::vector<bool> ParseExpertTensorParallel(const std::string& flag, const std::string& text,
                                             bool all);
+// UsageError naming `flag` when `splits` splits the experts of a model without any.
+void CheckExpertTensorParallel(const std::string& flag, const std::vector<bool>& splits,
+                               const ModelSpec& model);
 // Whether `strategy` is tensor parallelism context parallelism composes over: megatron or
 // sequence_parallel, not itself composed.
 bool IsTensorParallelism(const StrategyChoice& strategy);

@@ -198,6 +198,15 @@ void CheckExpertParallel(const std::string& flag, const std::vector<std::int64_t
   }
 }
 
+void CheckExpertTensorParallel(const std::string& flag, const std::vector<bool>& splits,
+                               const ModelSpec& model) {
+  if (model.experts == 0 && std::find(splits.begin(), splits.end(), true) != splits.end()) {
+    throw UsageError(flag + " width: " + model.name +
+                     " has no experts to split (expert tensor parallelism is for a mixture of "
+                     "experts)");
+  }
+}
+
 void NetworkFromFlags(const boost::program_options::variables_map& vm, RunConfig& run) {
   if (vm.count("system")) {
     run.cluster.network =

@@ -34,8 +34,11 @@ void AddGraphOptions(po::options_description& d) {
       "width", po::value<std::int64_t>()->default_value(1),
       "the strategy's width (devices per slice)")(
       "expert-parallel", po::value<std::string>(),
-      "with --strategy moe: its expert-parallel size e (a multiple of --width dividing the "
-      "experts): E/e whole experts per device");
+      "with --strategy moe: its expert-parallel size e (dividing the experts; with whole experts "
+      "a multiple of --width): E/e experts per expert-parallel rank")(
+      "expert-tensor-parallel", po::value<std::string>(),
+      "with --strategy moe: 1 (each expert whole on its device, the default) or width (each "
+      "split over the --width devices, Megatron-LM's --expert-tensor-parallel-size)");
 }
 
 std::int64_t CheckRange(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
@@ -101,8 +104,10 @@ int RunGraph(CommandContext& ctx) {
       throw UsageError("phaze graph: --width " + std::to_string(width) +
                        " needs --strategy (megatron, …) to slice the graph");
     }
-    if (ctx.vm.count("expert-parallel") && !ctx.vm.count("strategy")) {
-      throw UsageError("phaze graph: --expert-parallel needs --strategy moe");
+    for (const char* flag : {"expert-parallel", "expert-tensor-parallel"}) {
+      if (ctx.vm.count(flag) && !ctx.vm.count("strategy")) {
+        throw UsageError(std::string("phaze graph: --") + flag + " needs --strategy moe");
+      }
     }
     const ModelSpec model = ParseWorkload(root, options.sequence_length);
     try {
@@ -120,6 +125,13 @@ int RunGraph(CommandContext& ctx) {
           if (e.size() != 1) throw UsageError("--expert-parallel: one size for a graph");
           CheckExpertParallel("--expert-parallel", e, model);
           choice = WithExpertParallel(choice, e[0], "--expert-parallel");
+        }
+        if (ctx.vm.count("expert-tensor-parallel")) {
+          const std::vector<bool> splits = ParseExpertTensorParallel(
+              "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(),
+              false);
+          CheckExpertTensorParallel("--expert-tensor-parallel", splits, model);
+          choice = WithExpertTensorParallel(choice, splits.front(), "--expert-tensor-parallel");
         }
         const auto strategy = CreateStrategy(ctx.registry, choice);
         graph = BuildSlicedLayerGraph(*strategy, choice.Name(), model, options, width);

@@ -71,10 +71,11 @@ void AddPlanOptions(po::options_description& d) {
       "node (the replicas within a node, replicated across nodes: HSDP), or a device count "
       "(--framework torchtitan: all,node)")(
       "expert-parallel", po::value<std::string>()->default_value("all"),
-      "the moe strategy's expert-parallel sizes e, each tried: width (e = t), a count (a "
-      "multiple of t: its e/t data-parallel replicas join each expert group), or all (width and "
-      "every divisor of the model's experts)")(
-      "expert-tensor-parallel", po::value<std::string>()->default_value("all"),
+      "the moe strategy's expert-parallel sizes e, each tried: width (e = t), a count (with whole "
+      "experts a multiple of t: its e/t data-parallel replicas join each expert group; with split "
+      "ones e replicas), or all (width and every divisor of the model's experts; split: 1 and "
+      "every divisor)")(
+      "expert-tensor-parallel", po::value<std::string>()->default_value("1"),
       "the moe strategy's experts: 1 (each whole on its device, the expert groups over e "
       "devices), width (each split over the tensor-parallel width t, Megatron-LM's default "
       "--expert-tensor-parallel-size t: e counts data-parallel replicas, and all adds e = 1), or "
@@ -332,13 +333,23 @@ int RunPlan(CommandContext& ctx) {
                     [](const StrategyChoice& c) { return c.component.name == "moe" && !c.over; });
     }
   }
-  // Each size with whole experts and, at t > 1, split ones (the slicer refuses them at t = 1).
-  const std::vector<bool> splits = ParseExpertTensorParallel(
-      "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), true);
-  if (!moe && ctx.vm["expert-tensor-parallel"].as<std::string>() != "all") {
-    throw UsageError(
-        "--expert-tensor-parallel: expert parallelism is the moe strategy's, and "
-        "--strategies lists none (add moe)");
+  // Each size with whole experts and, on a model with experts, split ones (the slicer refuses
+  // them at t = 1). With split experts e counts replicas: e = 1 (every expert on each device)
+  // and the divisors, not the width. Whole experts by default: split ones double a mixture of
+  // experts' plans, and on fine-grained ones (many experts a device) their layers' schedule ILPs
+  // grow past what CBC solves in seconds.
+  const std::string etp_text = ctx.vm["expert-tensor-parallel"].as<std::string>();
+  std::vector<bool> splits = ParseExpertTensorParallel("--expert-tensor-parallel", etp_text, true);
+  if (!ctx.vm["expert-tensor-parallel"].defaulted() && etp_text != "all") {
+    if (!moe) {
+      throw UsageError(
+          "--expert-tensor-parallel: expert parallelism is the moe strategy's, and "
+          "--strategies lists none (add moe)");
+    }
+    CheckExpertTensorParallel("--expert-tensor-parallel", splits,
+                              ReadFlag("--model", [&] { return LoadModelSpec(entry); }));
+  } else if (moe && ReadFlag("--model", [&] { return LoadModelSpec(entry); }).experts == 0) {
+    splits = {false};  // a dense model has no experts to split
   }
   std::vector<StrategyChoice> swept;
   for (const StrategyChoice& c : run.strategies) {
@@ -348,8 +359,7 @@ int RunPlan(CommandContext& ctx) {
     }
     for (const bool split : splits) {
       std::vector<std::int64_t> sizes = experts;
-      // Split experts need no expert parallelism: e = 1 keeps every expert on each device.
-      if (split && ep_text == "all") sizes.insert(sizes.begin() + 1, 1);
+      if (split && ep_text == "all") sizes.front() = 1;  // for 0, the width: a divisor already
       for (std::int64_t e : sizes) {
         swept.push_back(WithExpertParallel(
             WithExpertTensorParallel(c, split, "--expert-tensor-parallel"), e, "--expert-parallel"));

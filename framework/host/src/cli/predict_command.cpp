@@ -60,8 +60,9 @@ void AddPredictOptions(po::options_description& d) {
       "defaults, which are megatron-lm-2021's but for its softmax rule, --attention megatron)")(
       "sequence-parallel", "Megatron sequence parallelism (the sequence_parallel strategy)")(
       "expert-parallel", po::value<std::string>(),
-      "the moe strategy's expert-parallel size e, or `width` (e = t, the default; e a multiple "
-      "of t): each expert group spans e/t data-parallel replicas too (Megatron-LM's "
+      "the moe strategy's expert-parallel size e, or `width` (e = t, the default): with whole "
+      "experts a multiple of t, each expert group spanning e/t data-parallel replicas too; with "
+      "split ones (--expert-tensor-parallel width) e data-parallel replicas (Megatron-LM's "
       "--expert-model-parallel-size)")(
       "expert-tensor-parallel", po::value<std::string>(),
       "the moe strategy's experts: 1 (each whole on its device, the default) or width (each "
@@ -156,7 +157,8 @@ void CheckPlanAgainstModel(const LayerGraph& graph, const PlanRequest& r,
   if (graph.expert_fold > 1 && r.data_parallel % graph.expert_fold != 0) {
     throw UsageError("--plan d = " + std::to_string(r.data_parallel) +
                      ": the expert groups span " + std::to_string(graph.expert_fold) +
-                     " data-parallel replicas, which must divide d");
+                     " data-parallel replicas, which must divide d (--expert-parallel sets the "
+                     "groups' size, t by default)");
   }
   if (r.stage_starts.empty()) return;
   if (static_cast<int>(r.stage_starts.size()) != p - 1) {
@@ -315,8 +317,12 @@ int RunPredict(CommandContext& ctx) {
     run.strategies[0] = WithExpertParallel(run.strategies[0], e[0], "--expert-parallel");
   }
   if (ctx.vm.count("expert-tensor-parallel")) {
-    const bool split = ParseExpertTensorParallel(
-        "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), false)[0];
+    const std::vector<bool> splits = ParseExpertTensorParallel(
+        "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), false);
+    CheckExpertTensorParallel(
+        "--expert-tensor-parallel", splits,
+        ReadFlag("--model", [&] { return LoadModelSpec(ModelFromFlags(ctx.vm)); }));
+    const bool split = splits.front();
     run.strategies[0] =
         WithExpertTensorParallel(run.strategies[0], split, "--expert-tensor-parallel");
   }

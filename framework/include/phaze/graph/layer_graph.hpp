@@ -153,9 +153,10 @@ struct LayerGraph {
   // weights (tensor parallelism), the width when it only splits the work (context parallelism).
   // Those devices reduce their gradients together with data parallelism's (placement DP).
   std::int64_t weight_replicas = 1;
-  // Over how many data-parallel replicas, besides the width's devices, the experts spread (the moe
-  // strategy's expert_parallel e = expert_fold · width): each device keeps whole experts, and
-  // their weights are reduced over the replicas that hold the same ones (LayerTable::expert_fold).
+  // Over how many data-parallel replicas the experts spread: with whole experts (the moe
+  // strategy's expert_parallel e = expert_fold · width) each device keeps whole experts; with
+  // experts split over the width (expert_tensor_parallel: width) e = expert_fold. Their weights
+  // are reduced over the replicas that hold the same ones (LayerTable::expert_fold).
   std::int64_t expert_fold = 1;
   std::int64_t heads = 0;            // attention heads and key/value heads of the full model
   std::int64_t kv_heads = 0;         // (0: unknown, e.g. an imported graph without them)

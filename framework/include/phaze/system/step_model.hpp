@@ -167,9 +167,10 @@ struct LayerTable {
   // (r divides t); gradients are reduced over d·r devices t/r ranks apart, and sharding divides
   // over them.
   std::int64_t weight_replicas = 1;
-  // j: each device's experts are whole and its expert group spans j data-parallel replicas besides
-  // its t devices (expert parallelism e = j·t: Megatron-LM's MoE parallel folding with expert
-  // tensor parallelism 1; TorchTitan's expert parallelism borrowing data-parallel ranks). The
+  // j: each expert group spans j data-parallel replicas — besides its t devices, each expert whole
+  // (expert parallelism e = j·t: Megatron-LM's MoE parallel folding with expert tensor
+  // parallelism 1; TorchTitan's expert parallelism borrowing data-parallel ranks), or one device
+  // per replica, each expert split over the t (e = j: expert tensor parallelism t). The
   // layers' expert weights are then reduced and sharded over the d/j replicas t·j ranks apart that
   // hold the same experts (ExpertClass); j divides d. 1: the experts are replicated like the rest.
   std::int64_t expert_fold = 1;
