@@ -302,10 +302,9 @@ TEST(Scheduler, HandWorkedCasesWithEachBackend) {
   }
 }
 
-// A node limit the ILP stops at before it finds a schedule of its own: the heuristic schedule
-// stands and is reported feasible by either backend (lp_solve, which takes no warm start, said
-// no_solution_at_limit of the schedule it printed, where CBC said feasible).
-TEST(Scheduler, ALimitBeforeAnIlpSolutionKeepsTheHeuristicScheduleAsFeasible) {
+// Eight tensor ops on two tensor cores, the even ones a chain: small, and not settled by the
+// heuristic alone.
+ScheduleProblem EightTensorOpsInTwoChains() {
   ScheduleProblem p;
   p.num_tc = 2;
   p.num_vc = 1;
@@ -313,6 +312,14 @@ TEST(Scheduler, ALimitBeforeAnIlpSolutionKeepsTheHeuristicScheduleAsFeasible) {
     p.ops.push_back({"t" + std::to_string(i), ScheduleClass::kTensor, 3.0 + i % 3, 2.0 + i % 2});
   }
   for (int i = 0; i + 2 < 8; i += 2) p.edges.push_back({i, i + 2});
+  return p;
+}
+
+// A node limit the ILP stops at before it finds a schedule of its own: the heuristic schedule
+// stands and is reported feasible by either backend (lp_solve, which takes no warm start, said
+// no_solution_at_limit of the schedule it printed, where CBC said feasible).
+TEST(Scheduler, ALimitBeforeAnIlpSolutionKeepsTheHeuristicScheduleAsFeasible) {
+  const ScheduleProblem p = EightTensorOpsInTwoChains();
   for (const std::string name : {"cbc", "lpsolve"}) {
     auto backend = Backend(name);
     if (!backend) continue;
@@ -778,6 +785,30 @@ TEST(Scheduler, SegmentsOverTheBudgetKeepAValidListScheduleAndSaySo) {
   EXPECT_EQ(r.stats.solves, 0);
   // The bound is a bound: below the thorough list schedule (back-filled, modes flipped) too.
   EXPECT_LE(r.stats.lower_bound_s, HeuristicSchedule(p, Precedence(p)).makespan_s * (1 + 1e-12));
+}
+
+// An ILP over solver.max_ilp_variables is not solved: the segment keeps its heuristic schedule and
+// bound, feasible, and says why; without the budget the same problem is solved by the ILP.
+TEST(Scheduler, IlpsOverTheVariableBudgetAreNotSolved) {
+  const ScheduleProblem p = EightTensorOpsInTwoChains();
+  auto backend = Backend("cbc");
+  ASSERT_TRUE(backend);
+  SchedulerOptions o = Exact();
+  o.fast_paths = false;
+  o.presolve = false;
+  o.search_nodes = 0;
+  o.max_ilp_variables = 10;
+  const ScheduleResult r = Scheduler(backend, o).Solve(p);
+  EXPECT_EQ(CheckSchedule(p, r, kTol), "");
+  EXPECT_EQ(r.stats.status, SolveStatus::kFeasible);
+  EXPECT_EQ(r.stats.solves, 0);
+  EXPECT_GT(r.stats.variables, 10);
+  EXPECT_NE(r.stats.detail.find("over the budget of 10 (solver.max_ilp_variables): not solved"),
+            std::string::npos)
+      << r.stats.detail;
+  EXPECT_LE(r.stats.lower_bound_s, r.makespan_s);
+  o.max_ilp_variables = 0;  // no budget: the ILP runs
+  EXPECT_GT(Scheduler(backend, o).Solve(p).stats.solves, 0);
 }
 
 TEST(Scheduler, TimeLimitBoundsTheLocalSearchAsWell) {

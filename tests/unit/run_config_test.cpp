@@ -118,7 +118,8 @@ TEST(RunConfig, TypoKeyWrongTypeMissingKeyBadValue) {
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\nsolver:\n  backend: cbc\n  time_limt_s: 5\n"); }),
             "run.yaml:4:3: solver.time_limt_s: unknown key 'time_limt_s'; did you mean "
             "'time_limit_s'? (allowed keys: backend, time_limit_s, node_limit, search_nodes, "
-            "max_exact_ops, relative_gap, absolute_gap, threads, verbose, params)");
+            "max_exact_ops, max_ilp_variables, relative_gap, absolute_gap, threads, verbose, "
+            "params)");
   EXPECT_EQ(ErrorOf([] { Parse("models: [a]\ncluster:\n  num_accelerators: many\n"); }),
             "run.yaml:3:21: cluster.num_accelerators: expected an integer, found 'many'");
   EXPECT_EQ(ErrorOf([] { Parse("solver: cbc\n"); }).rfind("run.yaml:1:1: missing required key 'models'", 0), 0u);

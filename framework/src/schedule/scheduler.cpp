@@ -389,6 +389,14 @@ ScheduleResult Scheduler::SolveIlp(const ScheduleProblem& seg, const Precedence&
     }
     const IlpBuild b =
         BuildIlp(seg, prec, options_, tensor_z, vector_z, use_heuristic ? &heuristic : nullptr);
+    if (options_.max_ilp_variables > 0 && b.model.NumVariables() > options_.max_ilp_variables) {
+      stats.variables = std::max(stats.variables, b.model.NumVariables());
+      return fallback(SolveStatus::kFeasible,
+                      std::to_string(b.model.NumVariables()) + " variables, over the budget of " +
+                          std::to_string(options_.max_ilp_variables) +
+                          " (solver.max_ilp_variables): not solved; the schedule and bound so far "
+                          "are kept");
+    }
     if (!options_.dump_dir.empty()) {
       std::filesystem::create_directories(options_.dump_dir);
       std::string file = seg.name.empty() ? "schedule-seg" + std::to_string(index) : seg.name;

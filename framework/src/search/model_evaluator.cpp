@@ -434,6 +434,7 @@ SchedulerOptions SchedulerOptionsOf(const RunConfig& run) {
   o.solve = run.solver.Options();
   o.search_nodes = run.solver.search_nodes;
   o.max_exact_ops = static_cast<int>(run.solver.max_exact_ops);
+  o.max_ilp_variables = static_cast<int>(run.solver.max_ilp_variables);
   return o;
 }
 

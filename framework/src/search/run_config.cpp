@@ -452,7 +452,8 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
       rc.solver.backend = {s->AsString(), *s, std::nullopt};
     } else {
       s->ExpectKeys({"backend", "time_limit_s", "node_limit", "search_nodes", "max_exact_ops",
-                     "relative_gap", "absolute_gap", "threads", "verbose", "params"});
+                     "max_ilp_variables", "relative_gap", "absolute_gap", "threads", "verbose",
+                     "params"});
       rc.solver.backend = ParseComponent(*s, "backend", rc.solver.backend);
       if (auto v = s->Optional("time_limit_s")) rc.solver.time_limit_s = v->AsNonNegativeDouble();
       if (auto v = s->Optional("node_limit")) {
@@ -465,6 +466,9 @@ RunConfig RunConfig::Parse(const ConfigNode& root, bool require_models,
       }
       if (auto v = s->Optional("max_exact_ops")) {
         rc.solver.max_exact_ops = v->AsIntInRange(0, std::numeric_limits<int>::max());
+      }
+      if (auto v = s->Optional("max_ilp_variables")) {
+        rc.solver.max_ilp_variables = v->AsIntInRange(0, std::numeric_limits<int>::max());
       }
       if (auto v = s->Optional("relative_gap")) rc.solver.relative_gap = v->AsNonNegativeDouble();
       if (auto v = s->Optional("absolute_gap")) rc.solver.absolute_gap = v->AsNonNegativeDouble();
@@ -756,6 +760,7 @@ Json RunConfig::ToJson() const {
   s["node_limit"] = solver.node_limit;
   s["search_nodes"] = solver.search_nodes;
   s["max_exact_ops"] = solver.max_exact_ops;
+  s["max_ilp_variables"] = solver.max_ilp_variables;
   s["relative_gap"] = solver.relative_gap;
   s["absolute_gap"] = solver.absolute_gap;
   s["threads"] = solver.threads;

@@ -336,8 +336,8 @@ int RunPlan(CommandContext& ctx) {
   // Each size with whole experts and, on a model with experts, split ones (the slicer refuses
   // them at t = 1). With split experts e counts replicas: e = 1 (every expert on each device)
   // and the divisors, not the width. Whole experts by default: split ones double a mixture of
-  // experts' plans, and on fine-grained ones (many experts a device) their layers' schedule ILPs
-  // grow past what CBC solves in seconds.
+  // experts' plans, and on fine-grained ones (many experts a device) their layers' schedules cost
+  // far more (README, `phaze plan`).
   const std::string etp_text = ctx.vm["expert-tensor-parallel"].as<std::string>();
   std::vector<bool> splits = ParseExpertTensorParallel("--expert-tensor-parallel", etp_text, true);
   if (!ctx.vm["expert-tensor-parallel"].defaulted() && etp_text != "all") {

@@ -171,6 +171,7 @@ int RunSchedule(CommandContext& ctx) {
   options.solve = run.solver.Options();
   options.search_nodes = run.solver.search_nodes;
   options.max_exact_ops = static_cast<int>(run.solver.max_exact_ops);
+  options.max_ilp_variables = static_cast<int>(run.solver.max_ilp_variables);
   if (ctx.vm.count("time-limit")) {
     options.solve.time_limit_s = ctx.vm["time-limit"].as<double>();
     options.solve.node_limit = 0;  // an explicit time limit replaces the default node limit

@@ -61,6 +61,12 @@ struct SchedulerOptions {
   // status "feasible" with the reason: the local search, schedule search and ILP grow
   // quadratically or worse with the ops. Transformer layers have tens of ops per segment.
   int max_exact_ops = 256;
+  // An ILP with more variables than this (0: no limit) is not solved: the segment keeps the
+  // schedule and bound it has, status "feasible" with the reason. CBC cannot stop inside its
+  // first LP (coin-or/Cbc#514), and a layer with many parallel branches (a fine-grained mixture
+  // of experts: dozens of experts a device) builds one that takes it minutes; 15,538 variables
+  // took 11 s, 4,770 half a second.
+  int max_ilp_variables = 12000;
   bool cache = true;  // segment schedules memoised by content (schedule_cache.hpp)
   std::int64_t cache_bytes = std::int64_t{128} << 20;  // the memo's memory budget
   std::string dump_dir;  // when set, every ILP solved is written there as CPLEX LP
