@@ -226,6 +226,24 @@ TEST(Cli, ScheduleALayerOfAWorkload) {
   EXPECT_USAGE_ERROR(both, "--model needs --arch");
 }
 
+// --strategy takes the run config's params for the strategy it names, as predict and graph do:
+// the moe strategy with split experts gathers the dispatched tokens over the width.
+TEST(Cli, ScheduleTakesTheRunConfigsStrategyParams) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "run.yaml",
+                     "strategy: {name: moe, params: {expert_parallel: 2, "
+                     "expert_tensor_parallel: width}}\n");
+  const std::string schedule = " schedule --model " + std::string(PHAZE_SOURCE_DIR) +
+                               "/workloads/mixtral-8x7b.yaml --arch h100-sxm-80gb --width 2 "
+                               "--strategy moe";
+  auto split = Phaze("--config " + (dir / "run.yaml").string() + schedule);
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_NE(split.out.find("mlp.dispatch.all_to_all.all_gather "), std::string::npos) << split.out;
+  auto whole = Phaze(schedule);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(whole.out.find("mlp.dispatch.all_to_all.all_gather"), std::string::npos) << whole.out;
+}
+
 TEST(Cli, ScheduleAppliesTheRunsAttentionKernelAndNumberFormat) {
   // As the search and predict do: FlashAttention re-runs the scores in backward, on chip; FP8
   // needs an FP8 rate. The flag and the run config's training section give the same schedule.

@@ -102,8 +102,9 @@ int RunSchedule(CommandContext& ctx) {
                      {},
                      {}};
   }
-  if (ctx.vm.count("strategy")) {
-    run.strategies = {StrategyChoice::Named(ctx.vm["strategy"].as<std::string>())};
+  if (ctx.vm.count("strategy")) {  // with the run config's params for it, as predict takes it
+    run.strategies = {NamedStrategy(ctx.registry, "--strategy",
+                                    ctx.vm["strategy"].as<std::string>(), run.strategies)};
   }
   run.CheckComponents(ctx.registry, true, !from_graph, !from_graph && ctx.vm.count("strategy"));
 
