@@ -2825,10 +2825,10 @@ TEST(Cli, PlanFoldsExpertsAsMegatronAdvises) {
   }
 }
 
-// A search lists the moe strategy at two expert-parallel sizes, one of which no width allows (3
-// does not divide the 4 experts): the search runs on the other and says so on stderr.
-TEST(Cli, SearchSaysWhichListedStrategySlicesNothing) {
-  testing::TempDir dir;
+// A one-config search of a two-block mixture of 4 experts on 16 devices at the tensor-parallel
+// `widths` under `strategy` (run-config YAML), its outputs in dir/out.
+testing::CommandResult SearchTinyMoe(const testing::TempDir& dir, const std::string& widths,
+                                 const std::string& strategy) {
   testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
   testing::WriteFile(dir / "moe.yaml",
                      "name: tiny-moe\nfamily: llama\nlayers: 2\nhidden: 64\nheads: 4\n"
@@ -2837,12 +2837,19 @@ TEST(Cli, SearchSaysWhichListedStrategySlicesNothing) {
   testing::WriteFile(dir / "run.yaml",
                      "models: [moe.yaml]\narch: {space: space.yaml}\n"
                      "cluster: {num_accelerators: 16}\n"
-                     "training: {global_batch: 16, micro_batches: [1], tensor_parallel_widths: "
-                     "[1, 2], hbm_gib: [32], recompute: [none]}\n"
+                     "training: {global_batch: 16, micro_batches: [1], tensor_parallel_widths: " +
+                         widths + ", hbm_gib: [32], recompute: [none]}\n"
                      "solver: {backend: cbc, node_limit: 5, max_exact_ops: 24}\n"
-                     "strategy: [moe, {name: moe, params: {expert_parallel: 3}}]\n");
-  const auto r = Phaze("search --config " + (dir / "run.yaml").string() +
-                       " --max-configs 1 --output-dir " + (dir / "out").string());
+                     "strategy: " + strategy + "\n");
+  return Phaze("search --config " + (dir / "run.yaml").string() +
+               " --max-configs 1 --output-dir " + (dir / "out").string());
+}
+
+// A search lists the moe strategy at two expert-parallel sizes, one of which no width allows (3
+// does not divide the 4 experts): the search runs on the other and says so on stderr.
+TEST(Cli, SearchSaysWhichListedStrategySlicesNothing) {
+  testing::TempDir dir;
+  const auto r = SearchTinyMoe(dir, "[1, 2]", "[moe, {name: moe, params: {expert_parallel: 3}}]");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(
       r.err.find("tiny-moe: strategy[1] {\"name\":\"moe\",\"params\":{\"expert_parallel\":3}} "
@@ -2857,21 +2864,8 @@ TEST(Cli, SearchSaysWhichListedStrategySlicesNothing) {
 // expert_parallel, report.md's plan ("EP 2 ETP 2").
 TEST(Cli, SearchRecordsSplitExperts) {
   testing::TempDir dir;
-  testing::WriteFile(dir / "space.yaml", testing::kTinySpace);
-  testing::WriteFile(dir / "moe.yaml",
-                     "name: tiny-moe\nfamily: llama\nlayers: 2\nhidden: 64\nheads: 4\n"
-                     "kv_heads: 2\nffn_hidden: 128\nvocab: 256\nmax_positions: 64\n"
-                     "sequence_length: 32\nmoe: {experts: 4, top_k: 2}\n");
-  testing::WriteFile(dir / "run.yaml",
-                     "models: [moe.yaml]\narch: {space: space.yaml}\n"
-                     "cluster: {num_accelerators: 16}\n"
-                     "training: {global_batch: 16, micro_batches: [1], tensor_parallel_widths: "
-                     "[2], hbm_gib: [32], recompute: [none]}\n"
-                     "solver: {backend: cbc, node_limit: 5, max_exact_ops: 24}\n"
-                     "strategy: {name: moe, params: {expert_parallel: 2, expert_tensor_parallel: "
-                     "width}}\n");
-  const auto r = Phaze("search --config " + (dir / "run.yaml").string() +
-                       " --max-configs 1 --output-dir " + (dir / "out").string());
+  const auto r = SearchTinyMoe(
+      dir, "[2]", "{name: moe, params: {expert_parallel: 2, expert_tensor_parallel: width}}");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const ConfigNode j = ConfigNode::ParseFile(dir / "out" / "results.json");
   const ConfigNode best =

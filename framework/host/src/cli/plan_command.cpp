@@ -312,17 +312,23 @@ int RunPlan(CommandContext& ctx) {
   std::vector<std::int64_t> experts = {0};
   const bool moe = std::any_of(run.strategies.begin(), run.strategies.end(),
                                [](const StrategyChoice& c) { return c.component.name == "moe"; });
+  auto need_moe = [&](const std::string& flag) {
+    if (!moe) {
+      throw UsageError(flag + ": expert parallelism is the moe strategy's, and --strategies lists "
+                       "none (add moe)");
+    }
+  };
+  std::optional<ModelSpec> spec;  // read once, when an expert flag needs it
+  auto spec_of_model = [&]() -> const ModelSpec& {
+    if (!spec) spec = ReadFlag("--model", [&] { return LoadModelSpec(entry); });
+    return *spec;
+  };
   if (ep_text != "all") {
     experts = ParseExpertParallel("--expert-parallel", ep_text);
-    if (!moe) {
-      throw UsageError(
-          "--expert-parallel: expert parallelism is the moe strategy's, and "
-          "--strategies lists none (add moe)");
-    }
-    CheckExpertParallel("--expert-parallel", experts,
-                        ReadFlag("--model", [&] { return LoadModelSpec(entry); }));
+    need_moe("--expert-parallel");
+    CheckExpertParallel("--expert-parallel", experts, spec_of_model());
   } else if (moe) {
-    const std::int64_t E = ReadFlag("--model", [&] { return LoadModelSpec(entry); }).experts;
+    const std::int64_t E = spec_of_model().experts;
     for (std::int64_t e = 2; e <= E; ++e) {
       if (E % e == 0) experts.push_back(e);
     }
@@ -341,14 +347,9 @@ int RunPlan(CommandContext& ctx) {
   const std::string etp_text = ctx.vm["expert-tensor-parallel"].as<std::string>();
   std::vector<bool> splits = ParseExpertTensorParallel("--expert-tensor-parallel", etp_text, true);
   if (!ctx.vm["expert-tensor-parallel"].defaulted() && etp_text != "all") {
-    if (!moe) {
-      throw UsageError(
-          "--expert-tensor-parallel: expert parallelism is the moe strategy's, and "
-          "--strategies lists none (add moe)");
-    }
-    CheckExpertTensorParallel("--expert-tensor-parallel", splits,
-                              ReadFlag("--model", [&] { return LoadModelSpec(entry); }));
-  } else if (moe && ReadFlag("--model", [&] { return LoadModelSpec(entry); }).experts == 0) {
+    need_moe("--expert-tensor-parallel");
+    CheckExpertTensorParallel("--expert-tensor-parallel", splits, spec_of_model());
+  } else if (moe && spec_of_model().experts == 0) {
     splits = {false};  // a dense model has no experts to split
   }
   std::vector<StrategyChoice> swept;
