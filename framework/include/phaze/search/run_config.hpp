@@ -188,7 +188,7 @@ struct RunConfig {
     std::int64_t node_limit = 100;  // branch-and-bound nodes per ILP solve; 0 = none
     std::int64_t search_nodes = 500000;  // schedule search before the ILP (SchedulerOptions)
     std::int64_t max_exact_ops = 256;    // larger segments: list schedule + bound (ditto)
-    std::int64_t max_ilp_variables = 12000;  // larger ILPs are not solved (ditto)
+    std::int64_t max_ilp_variables = 1000;  // larger ILPs are not solved (ditto)
     double relative_gap = 1e-4;
     double absolute_gap = 0.0;
     std::int64_t threads = 1;
