@@ -2590,6 +2590,22 @@ TEST(Cli, PlanRanksLaunchablePlansWithTheirMegatronArguments) {
   EXPECT_EQ(unsharded.exit_code, 1) << unsharded.err;
   EXPECT_NE(unsharded.err.find("t 4, p 1, d 1: no listed sharding applies"), std::string::npos)
       << unsharded.err;
+  {  // Split experts over e = 8 replicas need d a multiple of 8: on 8 devices at t 2, d is 4 or 2.
+    testing::TempDir dir;
+    testing::WriteFile(dir / "moe.yaml",
+                       "name: moe\nfamily: llama\nlayers: 2\nhidden: 64\nheads: 4\nffn_hidden: 128\n"
+                       "vocab: 256\nmax_positions: 64\nsequence_length: 64\n"
+                       "moe: {experts: 8, top_k: 2, expert_ffn_hidden: 128}\n");
+    auto folded = Phaze("plan --model " + (dir / "moe.yaml").string() +
+                        " --arch a100-sxm-80gb --global-batch 8 --accelerators 8 --widths 2 "
+                        "--strategies moe --expert-parallel 8 --expert-tensor-parallel width");
+    EXPECT_EQ(folded.exit_code, 1) << folded.err;
+    EXPECT_NE(folded.err.find("t 2, p 1, d 4: each expert group spans 8 data-parallel replicas, "
+                              "which d does not divide (a smaller --expert-parallel); t 2, p 2, "
+                              "d 2: each expert group spans 8"),
+              std::string::npos)
+        << folded.err;
+  }
   // Bad input says which flag.
   EXPECT_USAGE_ERROR(Phaze(tiny + " --accelerators 2 --strategies megatron,tensor"),
                      "--strategies: no parallelism strategy named 'tensor'; registered: "

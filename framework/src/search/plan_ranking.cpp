@@ -102,16 +102,30 @@ std::string WhyNoLaunchablePlan(const PreparedModel& model, const RunConfig& run
   int shapes = 0;
   for (std::int64_t t : widths) {
     int units = 0;  // the blocks of a slice at this width
+    std::vector<std::pair<std::int64_t, std::int64_t>> folds;  // its (expert fold, replicas)
     for (const auto& slice : model.slices) {
-      if (slice.width == t) units = PipelineUnits(slice.graph);
+      if (slice.width != t) continue;
+      units = PipelineUnits(slice.graph);
+      folds.emplace_back(slice.graph.expert_fold, slice.graph.weight_replicas);
     }
+    std::sort(folds.begin(), folds.end());
     for (std::int64_t p = 1; t * p <= K; ++p) {
       if (K % (t * p) != 0) continue;
       const std::int64_t d = K / (t * p);
       bool divides = false;  // some listed micro-batch b with b·d dividing the batch
       for (std::int64_t b : run.training.micro_batches) divides = divides || batch % (b * d) == 0;
+      // LaunchablePlans' expert-fold rule: some slice's fold j divides d, without weight replicas.
+      const bool folds_fit = std::any_of(folds.begin(), folds.end(), [&](const auto& f) {
+        return d % f.first == 0 && (f.first == 1 || f.second == 1);
+      });
+      const std::int64_t j = folds.empty() ? 1 : folds.front().first;
       const std::string reason =
           p > units || units % p != 0 ? "p does not divide the " + std::to_string(units) + " blocks"
+          : !folds_fit && d % j != 0
+              ? "each expert group spans " + std::to_string(j) +
+                    " data-parallel replicas, which d does not divide (a smaller --expert-parallel)"
+          : !folds_fit ? "experts folded over data-parallel replicas with context parallelism's "
+                         "weight replicas are not modelled"
           : !divides                  ? "no micro-batch of " + list + " times d divides the batch"
                      : "no listed sharding applies (optimizer and up need two devices holding the "
                        "same weights; gradients and parameters, no pipeline)";
