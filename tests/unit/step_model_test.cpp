@@ -265,6 +265,35 @@ TEST(StepModel, FoldedExpertsByHand) {
   EXPECT_DOUBLE_EQ(StageOptimizerStepS(s, table, 2, 8, 50, 40), 50.0 / 8);
 }
 
+// Hybrid sharding of folded experts shards them over what Megatron-LM's distributed optimizer
+// does (parallel_state.py): its instances are the dense groups, world/(t·h) of them per stage
+// (h the dense shard replicas), and each expert shard group is the expert data-parallel group,
+// world/(EP·ETP) per stage, divided by the instances. Whole experts: EP = j·t, ETP 1.
+TEST(StepModel, HybridShardingShardsFoldedExpertsAsMegatronsInstances) {
+  StepSettings s = Settings(PipelineSchedule::k1F1B);
+  s.sharding = Sharding::kOptimizer;
+  s.shard_span = 8;  // a node
+  LayerTable table;
+  table.layers = {PlacementLayer{}};
+  struct Case {
+    int t;
+    std::int64_t d, j, dense, experts;  // by hand, Megatron's sizes
+  };
+  // t 1, d 64, EP 8: 8 dense replicas a node, 8 instances; expert DP 64/8 = 8, over 8: 1 — the
+  // experts' state is whole on every device, as Megatron-LM keeps it.
+  // t 1, d 64, EP 4: expert DP 16, over 8 instances: 2.
+  // t 2, d 32, EP 4 (j 2): dense 8/2 = 4, instances 32/4 = 8; expert DP 64/4 = 16, over 8: 2 —
+  // the same as experts split over t at EP 2 (j 2, ETP 2): EP·ETP = 4 = j·t.
+  for (const Case& c : {Case{1, 64, 8, 8, 1}, Case{1, 64, 4, 8, 2}, Case{2, 32, 2, 4, 2}}) {
+    table.expert_fold = c.j;
+    const ShardDivisors n = ShardWaysOf(s, table, c.t, c.d);
+    EXPECT_EQ(n.ways, c.dense) << c.t << " " << c.j;
+    EXPECT_EQ(n.expert_ways, c.experts) << c.t << " " << c.j;
+    const std::int64_t world = c.t * c.d, instances = c.d / c.dense;
+    EXPECT_EQ(n.expert_ways, world / (c.j * c.t) / instances);  // EP·ETP = j·t either way
+  }
+}
+
 TEST(StepModel, HybridShardingByHand) {
   StepSettings s = Settings(PipelineSchedule::k1F1B);
   s.sharding = Sharding::kOptimizer;
