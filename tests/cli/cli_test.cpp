@@ -2755,9 +2755,16 @@ TEST(Cli, PredictSplitsExpertsOverTheWidth) {
       Phaze(predict + "--accelerators 8 --global-batch 8 --plan 2,1,4 --expert-parallel 8 "
                       "--expert-tensor-parallel width"),
       "--plan d = 4: the expert groups span 8 data-parallel replicas, which must divide d");
-  EXPECT_USAGE_ERROR(Phaze(on16 + "--expert-tensor-parallel 2"),
+  // Megatron-LM's own spelling, the integer t, is width; another size is refused.
+  const std::string by_size = (dir / "by-size.json").string();
+  r = Phaze(on16 + "--expert-tensor-parallel 2 -o " + by_size);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ConfigNode::ParseFile(by_size).Child("result").Child("time_per_batch_s").AsDouble(),
+            a.Child("result").Child("time_per_batch_s").AsDouble());
+  EXPECT_USAGE_ERROR(Phaze(on16 + "--expert-tensor-parallel 4"),
                      "--expert-tensor-parallel: expected 1 (each expert whole on its device), "
-                     "width (each expert split over the tensor-parallel width), found '2'");
+                     "width (2) (each expert split over the tensor-parallel width), found '4'; "
+                     "expert tensor-parallel sizes other than 1 and the width are not modelled");
   EXPECT_USAGE_ERROR(
       Phaze(predict + "--accelerators 16 --global-batch 16 --plan 1,1,16 --expert-parallel 8 "
                       "--expert-tensor-parallel width"),

@@ -37,8 +37,9 @@ void AddGraphOptions(po::options_description& d) {
       "with --strategy moe: its expert-parallel size e (dividing the experts; with whole experts "
       "a multiple of --width): E/e experts per expert-parallel rank")(
       "expert-tensor-parallel", po::value<std::string>(),
-      "with --strategy moe: 1 (each expert whole on its device, the default) or width (each "
-      "split over the --width devices, Megatron-LM's --expert-tensor-parallel-size)");
+      "with --strategy moe: 1 (each expert whole on its device, the default) or width, or the "
+      "--width itself (each split over the --width devices, Megatron-LM's "
+      "--expert-tensor-parallel-size)");
 }
 
 std::int64_t CheckRange(const std::string& flag, std::int64_t v, std::int64_t lo, std::int64_t hi) {
@@ -129,7 +130,7 @@ int RunGraph(CommandContext& ctx) {
         if (ctx.vm.count("expert-tensor-parallel")) {
           const std::vector<bool> splits = ParseExpertTensorParallel(
               "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(),
-              false);
+              false, width);
           CheckExpertTensorParallel("--expert-tensor-parallel", splits, model);
           choice = WithExpertTensorParallel(choice, splits.front(), "--expert-tensor-parallel");
         }

@@ -65,9 +65,9 @@ void AddPredictOptions(po::options_description& d) {
       "split ones (--expert-tensor-parallel width) e data-parallel replicas (Megatron-LM's "
       "--expert-model-parallel-size)")(
       "expert-tensor-parallel", po::value<std::string>(),
-      "the moe strategy's experts: 1 (each whole on its device, the default) or width (each "
-      "split over t, Megatron-LM's --expert-tensor-parallel-size t: e then counts data-parallel "
-      "replicas, any divisor of the experts)")(
+      "the moe strategy's experts: 1 (each whole on its device, the default) or width, or t "
+      "itself (each split over t, Megatron-LM's --expert-tensor-parallel-size t: e then counts "
+      "data-parallel replicas, any divisor of the experts)")(
       "strategy", po::value<std::string>(),
       "the parallelism strategy (a plugin: megatron, sequence_parallel, context_parallel, moe); "
       "t is its whole width, as phaze plan's t column (default: the run config's first)")(
@@ -318,7 +318,8 @@ int RunPredict(CommandContext& ctx) {
   }
   if (ctx.vm.count("expert-tensor-parallel")) {
     const std::vector<bool> splits = ParseExpertTensorParallel(
-        "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), false);
+        "--expert-tensor-parallel", ctx.vm["expert-tensor-parallel"].as<std::string>(), false,
+        request.tensor_parallel);
     CheckExpertTensorParallel(
         "--expert-tensor-parallel", splits,
         ReadFlag("--model", [&] { return LoadModelSpec(ModelFromFlags(ctx.vm)); }));
