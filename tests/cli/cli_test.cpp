@@ -2763,7 +2763,7 @@ TEST(Cli, PredictSplitsExpertsOverTheWidth) {
             a.Child("result").Child("time_per_batch_s").AsDouble());
   EXPECT_USAGE_ERROR(Phaze(on16 + "--expert-tensor-parallel 4"),
                      "--expert-tensor-parallel: expected 1 (each expert whole on its device), "
-                     "width (2) (each expert split over the tensor-parallel width), found '4'; "
+                     "width or 2 (each expert split over the tensor-parallel width), found '4'; "
                      "expert tensor-parallel sizes other than 1 and the width are not modelled");
   EXPECT_USAGE_ERROR(
       Phaze(predict + "--accelerators 16 --global-batch 16 --plan 1,1,16 --expert-parallel 8 "

@@ -98,7 +98,7 @@ StrategyChoice WithExpertTensorParallel(StrategyChoice strategy, bool split,
 // --expert-tensor-parallel's `text`: 1 {false}, width {true}, and with `all` allowed all
 // {false, true}; with the plan's tensor-parallel `width` t known (predict, graph), the integer t
 // is width, as Megatron-LM's --expert-tensor-parallel-size t reads; else UsageError naming `flag`
-// (sizes between 1 and t are not modelled).
+// (other sizes are not modelled).
 std::vector<bool> ParseExpertTensorParallel(const std::string& flag, const std::string& text,
                                             bool all, std::int64_t width = 0);
 // UsageError naming `flag` when `splits` splits the experts of a model without any.

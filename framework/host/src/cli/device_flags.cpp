@@ -136,14 +136,14 @@ std::vector<bool> ParseExpertTensorParallel(const std::string& flag, const std::
   if (all && text == "all") return {false, true};
   if (text == "1") return {false};
   if (text == "width") return {true};
-  const std::string t = width > 1 ? " (" + std::to_string(width) + ")" : "";
+  const std::string t = width > 1 ? " or " + std::to_string(width) : "";
   if (width > 1 && text == std::to_string(width)) return {true};
   const bool integer = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  throw UsageError(flag + ": expected 1 (each expert whole on its device), width" + t +
-                   " (each expert split over the tensor-parallel width)" + (all ? " or all" : "") +
-                   ", found '" + text + "'" +
-                   (integer ? "; expert tensor-parallel sizes other than 1 and the width are not modelled"
-                            : ""));
+  throw UsageError(
+      flag + ": expected 1 (each expert whole on its device), width" + t +
+      " (each expert split over the tensor-parallel width)" + (all ? " or all" : "") +
+      ", found '" + text + "'" +
+      (integer ? "; expert tensor-parallel sizes other than 1 and the width are not modelled" : ""));
 }
 
 bool IsTensorParallelism(const StrategyChoice& strategy) {
