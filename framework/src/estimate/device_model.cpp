@@ -296,6 +296,7 @@ OpEstimate DeviceModel::Estimate(const OpWork& op, const ArchConfig& a, Pass pas
     e.single_core_s = one;
   } else {
     e.all_cores_s = all;
+    e.exclusive = true;
     // A fused op's or GEMM's "one core" is a group; a vector op's a vector core.
     e.single_core_s = all * static_cast<double>(op.gemm ? groups : std::max<i64>(1, a.num_vc));
   }

@@ -21,23 +21,65 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                               std::move(name));
 }
 
+namespace {
+
+// A layer of exclusive ops (OpEstimate::exclusive) as the scheduler's problem: every op that
+// takes cores runs alone on the device, at its all-cores time, as a fused op on the one pair of
+// cores; collectives keep the links beside it. The device's one-core times (all-cores × its
+// groups) on all its cores had left room the device does not have (four one-MXU GEMMs on a TPU v4
+// at twice its peak together) and bounds that could not see one op at a time (a 64-expert block's
+// segments on an H100 took 3-27 s each in the schedule search, most ending at its budget with a
+// 10-19% gap open); here the bounds see the one pair and the list schedule meets them at once.
+void RunOneAtATime(ScheduleProblem& problem) {
+  problem.num_tc = problem.num_vc = 1;
+  for (ScheduleOp& op : problem.ops) {
+    if (!op.UsesCores()) continue;
+    op.cls = ScheduleClass::kFused;
+    op.single_core_s = op.all_cores_s;
+  }
+}
+
+// One walk of the graph for every arch of `archs`; *exclusive is cleared when an op that takes
+// cores is not exclusive on one of them (and stays as it was when none takes cores).
+ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator& estimator,
+                          std::span<const ArchConfig> archs, const Network& network,
+                          std::string name, bool* exclusive);
+
+}  // namespace
+
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, std::span<const ArchConfig> archs,
                                      const Network& network, std::string name) {
   const ArchConfig& arch = archs.front();
+  bool exclusive = true;
+  ScheduleProblem problem;
   if (std::ranges::any_of(archs, [&](const ArchConfig& a) {
         return a.collective_overlap != arch.collective_overlap;
       })) {
     // The collectives' exposed parts may differ in shape: one problem each, then relaxed.
-    ScheduleProblem problem = BuildScheduleProblem(graph, pass, estimator, arch, network, name);
+    problem = WalkGraph(graph, pass, estimator, archs.first(1), network, name, &exclusive);
     for (const ArchConfig& other : archs.subspan(1)) {
-      if (!RelaxInto(problem, BuildScheduleProblem(graph, pass, estimator, other, network, name))) {
+      if (!RelaxInto(problem, WalkGraph(graph, pass, estimator, std::span(&other, 1), network,
+                                        name, &exclusive))) {
         throw Error(name + ": architectures '" + arch.name + "' and '" + other.name +
                     "' give its " + std::string(ToString(pass)) + " pass different ops");
       }
     }
-    return problem;
+  } else {
+    problem = WalkGraph(graph, pass, estimator, archs, network, std::move(name), &exclusive);
   }
+  if (exclusive && std::ranges::any_of(problem.ops, &ScheduleOp::UsesCores)) {
+    RunOneAtATime(problem);
+  }
+  return problem;
+}
+
+namespace {
+
+ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator& estimator,
+                          std::span<const ArchConfig> archs, const Network& network,
+                          std::string name, bool* exclusive) {
+  const ArchConfig& arch = archs.front();
   // One walk of the graph for every arch: the same ops and edges, each op's latencies the least
   // over the archs — what RelaxInto makes of the archs' own problems, without building them.
   ScheduleProblem problem;
@@ -201,9 +243,11 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
         problem.energy += e.energy ? *e.energy : EnergyModel::Op(work, arch);  // the first arch's
         s.single_core_s = e.single_core_s;
         s.all_cores_s = e.all_cores_s;
+        *exclusive = *exclusive && e.exclusive;
         kernels[0] += e.kernels;
         for (std::size_t a = 1; a < archs.size(); ++a) {
           const OpEstimate other = estimator.Estimate(work, archs[a], pass);
+          *exclusive = *exclusive && other.exclusive;
           s.single_core_s = std::min(s.single_core_s, other.single_core_s);
           s.all_cores_s = std::min(s.all_cores_s, other.all_cores_s);
           kernels[a] += other.kernels;
@@ -233,6 +277,8 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
   }
   return problem;
 }
+
+}  // namespace
 
 double PassSeconds(const ScheduleProblem& problem, const ScheduleResult& result) {
   return std::max(result.makespan_s, problem.host_s);

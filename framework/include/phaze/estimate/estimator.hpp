@@ -68,6 +68,11 @@ struct OpEstimate {
   // Kernels the op launches (0: its work is folded into a neighbour's kernel). The host issues
   // each in the architecture's host_kernel_s (ScheduleProblem::host_s).
   int kernels = 1;
+  // The op runs alone on the whole device, one op at a time (a GPU under one CUDA stream, a TPU
+  // running one XLA op at a time): all_cores_s is its time, and no other op runs beside it but a
+  // collective on the links. A layer whose every op is exclusive is scheduled as such
+  // (BuildScheduleProblem, layer_schedule.hpp); single_core_s is then not a mode the device has.
+  bool exclusive = false;
 };
 
 class UnsupportedOpError : public Error {

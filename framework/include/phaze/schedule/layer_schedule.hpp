@@ -5,6 +5,9 @@
 // stride 1; identity collectives, such as Megatron's f in the forward pass, are contracted). Ops the estimator cannot cost raise
 // UnsupportedOpError from the estimator. The problem's host_s is the architecture's host_kernel_s
 // times the kernels of the pass: the estimates' kernel counts and one per collective (NCCL's).
+// When every op that takes cores is exclusive on every arch (OpEstimate::exclusive: a GPU or a
+// TPU running one op at a time), the problem has one tensor and one vector core and each such op
+// is a fused op at its all-cores time: one op at a time, collectives beside them.
 #pragma once
 
 #include <span>
