@@ -84,7 +84,7 @@ TEST(Cli, Version) {
   auto r = Phaze("--version");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("phaze 0.", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("plugin ABI 8, build " + std::string(kBuildFingerprint) + ")"),
+  EXPECT_NE(r.out.find("plugin ABI 9, build " + std::string(kBuildFingerprint) + ")"),
             std::string::npos);
 }
 
@@ -133,7 +133,7 @@ TEST(Cli, BrokenPluginsExitWithCode2AndTheReason) {
   const FixtureCase cases[] = {
       {"no_entry",
        "': not a Phaze plugin: it does not export the entry symbol 'phaze_plugin_handshake'"},
-      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 8"},
+      {"wrong_abi", "': wrong plugin ABI version: got 999, this phaze supports 9"},
       {"undefined_symbol", "': cannot load: "},
       {"undefined_symbol", "undefined symbol: phaze_fixture_missing_function"},
   };

@@ -44,7 +44,8 @@ namespace phaze::plugin {
 //    tp_role, and its collectives are CollectiveKind enums; strategies slice with
 //    phaze/strategy/slicing.hpp; LayerGraph::weight_replicas. 4: the entry returns a PluginHandshake pointer (size, fingerprint); SolveOptions and OpWork
 //    changed since 1. 3: OpEstimate gained kernels. 2: Estimator lost CollectiveTimeS, AreaMm2.
-inline constexpr std::uint32_t kAbiVersion = 8;  // 8: EnergyTechnology::voltage_floor_clock
+// 8: EnergyTechnology::voltage_floor_clock.
+inline constexpr std::uint32_t kAbiVersion = 9;  // 9: OpEstimate::exclusive
 inline constexpr const char* kEntrySymbol = "phaze_plugin_handshake";
 // The symbol of ABI ≤ 3 (an entry returning PluginInfo by value): recognised, never called.
 inline constexpr const char* kOldEntrySymbol = "phaze_plugin_entry";
