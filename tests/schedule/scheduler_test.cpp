@@ -1064,15 +1064,26 @@ TEST(LayerSchedule, HostIssueTimeBoundsThePass) {
 // CUDA stream) gets a problem of one core pair, each op fused at its all-cores time, so a block
 // without collectives lasts the sum of its ops' times and the bound proves it at once. The block
 // is a 64-expert mixture (top 8, experts of width 1,408): on the 528 tensor cores its expert
-// branches left the schedule search a 10-19% gap after seconds per segment. With concurrent
-// kernels (the estimator's param) the cores and both modes stay, the all-cores times no longer.
+// branches left the schedule search a 10-19% gap after seconds per segment. The same estimates
+// with `exclusive` cleared keep the cores, the classes and both modes; so does a family that
+// mixes a concurrent arch in; collectives stay on the links beside the one pair.
 TEST(LayerSchedule, OneOpAtATimeDeviceLastsTheSumOfItsOps) {
   auto& plugins = testing::BuiltPlugins();
-  if (!plugins.Has(ComponentKind::kSolverBackend, "cbc")) GTEST_SKIP() << "no cbc backend built";
   const ConfigNode none = ConfigNode::EmptyMap("test", "params");
   const auto serial = plugins.CreateEstimator("device", none);
-  const auto concurrent = plugins.CreateEstimator(
-      "device", ConfigNode::ParseString("concurrent_kernels: true", "test"));
+  class Concurrent : public Estimator {  // serial's estimates, not exclusive
+   public:
+    explicit Concurrent(const Estimator& inner) : inner_(inner) {}
+    OpEstimate Estimate(const OpWork& op, const ArchConfig& arch, Pass pass) const override {
+      OpEstimate e = inner_.Estimate(op, arch, pass);
+      e.exclusive = false;
+      return e;
+    }
+
+   private:
+    const Estimator& inner_;
+  } unconverted(*serial);
+  const bool has_cbc = plugins.Has(ComponentKind::kSolverBackend, "cbc");
   const auto strategy = plugins.CreateStrategy("megatron", none);
   ModelSpec spec = LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/mixtral-8x7b.yaml");
   spec.experts = 64;
@@ -1081,41 +1092,79 @@ TEST(LayerSchedule, OneOpAtATimeDeviceLastsTheSumOfItsOps) {
   spec.sequence_length = 1024;
   const LayerGraph g = BuildSlicedLayerGraph(*strategy, "megatron", spec, GraphOptions{}, 1);
   const ArchConfig arch = LoadArchConfig("h100-sxm-80gb");
+  ArchConfig concurrent_arch = arch;
+  concurrent_arch.name = "h100-concurrent";
+  concurrent_arch.calibration["concurrent_kernels"] = 1;
+  const std::vector<ArchConfig> mixed = {arch, concurrent_arch};
   const Network network = Network::Flat(1e11);
-  const Scheduler scheduler(Backend("cbc"), Exact());
   int experts_ops = 0;
   for (const auto& u : g.unique_layers) {
     for (Pass pass : {Pass::kForward, Pass::kBackward}) {
       const std::string name = u.name + "-" + std::string(ToString(pass));
-      const ScheduleProblem p =
-          BuildScheduleProblem(PassGraph(u, pass), pass, *serial, arch, network, name);
+      const OperatorGraph& graph = PassGraph(u, pass);
+      const ScheduleProblem p = BuildScheduleProblem(graph, pass, *serial, arch, network, name);
+      const ScheduleProblem q =
+          BuildScheduleProblem(graph, pass, unconverted, arch, network, name);
       EXPECT_EQ(p.num_tc, 1) << name;
       EXPECT_EQ(p.num_vc, 1) << name;
+      EXPECT_EQ(q.num_tc, arch.num_tc) << name;
+      EXPECT_EQ(q.num_vc, arch.num_vc) << name;
+      ASSERT_EQ(q.ops.size(), p.ops.size()) << name;
+      EXPECT_EQ(q.edges, p.edges) << name;
       double sum = 0;
-      for (const ScheduleOp& op : p.ops) {
+      bool any_single_mode = false;
+      for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        const ScheduleOp& op = p.ops[i];
         ASSERT_EQ(op.cls, ScheduleClass::kFused) << name << " " << op.name;  // t = 1: no links
+        EXPECT_EQ(op.all_cores_s, q.ops[i].all_cores_s) << op.name;  // the time alone, kept
         EXPECT_EQ(op.single_core_s, op.all_cores_s) << op.name;
+        any_single_mode = any_single_mode || q.ops[i].cls != ScheduleClass::kFused ||
+                          q.ops[i].single_core_s > q.ops[i].all_cores_s;
         sum += op.all_cores_s;
         experts_ops += op.name.find("mlp.expert") != std::string::npos;
       }
+      EXPECT_TRUE(any_single_mode) << name;  // the unconverted problem kept its classes and modes
+      const ScheduleProblem family =
+          BuildScheduleProblem(graph, pass, *serial, std::span(mixed), network, name);
+      EXPECT_EQ(family.num_tc, arch.num_tc) << name;
+      if (!has_cbc) continue;
+      const Scheduler scheduler(Backend("cbc"), Exact());
       const ScheduleResult r = scheduler.Solve(p);
       EXPECT_EQ(CheckSchedule(p, r, 1e-12), "") << name;
       EXPECT_NEAR(r.makespan_s, sum, 1e-12 * sum) << name;
       EXPECT_EQ(r.stats.gap, 0) << name;
       EXPECT_NE(r.stats.path, SchedulePath::kSearch) << name;
       EXPECT_NE(r.stats.path, SchedulePath::kIlp) << name;
-
-      const ScheduleProblem q =
-          BuildScheduleProblem(PassGraph(u, pass), pass, *concurrent, arch, network, name);
-      EXPECT_EQ(q.num_tc, arch.num_tc) << name;
-      ASSERT_EQ(q.ops.size(), p.ops.size()) << name;
-      for (std::size_t i = 0; i < q.ops.size(); ++i) {
-        EXPECT_LE(q.ops[i].all_cores_s, p.ops[i].all_cores_s) << q.ops[i].name;
-        EXPECT_LT(q.ops[i].all_cores_s, q.ops[i].single_core_s) << q.ops[i].name;
-      }
     }
   }
   EXPECT_GE(experts_ops, 2 * 64 * 3);  // each expert's gate, up and down at least, both passes
+
+  // t = 2 (a dense block): the tensor-parallel collectives stay link ops beside the one pair, so
+  // the pass lasts at least its compute one op at a time and at most that plus every link.
+  const LayerGraph dense = BuildSlicedLayerGraph(
+      *strategy, "megatron",
+      LoadModelSpec(std::string(PHAZE_SOURCE_DIR) + "/workloads/megatron-2.5b.yaml"),
+      GraphOptions{}, 2);
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    const ScheduleProblem p = BuildScheduleProblem(PassGraph(dense.unique_layers[1], pass), pass,
+                                                   *serial, arch, network, "dense");
+    EXPECT_EQ(p.num_tc, 1);
+    double compute = 0, links = 0;
+    for (const ScheduleOp& op : p.ops) {
+      if (op.cls == ScheduleClass::kLink) {
+        links += op.single_core_s;
+      } else {
+        EXPECT_EQ(op.cls, ScheduleClass::kFused) << op.name;
+        compute += op.all_cores_s;
+      }
+    }
+    EXPECT_GT(links, 0);
+    if (!has_cbc) continue;
+    const ScheduleResult r = Scheduler(Backend("cbc"), Exact()).Solve(p);
+    EXPECT_EQ(CheckSchedule(p, r, 1e-12), "");
+    EXPECT_GE(r.makespan_s, compute * (1 - 1e-12));
+    EXPECT_LE(r.makespan_s, (compute + links) * (1 + 1e-12));
+  }
 }
 
 // A family's problem in one walk of the graph is each member's problem relaxed into the first

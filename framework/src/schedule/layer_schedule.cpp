@@ -39,11 +39,18 @@ void RunOneAtATime(ScheduleProblem& problem) {
   }
 }
 
-// One walk of the graph for every arch of `archs`; *exclusive is cleared when an op that takes
-// cores is not exclusive on one of them (and stays as it was when none takes cores).
+// Whether the estimator said every op it estimated on every arch is exclusive, and how many it
+// estimated (the exposed parts of collectives that hold the device are not its ops).
+struct Exclusivity {
+  int estimated = 0;
+  bool all = true;
+  bool Holds() const { return estimated > 0 && all; }
+};
+
+// One walk of the graph for every arch of `archs`, counting its estimates in *exclusivity.
 ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator& estimator,
                           std::span<const ArchConfig> archs, const Network& network,
-                          std::string name, bool* exclusive);
+                          std::string name, Exclusivity* exclusivity);
 
 }  // namespace
 
@@ -51,26 +58,24 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, std::span<const ArchConfig> archs,
                                      const Network& network, std::string name) {
   const ArchConfig& arch = archs.front();
-  bool exclusive = true;
+  Exclusivity exclusivity;
   ScheduleProblem problem;
   if (std::ranges::any_of(archs, [&](const ArchConfig& a) {
         return a.collective_overlap != arch.collective_overlap;
       })) {
     // The collectives' exposed parts may differ in shape: one problem each, then relaxed.
-    problem = WalkGraph(graph, pass, estimator, archs.first(1), network, name, &exclusive);
+    problem = WalkGraph(graph, pass, estimator, archs.first(1), network, name, &exclusivity);
     for (const ArchConfig& other : archs.subspan(1)) {
       if (!RelaxInto(problem, WalkGraph(graph, pass, estimator, std::span(&other, 1), network,
-                                        name, &exclusive))) {
+                                        name, &exclusivity))) {
         throw Error(name + ": architectures '" + arch.name + "' and '" + other.name +
                     "' give its " + std::string(ToString(pass)) + " pass different ops");
       }
     }
   } else {
-    problem = WalkGraph(graph, pass, estimator, archs, network, std::move(name), &exclusive);
+    problem = WalkGraph(graph, pass, estimator, archs, network, std::move(name), &exclusivity);
   }
-  if (exclusive && std::ranges::any_of(problem.ops, &ScheduleOp::UsesCores)) {
-    RunOneAtATime(problem);
-  }
+  if (exclusivity.Holds()) RunOneAtATime(problem);
   return problem;
 }
 
@@ -78,7 +83,7 @@ namespace {
 
 ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator& estimator,
                           std::span<const ArchConfig> archs, const Network& network,
-                          std::string name, bool* exclusive) {
+                          std::string name, Exclusivity* exclusivity) {
   const ArchConfig& arch = archs.front();
   // One walk of the graph for every arch: the same ops and edges, each op's latencies the least
   // over the archs — what RelaxInto makes of the archs' own problems, without building them.
@@ -243,11 +248,12 @@ ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator
         problem.energy += e.energy ? *e.energy : EnergyModel::Op(work, arch);  // the first arch's
         s.single_core_s = e.single_core_s;
         s.all_cores_s = e.all_cores_s;
-        *exclusive = *exclusive && e.exclusive;
+        ++exclusivity->estimated;
+        exclusivity->all = exclusivity->all && e.exclusive;
         kernels[0] += e.kernels;
         for (std::size_t a = 1; a < archs.size(); ++a) {
           const OpEstimate other = estimator.Estimate(work, archs[a], pass);
-          *exclusive = *exclusive && other.exclusive;
+          exclusivity->all = exclusivity->all && other.exclusive;
           s.single_core_s = std::min(s.single_core_s, other.single_core_s);
           s.all_cores_s = std::min(s.all_cores_s, other.all_cores_s);
           kernels[a] += other.kernels;

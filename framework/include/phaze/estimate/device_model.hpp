@@ -68,7 +68,8 @@
 //   its 1/num_tc (1/num_vc) share of the GLB and HBM bandwidth, tiles of one array grid 1 × 1.
 //   concurrent_kernels = 0 (a GPU under one CUDA stream, a TPU running one XLA op at a time):
 //   the estimate is exclusive (OpEstimate::exclusive: the layer's ops run one at a time on the
-//   whole device); single = all-cores time × G, one group's time, reported but not scheduled.
+//   whole device); single = all-cores time × G for a GEMM (one group's time) and × num_vc
+//   for any other op (one vector core's), reported but not scheduled.
 //
 // Technology parameters (DeviceTechnology): the defaults are the A100's, fitted on measured runs
 // by share/validation/fit.py, and shared by every template chip (a hypothetical chip gets the

@@ -5,9 +5,10 @@
 // stride 1; identity collectives, such as Megatron's f in the forward pass, are contracted). Ops the estimator cannot cost raise
 // UnsupportedOpError from the estimator. The problem's host_s is the architecture's host_kernel_s
 // times the kernels of the pass: the estimates' kernel counts and one per collective (NCCL's).
-// When every op that takes cores is exclusive on every arch (OpEstimate::exclusive: a GPU or a
-// TPU running one op at a time), the problem has one tensor and one vector core and each such op
-// is a fused op at its all-cores time: one op at a time, collectives beside them.
+// When the estimator estimated ops and every estimate, on every arch, is exclusive
+// (OpEstimate::exclusive: a GPU or a TPU running one op at a time), the problem has one tensor
+// and one vector core and each op that takes cores is a fused op at its all-cores time: one op at
+// a time, collectives beside them (`phaze schedule` shows them all on TC0+VC0).
 #pragma once
 
 #include <span>
@@ -30,7 +31,10 @@ ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
 // fast, each core count as large, the host as quick as on any of them), its energy the first
 // one's. Archs that agree on collective_overlap share one walk of the graph and one OpWork per op;
 // otherwise each problem is built and relaxed in turn. Throws Error when the archs give the pass
-// different ops.
+// different ops. The relaxation is of the problems as the walk builds them: when every arch's
+// estimates are exclusive, the relaxed problem is then made one op at a time (above), each op at
+// its least all-cores time — still a relaxation of every member's problem, each itself one op at
+// a time; a family that mixes exclusive and concurrent archs keeps the cores and both modes.
 ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
                                      const Estimator& estimator, std::span<const ArchConfig> archs,
                                      const Network& network, std::string name);

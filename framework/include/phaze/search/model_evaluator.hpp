@@ -87,7 +87,8 @@ class ModelEvaluator;
 // config, or a family of configs sharing their tensor cores (search_context.hpp) — as throughputs
 // (samples/s; ModelEvaluator::ObjectiveBound turns them into bounds on another objective). Every
 // makespan is the scheduler's lower bound on the relaxation of that pass over the whole set
-// (RelaxInto: each op as fast, and each core count as large, as on any of them — on a set of more
+// (RelaxInto: each op as fast, and each core count as large, as on any of them, or one op at a
+// time when all of them run one op at a time, layer_schedule.hpp — on a set of more
 // than one config, as its estimator's lower bound, Estimator::EstimateLowerBound; the optimizer
 // step the shortest), so each tier bounds the throughput Evaluate finds on every config of the
 // set. Lazy: the makespans are bounded once, on the first call of either tier (a family's dropped
