@@ -50,39 +50,6 @@ struct Exclusivity {
 // One walk of the graph for every arch of `archs`, counting its estimates in *exclusivity.
 ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator& estimator,
                           std::span<const ArchConfig> archs, const Network& network,
-                          std::string name, Exclusivity* exclusivity);
-
-}  // namespace
-
-ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
-                                     const Estimator& estimator, std::span<const ArchConfig> archs,
-                                     const Network& network, std::string name) {
-  const ArchConfig& arch = archs.front();
-  Exclusivity exclusivity;
-  ScheduleProblem problem;
-  if (std::ranges::any_of(archs, [&](const ArchConfig& a) {
-        return a.collective_overlap != arch.collective_overlap;
-      })) {
-    // The collectives' exposed parts may differ in shape: one problem each, then relaxed.
-    problem = WalkGraph(graph, pass, estimator, archs.first(1), network, name, &exclusivity);
-    for (const ArchConfig& other : archs.subspan(1)) {
-      if (!RelaxInto(problem, WalkGraph(graph, pass, estimator, std::span(&other, 1), network,
-                                        name, &exclusivity))) {
-        throw Error(name + ": architectures '" + arch.name + "' and '" + other.name +
-                    "' give its " + std::string(ToString(pass)) + " pass different ops");
-      }
-    }
-  } else {
-    problem = WalkGraph(graph, pass, estimator, archs, network, std::move(name), &exclusivity);
-  }
-  if (exclusivity.Holds()) RunOneAtATime(problem);
-  return problem;
-}
-
-namespace {
-
-ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator& estimator,
-                          std::span<const ArchConfig> archs, const Network& network,
                           std::string name, Exclusivity* exclusivity) {
   const ArchConfig& arch = archs.front();
   // One walk of the graph for every arch: the same ops and edges, each op's latencies the least
@@ -285,6 +252,31 @@ ScheduleProblem WalkGraph(const OperatorGraph& graph, Pass pass, const Estimator
 }
 
 }  // namespace
+
+ScheduleProblem BuildScheduleProblem(const OperatorGraph& graph, Pass pass,
+                                     const Estimator& estimator, std::span<const ArchConfig> archs,
+                                     const Network& network, std::string name) {
+  const ArchConfig& arch = archs.front();
+  Exclusivity exclusivity;
+  ScheduleProblem problem;
+  if (std::ranges::any_of(archs, [&](const ArchConfig& a) {
+        return a.collective_overlap != arch.collective_overlap;
+      })) {
+    // The collectives' exposed parts may differ in shape: one problem each, then relaxed.
+    problem = WalkGraph(graph, pass, estimator, archs.first(1), network, name, &exclusivity);
+    for (const ArchConfig& other : archs.subspan(1)) {
+      if (!RelaxInto(problem, WalkGraph(graph, pass, estimator, std::span(&other, 1), network,
+                                        name, &exclusivity))) {
+        throw Error(name + ": architectures '" + arch.name + "' and '" + other.name +
+                    "' give its " + std::string(ToString(pass)) + " pass different ops");
+      }
+    }
+  } else {
+    problem = WalkGraph(graph, pass, estimator, archs, network, std::move(name), &exclusivity);
+  }
+  if (exclusivity.Holds()) RunOneAtATime(problem);
+  return problem;
+}
 
 double PassSeconds(const ScheduleProblem& problem, const ScheduleResult& result) {
   return std::max(result.makespan_s, problem.host_s);
