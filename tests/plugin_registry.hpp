@@ -8,6 +8,7 @@
 
 #include "phaze/plugin/plugin_loader.hpp"
 #include "phaze/plugin/registry.hpp"
+#include "test_paths.hpp"
 
 namespace phaze::testing {
 

@@ -21,6 +21,16 @@
 
 namespace phaze::testing {
 
+// Whether this test program runs under AddressSanitizer (CI's sanitized job, PHAZE_SANITIZE=ON),
+// where a schedule solve or a search is 20-30 times slower than in the plain build: the exhaustive
+// cross-checks sample fewer cases there (the same code paths, fewer repetitions), and the plain
+// job keeps checking them all.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // "a b c" → {"a", "b", "c"}: an argument list written as one line.
 inline std::vector<std::string> Split(const std::string& text) {
   std::vector<std::string> out;

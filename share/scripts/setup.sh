@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ pkg-config ninja-build
+  cmake g++ pkg-config ninja-build ccache
   libboost-dev libboost-program-options-dev
   libyaml-cpp-dev libfmt-dev
   coinor-libcbc-dev liblpsolve55-dev libsuitesparse-dev

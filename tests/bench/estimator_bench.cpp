@@ -9,6 +9,7 @@
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "plugin_registry.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -22,6 +22,7 @@
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
 #include "schedule/backward_like.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

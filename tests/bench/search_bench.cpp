@@ -27,6 +27,7 @@
 #include "phaze/core/logger.hpp"
 #include "phaze/search/search_context.hpp"
 #include "plugin_registry.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -21,6 +21,7 @@
 #include "phaze/core/output_directory.hpp"
 #include "test_util.hpp"
 #include "tiny_search.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -12,6 +12,7 @@
 #include "phaze/core/json.hpp"
 #include "test_util.hpp"
 #include "tiny_search.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

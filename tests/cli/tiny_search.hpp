@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "test_paths.hpp"
+
 namespace phaze::testing {
 
 // The run config; the space is `space.yaml` beside it (kTinySpace). `extra` is appended.

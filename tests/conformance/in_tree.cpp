@@ -8,6 +8,7 @@
 
 #include "phaze/conformance/conformance.hpp"
 #include "test_util.hpp"
+#include "test_paths.hpp"
 
 namespace {
 

@@ -19,6 +19,7 @@
 #include "model_ops.hpp"
 #include "plugin_registry.hpp"
 #include "test_util.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "plugins/estimators/analytic/sunstone_mapper.hpp"
+#include "test_paths.hpp"
 
 namespace phaze::estimators {
 namespace {

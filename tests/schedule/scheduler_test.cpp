@@ -19,6 +19,8 @@
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
 #include "schedule/backward_like.hpp"
+#include "test_paths.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
@@ -390,7 +392,7 @@ TEST(Scheduler, EachReductionAloneLeavesTheOptimumUnchanged) {
     o.presolve = o.fast_paths = o.heuristic_start = o.path_cuts = o.work_bounds = false;
     o.symmetry_breaking = o.transitivity_rows = false;
     on(o);
-    ExpectMatchesOracle(Scheduler(cbc, o), name, 50);
+    ExpectMatchesOracle(Scheduler(cbc, o), name, testing::kSanitized ? 12 : 50);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "phaze/strategy/slicing.hpp"
 #include "plugin_registry.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "phaze/graph/graph_builder.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

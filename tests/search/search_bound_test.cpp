@@ -27,6 +27,8 @@
 #include "phaze/search/search_context.hpp"
 #include "phaze/search/search_driver.hpp"
 #include "plugin_registry.hpp"
+#include "test_paths.hpp"
+#include "test_util.hpp"
 
 namespace phaze {
 namespace {
@@ -83,9 +85,12 @@ TEST(SearchBounds, NeverBelowWhatTheEvaluationFinds) {
   const auto& configs = c.context->Configs();
   ASSERT_GT(configs.size(), 60u);
   const ModelEvaluator& evaluator = c.context->Evaluator();
-  int compute_finite = 0;
-  for (const auto& point : configs) {
+  int compute_finite = 0, checked = 0;
+  const std::size_t stride = testing::kSanitized ? 4 : 1;  // every config, but sanitized
+  for (std::size_t i = 0; i < configs.size(); i += stride) {
+    const ArchPoint& point = configs[i];
     for (const auto& model : c.context->Models()) {
+      ++checked;
       // Bounds first (nothing solved yet: the scheduler's own mode bound), then the evaluation.
       const double compute =
           evaluator.UpperBound(model, point.arch, ModelEvaluator::BoundTier::kCompute);
@@ -113,7 +118,7 @@ TEST(SearchBounds, NeverBelowWhatTheEvaluationFinds) {
       EXPECT_GE(last + tol, exact);
     }
   }
-  EXPECT_EQ(compute_finite, static_cast<int>(2 * configs.size()));  // both are layer chains
+  EXPECT_EQ(compute_finite, checked);  // both are layer chains
 }
 
 TEST(SearchBounds, FamilyBoundsNeverBelowAnyMember) {
@@ -181,7 +186,7 @@ TEST(SearchBounds, GroupPruningGivesWhatSchedulingEveryGroupGives) {
     const ModelEvaluator& evaluator = context.Evaluator();
     int answers_pruned = 0, answers_all = 0, compared = 0, unfit = 0;
     const auto& configs = context.Configs();
-    for (std::size_t i = 0; i < configs.size(); i += 9) {
+    for (std::size_t i = 0; i < configs.size(); i += testing::kSanitized ? 36 : 9) {
       for (const auto& model : context.Models()) {
         for (const bool expert : {false, true}) {
           const ArchConfig& arch = configs[i].arch;
@@ -207,7 +212,7 @@ TEST(SearchBounds, GroupPruningGivesWhatSchedulingEveryGroupGives) {
         }
       }
     }
-    EXPECT_GT(compared, 20);
+    EXPECT_GT(compared, testing::kSanitized ? 5 : 20);
     EXPECT_GT(unfit, 0);                       // the stand-ins were exercised
     EXPECT_LT(answers_pruned, answers_all);    // and some groups were left out
     std::cerr << objective << ": " << compared << " evaluations, " << answers_pruned
@@ -368,6 +373,7 @@ TEST(SearchBounds, PruningKeepsTheWinnersAndFronts) {
   ASSERT_GE(everything.best_common, 0);
   for (const std::string mode : {"winners", "pareto"}) {
     for (int threads : {1, 2}) {
+      if (testing::kSanitized && threads == 1) continue;  // the threaded driver, sanitized
       Context c("search: {mode: exhaustive, prune: " + mode + "}\n");
       SearchDriverOptions o;
       o.threads = threads;
@@ -384,7 +390,7 @@ TEST(SearchBounds, PruningKeepsTheWinnersAndFronts) {
       EXPECT_EQ(r.outcome.explored[r.best_common].evaluation.score,
                 everything.outcome.explored[everything.best_common].evaluation.score);
       // results.json's text, streamed config by config, is the document's.
-      if (threads == 1) {
+      if (threads == (testing::kSanitized ? 2 : 1)) {
         for (int indent : {1, 2, -1}) {
           EXPECT_EQ(SearchResultsJsonText(r, indent), SearchResultsToJson(r).Dump(indent));
         }

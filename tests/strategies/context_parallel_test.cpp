@@ -12,6 +12,7 @@
 #include "phaze/strategy/slicing.hpp"
 #include "phaze/strategy/width_restricted_strategy.hpp"
 #include "plugin_registry.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -15,6 +15,7 @@
 #include "phaze/plugin/registry.hpp"
 #include "phaze/strategy/parallelism_strategy.hpp"
 #include "plugin_registry.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -5,6 +5,7 @@
 #include "phaze/arch/arch_space.hpp"
 #include "phaze/core/error.hpp"
 #include "test_util.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "phaze/core/error.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

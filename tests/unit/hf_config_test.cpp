@@ -12,6 +12,7 @@
 #include "phaze/graph/graph_builder.hpp"
 #include "phaze/graph/graph_file.hpp"
 #include "test_util.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

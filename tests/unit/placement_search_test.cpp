@@ -12,6 +12,7 @@
 
 #include "phaze/core/config_node.hpp"
 #include "phaze/placement/layer_table_file.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

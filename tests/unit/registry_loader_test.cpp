@@ -12,6 +12,7 @@
 #include "phaze/version.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "test_util.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {

@@ -8,6 +8,7 @@
 #include "phaze/core/error.hpp"
 #include "phaze/plugin/registry.hpp"
 #include "test_util.hpp"
+#include "test_paths.hpp"
 
 namespace phaze {
 namespace {
